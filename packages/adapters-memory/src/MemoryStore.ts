@@ -1,0 +1,236 @@
+/**
+ * The Store in memory. State is one immutable value of persistent maps, so a transaction
+ * works on a private draft and commits by swapping it in: readers never see half a
+ * transaction, and a failed one leaves nothing behind. Writers are serialized, which is what
+ * makes the uniqueness checks below hold under concurrent requests.
+ */
+import type { Admin, Domain, Ids, ProviderConfig, ServiceTunnel, Tenant } from "@tenet/core"
+import { Store } from "@tenet/core"
+import { Context, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+
+interface State {
+  readonly admins: HashMap.HashMap<string, Admin.AdminRecord>
+  readonly adminByToken: HashMap.HashMap<string, string>
+  readonly tenants: HashMap.HashMap<Ids.TenantId, Tenant.TenantRecord>
+  readonly tenantByName: HashMap.HashMap<string, Ids.TenantId>
+  readonly tenantByToken: HashMap.HashMap<string, Ids.TenantId>
+  readonly domains: HashMap.HashMap<Ids.DomainId, Domain.DomainRow>
+  readonly domainByName: HashMap.HashMap<string, Ids.DomainId>
+  readonly providerConfig: Option.Option<ProviderConfig.ProviderConfigRecord>
+  readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
+}
+
+const emptyState: State = {
+  admins: HashMap.empty(),
+  adminByToken: HashMap.empty(),
+  tenants: HashMap.empty(),
+  tenantByName: HashMap.empty(),
+  tenantByToken: HashMap.empty(),
+  domains: HashMap.empty(),
+  domainByName: HashMap.empty(),
+  providerConfig: Option.none(),
+  serviceTunnels: HashMap.empty()
+}
+
+/** Switches for tests: make the store fail as a database that went away would. */
+export class StoreSwitches extends Context.Tag("@tenet/adapters-memory/StoreSwitches")<StoreSwitches, {
+  /** While false, every call fails with `StoreUnavailable` and nothing changes. */
+  readonly setAvailable: (available: boolean) => Effect.Effect<void>
+}>() {}
+
+const byCreation = <A extends { readonly created_at: { readonly epochMillis: number } }>(a: A, b: A) =>
+  a.created_at.epochMillis - b.created_at.epochMillis
+
+export const make = Effect.gen(function*() {
+  const committed = yield* Ref.make(emptyState)
+  const writer = yield* Effect.makeSemaphore(1)
+  const draft = FiberRef.unsafeMake<Option.Option<Ref.Ref<State>>>(Option.none())
+  let available = true
+
+  const unavailable = new Store.StoreUnavailable({ detail: "the in-memory store was switched off" })
+  const guard = Effect.suspend(() => available ? Effect.void : Effect.fail(unavailable))
+
+  const transaction = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | Store.StoreUnavailable, R> =>
+    Effect.flatMap(FiberRef.get(draft), (current) =>
+      Option.isSome(current)
+        ? self
+        : guard.pipe(
+          Effect.zipRight(writer.withPermits(1)(
+            Effect.gen(function*() {
+              const working = yield* Ref.make(yield* Ref.get(committed))
+              const result = yield* Effect.locally(self, draft, Option.some(working))
+              yield* Ref.set(committed, yield* Ref.get(working))
+              return result
+            })
+          ))
+        ))
+
+  const read = <A>(f: (state: State) => A): Effect.Effect<A, Store.StoreUnavailable> =>
+    guard.pipe(
+      Effect.zipRight(FiberRef.get(draft)),
+      Effect.flatMap((current) => Ref.get(Option.getOrElse(current, () => committed))),
+      Effect.map(f)
+    )
+
+  /** Applies a change inside the current transaction, or as a transaction of its own. */
+  const write = <A, E = never>(
+    f: (state: State) => Effect.Effect<readonly [A, State], E>
+  ): Effect.Effect<A, E | Store.StoreUnavailable> =>
+    transaction(
+      Effect.flatMap(FiberRef.get(draft), (current) => {
+        const ref = Option.getOrThrow(current)
+        return Effect.flatMap(Ref.get(ref), (state) =>
+          Effect.flatMap(f(state), ([result, next]) => Effect.as(Ref.set(ref, next), result)))
+      })
+    )
+
+  const violation = (constraint: string) => Effect.fail(new Store.UniqueViolation({ constraint }))
+
+  const admins: Store.AdminRepository = {
+    find: (username) => read((s) => HashMap.get(s.admins, username)),
+    findByTokenHash: (hash) =>
+      read((s) => Option.flatMap(HashMap.get(s.adminByToken, hash), (name) => HashMap.get(s.admins, name))),
+    put: (record) =>
+      write((s) => {
+        const previous = HashMap.get(s.admins, record.username)
+        const withoutOldToken = Option.match(previous, {
+          onNone: () => s.adminByToken,
+          onSome: (p) => HashMap.remove(s.adminByToken, p.token_hash)
+        })
+        return Effect.succeed([undefined, {
+          ...s,
+          admins: HashMap.set(s.admins, record.username, record),
+          adminByToken: HashMap.set(withoutOldToken, record.token_hash, record.username)
+        }] as const)
+      })
+  }
+
+  const removeTenant = (s: State, id: Ids.TenantId): State => {
+    const tenant = Option.getOrThrow(HashMap.get(s.tenants, id))
+    const ownedDomains = HashMap.filter(s.domains, (d) => d.tenant_id === id)
+    return {
+      ...s,
+      tenants: HashMap.remove(s.tenants, id),
+      tenantByName: HashMap.remove(s.tenantByName, tenant.name),
+      tenantByToken: HashMap.remove(s.tenantByToken, tenant.token_hash),
+      domains: HashMap.filter(s.domains, (d) => d.tenant_id !== id),
+      domainByName: HashMap.reduce(ownedDomains, s.domainByName, (index, d) => HashMap.remove(index, d.domain))
+    }
+  }
+
+  const tenants: Store.TenantRepository = {
+    insert: (record) =>
+      write((s) =>
+        HashMap.has(s.tenantByName, record.name)
+          ? violation(Store.Constraints.tenantName)
+          : Effect.succeed([undefined, {
+            ...s,
+            tenants: HashMap.set(s.tenants, record.id, record),
+            tenantByName: HashMap.set(s.tenantByName, record.name, record.id),
+            tenantByToken: HashMap.set(s.tenantByToken, record.token_hash, record.id)
+          }] as const)
+      ),
+    find: (id) => read((s) => HashMap.get(s.tenants, id)),
+    findByName: (name) =>
+      read((s) => Option.flatMap(HashMap.get(s.tenantByName, name), (id) => HashMap.get(s.tenants, id))),
+    findByTokenHash: (hash) =>
+      read((s) => Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id))),
+    list: read((s) => Array.from(HashMap.values(s.tenants)).sort(byCreation)),
+    setToken: (id, tokenHash, tokenCiphertext) =>
+      write((s) =>
+        Effect.succeed(Option.match(HashMap.get(s.tenants, id), {
+          onNone: () => [false, s] as const,
+          onSome: (tenant) =>
+            [true, {
+              ...s,
+              tenants: HashMap.set(s.tenants, id, { ...tenant, token_hash: tokenHash, token_ciphertext: tokenCiphertext }),
+              tenantByToken: HashMap.set(HashMap.remove(s.tenantByToken, tenant.token_hash), tokenHash, id)
+            }] as const
+        }))
+      ),
+    delete: (id) =>
+      write((s) => Effect.succeed(HashMap.has(s.tenants, id) ? [true, removeTenant(s, id)] as const : [false, s] as const))
+  }
+
+  const domains: Store.DomainRepository = {
+    insert: (row) =>
+      write((s) =>
+        HashMap.has(s.domainByName, row.domain)
+          ? violation(Store.Constraints.domainName)
+          : Effect.succeed([undefined, {
+            ...s,
+            domains: HashMap.set(s.domains, row.id, row),
+            domainByName: HashMap.set(s.domainByName, row.domain, row.id)
+          }] as const)
+      ),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.domains)).filter((d) => d.tenant_id === tenantId).sort(byCreation)),
+    findByDomain: (domain) =>
+      read((s) => Option.flatMap(HashMap.get(s.domainByName, domain), (id) => HashMap.get(s.domains, id))),
+    delete: (id) =>
+      write((s) =>
+        Effect.succeed(Option.match(HashMap.get(s.domains, id), {
+          onNone: () => [false, s] as const,
+          onSome: (row) =>
+            [true, {
+              ...s,
+              domains: HashMap.remove(s.domains, id),
+              domainByName: HashMap.remove(s.domainByName, row.domain)
+            }] as const
+        }))
+      )
+  }
+
+  const providerConfig: Store.ProviderConfigRepository = {
+    get: read((s) => s.providerConfig),
+    put: (record) => write((s) => Effect.succeed([undefined, { ...s, providerConfig: Option.some(record) }] as const))
+  }
+
+  const serviceTunnels: Store.ServiceTunnelRepository = {
+    insert: (record) =>
+      write((s) => {
+        const existing = Array.from(HashMap.values(s.serviceTunnels))
+        if (existing.some((t) => t.service === record.service)) return violation(Store.Constraints.serviceTunnelService)
+        if (existing.some((t) => t.hostname === record.hostname)) {
+          return violation(Store.Constraints.serviceTunnelHostname)
+        }
+        return Effect.succeed([undefined, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const)
+      }),
+    list: read((s) => Array.from(HashMap.values(s.serviceTunnels)).sort(byCreation)),
+    find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),
+    update: (record) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.serviceTunnels, record.id)
+            ? [true, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const
+            : [false, s] as const
+        )
+      ),
+    delete: (id) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.serviceTunnels, id)
+            ? [true, { ...s, serviceTunnels: HashMap.remove(s.serviceTunnels, id) }] as const
+            : [false, s] as const
+        )
+      )
+  }
+
+  const store = Store.Store.of({
+    backend: "memory",
+    transaction,
+    ping: guard,
+    admins,
+    tenants,
+    domains,
+    providerConfig,
+    serviceTunnels
+  })
+  const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
+  return { store, switches }
+})
+
+/** The in-memory Store and its test switches. */
+export const layer: Layer.Layer<Store.Store | StoreSwitches> = Layer.effectContext(
+  Effect.map(make, ({ store, switches }) => Context.make(Store.Store, store).pipe(Context.add(StoreSwitches, switches)))
+)

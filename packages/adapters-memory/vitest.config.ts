@@ -1,0 +1,8 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({
+  test: {
+    name: "adapters-memory",
+    include: ["test/**/*.test.ts"]
+  }
+})

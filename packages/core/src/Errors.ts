@@ -1,0 +1,150 @@
+/**
+ * Every failure a caller can see, as tagged errors, and the one place where each is given
+ * its HTTP status and wire form.
+ *
+ * On the wire every error is exactly `{"detail": ...}` (the spec's contract): the `_tag`
+ * stays in process. Each error has a `Wire` schema that encodes the class to that body with
+ * its status, and decodes the body back to the class, so the server, the OpenAPI document
+ * and the client share one definition.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+const Detail = Schema.Struct({ detail: Schema.String })
+
+const wire = <Self extends { readonly detail: string }>(
+  self: Schema.Schema<Self, any, never> & (new(props: { readonly detail: string }) => Self),
+  status: number,
+  identifier: string,
+  description: string
+) =>
+  Schema.transform(Detail, Schema.typeSchema(self), {
+    strict: true,
+    decode: ({ detail }) => new self({ detail }),
+    encode: ({ detail }) => ({ detail })
+  }).annotations({ ...HttpApiSchema.annotations({ status }), identifier, description })
+
+/** 400: the request is malformed or names invalid values. */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(InvalidInput, 400, "InvalidInput", "Invalid parameters")
+}
+
+/** 401: the token is missing, malformed, revoked or wrong. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(Unauthorized, 401, "Unauthorized", "Missing or invalid token")
+}
+
+/** 403: the caller is authenticated but may not do this. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(Forbidden, 403, "Forbidden", "Not allowed for this caller")
+}
+
+/** 404: no such resource, or one the caller may not see (indistinguishable on purpose). */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(NotFound, 404, "NotFound", "Resource not found")
+}
+
+/** 409: the request conflicts with the current state (duplicates, limits, lifecycle). */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(Conflict, 409, "Conflict", "Conflict with the current state")
+}
+
+/** 413: the request body is larger than the server accepts. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(PayloadTooLarge, 413, "PayloadTooLarge", "Request body too large")
+}
+
+/** 415: the request has a body that is not JSON. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(UnsupportedMediaType, 415, "UnsupportedMediaType", "Request body is not JSON")
+}
+
+/** 429: too many failed logins for this name or address; try again later. */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(TooManyRequests, 429, "TooManyRequests", "Too many attempts")
+}
+
+/** 500: a bug. Never expected; the body never carries internals. */
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", { detail: Schema.String }) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(InternalError, 500, "InternalError", "Unexpected server error")
+}
+
+/** 503: a dependency (the store) is unavailable; the request changed nothing and may be retried. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(ServiceUnavailable, 503, "ServiceUnavailable", "A dependency is unavailable")
+}
+
+/**
+ * 422 in the security-rule endpoints: `detail` is `{field, message}` naming the offending
+ * field (the spec's section 4, rule 5).
+ */
+export class RuleValidation extends Schema.TaggedError<RuleValidation>()("RuleValidation", {
+  field: Schema.String,
+  message: Schema.String
+}) {
+  static readonly Wire = Schema.transform(
+    Schema.Struct({ detail: Schema.Struct({ field: Schema.String, message: Schema.String }) }),
+    Schema.typeSchema(RuleValidation),
+    {
+      strict: true,
+      decode: ({ detail }) => new RuleValidation(detail),
+      encode: ({ field, message }) => ({ detail: { field, message } })
+    }
+  ).annotations({
+    ...HttpApiSchema.annotations({ status: 422 }),
+    identifier: "RuleValidation",
+    description: "Security-rule validation failure naming the offending field"
+  })
+}
+
+/** Every error a caller can receive. */
+export type TenetError =
+  | InvalidInput
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | UnsupportedMediaType
+  | TooManyRequests
+  | InternalError
+  | ServiceUnavailable
+  | RuleValidation

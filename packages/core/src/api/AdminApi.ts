@@ -1,0 +1,132 @@
+/** Admin endpoints: tenants, domains, provider configuration, service tunnels, operations log. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DomainCreate, DomainRecord } from "../domain/Domain.js"
+import { ServiceTunnelId, TenantId } from "../domain/Ids.js"
+import { DomainName } from "../domain/Net.js"
+import { OperationLogPage, OperationLogQuery } from "../domain/OperationLog.js"
+import { ProviderConfig, ProviderConfigInput } from "../domain/ProviderConfig.js"
+import { ServiceTunnel, ServiceTunnelCreate } from "../domain/ServiceTunnel.js"
+import { Tenant, TenantCreate, TenantDetail } from "../domain/Tenant.js"
+import { Conflict, NotFound } from "../Errors.js"
+import { AdminAuth } from "./Security.js"
+
+const TenantPath = Schema.Struct({ tenant_id: TenantId })
+
+export class TenantsApi extends HttpApiGroup.make("tenants")
+  .add(
+    HttpApiEndpoint.post("create", "/tenants")
+      .setPayload(TenantCreate)
+      .addSuccess(Tenant, { status: 201 })
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Create a tenant (201); 409 when the name is taken")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tenants")
+      .addSuccess(Schema.Array(Tenant))
+      .annotate(OpenApi.Summary, "List tenants, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/tenants/:tenant_id")
+      .setPath(TenantPath)
+      .addSuccess(TenantDetail)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "A tenant with its VPCs, pods (with status) and tunnels")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/tenants/:tenant_id")
+      .setPath(TenantPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a tenant and everything it owns (204)")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Tenants (admin)")
+{}
+
+export class DomainsApi extends HttpApiGroup.make("domains")
+  .add(
+    HttpApiEndpoint.post("assign", "/tenants/:tenant_id/domains")
+      .setPath(TenantPath)
+      .setPayload(DomainCreate)
+      .addSuccess(DomainRecord)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Assign a custom tunnel domain to a tenant; 409 when any tenant has it")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tenants/:tenant_id/domains")
+      .setPath(TenantPath)
+      .addSuccess(Schema.Array(DomainRecord))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The tenant's domains")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/tenants/:tenant_id/domains/:domain")
+      .setPath(Schema.Struct({ tenant_id: TenantId, domain: DomainName }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Take a domain back from a tenant (204)")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Domains (admin)")
+{}
+
+export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")
+  .add(
+    HttpApiEndpoint.post("put", "/provider-config")
+      .setPayload(ProviderConfigInput)
+      .addSuccess(ProviderConfig)
+      .annotate(
+        OpenApi.Summary,
+        "Create or replace the provider configuration; an omitted edge_api_token keeps the stored one"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/provider-config")
+      .addSuccess(ProviderConfig)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The provider configuration (the API token is never returned); 404 until set")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Provider configuration (admin)")
+{}
+
+export class ServiceTunnelsApi extends HttpApiGroup.make("serviceTunnels")
+  .add(
+    HttpApiEndpoint.post("create", "/service-tunnels")
+      .setPayload(ServiceTunnelCreate)
+      .addSuccess(ServiceTunnel, { status: 201 })
+      .addError(Conflict.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Expose a platform service (by default this API) at <subdomain>.<domain> through the tunnel provider"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/service-tunnels")
+      .addSuccess(Schema.Array(ServiceTunnel))
+      .annotate(OpenApi.Summary, "Platform service tunnels")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/service-tunnels/:service_tunnel_id")
+      .setPath(Schema.Struct({ service_tunnel_id: ServiceTunnelId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Withdraw a service tunnel at the provider and delete it (204)")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Platform service tunnels (admin)")
+{}
+
+export class OperationsLogApi extends HttpApiGroup.make("operationsLog")
+  .add(
+    HttpApiEndpoint.get("list", "/operations-log")
+      .setUrlParams(OperationLogQuery)
+      .addSuccess(OperationLogPage)
+      .annotate(OpenApi.Summary, "Logins, failed logins, logouts and token rotations, newest first, paginated")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Operations log (admin)")
+{}

@@ -1,0 +1,62 @@
+/** Login, logout and token rotation for admins and tenants (spec section 5). */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AdminLogin, AdminSession } from "../domain/Admin.js"
+import { TenantId } from "../domain/Ids.js"
+import { TenantLogin, TenantSession } from "../domain/Tenant.js"
+import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
+import { AdminAuth, AdminOrTenantAuth, TenantLogoutAuth } from "./Security.js"
+
+export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
+  .add(
+    HttpApiEndpoint.post("login", "/admin/login")
+      .setPayload(AdminLogin)
+      .addSuccess(AdminSession)
+      .addError(Unauthorized.Wire)
+      .addError(TooManyRequests.Wire)
+      .annotate(OpenApi.Summary, "Admin login: returns the admin's current API token")
+  )
+  .add(
+    HttpApiEndpoint.post("logout", "/admin/logout")
+      .addSuccess(HttpApiSchema.NoContent)
+      .middleware(AdminAuth)
+      .annotate(OpenApi.Summary, "Admin logout: records the logout; tokens stay valid until rotated")
+  )
+  .add(
+    HttpApiEndpoint.post("rotateToken", "/admin/rotate-token")
+      .addSuccess(AdminSession)
+      .middleware(AdminAuth)
+      .annotate(OpenApi.Summary, "Issue a new admin token; the old one stops working at once")
+  )
+  .annotate(OpenApi.Title, "Admin authentication")
+{}
+
+export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
+  .add(
+    HttpApiEndpoint.post("login", "/tenants/login")
+      .setPayload(TenantLogin)
+      .addSuccess(TenantSession)
+      .addError(Unauthorized.Wire)
+      .addError(TooManyRequests.Wire)
+      .annotate(OpenApi.Summary, "Tenant login: returns the tenant's id, name and current API token")
+  )
+  .add(
+    HttpApiEndpoint.post("logout", "/tenants/logout")
+      .addSuccess(HttpApiSchema.NoContent)
+      .middleware(TenantLogoutAuth)
+      .annotate(OpenApi.Summary, "Tenant logout (header X-API-Token): records the logout")
+  )
+  .add(
+    HttpApiEndpoint.post("rotateToken", "/tenants/:tenant_id/rotate-token")
+      .setPath(Schema.Struct({ tenant_id: TenantId }))
+      .addSuccess(TenantSession)
+      .addError(Forbidden.Wire)
+      .addError(NotFound.Wire)
+      .middleware(AdminOrTenantAuth)
+      .annotate(
+        OpenApi.Summary,
+        "Issue a new tenant token (admin, or the tenant itself); the old one stops working at once"
+      )
+  )
+  .annotate(OpenApi.Title, "Tenant authentication")
+{}

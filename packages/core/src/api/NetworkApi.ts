@@ -1,0 +1,135 @@
+/** Tenant networking: VPCs, subnets and security rules. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import {
+  FlowQuery,
+  FlowVerdict,
+  ReorderRequest,
+  RuleAnalysis,
+  RuleList,
+  RuleListQuery,
+  RuleMutation,
+  SecurityRule,
+  SecurityRuleCreate,
+  SecurityRulePatch
+} from "../domain/SecurityRule.js"
+import { Subnet, SubnetCreate } from "../domain/Subnet.js"
+import { Vpc, VpcCreate } from "../domain/Vpc.js"
+import { Conflict, NotFound, RuleValidation } from "../Errors.js"
+import { TenantAuth } from "./Security.js"
+
+export class VpcsApi extends HttpApiGroup.make("vpcs")
+  .add(
+    HttpApiEndpoint.post("create", "/vpcs")
+      .setPayload(VpcCreate)
+      .addSuccess(Vpc)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Create a VPC, seeded with the 'Allow internal traffic' rule")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/vpcs")
+      .addSuccess(Schema.Array(Vpc))
+      .annotate(OpenApi.Summary, "The caller's VPCs")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/vpcs/:vpc_id")
+      .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a VPC with its subnets, pods, tunnels and rules (204)")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "VPCs")
+{}
+
+export class SubnetsApi extends HttpApiGroup.make("subnets")
+  .add(
+    HttpApiEndpoint.post("create", "/subnets")
+      .setPayload(SubnetCreate)
+      .addSuccess(Subnet)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Create a subnet in one of the caller's VPCs")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/subnets")
+      .addSuccess(Schema.Array(Subnet))
+      .annotate(OpenApi.Summary, "The caller's subnets")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Subnets")
+{}
+
+const RulePath = Schema.Struct({ rule_id: SecurityRuleId })
+
+export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
+  .add(
+    HttpApiEndpoint.get("list", "/security-rules")
+      .setUrlParams(RuleListQuery)
+      .addSuccess(RuleList)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "A VPC's rules in evaluation order, with the implied rules and apply state")
+  )
+  .add(
+    HttpApiEndpoint.get("analysis", "/security-rules/analysis")
+      .setUrlParams(RuleListQuery)
+      .addSuccess(RuleAnalysis)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Shadowed, redundant and conflicting rules, computed exactly")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/security-rules/:rule_id")
+      .setPath(RulePath)
+      .addSuccess(SecurityRule)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "One rule; 404 when missing or another tenant's")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/security-rules")
+      .setPayload(SecurityRuleCreate)
+      .addSuccess(RuleMutation, { status: 201 })
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Create a rule (201); 409 when the VPC already has 200 rules")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/security-rules/:rule_id")
+      .setPath(RulePath)
+      .setPayload(SecurityRulePatch)
+      .addSuccess(RuleMutation)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Change the fields present; vpc_id cannot change")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/security-rules/:rule_id")
+      .setPath(RulePath)
+      .addSuccess(RuleMutation)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Delete a rule: 200 with rule null and the apply state")
+  )
+  .add(
+    HttpApiEndpoint.post("reorder", "/security-rules/reorder")
+      .setPayload(ReorderRequest)
+      .addSuccess(RuleList)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Re-issue priorities 10, 20, 30, ... in the given order of every rule")
+  )
+  .add(
+    HttpApiEndpoint.post("evaluate", "/security-rules/evaluate")
+      .setPayload(FlowQuery)
+      .addSuccess(FlowVerdict)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(OpenApi.Summary, "Would this flow be allowed, and by which rule?")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Security rules")
+{}

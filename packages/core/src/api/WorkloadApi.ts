@@ -1,0 +1,166 @@
+/** Tenant workloads: pods, tunnels, registry credentials and topology. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PodId, TenantId, TunnelId } from "../domain/Ids.js"
+import { Pod, PodConfigPatch, PodCreate, PodRestart } from "../domain/Pod.js"
+import { RegistryCredential, RegistryCredentialCreate, RegistryCredentialPath } from "../domain/RegistryCredential.js"
+import { TopologyRequest, TopologyView } from "../domain/Topology.js"
+import { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelListQuery } from "../domain/Tunnel.js"
+import { Conflict, Forbidden, NotFound } from "../Errors.js"
+import { TenantAuth } from "./Security.js"
+
+const PodPath = Schema.Struct({ pod_id: PodId })
+
+export class PodsApi extends HttpApiGroup.make("pods")
+  .add(
+    HttpApiEndpoint.post("create", "/pods")
+      .setPayload(PodCreate)
+      .addSuccess(Pod)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
+      .annotate(OpenApi.Summary, "Create a pod with its virtual-IP service and inline tunnels")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/pods")
+      .addSuccess(Schema.Array(Pod))
+      .annotate(OpenApi.Summary, "The caller's pods with status")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/pods/:pod_id")
+      .setPath(PodPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a pod with its service and tunnels (204)")
+  )
+  .add(
+    HttpApiEndpoint.post("addReplica", "/pods/:pod_id/replicas")
+      .setPath(PodPath)
+      .addSuccess(Pod)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "One more replica (at most 10); 409 while autoscaling")
+  )
+  .add(
+    HttpApiEndpoint.del("removeReplica", "/pods/:pod_id/replicas")
+      .setPath(PodPath)
+      .addSuccess(Pod)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "One replica fewer (at least 1); 409 while autoscaling")
+  )
+  .add(
+    HttpApiEndpoint.post("restart", "/pods/:pod_id/restart")
+      .setPath(PodPath)
+      .addSuccess(PodRestart)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Restart the pod's replicas")
+  )
+  .add(
+    HttpApiEndpoint.patch("configure", "/pods/:pod_id/config")
+      .setPath(PodPath)
+      .setPayload(PodConfigPatch)
+      .addSuccess(Pod)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Change configuration and recreate the workload; 409 when stopped or being deleted")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Pods")
+{}
+
+export class TunnelsApi extends HttpApiGroup.make("tunnels")
+  .add(
+    HttpApiEndpoint.post("createForPod", "/pods/:pod_id/tunnel")
+      .setPath(PodPath)
+      .setPayload(TunnelCreate)
+      .addSuccess(Tunnel, { status: 201 })
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
+      .annotate(OpenApi.Summary, "Expose a pod port at <subdomain>.<domain> (201)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/tunnels")
+      .setUrlParams(TunnelListQuery)
+      .setPayload(TunnelAutoCreate)
+      .addSuccess(Tunnel)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
+      .annotate(OpenApi.Summary, "Create a tunnel whose name and defaults are derived from the pod")
+  )
+  .add(
+    HttpApiEndpoint.get("listForPod", "/pods/:pod_id/tunnels")
+      .setPath(PodPath)
+      .addSuccess(Schema.Array(Tunnel))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The pod's tunnels")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tunnels")
+      .addSuccess(Schema.Array(Tunnel))
+      .annotate(OpenApi.Summary, "The caller's tunnels")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/tunnels/:tunnel_id")
+      .setPath(Schema.Struct({ tunnel_id: TunnelId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a tunnel (204)")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Tunnels")
+{}
+
+const TenantPath = Schema.Struct({ tenant_id: TenantId })
+
+export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentials")
+  .add(
+    HttpApiEndpoint.post("create", "/tenants/:tenant_id/registry-credentials")
+      .setPath(TenantPath)
+      .setPayload(RegistryCredentialCreate)
+      .addSuccess(RegistryCredential)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Store a registry credential (the password is encrypted, never returned)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tenants/:tenant_id/registry-credentials")
+      .setPath(TenantPath)
+      .addSuccess(Schema.Array(RegistryCredential))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The tenant's registry credentials, passwords hidden")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/tenants/:tenant_id/registry-credentials/:name")
+      .setPath(RegistryCredentialPath)
+      .addSuccess(RegistryCredential)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a credential by name; returns what was deleted")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Registry credentials")
+{}
+
+export class TopologyApi extends HttpApiGroup.make("topology")
+  .add(
+    HttpApiEndpoint.post("deploy", "/tenants/:tenant_id/topology")
+      .setPath(TenantPath)
+      .setPayload(TopologyRequest)
+      .addSuccess(TopologyView)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .annotate(OpenApi.Summary, "Deploy VPCs, subnets and pods by name in one all-or-nothing request")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/tenants/:tenant_id/topology")
+      .setPath(TenantPath)
+      .addSuccess(TopologyView)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The tenant's VPCs with their subnets, pods and tunnels")
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Topology")
+{}

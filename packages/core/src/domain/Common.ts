@@ -1,0 +1,36 @@
+/** Small schema building blocks shared by the resource modules. */
+import { Schema } from "effect"
+
+/** An instant, ISO 8601 in UTC on the wire. */
+export const Timestamp = Schema.DateTimeUtc.annotations({
+  identifier: "Timestamp",
+  description: "ISO 8601 instant in UTC"
+})
+
+/** An optional field that is `null` when absent. */
+export const nullable = <S extends Schema.Schema.Any>(schema: S) =>
+  Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
+
+/** An integer within `[min, max]`, with a message that states the bounds. */
+export const intBetween = (min: number, max: number) =>
+  Schema.Int.pipe(
+    Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`),
+    Schema.annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
+  )
+
+/** A string of bounded length, with a message that states the bounds. */
+export const stringBetween = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) =>
+      (s.length >= min && s.length <= max) ||
+      (min === 0 ? `must be at most ${max} characters` : `must be ${min} to ${max} characters`)
+    ),
+    Schema.annotations({ jsonSchema: { type: "string", minLength: min, maxLength: max } })
+  )
+
+/** A TCP/UDP port number. */
+export const Port = intBetween(1, 65535).annotations({ identifier: "Port", description: "TCP/UDP port, 1-65535" })
+
+/** A secret supplied by a caller: never logged, never returned. */
+export const Secret = (max: number) =>
+  stringBetween(1, max).annotations({ description: "Secret; stored hashed or encrypted, never returned" })

@@ -1,0 +1,140 @@
+/** Pods: containerized workloads with replicas behind one virtual-IP service. */
+import { Schema } from "effect"
+import { intBetween, Port, stringBetween, Timestamp } from "./Common.js"
+import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
+import { DnsLabel, Ipv4Address } from "./Net.js"
+import { TunnelCreate } from "./Tunnel.js"
+
+export const MIN_REPLICAS = 1
+export const MAX_REPLICAS = 10
+export const MIN_AUTOSCALE_REPLICAS = 2
+
+/** An OCI image reference: `[registry[:port]/]path[:tag][@sha256:digest]`. */
+export const ContainerImage = Schema.String.pipe(
+  Schema.filter((s) =>
+    (s.length <= 512 &&
+      /^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/
+        .test(s)) ||
+    "must be a container image reference such as registry.example.com/team/app:1.2"
+  ),
+  Schema.annotations({ identifier: "ContainerImage", examples: ["nginx:1.27"] })
+)
+
+/** Environment variable names as Kubernetes accepts them. */
+export const EnvVarName = Schema.String.pipe(
+  Schema.filter((s) =>
+    /^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(s) && s.length <= 253 ||
+    "must be an environment variable name: letters, digits, '_', '-', '.', not starting with a digit"
+  )
+)
+
+export const EnvVars = Schema.Record({ key: EnvVarName, value: stringBetween(0, 32768) }).pipe(
+  Schema.filter((r) => Object.keys(r).length <= 128 || "at most 128 environment variables"),
+  Schema.annotations({
+    identifier: "EnvVars",
+    description: "Names and values are strings only; stored encrypted, never returned (only the names are)"
+  })
+)
+
+export const ReplicaCount = intBetween(MIN_REPLICAS, MAX_REPLICAS)
+export const AutoscaleReplicas = intBetween(2, 50)
+export const CpuTargetMillicores = intBetween(10, 10000)
+export const MountPath = Schema.String.pipe(
+  Schema.filter((s) => /^\/[^\0]{0,4095}$/.test(s) || "must be an absolute path")
+)
+
+export const PodCreate = Schema.Struct({
+  tenant_id: TenantId,
+  token: Schema.String.annotations({ description: "The tenant's API token; must name the same tenant as X-Auth-Token" }),
+  vpc_id: VpcId,
+  subnet_id: SubnetId,
+  name: DnsLabel,
+  container_image: ContainerImage,
+  replica_count: Schema.optionalWith(ReplicaCount, { default: () => 1 }),
+  service_port: Schema.optionalWith(Port, { default: () => 80 }),
+  use_registry_credentials: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  external_access: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  external_inbound: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  auto_healing: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  auto_scaling: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  autoscale_max_replicas: Schema.optionalWith(AutoscaleReplicas, { default: () => 10 }),
+  autoscale_cpu_target_millicores: Schema.optionalWith(CpuTargetMillicores, { default: () => 200 }),
+  tunnels: Schema.optionalWith(Schema.Array(TunnelCreate).pipe(Schema.maxItems(16)), { default: () => [] }),
+  env_vars: Schema.optional(EnvVars),
+  gpu_count: Schema.optionalWith(intBetween(0, 8), { default: () => 0 }).annotations({
+    description: "GPUs per replica; set at creation only (the spec: GPU access cannot change)"
+  })
+}).annotations({ identifier: "PodCreate" })
+export type PodCreate = typeof PodCreate.Type
+
+export const PodConfigPatch = Schema.Struct({
+  auto_healing: Schema.optional(Schema.Boolean),
+  persistent: Schema.optional(Schema.Boolean),
+  persistent_mount_path: Schema.optional(MountPath),
+  auto_scaling: Schema.optional(Schema.Boolean),
+  autoscale_min_replicas: Schema.optional(AutoscaleReplicas),
+  autoscale_max_replicas: Schema.optional(AutoscaleReplicas),
+  autoscale_cpu_target_millicores: Schema.optional(CpuTargetMillicores),
+  env_vars: Schema.optional(EnvVars)
+}).annotations({ identifier: "PodConfigPatch" })
+export type PodConfigPatch = typeof PodConfigPatch.Type
+
+export const PodPhase = Schema.Literal("pending", "running", "degraded", "stopped", "failed", "deleting").annotations({
+  identifier: "PodPhase",
+  description: "pending: starting, no replica ready yet; running: all desired replicas ready; " +
+    "degraded: some ready; stopped: the workload is not running; failed: the cluster refused it " +
+    "(see last_error); deleting: being removed"
+})
+export type PodPhase = typeof PodPhase.Type
+
+export const PodStatus = Schema.Struct({
+  phase: PodPhase,
+  ready_replicas: Schema.Int,
+  desired_replicas: Schema.Int,
+  vip: Schema.NullOr(Ipv4Address),
+  external_ip: Schema.NullOr(Ipv4Address),
+  last_error: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "PodStatus" })
+export type PodStatus = typeof PodStatus.Type
+
+export class Pod extends Schema.Class<Pod>("Pod")({
+  id: PodId,
+  tenant_id: TenantId,
+  vpc_id: VpcId,
+  subnet_id: SubnetId,
+  name: DnsLabel,
+  container_image: Schema.String,
+  replica_count: Schema.Int,
+  service_port: Schema.Int,
+  use_registry_credentials: Schema.Boolean,
+  external_access: Schema.Boolean,
+  external_inbound: Schema.Boolean,
+  auto_healing: Schema.Boolean,
+  auto_scaling: Schema.Boolean,
+  autoscale_min_replicas: Schema.Int,
+  autoscale_max_replicas: Schema.Int,
+  autoscale_cpu_target_millicores: Schema.Int,
+  persistent: Schema.Boolean,
+  persistent_mount_path: Schema.String,
+  gpu_count: Schema.Int,
+  env_var_names: Schema.Array(Schema.String),
+  status: PodStatus,
+  created_at: Timestamp
+}) {}
+
+export class PodRestart extends Schema.Class<PodRestart>("PodRestart")({
+  pod_id: PodId,
+  detail: Schema.String
+}) {}
+
+export const PodTopologyItem = Schema.Struct({
+  name: DnsLabel,
+  vpc_name: DnsLabel,
+  subnet_name: DnsLabel,
+  container_image: ContainerImage,
+  replica_count: Schema.optionalWith(ReplicaCount, { default: () => 1 }),
+  service_port: Schema.optionalWith(Port, { default: () => 80 }),
+  auto_scaling: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  autoscale_max_replicas: Schema.optionalWith(AutoscaleReplicas, { default: () => 10 }),
+  autoscale_cpu_target_millicores: Schema.optionalWith(CpuTargetMillicores, { default: () => 200 })
+}).annotations({ identifier: "PodTopologyItem" })

@@ -1,0 +1,64 @@
+/**
+ * The platform's single provider configuration: external and peering networks, pod DNS,
+ * and the tunnel provider's account.
+ */
+import type { DateTime } from "effect"
+import { Schema } from "effect"
+import { intBetween, nullable, Secret, stringBetween, Timestamp } from "./Common.js"
+import { DomainName, Ipv4Address, Ipv4Network } from "./Net.js"
+
+export const ProviderConfigInput = Schema.Struct({
+  external_subnet_cidr: Ipv4Network,
+  external_subnet_gateway: Ipv4Address,
+  peering_subnet_cidr: Ipv4Network,
+  pod_dns_nameservers: Schema.optionalWith(Schema.Array(Ipv4Address).pipe(Schema.maxItems(3)), {
+    default: () => []
+  }).annotations({ description: "External DNS resolvers for pods; at most 3 (the resolv.conf limit)" }),
+  pod_dns_ndots: nullable(intBetween(1, 15)),
+  edge_account_id: nullable(stringBetween(1, 128)),
+  /** Omitted keeps the stored token; `null` removes it. */
+  edge_api_token: Schema.optional(Schema.NullOr(Secret(1024))).annotations({
+    description: "Tunnel-provider API token. Omit to keep the stored token, null to remove it. Never returned."
+  }),
+  edge_domain: nullable(DomainName)
+}).annotations({ identifier: "ProviderConfigInput" })
+export type ProviderConfigInput = typeof ProviderConfigInput.Type
+
+/** The configuration as returned: the API token is never shown, only whether one is set. */
+export class ProviderConfig extends Schema.Class<ProviderConfig>("ProviderConfig")({
+  external_subnet_cidr: Ipv4Network,
+  external_subnet_gateway: Ipv4Address,
+  peering_subnet_cidr: Ipv4Network,
+  pod_dns_nameservers: Schema.Array(Ipv4Address),
+  pod_dns_ndots: Schema.NullOr(Schema.Int),
+  edge_account_id: Schema.NullOr(Schema.String),
+  edge_api_token_set: Schema.Boolean,
+  edge_domain: Schema.NullOr(DomainName),
+  updated_at: Timestamp
+}) {}
+
+export interface ProviderConfigRecord {
+  readonly external_subnet_cidr: Ipv4Network
+  readonly external_subnet_gateway: Ipv4Address
+  readonly peering_subnet_cidr: Ipv4Network
+  readonly pod_dns_nameservers: ReadonlyArray<Ipv4Address>
+  readonly pod_dns_ndots: number | null
+  readonly edge_account_id: string | null
+  /** AES-256-GCM ciphertext of the provider token. */
+  readonly edge_api_token_ciphertext: string | null
+  readonly edge_domain: DomainName | null
+  readonly updated_at: DateTime.Utc
+}
+
+export const toProviderConfig = (record: ProviderConfigRecord): ProviderConfig =>
+  ProviderConfig.make({
+    external_subnet_cidr: record.external_subnet_cidr,
+    external_subnet_gateway: record.external_subnet_gateway,
+    peering_subnet_cidr: record.peering_subnet_cidr,
+    pod_dns_nameservers: record.pod_dns_nameservers,
+    pod_dns_ndots: record.pod_dns_ndots,
+    edge_account_id: record.edge_account_id,
+    edge_api_token_set: record.edge_api_token_ciphertext !== null,
+    edge_domain: record.edge_domain,
+    updated_at: record.updated_at
+  })

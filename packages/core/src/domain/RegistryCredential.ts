@@ -1,0 +1,24 @@
+/** Container-registry credentials a tenant's pods pull private images with. */
+import { Schema } from "effect"
+import { Secret, stringBetween, Timestamp } from "./Common.js"
+import { TenantId } from "./Ids.js"
+import { DnsLabel } from "./Net.js"
+
+export const RegistryCredentialCreate = Schema.Struct({
+  name: DnsLabel.annotations({ description: "Identifies the credential (and its delete path); unique per tenant" }),
+  server: stringBetween(1, 512).annotations({ description: "Registry server, e.g. registry.example.com" }),
+  username: stringBetween(1, 256),
+  password: Secret(4096)
+}).annotations({ identifier: "RegistryCredentialCreate" })
+export type RegistryCredentialCreate = typeof RegistryCredentialCreate.Type
+
+/** A credential as returned: the password is never shown. */
+export class RegistryCredential extends Schema.Class<RegistryCredential>("RegistryCredential")({
+  tenant_id: TenantId,
+  name: DnsLabel,
+  server: Schema.String,
+  username: Schema.String,
+  created_at: Timestamp
+}) {}
+
+export const RegistryCredentialPath = Schema.Struct({ tenant_id: TenantId, name: DnsLabel })

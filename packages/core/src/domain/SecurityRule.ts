@@ -1,0 +1,186 @@
+/** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
+import { Either, Schema } from "effect"
+import * as Ports from "../rules/Ports.js"
+import { intBetween, nullable, stringBetween, Timestamp } from "./Common.js"
+import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
+import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
+
+export const MAX_RULES_PER_VPC = 200
+export const MAX_TARGET_PODS = 64
+
+export const Direction = Schema.Literal("ingress", "egress").annotations({ identifier: "Direction" })
+export type Direction = typeof Direction.Type
+
+export const RuleAction = Schema.Literal("allow", "deny").annotations({ identifier: "RuleAction" })
+export type RuleAction = typeof RuleAction.Type
+
+export const RuleProtocol = Schema.Literal("tcp", "udp", "icmp", "all").annotations({ identifier: "RuleProtocol" })
+export type RuleProtocol = typeof RuleProtocol.Type
+
+export const RemoteType = Schema.Literal("cidr", "vpc").annotations({ identifier: "RemoteType" })
+export type RemoteType = typeof RemoteType.Type
+
+export const TargetType = Schema.Literal("vpc", "subnet", "pods").annotations({ identifier: "TargetType" })
+export type TargetType = typeof TargetType.Type
+
+export const RuleName = stringBetween(1, 128)
+export const RuleDescription = stringBetween(0, 1024)
+export const RulePriority = intBetween(1, 2000).annotations({ description: "1-2000; lowest evaluated first" })
+
+/** `"80"`, `"8000-8080"` or a comma list of those (at most 32 entries); only with tcp or udp. */
+export const PortsExpression = Schema.String.pipe(
+  Schema.filter((s) => Either.match(Ports.parse(s), { onLeft: (message) => message, onRight: () => true })),
+  Schema.annotations({ identifier: "PortsExpression", examples: ["80,443,8000-8100"] })
+)
+
+export const TargetPodIds = Schema.Array(PodId).pipe(
+  Schema.filter((ids) => ids.length <= MAX_TARGET_PODS || `at most ${MAX_TARGET_PODS} pods`)
+)
+
+export const SecurityRuleCreate = Schema.Struct({
+  vpc_id: VpcId,
+  name: RuleName,
+  description: nullable(RuleDescription),
+  direction: Direction,
+  action: RuleAction,
+  priority: RulePriority,
+  protocol: Schema.optionalWith(RuleProtocol, { default: () => "all" as const }),
+  ports: nullable(PortsExpression),
+  remote_type: RemoteType,
+  remote_cidr: nullable(Ipv4NetworkNormalized),
+  remote_vpc_id: nullable(VpcId),
+  target_type: Schema.optionalWith(TargetType, { default: () => "vpc" as const }),
+  target_subnet_id: nullable(SubnetId),
+  target_pod_ids: nullable(TargetPodIds),
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
+}).annotations({ identifier: "SecurityRuleCreate" })
+export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
+
+/** Any subset of the create fields except `vpc_id`; only the fields present change. */
+export const SecurityRulePatch = Schema.Struct({
+  name: Schema.optional(RuleName),
+  description: Schema.optional(Schema.NullOr(RuleDescription)),
+  direction: Schema.optional(Direction),
+  action: Schema.optional(RuleAction),
+  priority: Schema.optional(RulePriority),
+  protocol: Schema.optional(RuleProtocol),
+  ports: Schema.optional(Schema.NullOr(PortsExpression)),
+  remote_type: Schema.optional(RemoteType),
+  remote_cidr: Schema.optional(Schema.NullOr(Ipv4NetworkNormalized)),
+  remote_vpc_id: Schema.optional(Schema.NullOr(VpcId)),
+  target_type: Schema.optional(TargetType),
+  target_subnet_id: Schema.optional(Schema.NullOr(SubnetId)),
+  target_pod_ids: Schema.optional(Schema.NullOr(TargetPodIds)),
+  enabled: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "SecurityRulePatch" })
+export type SecurityRulePatch = typeof SecurityRulePatch.Type
+
+export const RuleStatus = Schema.Literal("active", "disabled", "remote_vpc_missing", "target_missing").annotations({
+  identifier: "RuleStatus",
+  description: "active: enforced; disabled: kept, not enforced; remote_vpc_missing / target_missing: " +
+    "what it references was deleted, so enforcement skips it"
+})
+export type RuleStatus = typeof RuleStatus.Type
+
+export class SecurityRule extends Schema.Class<SecurityRule>("SecurityRule")({
+  id: SecurityRuleId,
+  vpc_id: VpcId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  direction: Direction,
+  action: RuleAction,
+  priority: Schema.Int,
+  protocol: RuleProtocol,
+  ports: Schema.NullOr(Schema.String),
+  remote_type: RemoteType,
+  remote_cidr: Schema.NullOr(Ipv4Network),
+  remote_vpc_id: Schema.NullOr(VpcId),
+  target_type: TargetType,
+  target_subnet_id: Schema.NullOr(SubnetId),
+  target_pod_ids: Schema.NullOr(Schema.Array(PodId)),
+  enabled: Schema.Boolean,
+  status: RuleStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}) {}
+
+export const ImpliedRuleKey = Schema.Literal(
+  "implied-allow-infrastructure",
+  "implied-allow-egress",
+  "implied-deny-ingress"
+).annotations({ identifier: "ImpliedRuleKey" })
+export type ImpliedRuleKey = typeof ImpliedRuleKey.Type
+
+export class ImpliedRule extends Schema.Class<ImpliedRule>("ImpliedRule")({
+  key: ImpliedRuleKey,
+  direction: Direction,
+  action: RuleAction
+}) {}
+
+/** The spec's implied rules, fixed and not editable. */
+export const IMPLIED_RULES: ReadonlyArray<ImpliedRule> = [
+  ImpliedRule.make({ key: "implied-allow-infrastructure", direction: "ingress", action: "allow" }),
+  ImpliedRule.make({ key: "implied-allow-egress", direction: "egress", action: "allow" }),
+  ImpliedRule.make({ key: "implied-deny-ingress", direction: "ingress", action: "deny" })
+]
+
+/** Result of a create, patch or delete: the rule (null after delete) and whether it is in force. */
+export class RuleMutation extends Schema.Class<RuleMutation>("RuleMutation")({
+  rule: Schema.NullOr(SecurityRule),
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String)
+}) {}
+
+export class RuleList extends Schema.Class<RuleList>("RuleList")({
+  vpc_id: VpcId,
+  rules: Schema.Array(SecurityRule),
+  implied: Schema.Array(ImpliedRule),
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String)
+}) {}
+
+export const RuleListQuery = Schema.Struct({ vpc_id: VpcId })
+
+export const ReorderRequest = Schema.Struct({
+  vpc_id: VpcId,
+  rule_ids: Schema.Array(SecurityRuleId).annotations({
+    description: "Every rule of the VPC exactly once, in the new evaluation order"
+  })
+}).annotations({ identifier: "ReorderRequest" })
+
+/** A flow to judge: "would this traffic be allowed, and by which rule?" */
+export const FlowQuery = Schema.Struct({
+  vpc_id: VpcId,
+  direction: Direction,
+  protocol: Schema.Literal("tcp", "udp", "icmp"),
+  port: Schema.optional(intBetween(1, 65535)),
+  remote_ip: Schema.optional(Ipv4Address),
+  remote_vpc_id: Schema.optional(VpcId),
+  target_subnet_id: Schema.optional(SubnetId),
+  target_pod_id: Schema.optional(PodId)
+}).annotations({ identifier: "FlowQuery" })
+
+export const DecidedBy = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("rule"), rule_id: SecurityRuleId, name: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("implied"), key: ImpliedRuleKey })
+).annotations({ identifier: "DecidedBy" })
+
+export class FlowVerdict extends Schema.Class<FlowVerdict>("FlowVerdict")({
+  allowed: Schema.Boolean,
+  action: RuleAction,
+  decided_by: DecidedBy
+}) {}
+
+export const FindingKind = Schema.Literal("shadowed", "redundant", "conflict").annotations({ identifier: "FindingKind" })
+
+export class RuleFinding extends Schema.Class<RuleFinding>("RuleFinding")({
+  kind: FindingKind,
+  rule_id: SecurityRuleId,
+  related_rule_ids: Schema.Array(SecurityRuleId),
+  message: Schema.String
+}) {}
+
+export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
+  vpc_id: VpcId,
+  findings: Schema.Array(RuleFinding)
+}) {}

@@ -1,0 +1,41 @@
+/** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
+import { Schema } from "effect"
+import { TenantId } from "./Ids.js"
+import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
+import { Pod, PodTopologyItem } from "./Pod.js"
+import { Subnet } from "./Subnet.js"
+import { Tunnel } from "./Tunnel.js"
+import { Vpc } from "./Vpc.js"
+
+export const TopologyRequest = Schema.Struct({
+  token: Schema.String.annotations({ description: "The tenant's API token" }),
+  vpcs: Schema.Array(Schema.Struct({ name: DnsLabel, enable_internet: Schema.Boolean })).pipe(Schema.maxItems(100)),
+  subnets: Schema.Array(Schema.Struct({
+    name: DnsLabel,
+    vpc_name: DnsLabel,
+    cidr: Ipv4Network,
+    gateway_ip: Ipv4Address
+  })).pipe(Schema.maxItems(1000)),
+  pods: Schema.optionalWith(Schema.Array(PodTopologyItem).pipe(Schema.maxItems(2000)), { default: () => [] })
+}).annotations({ identifier: "TopologyRequest" })
+export type TopologyRequest = typeof TopologyRequest.Type
+
+export class TopologyPod extends Schema.Class<TopologyPod>("TopologyPod")({
+  ...Pod.fields,
+  tunnels: Schema.Array(Tunnel)
+}) {}
+
+export class TopologySubnet extends Schema.Class<TopologySubnet>("TopologySubnet")({
+  ...Subnet.fields,
+  pods: Schema.Array(TopologyPod)
+}) {}
+
+export class TopologyVpc extends Schema.Class<TopologyVpc>("TopologyVpc")({
+  ...Vpc.fields,
+  subnets: Schema.Array(TopologySubnet)
+}) {}
+
+export class TopologyView extends Schema.Class<TopologyView>("TopologyView")({
+  tenant_id: TenantId,
+  vpcs: Schema.Array(TopologyVpc)
+}) {}

@@ -1,0 +1,59 @@
+/** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
+import { Schema } from "effect"
+import { nullable, Port, Timestamp } from "./Common.js"
+import { PodId, TenantId, TunnelId } from "./Ids.js"
+import { DnsLabel, DomainName } from "./Net.js"
+
+export const TunnelProtocol = Schema.Literal("http", "https", "ssh", "tcp", "udp").annotations({
+  identifier: "TunnelProtocol"
+})
+export type TunnelProtocol = typeof TunnelProtocol.Type
+
+export const TunnelCreate = Schema.Struct({
+  tunnel_name: DnsLabel,
+  subdomain: DnsLabel,
+  protocol_type: TunnelProtocol,
+  service_port: Schema.optionalWith(Port, { default: () => 80 }),
+  domain: nullable(DomainName).annotations({
+    description: "A domain the admin assigned to this tenant; defaults to the provider's edge_domain"
+  })
+}).annotations({ identifier: "TunnelCreate" })
+export type TunnelCreate = typeof TunnelCreate.Type
+
+/** Body of `POST /tunnels?pod_id=`: everything optional, derived from the pod when absent. */
+export const TunnelAutoCreate = Schema.NullOr(Schema.Struct({
+  subdomain: Schema.optional(DnsLabel),
+  protocol_type: Schema.optional(TunnelProtocol),
+  service_port: Schema.optional(Port),
+  domain: Schema.optional(Schema.NullOr(DomainName))
+})).annotations({ identifier: "TunnelAutoCreate" })
+
+export const TunnelStatus = Schema.Literal("active", "pending", "error").annotations({
+  identifier: "TunnelStatus",
+  description: "active: traffic flows; pending: being set up or retried; error: the provider refused it (see error)"
+})
+export type TunnelStatus = typeof TunnelStatus.Type
+
+/** How a client reaches the tunnel, per the spec's protocol table. */
+export const TunnelAccess = Schema.Struct({
+  kind: Schema.Literal("url", "command", "address"),
+  value: Schema.String
+}).annotations({ identifier: "TunnelAccess" })
+
+export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
+  id: TunnelId,
+  tenant_id: TenantId,
+  pod_id: PodId,
+  tunnel_name: DnsLabel,
+  subdomain: DnsLabel,
+  domain: DomainName,
+  hostname: DomainName,
+  protocol_type: TunnelProtocol,
+  service_port: Schema.Int,
+  status: TunnelStatus,
+  error: Schema.NullOr(Schema.String),
+  access: TunnelAccess,
+  created_at: Timestamp
+}) {}
+
+export const TunnelListQuery = Schema.Struct({ pod_id: PodId })

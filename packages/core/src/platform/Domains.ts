@@ -1,0 +1,59 @@
+/** Custom tunnel domains (admin): assign to a tenant, list, remove. */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { DomainRecord } from "../domain/Domain.js"
+import type { DomainRow } from "../domain/Domain.js"
+import { DomainId, randomUuid } from "../domain/Ids.js"
+import type { TenantId } from "../domain/Ids.js"
+import type { DomainName } from "../domain/Net.js"
+import { Conflict, NotFound } from "../Errors.js"
+import type { ServiceUnavailable } from "../Errors.js"
+import { Store } from "../ports/Store.js"
+import { storeUnavailable } from "./Failures.js"
+
+export interface DomainsShape {
+  readonly assign: (tenantId: TenantId, domain: DomainName) => Effect.Effect<DomainRecord, NotFound | Conflict | ServiceUnavailable>
+  readonly list: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
+  readonly remove: (tenantId: TenantId, domain: DomainName) => Effect.Effect<void, NotFound | ServiceUnavailable>
+}
+
+const toRecord = (row: DomainRow): DomainRecord => DomainRecord.make(row)
+
+export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, DomainsShape>() {
+  static readonly layer = Layer.effect(
+    Domains,
+    Effect.gen(function*() {
+      const store = yield* Store
+
+      const requireTenant = (tenantId: TenantId) =>
+        Effect.flatMap(store.tenants.find(tenantId), (tenant) =>
+          Option.isSome(tenant) ? Effect.void : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` })))
+
+      const assign = Effect.fn("Domains.assign")(function*(tenantId: TenantId, domain: DomainName) {
+        const row: DomainRow = { id: DomainId.make(randomUuid()), tenant_id: tenantId, domain, created_at: yield* DateTime.now }
+        yield* store.transaction(Effect.zipRight(requireTenant(tenantId), store.domains.insert(row))).pipe(
+          Effect.catchTag("UniqueViolation", () =>
+            new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })),
+          storeUnavailable
+        )
+        return toRecord(row)
+      })
+
+      const list = Effect.fn("Domains.list")(function*(tenantId: TenantId) {
+        yield* requireTenant(tenantId).pipe(storeUnavailable)
+        const rows = yield* store.domains.listByTenant(tenantId).pipe(storeUnavailable)
+        return rows.map(toRecord)
+      })
+
+      const remove = Effect.fn("Domains.remove")(function*(tenantId: TenantId, domain: DomainName) {
+        yield* requireTenant(tenantId).pipe(storeUnavailable)
+        const row = yield* store.domains.findByDomain(domain).pipe(storeUnavailable)
+        if (Option.isNone(row) || row.value.tenant_id !== tenantId) {
+          return yield* new NotFound({ detail: `domain ${domain} is not assigned to tenant ${tenantId}` })
+        }
+        yield* store.domains.delete(row.value.id).pipe(storeUnavailable)
+      })
+
+      return Domains.of({ assign, list, remove })
+    })
+  )
+}

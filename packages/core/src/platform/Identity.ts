@@ -1,0 +1,269 @@
+/**
+ * Identity: admin and tenant login, logout, token rotation, and turning a token into a
+ * principal. Login is stateless: it returns the current token (kept encrypted) rather than
+ * minting a session. Every login attempt and logout goes to the operations log.
+ */
+import { Clock, Context, DateTime, Effect, Layer, Option, Ref } from "effect"
+import { AdminSession } from "../domain/Admin.js"
+import type { TenantId } from "../domain/Ids.js"
+import * as LoginThrottle from "../domain/LoginThrottle.js"
+import type { OperationKind, Outcome } from "../domain/OperationLog.js"
+import { TenantSession } from "../domain/Tenant.js"
+import type { TenantRecord } from "../domain/Tenant.js"
+import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
+import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import { OperationsLog } from "../ports/OperationsLog.js"
+import { Store } from "../ports/Store.js"
+import { Vault } from "../ports/Vault.js"
+import { storeUnavailable, vaultFailure } from "./Failures.js"
+import type { AdminPrincipal, Principal, RequestOrigin, TenantPrincipal } from "./Principal.js"
+
+export interface ThrottlePolicy {
+  /** Per login name: a few guesses, then a pause. */
+  readonly perName: LoginThrottle.Policy
+  /** Per source address: more room, since many users may share one address. */
+  readonly perAddress: LoginThrottle.Policy
+}
+
+export const defaultThrottlePolicy: ThrottlePolicy = {
+  perName: { maxFailures: 5, windowMillis: 15 * 60_000 },
+  perAddress: { maxFailures: 50, windowMillis: 15 * 60_000 }
+}
+
+type Failure = Unauthorized | TooManyRequests | ServiceUnavailable | InternalError
+
+export interface IdentityShape {
+  readonly adminLogin: (
+    input: { readonly username: string; readonly password: string },
+    origin: RequestOrigin
+  ) => Effect.Effect<AdminSession, Failure>
+  readonly adminLogout: (admin: AdminPrincipal, origin: RequestOrigin) => Effect.Effect<void, ServiceUnavailable>
+  readonly adminRotate: (admin: AdminPrincipal, origin: RequestOrigin) => Effect.Effect<AdminSession, Failure>
+  readonly tenantLogin: (
+    input: { readonly name: string; readonly password: string },
+    origin: RequestOrigin
+  ) => Effect.Effect<TenantSession, Failure>
+  readonly tenantLogout: (tenant: TenantPrincipal, origin: RequestOrigin) => Effect.Effect<void, ServiceUnavailable>
+  readonly tenantRotate: (
+    caller: Principal,
+    tenantId: TenantId,
+    origin: RequestOrigin
+  ) => Effect.Effect<TenantSession, Failure | Forbidden | NotFound>
+  readonly authenticateAdmin: (token: string) => Effect.Effect<AdminPrincipal, Unauthorized | ServiceUnavailable>
+  readonly authenticateTenant: (token: string) => Effect.Effect<TenantPrincipal, Unauthorized | ServiceUnavailable>
+  /**
+   * Makes sure the admin exists at startup. With a password, that password is (re)set; without
+   * one, an existing admin is kept and a new one gets a generated password, returned once.
+   */
+  readonly bootstrapAdmin: (
+    username: string,
+    password: Option.Option<string>
+  ) => Effect.Effect<{ readonly generatedPassword: Option.Option<string> }, ServiceUnavailable>
+}
+
+export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, IdentityShape>() {
+  static readonly make = (policy: ThrottlePolicy = defaultThrottlePolicy) =>
+    Effect.gen(function*() {
+      const store = yield* Store
+      const vault = yield* Vault
+      const log = yield* OperationsLog
+      const throttle = yield* Ref.make(LoginThrottle.empty)
+      // Verifying against a real hash when the name is unknown keeps both paths equally slow,
+      // so response times do not reveal which names exist.
+      const decoyHash = yield* vault.hashPassword("tenet-decoy-password")
+
+      const record = (
+        kind: OperationKind,
+        outcome: Outcome,
+        principal: string,
+        tenantId: string | null,
+        origin: RequestOrigin,
+        detail: string | null = null
+      ) =>
+        Effect.flatMap(DateTime.now, (at) =>
+          log.append({
+            at,
+            kind,
+            outcome,
+            principal,
+            tenant_id: tenantId,
+            source_address: origin.source_address,
+            detail
+          })).pipe(storeUnavailable)
+
+      const throttleKeys = (name: string, origin: RequestOrigin) => {
+        const keys: Array<readonly [string, LoginThrottle.Policy]> = [[`name:${name}`, policy.perName]]
+        if (origin.source_address !== null) keys.push([`addr:${origin.source_address}`, policy.perAddress])
+        return keys
+      }
+
+      /** Refuses the attempt up front while the name or address is locked out. */
+      const checkThrottle = (kind: OperationKind, name: string, origin: RequestOrigin) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const state = yield* Ref.updateAndGet(throttle, (s) => LoginThrottle.prune(s, now, policy.perAddress))
+          const wait = Math.max(
+            0,
+            ...throttleKeys(name, origin).map(([key, p]) => LoginThrottle.retryAfter(state, key, now, p))
+          )
+          if (wait > 0) {
+            yield* record(kind, "throttled", name, null, origin, "too many failed attempts")
+            return yield* new TooManyRequests({
+              detail: `too many failed login attempts; try again in ${Math.ceil(wait / 1000)} seconds`
+            })
+          }
+        })
+
+      const noteOutcome = (name: string, origin: RequestOrigin, success: boolean) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Ref.update(throttle, (state) =>
+            throttleKeys(name, origin).reduce(
+              (s, [key, p]) =>
+                success
+                  ? key.startsWith("name:") ? LoginThrottle.recordSuccess(s, key) : s
+                  : LoginThrottle.recordFailure(s, key, now, p),
+              state
+            )))
+
+      const invalidCredentials = new Unauthorized({ detail: "invalid name or password" })
+
+      const verify = (password: string, hash: Option.Option<string>) =>
+        vault.verifyPassword(password, Option.getOrElse(hash, () => decoyHash)).pipe(
+          Effect.map((ok) => ok && Option.isSome(hash))
+        )
+
+      const tenantSession = (tenant: TenantRecord) =>
+        Effect.map(
+          vault.decrypt(tenant.token_ciphertext),
+          (token) => TenantSession.make({ id: tenant.id, name: tenant.name, api_token: token })
+        ).pipe(vaultFailure)
+
+      const adminLogin: IdentityShape["adminLogin"] = Effect.fn("Identity.adminLogin")(function*(input, origin) {
+        yield* checkThrottle("admin.login", input.username, origin)
+        const admin = yield* store.admins.find(input.username).pipe(storeUnavailable)
+        const ok = yield* verify(input.password, Option.map(admin, (a) => a.password_hash))
+        yield* noteOutcome(input.username, origin, ok)
+        if (!ok || Option.isNone(admin)) {
+          yield* record("admin.login", "failure", input.username, null, origin, "invalid username or password")
+          return yield* invalidCredentials
+        }
+        yield* record("admin.login", "success", input.username, null, origin)
+        const token = yield* vault.decrypt(admin.value.token_ciphertext).pipe(vaultFailure)
+        return AdminSession.make({ username: admin.value.username, api_token: token })
+      })
+
+      const adminRotate: IdentityShape["adminRotate"] = Effect.fn("Identity.adminRotate")(function*(principal, origin) {
+        const token = yield* vault.newToken
+        const ciphertext = yield* vault.encrypt(token)
+        const updated = yield* store.transaction(Effect.gen(function*() {
+          const admin = yield* store.admins.find(principal.username)
+          if (Option.isNone(admin)) return false
+          yield* store.admins.put({ ...admin.value, token_hash: vault.hashToken(token), token_ciphertext: ciphertext })
+          return true
+        })).pipe(
+          Effect.catchTag("UniqueViolation", () => Effect.succeed(false)),
+          storeUnavailable
+        )
+        if (!updated) return yield* new Unauthorized({ detail: "the admin no longer exists" })
+        yield* record("admin.rotate_token", "success", principal.username, null, origin)
+        return AdminSession.make({ username: principal.username, api_token: token })
+      })
+
+      const tenantLogin: IdentityShape["tenantLogin"] = Effect.fn("Identity.tenantLogin")(function*(input, origin) {
+        yield* checkThrottle("tenant.login", input.name, origin)
+        const tenant = yield* store.tenants.findByName(input.name).pipe(storeUnavailable)
+        const ok = yield* verify(input.password, Option.map(tenant, (t) => t.password_hash))
+        yield* noteOutcome(input.name, origin, ok)
+        if (!ok || Option.isNone(tenant)) {
+          yield* record("tenant.login", "failure", input.name, null, origin, "invalid name or password")
+          return yield* invalidCredentials
+        }
+        yield* record("tenant.login", "success", tenant.value.name, tenant.value.id, origin)
+        return yield* tenantSession(tenant.value)
+      })
+
+      const tenantRotate: IdentityShape["tenantRotate"] = Effect.fn("Identity.tenantRotate")(
+        function*(caller, tenantId, origin) {
+          if (caller._tag === "Tenant" && caller.tenant_id !== tenantId) {
+            return yield* new Forbidden({ detail: "a tenant can rotate only its own token" })
+          }
+          const token = yield* vault.newToken
+          const ciphertext = yield* vault.encrypt(token)
+          const tenant = yield* store.transaction(Effect.gen(function*() {
+            const found = yield* store.tenants.find(tenantId)
+            if (Option.isSome(found)) {
+              yield* store.tenants.setToken(tenantId, vault.hashToken(token), ciphertext)
+            }
+            return found
+          })).pipe(storeUnavailable)
+          if (Option.isNone(tenant)) return yield* new NotFound({ detail: `tenant ${tenantId} not found` })
+          const by = caller._tag === "Admin" ? `rotated by admin ${caller.username}` : null
+          yield* record("tenant.rotate_token", "success", tenant.value.name, tenantId, origin, by)
+          return TenantSession.make({ id: tenant.value.id, name: tenant.value.name, api_token: token })
+        }
+      )
+
+      const authenticateAdmin: IdentityShape["authenticateAdmin"] = (token) =>
+        token === ""
+          ? Effect.fail(new Unauthorized({ detail: "missing X-Admin-Token header" }))
+          : store.admins.findByTokenHash(vault.hashToken(token)).pipe(
+            storeUnavailable,
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.fail(new Unauthorized({ detail: "invalid admin token" })),
+              onSome: (admin) => Effect.succeed<AdminPrincipal>({ _tag: "Admin", username: admin.username })
+            }))
+          )
+
+      const authenticateTenant: IdentityShape["authenticateTenant"] = (token) =>
+        token === ""
+          ? Effect.fail(new Unauthorized({ detail: "missing tenant token header" }))
+          : store.tenants.findByTokenHash(vault.hashToken(token)).pipe(
+            storeUnavailable,
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
+              onSome: (t) => Effect.succeed<TenantPrincipal>({ _tag: "Tenant", tenant_id: t.id, name: t.name })
+            }))
+          )
+
+      const bootstrapAdmin: IdentityShape["bootstrapAdmin"] = Effect.fn("Identity.bootstrapAdmin")(
+        function*(username, password) {
+          const existing = yield* store.admins.find(username).pipe(storeUnavailable)
+          if (Option.isSome(existing) && Option.isNone(password)) {
+            return { generatedPassword: Option.none() }
+          }
+          const generated = Option.isNone(password) ? Option.some(yield* vault.newPassword) : Option.none<string>()
+          const plain = Option.getOrElse(password, () => Option.getOrThrow(generated))
+          const passwordHash = Option.isSome(existing) &&
+              (yield* vault.verifyPassword(plain, existing.value.password_hash))
+            ? existing.value.password_hash
+            : yield* vault.hashPassword(plain)
+          const tokenFields = Option.isSome(existing)
+            ? { token_hash: existing.value.token_hash, token_ciphertext: existing.value.token_ciphertext }
+            : yield* Effect.flatMap(vault.newToken, (token) =>
+              Effect.map(vault.encrypt(token), (ciphertext) => ({
+                token_hash: vault.hashToken(token),
+                token_ciphertext: ciphertext
+              })))
+          yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
+            Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
+            storeUnavailable
+          )
+          return { generatedPassword: generated }
+        }
+      )
+
+      return Identity.of({
+        adminLogin,
+        adminLogout: (admin, origin) => record("admin.logout", "success", admin.username, null, origin),
+        adminRotate,
+        tenantLogin,
+        tenantLogout: (tenant, origin) => record("tenant.logout", "success", tenant.name, tenant.tenant_id, origin),
+        tenantRotate,
+        authenticateAdmin,
+        authenticateTenant,
+        bootstrapAdmin
+      })
+    })
+
+  static readonly layer = (policy?: ThrottlePolicy) => Layer.effect(Identity, Identity.make(policy))
+}

@@ -1,0 +1,29 @@
+/** Who is calling: decided once per request by the auth middleware, read by use-cases. */
+import { Context } from "effect"
+import type { TenantId } from "../domain/Ids.js"
+import type { DnsLabel } from "../domain/Net.js"
+
+export interface AdminPrincipal {
+  readonly _tag: "Admin"
+  readonly username: string
+}
+
+export interface TenantPrincipal {
+  readonly _tag: "Tenant"
+  readonly tenant_id: TenantId
+  readonly name: DnsLabel
+}
+
+export type Principal = AdminPrincipal | TenantPrincipal
+
+export class CurrentAdmin extends Context.Tag("@tenet/core/CurrentAdmin")<CurrentAdmin, AdminPrincipal>() {}
+
+export class CurrentTenant extends Context.Tag("@tenet/core/CurrentTenant")<CurrentTenant, TenantPrincipal>() {}
+
+/** Either kind of caller, for endpoints both may call (tenant token rotation). */
+export class CurrentPrincipal extends Context.Tag("@tenet/core/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+/** Facts about the request that use-cases record (the operations log's source address). */
+export interface RequestOrigin {
+  readonly source_address: string | null
+}

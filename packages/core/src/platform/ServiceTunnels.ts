@@ -1,0 +1,109 @@
+/**
+ * Platform service tunnels (admin): publish the API, or a GUI the operator runs, at
+ * `<subdomain>.<domain>` through the tunnel provider.
+ *
+ * The record is saved before the provider is asked, so a provider failure is reported on the
+ * tunnel (`status: "error"`, `error`) rather than losing the request.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { randomUuid, ServiceTunnelId } from "../domain/Ids.js"
+import { DomainName } from "../domain/Net.js"
+import { toServiceTunnel, ServiceUrl } from "../domain/ServiceTunnel.js"
+import type { ServiceTunnel, ServiceTunnelCreate, ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
+import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { InternalError } from "../Errors.js"
+import { EdgeTunnels } from "../ports/EdgeTunnels.js"
+import { Constraints, Store } from "../ports/Store.js"
+import { storeUnavailable } from "./Failures.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import { ServerInfo } from "./ServerInfo.js"
+
+type Failure = Conflict | InvalidInput | ServiceUnavailable | InternalError
+
+export interface ServiceTunnelsShape {
+  readonly create: (input: ServiceTunnelCreate) => Effect.Effect<ServiceTunnel, Failure>
+  readonly list: Effect.Effect<ReadonlyArray<ServiceTunnel>, ServiceUnavailable>
+  readonly delete: (id: ServiceTunnelId) => Effect.Effect<void, NotFound | Failure>
+}
+
+export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<ServiceTunnels, ServiceTunnelsShape>() {
+  static readonly layer = Layer.effect(
+    ServiceTunnels,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const edge = yield* EdgeTunnels
+      const configs = yield* ProviderConfigs
+      const info = yield* ServerInfo
+
+      /** The provider account, or a 409 telling the admin what to configure first. */
+      const requireAccount = Effect.gen(function*() {
+        const config = yield* configs.current
+        if (Option.isNone(config)) {
+          return yield* new Conflict({ detail: "set the provider configuration (POST /provider-config) first" })
+        }
+        const account = yield* configs.edgeAccount(config.value)
+        if (Option.isNone(account)) {
+          return yield* new Conflict({
+            detail: "the provider configuration has no edge_account_id and edge_api_token"
+          })
+        }
+        return { config: config.value, account: account.value }
+      })
+
+      const create = Effect.fn("ServiceTunnels.create")(function*(input: ServiceTunnelCreate) {
+        const { account, config } = yield* requireAccount
+        const domain = input.domain ?? config.edge_domain
+        if (domain === null) {
+          return yield* new InvalidInput({ detail: "domain: required when the provider configuration has no edge_domain" })
+        }
+        const hostname = DomainName.make(`${input.subdomain}.${domain}`)
+        const pending: ServiceTunnelRecord = {
+          id: ServiceTunnelId.make(randomUuid()),
+          service: input.service,
+          hostname,
+          target_url: input.target_url ?? ServiceUrl.make(info.publicUrl),
+          status: "error",
+          error: "not yet published",
+          created_at: yield* DateTime.now
+        }
+        yield* store.serviceTunnels.insert(pending).pipe(
+          Effect.catchTag("UniqueViolation", (e) =>
+            new Conflict({
+              detail: e.constraint === Constraints.serviceTunnelService
+                ? `a service tunnel for '${input.service}' already exists`
+                : `hostname ${hostname} is already in use`
+            })),
+          storeUnavailable
+        )
+        const outcome = yield* edge.publish(account, {
+          key: pending.id,
+          hostname,
+          protocol: "https",
+          service_url: pending.target_url
+        }).pipe(Effect.either)
+        const record: ServiceTunnelRecord = outcome._tag === "Right"
+          ? { ...pending, status: "active", error: null }
+          : { ...pending, status: "error", error: outcome.left.message }
+        yield* store.serviceTunnels.update(record).pipe(storeUnavailable)
+        return toServiceTunnel(record)
+      })
+
+      const remove = Effect.fn("ServiceTunnels.delete")(function*(id: ServiceTunnelId) {
+        const record = yield* store.serviceTunnels.find(id).pipe(storeUnavailable)
+        if (Option.isNone(record)) return yield* new NotFound({ detail: `service tunnel ${id} not found` })
+        const { account } = yield* requireAccount
+        // Withdraw at the provider first: if it is down, the record stays so the delete can be retried.
+        yield* edge.unpublish(account, id).pipe(
+          Effect.mapError((e) => new ServiceUnavailable({ detail: `the tunnel provider refused: ${e.message}` }))
+        )
+        yield* store.serviceTunnels.delete(id).pipe(storeUnavailable)
+      })
+
+      return ServiceTunnels.of({
+        create,
+        list: store.serviceTunnels.list.pipe(Effect.map((records) => records.map(toServiceTunnel)), storeUnavailable),
+        delete: remove
+      })
+    })
+  )
+}

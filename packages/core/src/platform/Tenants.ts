@@ -1,0 +1,77 @@
+/**
+ * Tenants (admin): create, list, view, delete. Deleting a tenant is the one place its
+ * cascade happens: the store removes what it owns in one step, then the cluster is told to
+ * forget the tenant.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { randomUuid, TenantId } from "../domain/Ids.js"
+import { toTenant, TenantDetail } from "../domain/Tenant.js"
+import type { Tenant, TenantCreate } from "../domain/Tenant.js"
+import { Conflict, NotFound } from "../Errors.js"
+import type { ServiceUnavailable } from "../Errors.js"
+import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
+import { Vault } from "../ports/Vault.js"
+import { storeUnavailable } from "./Failures.js"
+
+export interface TenantsShape {
+  readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | ServiceUnavailable>
+  readonly list: Effect.Effect<ReadonlyArray<Tenant>, ServiceUnavailable>
+  readonly get: (id: TenantId) => Effect.Effect<TenantDetail, NotFound | ServiceUnavailable>
+  readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable>
+}
+
+export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, TenantsShape>() {
+  static readonly layer = Layer.effect(
+    Tenants,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const vault = yield* Vault
+      const orchestrator = yield* Orchestrator
+
+      const notFound = (id: string) => new NotFound({ detail: `tenant ${id} not found` })
+
+      const create = Effect.fn("Tenants.create")(function*(input: TenantCreate) {
+        const passwordHash = yield* vault.hashPassword(input.password)
+        const token = yield* vault.newToken
+        const record = {
+          id: TenantId.make(randomUuid()),
+          name: input.name,
+          description: input.description,
+          created_at: yield* DateTime.now,
+          password_hash: passwordHash,
+          token_hash: vault.hashToken(token),
+          token_ciphertext: yield* vault.encrypt(token)
+        }
+        yield* store.tenants.insert(record).pipe(
+          Effect.catchTag("UniqueViolation", () => new Conflict({ detail: `a tenant named '${input.name}' already exists` })),
+          storeUnavailable
+        )
+        return toTenant(record)
+      })
+
+      const get = Effect.fn("Tenants.get")(function*(id: TenantId) {
+        const record = yield* store.tenants.find(id).pipe(storeUnavailable)
+        if (Option.isNone(record)) return yield* notFound(id)
+        return TenantDetail.make({ ...toTenant(record.value), vpcs: [], pods: [], tunnels: [] })
+      })
+
+      const remove = Effect.fn("Tenants.delete")(function*(id: TenantId) {
+        const deleted = yield* store.tenants.delete(id).pipe(storeUnavailable)
+        if (!deleted) return yield* notFound(id)
+        // The store is the source of truth and the tenant is gone from it; leftovers in the
+        // cluster are logged, not surfaced, since the caller cannot act on them.
+        yield* orchestrator.deleteTenant(id).pipe(
+          Effect.catchAll((error) => Effect.logWarning("cluster cleanup of a deleted tenant failed", error.message))
+        )
+      })
+
+      return Tenants.of({
+        create,
+        list: store.tenants.list.pipe(Effect.map((records) => records.map(toTenant)), storeUnavailable),
+        get,
+        delete: remove
+      })
+    })
+  )
+}

@@ -1,0 +1,50 @@
+/**
+ * The EdgeTunnels port: the tunnel provider that publishes a hostname and carries its
+ * traffic to a service inside the platform.
+ */
+import type { Effect } from "effect"
+import { Context, Schema } from "effect"
+import type { TunnelProtocol } from "../domain/Tunnel.js"
+
+export const EdgeFailure = Schema.Literal("unavailable", "unauthorized", "conflict", "rejected")
+export type EdgeFailure = typeof EdgeFailure.Type
+
+/**
+ * unavailable: the provider is down or rate-limiting (retry later); unauthorized: the
+ * account or token is wrong; conflict: the hostname or name is taken at the provider;
+ * rejected: the provider refused the request as invalid.
+ */
+export class EdgeError extends Schema.TaggedError<EdgeError>()("EdgeError", {
+  reason: EdgeFailure,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.reason}: ${this.detail}`
+  }
+}
+
+/** The provider account calls are made with (from the provider configuration). */
+export interface EdgeAccount {
+  readonly account_id: string
+  readonly api_token: string
+}
+
+export interface EdgeRoute {
+  /** Tenet's stable key for the route (a tunnel or service-tunnel id). */
+  readonly key: string
+  readonly hostname: string
+  readonly protocol: TunnelProtocol
+  /** Where the provider's connector sends traffic, e.g. `http://10.96.0.12:80`. */
+  readonly service_url: string
+}
+
+export interface EdgeTunnelsShape {
+  /** Which implementation runs, for the startup line and `/healthz`. */
+  readonly backend: string
+  /** Publishes the route, or updates it when the key is already published. */
+  readonly publish: (account: EdgeAccount, route: EdgeRoute) => Effect.Effect<void, EdgeError>
+  /** Withdraws the route. Absent is success. */
+  readonly unpublish: (account: EdgeAccount, key: string) => Effect.Effect<void, EdgeError>
+}
+
+export class EdgeTunnels extends Context.Tag("@tenet/core/EdgeTunnels")<EdgeTunnels, EdgeTunnelsShape>() {}

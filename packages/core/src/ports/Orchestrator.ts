@@ -1,0 +1,115 @@
+/**
+ * The Orchestrator port: the cluster that runs what the store describes. Every call is
+ * idempotent (applying the same spec twice changes nothing) and may fail with
+ * `OrchestratorError`; the caller records the failure and a reconciler retries.
+ */
+import type { Effect, Option } from "effect"
+import { Context, Schema } from "effect"
+import type { PodId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type { DnsLabel, Ipv4Address, Ipv4Network } from "../domain/Net.js"
+import type { PodPhase } from "../domain/Pod.js"
+import type { SecurityPlan } from "../rules/Plan.js"
+
+export class OrchestratorError extends Schema.TaggedError<OrchestratorError>()("OrchestratorError", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+export interface VpcSpec {
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly name: DnsLabel
+  readonly enable_internet: boolean
+  readonly dns_nameservers: ReadonlyArray<Ipv4Address>
+  readonly dns_ndots: number | null
+}
+
+export interface SubnetSpec {
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly subnet_id: SubnetId
+  readonly name: DnsLabel
+  readonly cidr: Ipv4Network
+  readonly gateway_ip: Ipv4Address
+}
+
+export interface PodSpec {
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly subnet_id: SubnetId
+  readonly pod_id: PodId
+  readonly name: DnsLabel
+  readonly image: string
+  /** Desired replicas; with autoscaling, the initial count. */
+  readonly replicas: number
+  readonly service_port: number
+  /** Plain values, only ever in memory on the way to the cluster's secret store. */
+  readonly env: Readonly<Record<string, string>>
+  /** Names of the tenant's registry credentials to pull with. */
+  readonly registry_credentials: ReadonlyArray<string>
+  readonly auto_healing: boolean
+  readonly autoscaling: {
+    readonly min_replicas: number
+    readonly max_replicas: number
+    readonly cpu_target_millicores: number
+  } | null
+  readonly persistent_mount_path: string | null
+  readonly gpu_count: number
+  readonly external_access: boolean
+  /** The pool external IPs come from, when the pod takes inbound traffic. */
+  readonly external_inbound: { readonly subnet_cidr: Ipv4Network; readonly gateway: Ipv4Address } | null
+}
+
+/** Where a pod is reachable; stable for the pod's life, across recreates. */
+export interface PodPlacement {
+  readonly vip: Ipv4Address
+  readonly external_ip: Ipv4Address | null
+}
+
+export interface PodRuntime {
+  readonly phase: PodPhase
+  readonly ready_replicas: number
+  readonly desired_replicas: number
+  readonly vip: Ipv4Address | null
+  readonly external_ip: Ipv4Address | null
+  readonly last_error: string | null
+}
+
+export interface RegistrySecretSpec {
+  readonly tenant_id: TenantId
+  readonly name: DnsLabel
+  readonly server: string
+  readonly username: string
+  readonly password: string
+}
+
+export interface OrchestratorShape {
+  /** Which implementation runs, for the startup line and `/healthz`. */
+  readonly backend: string
+  readonly applyVpc: (spec: VpcSpec) => Effect.Effect<void, OrchestratorError>
+  /** Removes the VPC and everything running in it. Absent is success. */
+  readonly deleteVpc: (vpcId: VpcId) => Effect.Effect<void, OrchestratorError>
+  readonly applySubnet: (spec: SubnetSpec) => Effect.Effect<void, OrchestratorError>
+  readonly deleteSubnet: (vpcId: VpcId, subnetId: SubnetId) => Effect.Effect<void, OrchestratorError>
+  /** Replaces the VPC's enforced security plan as a whole. */
+  readonly applySecurityPlan: (plan: SecurityPlan) => Effect.Effect<void, OrchestratorError>
+  /** Creates the pod or updates it in place (image, replicas, scaling). */
+  readonly applyPod: (spec: PodSpec) => Effect.Effect<PodPlacement, OrchestratorError>
+  /** Stops the workload, applies the spec and starts it again; VIP and external IP survive. */
+  readonly recreatePod: (spec: PodSpec) => Effect.Effect<PodPlacement, OrchestratorError>
+  readonly restartPod: (podId: PodId) => Effect.Effect<void, OrchestratorError>
+  /** Removes the pod with its service and addresses. Absent is success. */
+  readonly deletePod: (podId: PodId) => Effect.Effect<void, OrchestratorError>
+  /** What the cluster reports for the pod; none when it does not know it. */
+  readonly podStatus: (podId: PodId) => Effect.Effect<Option.Option<PodRuntime>, OrchestratorError>
+  readonly applyRegistrySecret: (spec: RegistrySecretSpec) => Effect.Effect<void, OrchestratorError>
+  readonly deleteRegistrySecret: (tenantId: TenantId, name: DnsLabel) => Effect.Effect<void, OrchestratorError>
+  /** Removes whatever the tenant still has in the cluster. Absent is success. */
+  readonly deleteTenant: (tenantId: TenantId) => Effect.Effect<void, OrchestratorError>
+}
+
+export class Orchestrator extends Context.Tag("@tenet/core/Orchestrator")<Orchestrator, OrchestratorShape>() {}

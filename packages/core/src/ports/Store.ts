@@ -1,0 +1,97 @@
+/**
+ * The Store port: the desired state, the source of truth. Repositories per resource, and
+ * transactions that make a use-case's writes all-or-nothing.
+ *
+ * Uniqueness rules are the store's job (a unique constraint in SQL), so they hold under
+ * concurrent requests: `insert` fails with `UniqueViolation` naming the constraint.
+ * Deleting a tenant cascades to everything it owns, inside the store.
+ */
+import type { Effect, Option } from "effect"
+import { Context, Schema } from "effect"
+import type { AdminRecord } from "../domain/Admin.js"
+import type { DomainRow } from "../domain/Domain.js"
+import type { DomainId, ServiceTunnelId, TenantId } from "../domain/Ids.js"
+import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
+import type { TenantRecord } from "../domain/Tenant.js"
+
+/** A uniqueness rule would be broken; `constraint` names it (see `Constraints`). */
+export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
+  constraint: Schema.String
+}) {}
+
+/** The store could not be reached or failed; nothing was written. */
+export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
+  detail: Schema.String
+}) {}
+
+/** The names of the uniqueness rules every Store implements. */
+export const Constraints = {
+  tenantName: "tenants_name_key",
+  domainName: "domains_domain_key",
+  serviceTunnelService: "service_tunnels_service_key",
+  serviceTunnelHostname: "service_tunnels_hostname_key"
+} as const
+
+type Read<A> = Effect.Effect<A, StoreUnavailable>
+type Write<A = void> = Effect.Effect<A, StoreUnavailable | UniqueViolation>
+
+export interface AdminRepository {
+  readonly find: (username: string) => Read<Option.Option<AdminRecord>>
+  readonly findByTokenHash: (tokenHash: string) => Read<Option.Option<AdminRecord>>
+  /** Creates or replaces the admin record. */
+  readonly put: (record: AdminRecord) => Write
+}
+
+export interface TenantRepository {
+  readonly insert: (record: TenantRecord) => Write
+  readonly find: (id: TenantId) => Read<Option.Option<TenantRecord>>
+  readonly findByName: (name: string) => Read<Option.Option<TenantRecord>>
+  readonly findByTokenHash: (tokenHash: string) => Read<Option.Option<TenantRecord>>
+  /** All tenants, oldest first. */
+  readonly list: Read<ReadonlyArray<TenantRecord>>
+  /** Replaces the token; false when the tenant does not exist. */
+  readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
+  /** Deletes the tenant and, in the same step, everything it owns; false when absent. */
+  readonly delete: (id: TenantId) => Read<boolean>
+}
+
+export interface DomainRepository {
+  /** A domain belongs to at most one tenant (`Constraints.domainName`). */
+  readonly insert: (row: DomainRow) => Write
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<DomainRow>>
+  readonly findByDomain: (domain: string) => Read<Option.Option<DomainRow>>
+  readonly delete: (id: DomainId) => Read<boolean>
+}
+
+export interface ProviderConfigRepository {
+  readonly get: Read<Option.Option<ProviderConfigRecord>>
+  readonly put: (record: ProviderConfigRecord) => Write
+}
+
+export interface ServiceTunnelRepository {
+  readonly insert: (record: ServiceTunnelRecord) => Write
+  readonly list: Read<ReadonlyArray<ServiceTunnelRecord>>
+  readonly find: (id: ServiceTunnelId) => Read<Option.Option<ServiceTunnelRecord>>
+  readonly update: (record: ServiceTunnelRecord) => Read<boolean>
+  readonly delete: (id: ServiceTunnelId) => Read<boolean>
+}
+
+export interface StoreShape {
+  /** Which implementation runs, for the startup line and `/healthz`. */
+  readonly backend: string
+  /**
+   * Runs `self` as one transaction: its writes become visible together when it succeeds and
+   * not at all when it fails. Nested calls join the outer transaction.
+   */
+  readonly transaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreUnavailable, R>
+  /** A cheap round trip, for health checks. */
+  readonly ping: Read<void>
+  readonly admins: AdminRepository
+  readonly tenants: TenantRepository
+  readonly domains: DomainRepository
+  readonly providerConfig: ProviderConfigRepository
+  readonly serviceTunnels: ServiceTunnelRepository
+}
+
+export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}
