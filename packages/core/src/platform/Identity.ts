@@ -38,7 +38,10 @@ export interface IdentityShape {
     origin: RequestOrigin
   ) => Effect.Effect<AdminSession, Failure>
   readonly adminLogout: (admin: AdminPrincipal, origin: RequestOrigin) => Effect.Effect<void, ServiceUnavailable>
-  readonly adminRotate: (admin: AdminPrincipal, origin: RequestOrigin) => Effect.Effect<AdminSession, Failure>
+  readonly adminRotate: (
+    admin: AdminPrincipal,
+    origin: RequestOrigin
+  ) => Effect.Effect<AdminSession, Unauthorized | ServiceUnavailable | InternalError>
   readonly tenantLogin: (
     input: { readonly name: string; readonly password: string },
     origin: RequestOrigin
@@ -48,7 +51,7 @@ export interface IdentityShape {
     caller: Principal,
     tenantId: TenantId,
     origin: RequestOrigin
-  ) => Effect.Effect<TenantSession, Failure | Forbidden | NotFound>
+  ) => Effect.Effect<TenantSession, Forbidden | NotFound | ServiceUnavailable | InternalError>
   readonly authenticateAdmin: (token: string) => Effect.Effect<AdminPrincipal, Unauthorized | ServiceUnavailable>
   readonly authenticateTenant: (token: string) => Effect.Effect<TenantPrincipal, Unauthorized | ServiceUnavailable>
   /**
@@ -125,7 +128,6 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
               state
             )))
 
-      const invalidCredentials = new Unauthorized({ detail: "invalid name or password" })
 
       const verify = (password: string, hash: Option.Option<string>) =>
         vault.verifyPassword(password, Option.getOrElse(hash, () => decoyHash)).pipe(
@@ -145,7 +147,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         yield* noteOutcome(input.username, origin, ok)
         if (!ok || Option.isNone(admin)) {
           yield* record("admin.login", "failure", input.username, null, origin, "invalid username or password")
-          return yield* invalidCredentials
+          return yield* new Unauthorized({ detail: "invalid username or password" })
         }
         yield* record("admin.login", "success", input.username, null, origin)
         const token = yield* vault.decrypt(admin.value.token_ciphertext).pipe(vaultFailure)
@@ -176,7 +178,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         yield* noteOutcome(input.name, origin, ok)
         if (!ok || Option.isNone(tenant)) {
           yield* record("tenant.login", "failure", input.name, null, origin, "invalid name or password")
-          return yield* invalidCredentials
+          return yield* new Unauthorized({ detail: "invalid name or password" })
         }
         yield* record("tenant.login", "success", tenant.value.name, tenant.value.id, origin)
         return yield* tenantSession(tenant.value)

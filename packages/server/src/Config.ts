@@ -1,0 +1,21 @@
+/** The server's configuration, from `TENET_*` environment variables. */
+import { Config, LogLevel } from "effect"
+
+export const StoreKind = Config.literal("memory")("TENET_STORE").pipe(Config.withDefault("memory" as const))
+
+export const ServerConfig = Config.all({
+  host: Config.string("TENET_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("TENET_PORT").pipe(Config.withDefault(8080)),
+  publicUrl: Config.option(Config.string("TENET_PUBLIC_URL")),
+  adminUsername: Config.nonEmptyString("TENET_ADMIN_USERNAME").pipe(Config.withDefault("admin")),
+  adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
+  store: StoreKind,
+  encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
+  logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  maxBodyBytes: Config.integer("TENET_MAX_BODY_BYTES").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(1024 * 1024)
+  )
+})
+
+export type ServerConfig = Config.Config.Success<typeof ServerConfig>

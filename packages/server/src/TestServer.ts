@@ -1,0 +1,33 @@
+/**
+ * A real Tenet server on the in-memory platform, listening on a random loopback port, with
+ * an `HttpClient` pointed at it and the platform's fault switches: for Tenet's own tests and
+ * for tenants testing their automation.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { MemoryPlatform } from "@tenet/adapters-memory"
+import { ServerInfo } from "@tenet/core"
+import { Layer, Option, Redacted } from "effect"
+import * as Server from "./Server.js"
+
+export interface Options {
+  readonly adminUsername?: string
+  readonly adminPassword?: string
+  readonly maxBodyBytes?: number
+  readonly platform?: MemoryPlatform.Options
+}
+
+export const ADMIN_USERNAME = "admin"
+export const ADMIN_PASSWORD = "tenet-test-admin-password"
+
+export const layer = (options: Options = {}) => {
+  const platform = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
+  return Server.layer({
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    adminUsername: options.adminUsername ?? ADMIN_USERNAME,
+    adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD))
+  }).pipe(
+    Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })),
+    Layer.provideMerge(platform),
+    Layer.provideMerge(NodeHttpServer.layerTest)
+  )
+}
