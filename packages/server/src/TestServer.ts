@@ -6,7 +6,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
 import { ServerInfo } from "@tenet/core"
-import { Layer, Option, Redacted } from "effect"
+import { Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
 export interface Options {
@@ -14,10 +14,14 @@ export interface Options {
   readonly adminPassword?: string
   readonly maxBodyBytes?: number
   readonly platform?: MemoryPlatform.Options
+  /** Request logs are noise in tests: warnings and errors only, by default. */
+  readonly logLevel?: LogLevel.LogLevel
 }
 
 export const ADMIN_USERNAME = "admin"
 export const ADMIN_PASSWORD = "tenet-test-admin-password"
+
+export { VERSION } from "./Server.js"
 
 export const layer = (options: Options = {}) => {
   const platform = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
@@ -28,6 +32,7 @@ export const layer = (options: Options = {}) => {
   }).pipe(
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })),
     Layer.provideMerge(platform),
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.Warning))
   )
 }

@@ -1,0 +1,68 @@
+/** Shared helpers: the real client against the real server, plus raw requests for wire checks. */
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Api } from "@tenet/core"
+import { Effect } from "effect"
+import { TestServer } from "../src/index.js"
+
+/** The typed client, with extra headers on every request. */
+export const client = (headers: Record<string, string> = {}) =>
+  HttpApiClient.make(Api.TenetApi, {
+    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))
+  })
+
+export const adminLogin = Effect.flatMap(client(), (c) =>
+  c.adminIdentity.login({
+    payload: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD }
+  }))
+
+export const asAdmin = Effect.flatMap(adminLogin, (session) => client({ "x-admin-token": session.api_token }))
+
+/** A unique DNS-label name, so tests sharing one server never collide. */
+export const uniqueName = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`
+
+export const TENANT_PASSWORD = "correct horse battery"
+
+/** Creates a tenant as admin and logs in as it. */
+export const newTenant = (prefix = "t") =>
+  Effect.gen(function*() {
+    const admin = yield* asAdmin
+    const tenant = yield* admin.tenants.create({
+      payload: { name: uniqueName(prefix) as never, password: TENANT_PASSWORD, description: null }
+    })
+    const anonymous = yield* client()
+    const session = yield* anonymous.tenantIdentity.login({ payload: { name: tenant.name, password: TENANT_PASSWORD } })
+    const api = yield* client({ "x-auth-token": session.api_token })
+    return { tenant, session, api }
+  })
+
+export interface RawResponse {
+  readonly status: number
+  readonly body: unknown
+  readonly text: string
+  readonly contentType: string | undefined
+}
+
+/** A request exactly as written, for checking statuses and bodies on the wire. */
+export const raw = (
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
+  path: string,
+  options: { readonly headers?: Record<string, string>; readonly body?: string | unknown } = {}
+) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))
+    if (options.body !== undefined) {
+      request = typeof options.body === "string"
+        ? HttpClientRequest.bodyText(request, options.body, options.headers?.["content-type"] ?? "application/json")
+        : yield* HttpClientRequest.bodyJson(request, options.body)
+    }
+    const response = yield* http.execute(request)
+    const text = yield* response.text
+    let body: unknown = undefined
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    return { status: response.status, body, text, contentType: response.headers["content-type"] } satisfies RawResponse
+  }).pipe(Effect.scoped)

@@ -1,0 +1,131 @@
+import { expect, layer } from "@effect/vitest"
+import { Api } from "@tenet/core"
+import { MemoryStore } from "@tenet/adapters-memory"
+import { Effect } from "effect"
+import { TestServer } from "../src/index.js"
+import { adminLogin, newTenant, raw } from "./Harness.js"
+
+const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
+
+layer(TestServer.layer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("request guard", (it) => {
+  it.effect("unknown routes and methods are 404 JSON", () =>
+    Effect.gen(function*() {
+      for (const [method, path] of [["GET", "/nope"], ["PUT", "/tenants"], ["DELETE", "/provider-config"]] as const) {
+        const response = yield* raw(method, path)
+        expect(response.status).toBe(404)
+        expect(response.contentType).toContain("application/json")
+        expect(response.body).toEqual({ detail: `no route for ${method} ${path}` })
+      }
+    }))
+
+  it.effect("malformed JSON is 400, a non-JSON content type 415, an oversized body 413", () =>
+    Effect.gen(function*() {
+      const headers = yield* admin
+      const malformed = yield* raw("POST", "/tenants", { headers, body: "{\"name\": " })
+      expect(malformed.status).toBe(400)
+      expect((malformed.body as { detail: string }).detail).toMatch(/^the request body is not valid JSON/)
+      const form = yield* raw("POST", "/tenants", {
+        headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+        body: "name=x&password=y"
+      })
+      expect(form.status).toBe(415)
+      const big = yield* raw("POST", "/tenants", {
+        headers,
+        body: JSON.stringify({ name: "big", password: "x".repeat(5000) })
+      })
+      expect(big.status).toBe(413)
+      expect(big.body).toEqual({ detail: "the request body exceeds 4096 bytes" })
+    }))
+
+  it.effect("the body is checked before authentication, and nothing is created by a rejected request", () =>
+    Effect.gen(function*() {
+      const headers = yield* admin
+      const before = (yield* raw("GET", "/tenants", { headers })).body as Array<unknown>
+      yield* raw("POST", "/tenants", { headers, body: "[1,2" })
+      yield* raw("POST", "/tenants", { headers: { ...headers, "content-type": "text/plain" }, body: "hello" })
+      const after = (yield* raw("GET", "/tenants", { headers })).body as Array<unknown>
+      expect(after).toEqual(before)
+    }))
+
+  it.effect("security-rule validation failures are 422 naming the field", () =>
+    Effect.gen(function*() {
+      const { session } = yield* newTenant()
+      const response = yield* raw("POST", "/security-rules", {
+        headers: { "x-auth-token": session.api_token },
+        body: {
+          vpc_id: "00000000-0000-4000-8000-000000000000",
+          name: "web",
+          direction: "ingress",
+          action: "allow",
+          priority: 5000,
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0"
+        }
+      })
+      expect(response.status).toBe(422)
+      expect(response.body).toEqual({ detail: { field: "priority", message: "must be an integer from 1 to 2000" } })
+      const missing = yield* raw("GET", "/security-rules", { headers: { "x-auth-token": session.api_token } })
+      expect(missing.status).toBe(422)
+      expect((missing.body as { detail: { field: string } }).detail.field).toBe("vpc_id")
+    }))
+
+  it.effect("endpoints not served yet authenticate first, then answer 501 with a detail", () =>
+    Effect.gen(function*() {
+      const { session } = yield* newTenant()
+      expect((yield* raw("GET", "/vpcs")).status).toBe(401)
+      const pending = yield* raw("GET", "/vpcs", { headers: { "x-auth-token": session.api_token } })
+      expect(pending.status).toBe(501)
+      expect(pending.body).toEqual({ detail: "VPCs are not served by this server version yet" })
+    }))
+})
+
+layer(TestServer.layer(), { excludeTestServices: true })("health, version and documents", (it) => {
+  it.effect("healthz names the backends; 503 with a detail while the store is down", () =>
+    Effect.gen(function*() {
+      const ok = yield* raw("GET", "/healthz")
+      expect(ok.status).toBe(200)
+      expect(ok.body).toEqual({ status: "ok", store: "memory", orchestrator: "simulated", edge: "simulated" })
+      const store = yield* MemoryStore.StoreSwitches
+      yield* store.setAvailable(false)
+      const down = yield* raw("GET", "/healthz")
+      const login = yield* raw("POST", "/tenants/login", { body: { name: "someone", password: "whatever1" } })
+      yield* store.setAvailable(true)
+      expect(down.status).toBe(503)
+      expect((down.body as { detail: string }).detail).toContain("store is unavailable")
+      expect(login.status).toBe(503)
+    }))
+
+  it.effect("version reports the server and API versions", () =>
+    Effect.gen(function*() {
+      const response = yield* raw("GET", "/version")
+      expect(response.body).toEqual({ name: "tenet", version: TestServer.VERSION, api: Api.API_VERSION })
+    }))
+
+  it.effect("the OpenAPI document lists every endpoint of the contract with its security", () =>
+    Effect.gen(function*() {
+      const response = yield* raw("GET", "/openapi.json")
+      expect(response.status).toBe(200)
+      const document = response.body as {
+        paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>
+        components: { securitySchemes: Record<string, { name: string }> }
+      }
+      const routes = Object.values(Api.TenetApi.groups).flatMap((group) =>
+        Object.values(group.endpoints).map((e) => [e.method.toLowerCase(), e.path.replace(/:(\w+)/g, "{$1}")] as const)
+      )
+      expect(routes.length).toBeGreaterThan(40)
+      for (const [method, path] of routes) {
+        expect(document.paths[path]?.[method], `${method} ${path}`).toBeDefined()
+      }
+      expect(document.paths["/tenants"]?.get?.security).toEqual([{ adminToken: [] }])
+      expect(Object.values(document.components.securitySchemes).map((s) => s.name).sort()).toEqual(
+        ["X-API-Token", "X-Admin-Token", "X-Auth-Token"]
+      )
+    }))
+
+  it.effect("the docs page is served", () =>
+    Effect.gen(function*() {
+      const response = yield* raw("GET", "/docs")
+      expect(response.status).toBe(200)
+      expect(response.contentType).toContain("text/html")
+    }))
+})

@@ -1,0 +1,179 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestServer } from "../src/index.js"
+import { adminLogin, asAdmin, client, newTenant, raw, TENANT_PASSWORD, uniqueName } from "./Harness.js"
+
+layer(TestServer.layer(), { excludeTestServices: true })("admin authentication", (it) => {
+  it.effect("login returns the admin's current token, and logging in again returns the same one", () =>
+    Effect.gen(function*() {
+      const first = yield* adminLogin
+      const second = yield* adminLogin
+      expect(first.username).toBe(TestServer.ADMIN_USERNAME)
+      expect(first.api_token).toMatch(/^tenet_[A-Za-z0-9_-]{43}$/)
+      expect(second.api_token).toBe(first.api_token)
+    }))
+
+  it.effect("a wrong password is 401 with a detail, and is logged with the source address", () =>
+    Effect.gen(function*() {
+      const response = yield* raw("POST", "/admin/login", {
+        body: { username: TestServer.ADMIN_USERNAME, password: "wrong-password" }
+      })
+      expect(response.status).toBe(401)
+      expect(response.body).toEqual({ detail: "invalid username or password" })
+      const admin = yield* asAdmin
+      const page = yield* admin.operationsLog.list({ urlParams: { limit: 5 } })
+      const failure = page.entries.find((e) => e.kind === "admin.login" && e.outcome === "failure")
+      expect(failure?.principal).toBe(TestServer.ADMIN_USERNAME)
+      expect(failure?.source_address).toMatch(/127\.0\.0\.1|::1/)
+    }))
+
+  it.effect("logout answers 204, records the logout and leaves the token usable", () =>
+    Effect.gen(function*() {
+      const session = yield* adminLogin
+      const response = yield* raw("POST", "/admin/logout", { headers: { "x-admin-token": session.api_token } })
+      expect(response.status).toBe(204)
+      expect(response.text).toBe("")
+      const admin = yield* client({ "x-admin-token": session.api_token })
+      const page = yield* admin.operationsLog.list({ urlParams: { limit: 1 } })
+      expect(page.entries[0]).toMatchObject({ kind: "admin.logout", outcome: "success" })
+    }))
+
+  it.effect("logout and rotation without a valid admin token are 401", () =>
+    Effect.gen(function*() {
+      for (const path of ["/admin/logout", "/admin/rotate-token"]) {
+        const missing = yield* raw("POST", path)
+        expect(missing.status).toBe(401)
+        expect(missing.body).toEqual({ detail: "missing X-Admin-Token header" })
+        const wrong = yield* raw("POST", path, { headers: { "x-admin-token": "tenet_not-a-real-token" } })
+        expect(wrong.status).toBe(401)
+        expect(wrong.body).toEqual({ detail: "invalid admin token" })
+      }
+    }))
+
+  it.effect("rotation issues a new token and the old one stops working at once", () =>
+    Effect.gen(function*() {
+      const old = yield* adminLogin
+      const rotated = yield* (yield* client({ "x-admin-token": old.api_token })).adminIdentity.rotateToken()
+      expect(rotated.api_token).not.toBe(old.api_token)
+      const stale = yield* raw("GET", "/tenants", { headers: { "x-admin-token": old.api_token } })
+      expect(stale.status).toBe(401)
+      const fresh = yield* raw("GET", "/tenants", { headers: { "x-admin-token": rotated.api_token } })
+      expect(fresh.status).toBe(200)
+      expect((yield* adminLogin).api_token).toBe(rotated.api_token)
+    }))
+})
+
+layer(TestServer.layer(), { excludeTestServices: true })("tenant authentication", (it) => {
+  it.effect("login returns id, name and the current token", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      expect(Object.keys(session).sort()).toEqual(["api_token", "id", "name"])
+      expect(session.id).toBe(tenant.id)
+      const again = yield* (yield* client()).tenantIdentity.login({
+        payload: { name: tenant.name, password: TENANT_PASSWORD }
+      })
+      expect(again.api_token).toBe(session.api_token)
+    }))
+
+  it.effect("an unknown name and a wrong password fail alike with 401", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* newTenant()
+      const wrong = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: "not the password" } })
+      const unknown = yield* raw("POST", "/tenants/login", { body: { name: uniqueName("ghost"), password: "whatever1" } })
+      expect(wrong.status).toBe(401)
+      expect(unknown.status).toBe(401)
+      expect(wrong.body).toEqual(unknown.body)
+    }))
+
+  it.effect("logout takes X-API-Token (or X-Auth-Token), answers 204 and is logged", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const viaApiToken = yield* raw("POST", "/tenants/logout", { headers: { "x-api-token": session.api_token } })
+      expect(viaApiToken.status).toBe(204)
+      const viaAuthToken = yield* raw("POST", "/tenants/logout", { headers: { "x-auth-token": session.api_token } })
+      expect(viaAuthToken.status).toBe(204)
+      const bad = yield* raw("POST", "/tenants/logout", { headers: { "x-api-token": "tenet_bogus" } })
+      expect(bad.status).toBe(401)
+      const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 10 } })
+      const logouts = page.entries.filter((e) => e.kind === "tenant.logout" && e.tenant_id === tenant.id)
+      expect(logouts.map((e) => [e.kind, e.principal, e.tenant_id])).toEqual([
+        ["tenant.logout", tenant.name, tenant.id],
+        ["tenant.logout", tenant.name, tenant.id]
+      ])
+    }))
+
+  it.effect("a tenant rotates its own token; the old one stops working at once", () =>
+    Effect.gen(function*() {
+      const { api, session, tenant } = yield* newTenant()
+      const rotated = yield* api.tenantIdentity.rotateToken({ path: { tenant_id: tenant.id } })
+      expect(rotated).toMatchObject({ id: tenant.id, name: tenant.name })
+      expect(rotated.api_token).not.toBe(session.api_token)
+      const stale = yield* raw("POST", "/tenants/logout", { headers: { "x-api-token": session.api_token } })
+      expect(stale.status).toBe(401)
+      const relogin = yield* (yield* client()).tenantIdentity.login({
+        payload: { name: tenant.name, password: TENANT_PASSWORD }
+      })
+      expect(relogin.api_token).toBe(rotated.api_token)
+    }))
+
+  it.effect("a tenant cannot rotate another tenant's token (403), an admin can", () =>
+    Effect.gen(function*() {
+      const a = yield* newTenant("a")
+      const b = yield* newTenant("b")
+      const forbidden = yield* raw("POST", `/tenants/${b.tenant.id}/rotate-token`, {
+        headers: { "x-auth-token": a.session.api_token }
+      })
+      expect(forbidden.status).toBe(403)
+      expect(forbidden.body).toEqual({ detail: "a tenant can rotate only its own token" })
+      const admin = yield* asAdmin
+      const rotated = yield* admin.tenantIdentity.rotateToken({ path: { tenant_id: b.tenant.id } })
+      expect(rotated.api_token).not.toBe(b.session.api_token)
+      const page = yield* admin.operationsLog.list({ urlParams: { limit: 1 } })
+      expect(page.entries[0]).toMatchObject({ kind: "tenant.rotate_token", principal: b.tenant.name })
+      expect(page.entries[0]?.detail).toContain("admin")
+    }))
+
+  it.effect("rotation of an unknown tenant is 404, and with no token at all 401", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminLogin
+      const unknown = "00000000-0000-4000-8000-000000000000"
+      const missing = yield* raw("POST", `/tenants/${unknown}/rotate-token`, {
+        headers: { "x-admin-token": admin.api_token }
+      })
+      expect(missing.status).toBe(404)
+      const anonymous = yield* raw("POST", `/tenants/${unknown}/rotate-token`)
+      expect(anonymous.status).toBe(401)
+    }))
+})
+
+describe("failed-login throttling", () => {
+  layer(TestServer.layer(), { excludeTestServices: true })("per name", (it) => {
+    it.effect("after 5 failures the name is refused with 429, even with the right password", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* newTenant()
+        for (let i = 0; i < 5; i++) {
+          const failed = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: `guess-${i}-x` } })
+          expect(failed.status).toBe(401)
+        }
+        const locked = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: TENANT_PASSWORD } })
+        expect(locked.status).toBe(429)
+        expect((locked.body as { detail: string }).detail).toMatch(/try again in \d+ seconds/)
+        const other = yield* newTenant()
+        expect(other.session.api_token).toMatch(/^tenet_/)
+        const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 10 } })
+        expect(page.entries.some((e) => e.outcome === "throttled" && e.principal === tenant.name)).toBe(true)
+      }))
+  })
+
+  layer(TestServer.layer(), { excludeTestServices: true })("per address", (it) => {
+    it.effect("after 50 failures from one address, every name is refused from it", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* newTenant()
+        for (let i = 0; i < 50; i++) {
+          yield* raw("POST", "/tenants/login", { body: { name: `nobody-${i}`, password: "whatever1" } })
+        }
+        const locked = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: TENANT_PASSWORD } })
+        expect(locked.status).toBe(429)
+      }))
+  })
+})
