@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
+import type { OperationLog } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
 import { adminLogin, asAdmin, newTenant, raw, uniqueName } from "./Harness.js"
@@ -219,7 +220,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("operations log", (it) 
       const pages: Array<number> = []
       let before: number | undefined = undefined
       for (;;) {
-        const page = yield* api.operationsLog.list({ urlParams: before === undefined ? { limit: 2 } : { limit: 2, before } })
+        const page: OperationLog.OperationLogPage = yield* api.operationsLog.list({ urlParams: before === undefined ? { limit: 2 } : { limit: 2, before } })
         pages.push(...page.entries.map((e) => e.seq))
         if (page.next_before === null) break
         before = page.next_before

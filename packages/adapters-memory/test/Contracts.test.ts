@@ -1,0 +1,7 @@
+import { EdgeTunnelsContract, OperationsLogContract, OrchestratorContract, StoreContract } from "@tenet/core/testing"
+import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
+
+StoreContract.run("memory", () => MemoryStore.layer)
+OperationsLogContract.run("memory", () => MemoryOperationsLog.layer())
+OrchestratorContract.run("simulated", () => SimulatedCluster.layer())
+EdgeTunnelsContract.run("simulated", () => SimulatedEdge.layer)

@@ -1,0 +1,110 @@
+/** Valid domain records for contract suites, unique per call. */
+import { DateTime } from "effect"
+import type { AdminRecord } from "../domain/Admin.js"
+import type { DomainRow } from "../domain/Domain.js"
+import { DomainId, PodId, randomUuid, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type { DnsLabel, DomainName, Ipv4Address, Ipv4Network } from "../domain/Net.js"
+import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js"
+import type { TenantRecord } from "../domain/Tenant.js"
+import type { PodSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
+
+let counter = 0
+const next = () => `${Date.now().toString(36)}${(counter++).toString(36)}`
+/** Timestamps one millisecond apart, so "oldest first" is well defined. */
+let clock = Date.UTC(2026, 0, 1)
+const at = () => DateTime.unsafeMake(clock++) as DateTime.Utc
+
+export const label = (prefix: string) => `${prefix}-${next()}` as DnsLabel
+
+export const tenant = (overrides: Partial<TenantRecord> = {}): TenantRecord => ({
+  id: TenantId.make(randomUuid()),
+  name: label("tenant"),
+  description: null,
+  created_at: at(),
+  password_hash: "$scrypt$fixture",
+  token_hash: `hash-${next()}`,
+  token_ciphertext: `cipher-${next()}`,
+  ...overrides
+})
+
+export const admin = (overrides: Partial<AdminRecord> = {}): AdminRecord => ({
+  username: `admin-${next()}`,
+  password_hash: "$scrypt$fixture",
+  token_hash: `hash-${next()}`,
+  token_ciphertext: `cipher-${next()}`,
+  ...overrides
+})
+
+export const domain = (tenantId: TenantId, overrides: Partial<DomainRow> = {}): DomainRow => ({
+  id: DomainId.make(randomUuid()),
+  tenant_id: tenantId,
+  domain: `${label("d")}.example.com` as DomainName,
+  created_at: at(),
+  ...overrides
+})
+
+export const providerConfig = (overrides: Partial<ProviderConfigRecord> = {}): ProviderConfigRecord => ({
+  external_subnet_cidr: "203.0.113.0/24" as Ipv4Network,
+  external_subnet_gateway: "203.0.113.1" as Ipv4Address,
+  peering_subnet_cidr: "100.64.0.0/16" as Ipv4Network,
+  pod_dns_nameservers: ["1.1.1.1" as Ipv4Address],
+  pod_dns_ndots: 2,
+  edge_account_id: "acct",
+  edge_api_token_ciphertext: "cipher",
+  edge_domain: "apps.example.com" as DomainName,
+  updated_at: at(),
+  ...overrides
+})
+
+export const serviceTunnel = (overrides: Partial<ServiceTunnelRecord> = {}): ServiceTunnelRecord => ({
+  id: ServiceTunnelId.make(randomUuid()),
+  service: label("svc"),
+  hostname: `${label("h")}.example.com` as DomainName,
+  target_url: "http://127.0.0.1:8080" as ServiceUrl,
+  status: "active",
+  error: null,
+  created_at: at(),
+  ...overrides
+})
+
+/** A VPC with one subnet, ready for pods. */
+export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
+  const vpc: VpcSpec = {
+    tenant_id: tenantId,
+    vpc_id: VpcId.make(randomUuid()),
+    name: label("vpc"),
+    enable_internet: true,
+    dns_nameservers: [],
+    dns_ndots: null
+  }
+  const subnet: SubnetSpec = {
+    tenant_id: tenantId,
+    vpc_id: vpc.vpc_id,
+    subnet_id: SubnetId.make(randomUuid()),
+    name: label("subnet"),
+    cidr: "10.1.0.0/24" as Ipv4Network,
+    gateway_ip: "10.1.0.1" as Ipv4Address
+  }
+  return { vpc, subnet }
+}
+
+export const pod = (subnet: SubnetSpec, overrides: Partial<PodSpec> = {}): PodSpec => ({
+  tenant_id: subnet.tenant_id,
+  vpc_id: subnet.vpc_id,
+  subnet_id: subnet.subnet_id,
+  pod_id: PodId.make(randomUuid()),
+  name: label("pod"),
+  image: "nginx:1.27",
+  replicas: 1,
+  service_port: 80,
+  env: {},
+  registry_credentials: [],
+  auto_healing: false,
+  autoscaling: null,
+  persistent_mount_path: null,
+  gpu_count: 0,
+  external_access: false,
+  external_inbound: null,
+  ...overrides
+})

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Ports } from "@tenet/core"
+import { Either, FastCheck as fc } from "effect"
+
+
+const port = fc.integer({ min: 1, max: 65535 })
+const range = fc.tuple(port, port).map(([a, b]) => ({ from: Math.min(a, b), to: Math.max(a, b) }))
+const ranges = fc.array(range, { minLength: 1, maxLength: 32 })
+
+describe("ports expressions", () => {
+  it.prop("format and parse are inverse for up to 32 entries", [ranges], ([rs]) => {
+    expect(Ports.parse(Ports.format(rs))).toEqual(Either.right(rs))
+  })
+
+  it.prop("a port is included exactly when some range holds it", [ranges, port], ([rs, p]) => {
+    expect(Ports.includes(rs, p)).toBe(rs.some((r) => r.from <= p && p <= r.to))
+  })
+
+  it.prop("more than 32 entries are refused", [fc.array(range, { minLength: 33, maxLength: 60 })], ([rs]) => {
+    expect(Either.getLeft(Ports.parse(Ports.format(rs)))._tag).toBe("Some")
+  })
+
+  it.prop("ports outside 1-65535 are refused", [fc.oneof(fc.constant(0), fc.integer({ min: 65536, max: 99999 }))], ([p]) => {
+    expect(Either.isLeft(Ports.parse(`${p}`))).toBe(true)
+    expect(Either.isLeft(Ports.parse(`80,${p}`))).toBe(true)
+    expect(Either.isLeft(Ports.parse(`1-${p}`))).toBe(true)
+  })
+
+  it("refuses reversed ranges, empty entries and non-numbers; spaces around entries are tolerated", () => {
+    for (const text of ["", "80,", ",80", "90-80", "http", "1e3", "-5", "80-", "0x50", "80 443"]) {
+      expect(Either.isLeft(Ports.parse(text)), text).toBe(true)
+    }
+    expect(Ports.parse(" 80 , 443 ")).toEqual(Either.right([{ from: 80, to: 80 }, { from: 443, to: 443 }]))
+  })
+})
