@@ -55,14 +55,16 @@ export const make = Effect.gen(function*() {
       Option.isSome(current)
         ? self
         : guard.pipe(
-          Effect.zipRight(writer.withPermits(1)(
-            Effect.gen(function*() {
-              const working = yield* Ref.make(yield* Ref.get(committed))
-              const result = yield* Effect.locally(self, draft, Option.some(working))
-              yield* Ref.set(committed, yield* Ref.get(working))
-              return result
-            })
-          ))
+          Effect.zipRight(
+            writer.withPermits(1)(
+              Effect.gen(function*() {
+                const working = yield* Ref.make(yield* Ref.get(committed))
+                const result = yield* Effect.locally(self, draft, Option.some(working))
+                yield* Ref.set(committed, yield* Ref.get(working))
+                return result
+              })
+            )
+          )
         ))
 
   const read = <A>(f: (state: State) => A): Effect.Effect<A, Store.StoreUnavailable> =>
@@ -97,11 +99,13 @@ export const make = Effect.gen(function*() {
           onNone: () => s.adminByToken,
           onSome: (p) => HashMap.remove(s.adminByToken, p.token_hash)
         })
-        return Effect.succeed([undefined, {
-          ...s,
-          admins: HashMap.set(s.admins, record.username, record),
-          adminByToken: HashMap.set(withoutOldToken, record.token_hash, record.username)
-        }] as const)
+        return Effect.succeed(
+          [undefined, {
+            ...s,
+            admins: HashMap.set(s.admins, record.username, record),
+            adminByToken: HashMap.set(withoutOldToken, record.token_hash, record.username)
+          }] as const
+        )
       })
   }
 
@@ -123,12 +127,14 @@ export const make = Effect.gen(function*() {
       write((s) =>
         HashMap.has(s.tenantByName, record.name)
           ? violation(Store.Constraints.tenantName)
-          : Effect.succeed([undefined, {
-            ...s,
-            tenants: HashMap.set(s.tenants, record.id, record),
-            tenantByName: HashMap.set(s.tenantByName, record.name, record.id),
-            tenantByToken: HashMap.set(s.tenantByToken, record.token_hash, record.id)
-          }] as const)
+          : Effect.succeed(
+            [undefined, {
+              ...s,
+              tenants: HashMap.set(s.tenants, record.id, record),
+              tenantByName: HashMap.set(s.tenantByName, record.name, record.id),
+              tenantByToken: HashMap.set(s.tenantByToken, record.token_hash, record.id)
+            }] as const
+          )
       ),
     find: (id) => read((s) => HashMap.get(s.tenants, id)),
     findByName: (name) =>
@@ -143,13 +149,19 @@ export const make = Effect.gen(function*() {
           onSome: (tenant) =>
             [true, {
               ...s,
-              tenants: HashMap.set(s.tenants, id, { ...tenant, token_hash: tokenHash, token_ciphertext: tokenCiphertext }),
+              tenants: HashMap.set(s.tenants, id, {
+                ...tenant,
+                token_hash: tokenHash,
+                token_ciphertext: tokenCiphertext
+              }),
               tenantByToken: HashMap.set(HashMap.remove(s.tenantByToken, tenant.token_hash), tokenHash, id)
             }] as const
         }))
       ),
     delete: (id) =>
-      write((s) => Effect.succeed(HashMap.has(s.tenants, id) ? [true, removeTenant(s, id)] as const : [false, s] as const))
+      write((s) =>
+        Effect.succeed(HashMap.has(s.tenants, id) ? [true, removeTenant(s, id)] as const : [false, s] as const)
+      )
   }
 
   const domains: Store.DomainRepository = {
@@ -157,11 +169,13 @@ export const make = Effect.gen(function*() {
       write((s) =>
         HashMap.has(s.domainByName, row.domain)
           ? violation(Store.Constraints.domainName)
-          : Effect.succeed([undefined, {
-            ...s,
-            domains: HashMap.set(s.domains, row.id, row),
-            domainByName: HashMap.set(s.domainByName, row.domain, row.id)
-          }] as const)
+          : Effect.succeed(
+            [undefined, {
+              ...s,
+              domains: HashMap.set(s.domains, row.id, row),
+              domainByName: HashMap.set(s.domainByName, row.domain, row.id)
+            }] as const
+          )
       ),
     listByTenant: (tenantId) =>
       read((s) => Array.from(HashMap.values(s.domains)).filter((d) => d.tenant_id === tenantId).sort(byCreation)),
@@ -194,7 +208,9 @@ export const make = Effect.gen(function*() {
         if (existing.some((t) => t.hostname === record.hostname)) {
           return violation(Store.Constraints.serviceTunnelHostname)
         }
-        return Effect.succeed([undefined, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const)
+        return Effect.succeed(
+          [undefined, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const
+        )
       }),
     list: read((s) => Array.from(HashMap.values(s.serviceTunnels)).sort(byCreation)),
     find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),

@@ -166,7 +166,10 @@ export const make = (options: Options = {}) =>
           externalIp = allocateExternal(spec.external_inbound)
           if (externalIp === null) {
             if (existing === undefined) vipsInUse.delete(vip)
-            return yield* fail(operation, `the external subnet ${spec.external_inbound.subnet_cidr} has no free address`)
+            return yield* fail(
+              operation,
+              `the external subnet ${spec.external_inbound.subnet_cidr} has no free address`
+            )
           }
         }
         const missing = missingSecrets(spec)
@@ -198,7 +201,11 @@ export const make = (options: Options = {}) =>
       if (pod.stopped) return { ...base, phase: "stopped", ready_replicas: 0 }
       if (pod.lastError !== null) return { ...base, phase: "failed", ready_replicas: 0 }
       const ready = now - pod.startedAt >= startupMillis ? desired : 0
-      return { ...base, phase: ready === desired ? "running" : ready === 0 ? "pending" : "degraded", ready_replicas: ready }
+      return {
+        ...base,
+        phase: ready === desired ? "running" : ready === 0 ? "pending" : "degraded",
+        ready_replicas: ready
+      }
     }
 
     const deletePodNow = (podId: Ids.PodId) => {
@@ -284,7 +291,10 @@ export const make = (options: Options = {}) =>
           Effect.map((now) => Option.map(Option.fromNullable(pods.get(podId)), (pod) => runtimeOf(pod, now)))
         ),
       applyRegistrySecret: (spec) =>
-        change("applyRegistrySecret", Effect.sync(() => void registrySecrets.set(`${spec.tenant_id}/${spec.name}`, spec))),
+        change(
+          "applyRegistrySecret",
+          Effect.sync(() => void registrySecrets.set(`${spec.tenant_id}/${spec.name}`, spec))
+        ),
       deleteRegistrySecret: (tenantId, name) =>
         change("deleteRegistrySecret", Effect.sync(() => void registrySecrets.delete(`${tenantId}/${name}`))),
       deleteTenant: (tenantId) =>
@@ -342,6 +352,9 @@ export const make = (options: Options = {}) =>
 /** The simulated cluster as the Orchestrator, with its switches. */
 export const layer = (options?: Options): Layer.Layer<Orchestrator.Orchestrator | ClusterSwitches> =>
   Layer.effectContext(
-    Effect.map(make(options), ({ orchestrator, switches }) =>
-      Context.make(Orchestrator.Orchestrator, orchestrator).pipe(Context.add(ClusterSwitches, switches)))
+    Effect.map(
+      make(options),
+      ({ orchestrator, switches }) =>
+        Context.make(Orchestrator.Orchestrator, orchestrator).pipe(Context.add(ClusterSwitches, switches))
+    )
   )

@@ -59,8 +59,7 @@ export const make = Effect.sync(() => {
           return Effect.void
         })
       )),
-    unpublish: (account, key) =>
-      call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(key))))
+    unpublish: (account, key) => call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(key))))
   })
 
   const switches = EdgeSwitches.of({
@@ -73,6 +72,8 @@ export const make = Effect.sync(() => {
 
 /** The simulated provider as EdgeTunnels, with its switches. */
 export const layer: Layer.Layer<EdgeTunnels.EdgeTunnels | EdgeSwitches> = Layer.effectContext(
-  Effect.map(make, ({ edge, switches }) =>
-    Context.make(EdgeTunnels.EdgeTunnels, edge).pipe(Context.add(EdgeSwitches, switches)))
+  Effect.map(
+    make,
+    ({ edge, switches }) => Context.make(EdgeTunnels.EdgeTunnels, edge).pipe(Context.add(EdgeSwitches, switches))
+  )
 )

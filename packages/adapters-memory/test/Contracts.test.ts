@@ -1,5 +1,5 @@
-import { EdgeTunnelsContract, OperationsLogContract, OrchestratorContract, StoreContract } from "@tenet/core/testing"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
+import { EdgeTunnelsContract, OperationsLogContract, OrchestratorContract, StoreContract } from "@tenet/core/testing"
 
 StoreContract.run("memory", () => MemoryStore.layer)
 OperationsLogContract.run("memory", () => MemoryOperationsLog.layer())

@@ -63,7 +63,9 @@ describe("simulated cluster", () => {
       const spec = Fixtures.pod(subnet)
       yield* c.applyPod(spec)
       yield* switches.setReachable(false)
-      expect(yield* Effect.flip(c.podStatus(spec.pod_id))).toMatchObject({ detail: "the cluster API server is unreachable" })
+      expect(yield* Effect.flip(c.podStatus(spec.pod_id))).toMatchObject({
+        detail: "the cluster API server is unreachable"
+      })
       yield* switches.setReachable(true)
       expect(Option.isSome(yield* c.podStatus(spec.pod_id))).toBe(true)
     }).pipe(Effect.provide(SimulatedCluster.layer())))
@@ -109,7 +111,9 @@ describe("simulated cluster", () => {
       yield* c.applyPod(ok)
       yield* c.applyPod(missing)
       const snapshot = yield* switches.snapshot
-      expect(snapshot.pods.find((p) => p.spec.pod_id === ok.pod_id)?.image_pull_secrets).toEqual([`${subnet.tenant_id}/ghcr`])
+      expect(snapshot.pods.find((p) => p.spec.pod_id === ok.pod_id)?.image_pull_secrets).toEqual([
+        `${subnet.tenant_id}/ghcr`
+      ])
       expect(JSON.stringify(snapshot.registrySecrets)).not.toContain("pull-secret")
       expect(Option.getOrThrow(yield* c.podStatus(missing.pod_id))).toMatchObject({
         phase: "failed",

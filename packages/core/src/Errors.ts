@@ -12,8 +12,8 @@ import { Schema } from "effect"
 
 const Detail = Schema.Struct({ detail: Schema.String })
 
-const wire = <Self extends { readonly detail: string }>(
-  self: Schema.Schema<Self, any, never> & (new(props: { readonly detail: string }) => Self),
+const wire = <Self extends { readonly detail: string }, Encoded>(
+  self: Schema.Schema<Self, Encoded, never> & (new(props: { readonly detail: string }) => Self),
   status: number,
   identifier: string,
   description: string

@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Net } from "@tenet/core"
 import { Either, FastCheck as fc, Option, Schema } from "effect"
 
-
 const uint32 = fc.integer({ min: 0, max: 0xffffffff })
 const prefix = fc.integer({ min: 0, max: 32 })
 const cidr = fc.record({ address: uint32, prefix })
@@ -24,12 +23,26 @@ describe("IPv4 addresses", () => {
   })
 
   it.prop("anything that is not four plain decimal octets is refused", [fc.string()], ([text]) => {
-    const valid = /^(0|[1-9]\d{0,2})(\.(0|[1-9]\d{0,2})){3}$/.test(text) && text.split(".").every((o) => Number(o) <= 255)
+    const valid = /^(0|[1-9]\d{0,2})(\.(0|[1-9]\d{0,2})){3}$/.test(text) &&
+      text.split(".").every((o) => Number(o) <= 255)
     expect(Option.isSome(Net.parseIpv4(text))).toBe(valid)
   })
 
   it("refuses IPv6, leading zeros, out-of-range octets and stray text", () => {
-    for (const text of ["::1", "2001:db8::1", "::ffff:10.0.0.1", "010.0.0.1", "256.0.0.1", "1.2.3", "1.2.3.4.5", " 1.2.3.4", "1.2.3.4/32", ""]) {
+    for (
+      const text of [
+        "::1",
+        "2001:db8::1",
+        "::ffff:10.0.0.1",
+        "010.0.0.1",
+        "256.0.0.1",
+        "1.2.3",
+        "1.2.3.4.5",
+        " 1.2.3.4",
+        "1.2.3.4/32",
+        ""
+      ]
+    ) {
       expect(Option.isNone(Net.parseIpv4(text)), text).toBe(true)
     }
   })
@@ -84,10 +97,14 @@ describe("DNS labels and domain names", () => {
     expect(decodes(Net.DnsLabel)(l)).toBe(true)
   })
 
-  it.prop("labels with upper case, edge hyphens, other characters or over 63 characters are refused", [fc.string()], ([s]) => {
-    const valid = s.length >= 1 && s.length <= 63 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(s)
-    expect(decodes(Net.DnsLabel)(s)).toBe(valid)
-  })
+  it.prop(
+    "labels with upper case, edge hyphens, other characters or over 63 characters are refused",
+    [fc.string()],
+    ([s]) => {
+      const valid = s.length >= 1 && s.length <= 63 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(s)
+      expect(decodes(Net.DnsLabel)(s)).toBe(valid)
+    }
+  )
 
   it.prop("domains of valid labels are accepted and folded to lower case", [
     fc.array(label, { minLength: 2, maxLength: 4 }).filter((ls) => !/^\d+$/.test(ls[ls.length - 1]!))
@@ -97,7 +114,20 @@ describe("DNS labels and domain names", () => {
   })
 
   it("refuses single labels, numeric TLDs, empty labels, bad characters and over-long names", () => {
-    for (const d of ["localhost", "10.0.0.1", "a..com", ".a.com", "a.com.", "a_b.com", "-a.com", "a-.com", `${"a".repeat(64)}.com`, `${"a.".repeat(127)}com`]) {
+    for (
+      const d of [
+        "localhost",
+        "10.0.0.1",
+        "a..com",
+        ".a.com",
+        "a.com.",
+        "a_b.com",
+        "-a.com",
+        "a-.com",
+        `${"a".repeat(64)}.com`,
+        `${"a.".repeat(127)}com`
+      ]
+    ) {
       expect(decodes(Net.DomainName)(d), d).toBe(false)
     }
   })

@@ -6,13 +6,17 @@ const key = () => NodeVault.parseKeyOrThrow(NodeVault.generateKey())
 const vault = NodeVault.make({ key: key(), scryptLogN: 10 })
 
 describe("NodeVault", () => {
-  it.effect.prop("encryption round-trips and never shows the plaintext", [fc.string({ minLength: 4 })], ([text]) =>
-    Effect.gen(function*() {
-      const ciphertext = yield* vault.encrypt(text)
-      expect(ciphertext).not.toContain(text)
-      expect(yield* vault.decrypt(ciphertext)).toBe(text)
-      expect(yield* vault.encrypt(text)).not.toBe(ciphertext)
-    }))
+  it.effect.prop(
+    "encryption round-trips and never shows the plaintext",
+    [fc.string({ minLength: 4 })],
+    ([text]) =>
+      Effect.gen(function*() {
+        const ciphertext = yield* vault.encrypt(text)
+        expect(ciphertext).not.toContain(text)
+        expect(yield* vault.decrypt(ciphertext)).toBe(text)
+        expect(yield* vault.encrypt(text)).not.toBe(ciphertext)
+      })
+  )
 
   it.effect("a tampered ciphertext or another key fails with VaultError", () =>
     Effect.gen(function*() {

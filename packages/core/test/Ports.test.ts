@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Ports } from "@tenet/core"
 import { Either, FastCheck as fc } from "effect"
 
-
 const port = fc.integer({ min: 1, max: 65535 })
 const range = fc.tuple(port, port).map(([a, b]) => ({ from: Math.min(a, b), to: Math.max(a, b) }))
 const ranges = fc.array(range, { minLength: 1, maxLength: 32 })
@@ -20,11 +19,15 @@ describe("ports expressions", () => {
     expect(Either.getLeft(Ports.parse(Ports.format(rs)))._tag).toBe("Some")
   })
 
-  it.prop("ports outside 1-65535 are refused", [fc.oneof(fc.constant(0), fc.integer({ min: 65536, max: 99999 }))], ([p]) => {
-    expect(Either.isLeft(Ports.parse(`${p}`))).toBe(true)
-    expect(Either.isLeft(Ports.parse(`80,${p}`))).toBe(true)
-    expect(Either.isLeft(Ports.parse(`1-${p}`))).toBe(true)
-  })
+  it.prop(
+    "ports outside 1-65535 are refused",
+    [fc.oneof(fc.constant(0), fc.integer({ min: 65536, max: 99999 }))],
+    ([p]) => {
+      expect(Either.isLeft(Ports.parse(`${p}`))).toBe(true)
+      expect(Either.isLeft(Ports.parse(`80,${p}`))).toBe(true)
+      expect(Either.isLeft(Ports.parse(`1-${p}`))).toBe(true)
+    }
+  )
 
   it("refuses reversed ranges, empty entries and non-numbers; spaces around entries are tolerated", () => {
     for (const text of ["", "80,", ",80", "90-80", "http", "1e3", "-5", "80-", "0x50", "80 443"]) {

@@ -7,14 +7,18 @@ const token = (value: Redacted.Redacted<string>) => Redacted.value(value).trim()
 
 export const AdminAuthLive = Layer.effect(
   Security.AdminAuth,
-  Effect.map(Identity.Identity, (identity) =>
-    Security.AdminAuth.of({ adminToken: (value) => identity.authenticateAdmin(token(value)) }))
+  Effect.map(
+    Identity.Identity,
+    (identity) => Security.AdminAuth.of({ adminToken: (value) => identity.authenticateAdmin(token(value)) })
+  )
 )
 
 export const TenantAuthLive = Layer.effect(
   Security.TenantAuth,
-  Effect.map(Identity.Identity, (identity) =>
-    Security.TenantAuth.of({ tenantToken: (value) => identity.authenticateTenant(token(value)) }))
+  Effect.map(
+    Identity.Identity,
+    (identity) => Security.TenantAuth.of({ tenantToken: (value) => identity.authenticateTenant(token(value)) })
+  )
 )
 
 export const TenantLogoutAuthLive = Layer.effect(
@@ -33,7 +37,8 @@ export const AdminOrTenantAuthLive = Layer.effect(
   Security.AdminOrTenantAuth,
   Effect.map(Identity.Identity, (identity) =>
     Security.AdminOrTenantAuth.of({
-      adminToken: (value) => Effect.map(identity.authenticateAdmin(token(value)), (admin): Principal.Principal => admin),
+      adminToken: (value) =>
+        Effect.map(identity.authenticateAdmin(token(value)), (admin): Principal.Principal => admin),
       // Tried when the admin token is missing or wrong: the tenant's own token.
       tenantToken: (value) =>
         token(value) === ""

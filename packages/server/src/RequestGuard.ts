@@ -5,7 +5,14 @@
  * defect into the contract's errors.
  */
 import type { HttpApp } from "@effect/platform"
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest } from "@effect/platform"
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpIncomingMessage,
+  HttpMethod,
+  HttpServerError,
+  HttpServerRequest
+} from "@effect/platform"
 import { Api, Errors } from "@tenet/core"
 import { Cause, Effect, Option } from "effect"
 
@@ -20,7 +27,9 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
     const text = yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
       Effect.mapError((e) =>
-        String(e.cause).includes("maxBytes") ? tooLarge : new Errors.InvalidInput({ detail: "the request body could not be read" })
+        String(e.cause).includes("maxBytes")
+          ? tooLarge
+          : new Errors.InvalidInput({ detail: "the request body could not be read" })
       )
     )
     if (text.trim() === "") return
@@ -56,7 +65,9 @@ const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: Http
     })
   }
   return new Errors.InvalidInput({
-    detail: error.issues.length === 0 ? error.message : error.issues.map((i) => `${fieldOf(i)}: ${i.message}`).join("; ")
+    detail: error.issues.length === 0
+      ? error.message
+      : error.issues.map((i) => `${fieldOf(i)}: ${i.message}`).join("; ")
   })
 }
 

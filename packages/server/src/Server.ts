@@ -77,10 +77,12 @@ export const layerHttp = (options: HttpOptions) =>
  * The server over the given ports: HTTP surface, use-cases, and the admin made sure of at
  * startup. Needs the ports, `ServerInfo` and an `HttpServer`.
  */
-export const layer = (options: HttpOptions & {
-  readonly adminUsername: string
-  readonly adminPassword: Option.Option<Redacted.Redacted<string>>
-}) =>
+export const layer = (
+  options: HttpOptions & {
+    readonly adminUsername: string
+    readonly adminPassword: Option.Option<Redacted.Redacted<string>>
+  }
+) =>
   Layer.mergeAll(layerHttp(options), bootstrapAdmin(options.adminUsername, options.adminPassword)).pipe(
     Layer.provideMerge(PlatformLive)
   )

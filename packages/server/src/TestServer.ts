@@ -30,7 +30,9 @@ export const layer = (options: Options = {}) => {
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,
     adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD))
   }).pipe(
-    Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })),
+    Layer.provide(
+      Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })
+    ),
     Layer.provideMerge(platform),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.Warning))

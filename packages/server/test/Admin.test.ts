@@ -58,12 +58,23 @@ layer(TestServer.layer(), { excludeTestServices: true })("domains", (it) => {
     Effect.gen(function*() {
       const { tenant } = yield* newTenant()
       const headers = yield* admin
-      for (const domain of ["localhost", "bad_domain.com", "-x.example.com", "1.2.3.4", "a..b.com", "x".repeat(64) + ".com"]) {
+      for (
+        const domain of [
+          "localhost",
+          "bad_domain.com",
+          "-x.example.com",
+          "1.2.3.4",
+          "a..b.com",
+          "x".repeat(64) + ".com"
+        ]
+      ) {
         const response = yield* raw("POST", `/tenants/${tenant.id}/domains`, { headers, body: { domain } })
         expect(response.status, domain).toBe(400)
       }
       const unknown = "00000000-0000-4000-8000-000000000000"
-      expect((yield* raw("POST", `/tenants/${unknown}/domains`, { headers, body: { domain: "ok.example.com" } })).status)
+      expect(
+        (yield* raw("POST", `/tenants/${unknown}/domains`, { headers, body: { domain: "ok.example.com" } })).status
+      )
         .toBe(404)
       expect((yield* raw("GET", `/tenants/${unknown}/domains`, { headers })).status).toBe(404)
     }))
@@ -124,7 +135,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("provider configuration
   it.effect("admin only", () =>
     Effect.gen(function*() {
       const { session } = yield* newTenant()
-      expect((yield* raw("GET", "/provider-config", { headers: { "x-auth-token": session.api_token } })).status).toBe(401)
+      expect((yield* raw("GET", "/provider-config", { headers: { "x-auth-token": session.api_token } })).status).toBe(
+        401
+      )
     }))
 })
 
@@ -164,7 +177,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("service tunnels", (it)
       }))
       const list = yield* raw("GET", "/service-tunnels", { headers })
       expect((list.body as Array<{ service: string }>).map((t) => t.service)).toContain("api")
-      const duplicate = yield* raw("POST", "/service-tunnels", { headers, body: { service: "api", subdomain: "other" } })
+      const duplicate = yield* raw("POST", "/service-tunnels", {
+        headers,
+        body: { service: "api", subdomain: "other" }
+      })
       expect(duplicate.status).toBe(409)
       const hostnameTaken = yield* raw("POST", "/service-tunnels", {
         headers,
@@ -181,7 +197,12 @@ layer(TestServer.layer(), { excludeTestServices: true })("service tunnels", (it)
       yield* edge.setAvailable(false)
       const created = yield* raw("POST", "/service-tunnels", {
         headers,
-        body: { service: "console", subdomain: "console", domain: "ops.example.net", target_url: "https://console.internal:8443" }
+        body: {
+          service: "console",
+          subdomain: "console",
+          domain: "ops.example.net",
+          target_url: "https://console.internal:8443"
+        }
       })
       expect(created.status).toBe(201)
       const tunnel = created.body as { id: string; status: string; error: string; hostname: string }
@@ -220,7 +241,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("operations log", (it) 
       const pages: Array<number> = []
       let before: number | undefined = undefined
       for (;;) {
-        const page: OperationLog.OperationLogPage = yield* api.operationsLog.list({ urlParams: before === undefined ? { limit: 2 } : { limit: 2, before } })
+        const page: OperationLog.OperationLogPage = yield* api.operationsLog.list({
+          urlParams: before === undefined ? { limit: 2 } : { limit: 2, before }
+        })
         pages.push(...page.entries.map((e) => e.seq))
         if (page.next_before === null) break
         before = page.next_before

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
-import { Api } from "@tenet/core"
 import { MemoryStore } from "@tenet/adapters-memory"
+import { Api } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
 import { adminLogin, newTenant, raw } from "./Harness.js"

@@ -79,7 +79,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("tenant authentication"
     Effect.gen(function*() {
       const { tenant } = yield* newTenant()
       const wrong = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: "not the password" } })
-      const unknown = yield* raw("POST", "/tenants/login", { body: { name: uniqueName("ghost"), password: "whatever1" } })
+      const unknown = yield* raw("POST", "/tenants/login", {
+        body: { name: uniqueName("ghost"), password: "whatever1" }
+      })
       expect(wrong.status).toBe(401)
       expect(unknown.status).toBe(401)
       expect(wrong.body).toEqual(unknown.body)

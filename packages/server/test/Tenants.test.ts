@@ -67,8 +67,12 @@ layer(TestServer.layer(), { excludeTestServices: true })("tenants", (it) => {
   it.effect("list returns tenants oldest first", () =>
     Effect.gen(function*() {
       const api = yield* asAdmin
-      const a = yield* api.tenants.create({ payload: { name: uniqueName("first") as never, password: "s3cret-password", description: null } })
-      const b = yield* api.tenants.create({ payload: { name: uniqueName("second") as never, password: "s3cret-password", description: null } })
+      const a = yield* api.tenants.create({
+        payload: { name: uniqueName("first") as never, password: "s3cret-password", description: null }
+      })
+      const b = yield* api.tenants.create({
+        payload: { name: uniqueName("second") as never, password: "s3cret-password", description: null }
+      })
       const ids = (yield* api.tenants.list()).map((t) => t.id)
       expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id))
     }))
@@ -102,7 +106,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("tenants", (it) => {
       expect(revoked.status).toBe(401)
       // The domain went with the tenant, so another tenant may have it now.
       const other = yield* newTenant()
-      const reassigned = yield* api.domains.assign({ path: { tenant_id: other.tenant.id }, payload: { domain: domain as never } })
+      const reassigned = yield* api.domains.assign({
+        path: { tenant_id: other.tenant.id },
+        payload: { domain: domain as never }
+      })
       expect(reassigned.domain).toBe(domain)
     }))
 

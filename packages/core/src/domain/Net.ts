@@ -139,7 +139,9 @@ export const DomainName = Schema.transform(
 export type DomainName = typeof DomainName.Type
 
 export const Ipv4Address = Schema.String.pipe(
-  Schema.filter((s) => Option.isSome(parseIpv4(s)) || "must be an IPv4 address in dotted-quad form (IPv6 is not supported)"),
+  Schema.filter((s) =>
+    Option.isSome(parseIpv4(s)) || "must be an IPv4 address in dotted-quad form (IPv6 is not supported)"
+  ),
   Schema.brand("Ipv4Address"),
   Schema.annotations({
     identifier: "Ipv4Address",
@@ -191,8 +193,7 @@ export const Ipv4NetworkNormalized = Schema.transform(
 })
 
 /** Parses a value already known to be a valid CIDR (one that passed a schema above). */
-export const cidrOf = (text: string): Cidr =>
-  Option.getOrThrow(parseCidr(text))
+export const cidrOf = (text: string): Cidr => Option.getOrThrow(parseCidr(text))
 
 /** Parses a value already known to be a valid IPv4 address. */
 export const ipv4Of = (text: string): number => Option.getOrThrow(parseIpv4(text))

@@ -45,7 +45,9 @@ export const MountPath = Schema.String.pipe(
 
 export const PodCreate = Schema.Struct({
   tenant_id: TenantId,
-  token: Schema.String.annotations({ description: "The tenant's API token; must name the same tenant as X-Auth-Token" }),
+  token: Schema.String.annotations({
+    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
+  }),
   vpc_id: VpcId,
   subnet_id: SubnetId,
   name: DnsLabel,

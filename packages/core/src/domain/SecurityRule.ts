@@ -171,7 +171,9 @@ export class FlowVerdict extends Schema.Class<FlowVerdict>("FlowVerdict")({
   decided_by: DecidedBy
 }) {}
 
-export const FindingKind = Schema.Literal("shadowed", "redundant", "conflict").annotations({ identifier: "FindingKind" })
+export const FindingKind = Schema.Literal("shadowed", "redundant", "conflict").annotations({
+  identifier: "FindingKind"
+})
 
 export class RuleFinding extends Schema.Class<RuleFinding>("RuleFinding")({
   kind: FindingKind,

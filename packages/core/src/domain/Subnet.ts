@@ -6,7 +6,9 @@ import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 
 export const SubnetCreate = Schema.Struct({
   tenant_id: TenantId,
-  token: Schema.String.annotations({ description: "The tenant's API token; must name the same tenant as X-Auth-Token" }),
+  token: Schema.String.annotations({
+    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
+  }),
   vpc_id: VpcId,
   name: DnsLabel,
   cidr: Ipv4Network,

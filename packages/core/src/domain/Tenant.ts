@@ -66,4 +66,3 @@ export const toTenant = (record: TenantRecord): Tenant =>
     description: record.description,
     created_at: record.created_at
   })
-

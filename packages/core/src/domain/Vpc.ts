@@ -6,7 +6,9 @@ import { DnsLabel } from "./Net.js"
 
 export const VpcCreate = Schema.Struct({
   tenant_id: TenantId,
-  token: Schema.String.annotations({ description: "The tenant's API token; must name the same tenant as X-Auth-Token" }),
+  token: Schema.String.annotations({
+    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
+  }),
   name: DnsLabel,
   enable_internet: Schema.Boolean
 }).annotations({ identifier: "VpcCreate" })

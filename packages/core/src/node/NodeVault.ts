@@ -2,8 +2,8 @@
  * The Vault on node:crypto: scrypt password hashes, SHA-256 token digests and AES-256-GCM
  * encryption under one 32-byte key.
  */
-import { createCipheriv, createDecipheriv, randomBytes, scrypt, createHash, timingSafeEqual } from "node:crypto"
 import { Effect, Either, Layer } from "effect"
+import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { Vault, VaultError } from "../ports/Vault.js"
 
 export interface Options {
@@ -40,8 +40,13 @@ export const generateKey = (): string => randomBytes(KEY_LENGTH).toString("base6
 
 const scryptAsync = (password: string, salt: Buffer, logN: number, r: number, p: number) =>
   Effect.async<Buffer>((resume) => {
-    scrypt(password, salt, KEY_LENGTH, { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r + 1024 * 1024 }, (error, key) =>
-      resume(error ? Effect.die(error) : Effect.succeed(key)))
+    scrypt(
+      password,
+      salt,
+      KEY_LENGTH,
+      { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r + 1024 * 1024 },
+      (error, key) => resume(error ? Effect.die(error) : Effect.succeed(key))
+    )
   })
 
 const PHC = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/

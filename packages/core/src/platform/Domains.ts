@@ -11,7 +11,10 @@ import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
 
 export interface DomainsShape {
-  readonly assign: (tenantId: TenantId, domain: DomainName) => Effect.Effect<DomainRecord, NotFound | Conflict | ServiceUnavailable>
+  readonly assign: (
+    tenantId: TenantId,
+    domain: DomainName
+  ) => Effect.Effect<DomainRecord, NotFound | Conflict | ServiceUnavailable>
   readonly list: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
   readonly remove: (tenantId: TenantId, domain: DomainName) => Effect.Effect<void, NotFound | ServiceUnavailable>
 }
@@ -25,14 +28,24 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
       const store = yield* Store
 
       const requireTenant = (tenantId: TenantId) =>
-        Effect.flatMap(store.tenants.find(tenantId), (tenant) =>
-          Option.isSome(tenant) ? Effect.void : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` })))
+        Effect.flatMap(
+          store.tenants.find(tenantId),
+          (tenant) =>
+            Option.isSome(tenant) ? Effect.void : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))
+        )
 
       const assign = Effect.fn("Domains.assign")(function*(tenantId: TenantId, domain: DomainName) {
-        const row: DomainRow = { id: DomainId.make(randomUuid()), tenant_id: tenantId, domain, created_at: yield* DateTime.now }
+        const row: DomainRow = {
+          id: DomainId.make(randomUuid()),
+          tenant_id: tenantId,
+          domain,
+          created_at: yield* DateTime.now
+        }
         yield* store.transaction(Effect.zipRight(requireTenant(tenantId), store.domains.insert(row))).pipe(
-          Effect.catchTag("UniqueViolation", () =>
-            new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })),
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })
+          ),
           storeUnavailable
         )
         return toRecord(row)

@@ -25,7 +25,9 @@ export const vaultFailure = <A, E, R>(
       Effect.logError("stored secret could not be decrypted", e.detail).pipe(
         Effect.zipRight(
           Effect.fail(
-            new InternalError({ detail: "a stored secret could not be decrypted; the server's encryption key may have changed" })
+            new InternalError({
+              detail: "a stored secret could not be decrypted; the server's encryption key may have changed"
+            })
           )
         )
       )

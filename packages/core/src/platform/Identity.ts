@@ -128,10 +128,15 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
               state
             )))
 
-
       const verify = (password: string, hash: Option.Option<string>) =>
-        vault.verifyPassword(password, Option.getOrElse(hash, () => decoyHash)).pipe(
-          Effect.map((ok) => ok && Option.isSome(hash))
+        vault.verifyPassword(
+          password,
+          Option.getOrElse(hash, () =>
+            decoyHash)
+        ).pipe(
+          Effect.map((ok) =>
+            ok && Option.isSome(hash)
+          )
         )
 
       const tenantSession = (tenant: TenantRecord) =>

@@ -5,11 +5,11 @@ import { toProviderConfig } from "../domain/ProviderConfig.js"
 import type { ProviderConfig, ProviderConfigInput, ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import { InvalidInput, NotFound } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
+import type { InternalError } from "../Errors.js"
 import type { EdgeAccount } from "../ports/EdgeTunnels.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
-import type { InternalError } from "../Errors.js"
 
 /** Cross-field rules the schema cannot express alone. */
 export const validate = (input: ProviderConfigInput): Either.Either<void, string> =>
@@ -37,7 +37,9 @@ export interface ProviderConfigsShape {
   ) => Effect.Effect<Option.Option<EdgeAccount>, InternalError>
 }
 
-export class ProviderConfigs extends Context.Tag("@tenet/core/ProviderConfigs")<ProviderConfigs, ProviderConfigsShape>() {
+export class ProviderConfigs
+  extends Context.Tag("@tenet/core/ProviderConfigs")<ProviderConfigs, ProviderConfigsShape>()
+{
   static readonly layer = Layer.effect(
     ProviderConfigs,
     Effect.gen(function*() {
@@ -79,10 +81,13 @@ export class ProviderConfigs extends Context.Tag("@tenet/core/ProviderConfigs")<
       return ProviderConfigs.of({
         put,
         current,
-        get: Effect.flatMap(current, Option.match({
-          onNone: () => Effect.fail(new NotFound({ detail: "the provider configuration has not been set" })),
-          onSome: (record) => Effect.succeed(toProviderConfig(record))
-        })),
+        get: Effect.flatMap(
+          current,
+          Option.match({
+            onNone: () => Effect.fail(new NotFound({ detail: "the provider configuration has not been set" })),
+            onSome: (record) => Effect.succeed(toProviderConfig(record))
+          })
+        ),
         edgeAccount: (record) =>
           record.edge_account_id === null || record.edge_api_token_ciphertext === null
             ? Effect.succeed(Option.none())

@@ -8,7 +8,7 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { randomUuid, ServiceTunnelId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
-import { toServiceTunnel, ServiceUrl } from "../domain/ServiceTunnel.js"
+import { ServiceUrl, toServiceTunnel } from "../domain/ServiceTunnel.js"
 import type { ServiceTunnel, ServiceTunnelCreate, ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
 import type { InternalError } from "../Errors.js"
@@ -54,7 +54,9 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         const { account, config } = yield* requireAccount
         const domain = input.domain ?? config.edge_domain
         if (domain === null) {
-          return yield* new InvalidInput({ detail: "domain: required when the provider configuration has no edge_domain" })
+          return yield* new InvalidInput({
+            detail: "domain: required when the provider configuration has no edge_domain"
+          })
         }
         const hostname = DomainName.make(`${input.subdomain}.${domain}`)
         const pending: ServiceTunnelRecord = {

@@ -5,7 +5,7 @@
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { randomUuid, TenantId } from "../domain/Ids.js"
-import { toTenant, TenantDetail } from "../domain/Tenant.js"
+import { TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate } from "../domain/Tenant.js"
 import { Conflict, NotFound } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
@@ -44,7 +44,10 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
           token_ciphertext: yield* vault.encrypt(token)
         }
         yield* store.tenants.insert(record).pipe(
-          Effect.catchTag("UniqueViolation", () => new Conflict({ detail: `a tenant named '${input.name}' already exists` })),
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `a tenant named '${input.name}' already exists` })
+          ),
           storeUnavailable
         )
         return toTenant(record)

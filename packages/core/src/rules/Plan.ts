@@ -3,7 +3,7 @@
  * entries with distinct ranks (OVN, for one, leaves equal priorities undefined). Adapters
  * render it; they never re-derive evaluation order.
  */
-import type { SecurityRuleId, SubnetId, PodId, VpcId } from "../domain/Ids.js"
+import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import type { PortRange } from "./Ports.js"
 

@@ -29,7 +29,8 @@ const parseEntry = (entry: string): Either.Either<PortRange, string> => {
   if (dash < 0) return Either.map(parsePort(entry), (port) => ({ from: port, to: port }))
   return Either.flatMap(
     Either.all([parsePort(entry.slice(0, dash)), parsePort(entry.slice(dash + 1))]),
-    ([from, to]) => from <= to ? Either.right({ from, to }) : Either.left(`range '${entry.trim()}' ends before it starts`)
+    ([from, to]) =>
+      from <= to ? Either.right({ from, to }) : Either.left(`range '${entry.trim()}' ends before it starts`)
   )
 }
 

@@ -18,28 +18,39 @@ export const run = (name: string, makeEdge: () => Layer.Layer<EdgeTunnels>) =>
     const test = (title: string, body: Effect.Effect<void, unknown, EdgeTunnels>) =>
       it.effect(title, () => Effect.provide(body, makeEdge()))
 
-    test("publishing is idempotent per key and unpublishing absent routes succeeds", Effect.gen(function*() {
-      const edge = yield* EdgeTunnels
-      yield* edge.publish(account, route("k1", "a.example.com"))
-      yield* edge.publish(account, route("k1", "a.example.com"))
-      yield* edge.publish(account, { ...route("k1", "a.example.com"), service_url: "http://10.96.0.11:8080" })
-      yield* edge.unpublish(account, "k1")
-      yield* edge.unpublish(account, "k1")
-      yield* edge.unpublish(account, "never-published")
-    }))
+    test(
+      "publishing is idempotent per key and unpublishing absent routes succeeds",
+      Effect.gen(function*() {
+        const edge = yield* EdgeTunnels
+        yield* edge.publish(account, route("k1", "a.example.com"))
+        yield* edge.publish(account, route("k1", "a.example.com"))
+        yield* edge.publish(account, { ...route("k1", "a.example.com"), service_url: "http://10.96.0.11:8080" })
+        yield* edge.unpublish(account, "k1")
+        yield* edge.unpublish(account, "k1")
+        yield* edge.unpublish(account, "never-published")
+      })
+    )
 
-    test("a hostname served by another route is a conflict until it is withdrawn", Effect.gen(function*() {
-      const edge = yield* EdgeTunnels
-      yield* edge.publish(account, route("k1", "b.example.com"))
-      const error = yield* Effect.flip(edge.publish(account, route("k2", "b.example.com")))
-      expect(error).toMatchObject({ _tag: "EdgeError", reason: "conflict" })
-      yield* edge.unpublish(account, "k1")
-      yield* edge.publish(account, route("k2", "b.example.com"))
-    }))
+    test(
+      "a hostname served by another route is a conflict until it is withdrawn",
+      Effect.gen(function*() {
+        const edge = yield* EdgeTunnels
+        yield* edge.publish(account, route("k1", "b.example.com"))
+        const error = yield* Effect.flip(edge.publish(account, route("k2", "b.example.com")))
+        expect(error).toMatchObject({ _tag: "EdgeError", reason: "conflict" })
+        yield* edge.unpublish(account, "k1")
+        yield* edge.publish(account, route("k2", "b.example.com"))
+      })
+    )
 
-    test("calls without credentials are refused as unauthorized", Effect.gen(function*() {
-      const edge = yield* EdgeTunnels
-      const error = yield* Effect.flip(edge.publish({ account_id: "acct-1", api_token: "" }, route("k", "c.example.com")))
-      expect(error).toMatchObject({ reason: "unauthorized" })
-    }))
+    test(
+      "calls without credentials are refused as unauthorized",
+      Effect.gen(function*() {
+        const edge = yield* EdgeTunnels
+        const error = yield* Effect.flip(
+          edge.publish({ account_id: "acct-1", api_token: "" }, route("k", "c.example.com"))
+        )
+        expect(error).toMatchObject({ reason: "unauthorized" })
+      })
+    )
   })

@@ -25,96 +25,117 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) 
       return { cluster, subnet, vpc }
     })
 
-    test("a pod gets a virtual IP that stays with it across applies and recreates", Effect.gen(function*() {
-      const { cluster, subnet } = yield* withNetwork
-      const spec = Fixtures.pod(subnet)
-      const first = yield* cluster.applyPod(spec)
-      expect(Option.isSome(Net.parseIpv4(first.vip))).toBe(true)
-      expect(first.external_ip).toBeNull()
-      const again = yield* cluster.applyPod({ ...spec, replicas: 3 })
-      const recreated = yield* cluster.recreatePod({ ...spec, env: { MODE: "blue" } })
-      expect(again.vip).toBe(first.vip)
-      expect(recreated.vip).toBe(first.vip)
-    }))
-
-    test("distinct pods get distinct virtual IPs", Effect.gen(function*() {
-      const { cluster, subnet } = yield* withNetwork
-      const vips = yield* Effect.forEach(
-        Array.from({ length: 12 }, () => Fixtures.pod(subnet)),
-        (spec) => Effect.map(cluster.applyPod(spec), (p) => p.vip)
-      )
-      expect(new Set(vips).size).toBe(vips.length)
-    }))
-
-    test("external_inbound pods get a usable address of the external subnet, kept across recreates", Effect.gen(function*() {
-      const { cluster, subnet } = yield* withNetwork
-      const spec = Fixtures.pod(subnet, { external_access: true, external_inbound: externalPool })
-      const placed = yield* cluster.applyPod(spec)
-      const address = Net.ipv4Of(placed.external_ip!)
-      const pool = Net.cidrOf(externalPool.subnet_cidr)
-      expect(Net.contains(pool, address)).toBe(true)
-      expect([Net.networkOf(pool), Net.broadcastOf(pool), Net.ipv4Of(externalPool.gateway)]).not.toContain(address)
-      expect((yield* cluster.recreatePod(spec)).external_ip).toBe(placed.external_ip)
-    }))
-
-    test("the pod's status reports its replicas and addresses; autoscaled pods stay within bounds", Effect.gen(function*() {
-      const { cluster, subnet } = yield* withNetwork
-      const spec = Fixtures.pod(subnet, { replicas: 3 })
-      const placed = yield* cluster.applyPod(spec)
-      const status = Option.getOrThrow(yield* cluster.podStatus(spec.pod_id))
-      expect(status).toMatchObject({ desired_replicas: 3, vip: placed.vip, external_ip: null })
-      const scaled = Fixtures.pod(subnet, {
-        replicas: 1,
-        autoscaling: { min_replicas: 2, max_replicas: 5, cpu_target_millicores: 200 }
+    test(
+      "a pod gets a virtual IP that stays with it across applies and recreates",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const spec = Fixtures.pod(subnet)
+        const first = yield* cluster.applyPod(spec)
+        expect(Option.isSome(Net.parseIpv4(first.vip))).toBe(true)
+        expect(first.external_ip).toBeNull()
+        const again = yield* cluster.applyPod({ ...spec, replicas: 3 })
+        const recreated = yield* cluster.recreatePod({ ...spec, env: { MODE: "blue" } })
+        expect(again.vip).toBe(first.vip)
+        expect(recreated.vip).toBe(first.vip)
       })
-      yield* cluster.applyPod(scaled)
-      const desired = Option.getOrThrow(yield* cluster.podStatus(scaled.pod_id)).desired_replicas
-      expect(desired).toBeGreaterThanOrEqual(2)
-      expect(desired).toBeLessThanOrEqual(5)
-    }))
+    )
 
-    test("deleting is idempotent and forgets the pod", Effect.gen(function*() {
-      const { cluster, subnet } = yield* withNetwork
-      const spec = Fixtures.pod(subnet)
-      yield* cluster.applyPod(spec)
-      yield* cluster.deletePod(spec.pod_id)
-      yield* cluster.deletePod(spec.pod_id)
-      expect(yield* cluster.podStatus(spec.pod_id)).toEqual(Option.none())
-    }))
-
-    test("deleting a VPC removes the pods in it; deleting a tenant removes all it had", Effect.gen(function*() {
-      const { cluster, subnet, vpc } = yield* withNetwork
-      const inVpc = Fixtures.pod(subnet)
-      yield* cluster.applyPod(inVpc)
-      yield* cluster.deleteVpc(vpc.vpc_id)
-      yield* cluster.deleteVpc(vpc.vpc_id)
-      expect(yield* cluster.podStatus(inVpc.pod_id)).toEqual(Option.none())
-      const other = Fixtures.network()
-      yield* cluster.applyVpc(other.vpc)
-      yield* cluster.applySubnet(other.subnet)
-      const inTenant = Fixtures.pod(other.subnet)
-      yield* cluster.applyPod(inTenant)
-      yield* cluster.deleteTenant(other.vpc.tenant_id)
-      expect(yield* cluster.podStatus(inTenant.pod_id)).toEqual(Option.none())
-    }))
-
-    test("applying the same objects twice changes nothing", Effect.gen(function*() {
-      const { cluster, subnet, vpc } = yield* withNetwork
-      yield* cluster.applyVpc(vpc)
-      yield* cluster.applySubnet(subnet)
-      yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
-      yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
-      yield* cluster.applyRegistrySecret({
-        tenant_id: vpc.tenant_id,
-        name: Fixtures.label("reg"),
-        server: "registry.example.com",
-        username: "u",
-        password: "p"
+    test(
+      "distinct pods get distinct virtual IPs",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const vips = yield* Effect.forEach(
+          Array.from({ length: 12 }, () => Fixtures.pod(subnet)),
+          (spec) => Effect.map(cluster.applyPod(spec), (p) => p.vip)
+        )
+        expect(new Set(vips).size).toBe(vips.length)
       })
-      const spec = Fixtures.pod(subnet)
-      const a = yield* cluster.applyPod(spec)
-      const b = yield* cluster.applyPod(spec)
-      expect(b).toEqual(a)
-      yield* cluster.restartPod(spec.pod_id)
-    }))
+    )
+
+    test(
+      "external_inbound pods get a usable address of the external subnet, kept across recreates",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const spec = Fixtures.pod(subnet, { external_access: true, external_inbound: externalPool })
+        const placed = yield* cluster.applyPod(spec)
+        const address = Net.ipv4Of(placed.external_ip!)
+        const pool = Net.cidrOf(externalPool.subnet_cidr)
+        expect(Net.contains(pool, address)).toBe(true)
+        expect([Net.networkOf(pool), Net.broadcastOf(pool), Net.ipv4Of(externalPool.gateway)]).not.toContain(address)
+        expect((yield* cluster.recreatePod(spec)).external_ip).toBe(placed.external_ip)
+      })
+    )
+
+    test(
+      "the pod's status reports its replicas and addresses; autoscaled pods stay within bounds",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const spec = Fixtures.pod(subnet, { replicas: 3 })
+        const placed = yield* cluster.applyPod(spec)
+        const status = Option.getOrThrow(yield* cluster.podStatus(spec.pod_id))
+        expect(status).toMatchObject({ desired_replicas: 3, vip: placed.vip, external_ip: null })
+        const scaled = Fixtures.pod(subnet, {
+          replicas: 1,
+          autoscaling: { min_replicas: 2, max_replicas: 5, cpu_target_millicores: 200 }
+        })
+        yield* cluster.applyPod(scaled)
+        const desired = Option.getOrThrow(yield* cluster.podStatus(scaled.pod_id)).desired_replicas
+        expect(desired).toBeGreaterThanOrEqual(2)
+        expect(desired).toBeLessThanOrEqual(5)
+      })
+    )
+
+    test(
+      "deleting is idempotent and forgets the pod",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const spec = Fixtures.pod(subnet)
+        yield* cluster.applyPod(spec)
+        yield* cluster.deletePod(spec.pod_id)
+        yield* cluster.deletePod(spec.pod_id)
+        expect(yield* cluster.podStatus(spec.pod_id)).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "deleting a VPC removes the pods in it; deleting a tenant removes all it had",
+      Effect.gen(function*() {
+        const { cluster, subnet, vpc } = yield* withNetwork
+        const inVpc = Fixtures.pod(subnet)
+        yield* cluster.applyPod(inVpc)
+        yield* cluster.deleteVpc(vpc.vpc_id)
+        yield* cluster.deleteVpc(vpc.vpc_id)
+        expect(yield* cluster.podStatus(inVpc.pod_id)).toEqual(Option.none())
+        const other = Fixtures.network()
+        yield* cluster.applyVpc(other.vpc)
+        yield* cluster.applySubnet(other.subnet)
+        const inTenant = Fixtures.pod(other.subnet)
+        yield* cluster.applyPod(inTenant)
+        yield* cluster.deleteTenant(other.vpc.tenant_id)
+        expect(yield* cluster.podStatus(inTenant.pod_id)).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "applying the same objects twice changes nothing",
+      Effect.gen(function*() {
+        const { cluster, subnet, vpc } = yield* withNetwork
+        yield* cluster.applyVpc(vpc)
+        yield* cluster.applySubnet(subnet)
+        yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
+        yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
+        yield* cluster.applyRegistrySecret({
+          tenant_id: vpc.tenant_id,
+          name: Fixtures.label("reg"),
+          server: "registry.example.com",
+          username: "u",
+          password: "p"
+        })
+        const spec = Fixtures.pod(subnet)
+        const a = yield* cluster.applyPod(spec)
+        const b = yield* cluster.applyPod(spec)
+        expect(b).toEqual(a)
+        yield* cluster.restartPod(spec.pod_id)
+      })
+    )
   })

@@ -14,156 +14,191 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     const test = (title: string, body: Effect.Effect<void, unknown, Store>) =>
       it.effect(title, () => Effect.provide(body, makeStore()))
 
-    test("tenants are found by id, name and token hash, and listed oldest first", Effect.gen(function*() {
-      const store = yield* Store
-      const a = Fixtures.tenant()
-      const b = Fixtures.tenant()
-      yield* store.tenants.insert(a)
-      yield* store.tenants.insert(b)
-      expect(yield* store.tenants.find(a.id)).toEqual(Option.some(a))
-      expect(yield* store.tenants.findByName(b.name)).toEqual(Option.some(b))
-      expect(yield* store.tenants.findByTokenHash(a.token_hash)).toEqual(Option.some(a))
-      expect((yield* store.tenants.list).map((t) => t.id)).toEqual([a.id, b.id])
-      expect(yield* store.tenants.findByName("nobody")).toEqual(Option.none())
-    }))
+    test(
+      "tenants are found by id, name and token hash, and listed oldest first",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const a = Fixtures.tenant()
+        const b = Fixtures.tenant()
+        yield* store.tenants.insert(a)
+        yield* store.tenants.insert(b)
+        expect(yield* store.tenants.find(a.id)).toEqual(Option.some(a))
+        expect(yield* store.tenants.findByName(b.name)).toEqual(Option.some(b))
+        expect(yield* store.tenants.findByTokenHash(a.token_hash)).toEqual(Option.some(a))
+        expect((yield* store.tenants.list).map((t) => t.id)).toEqual([a.id, b.id])
+        expect(yield* store.tenants.findByName("nobody")).toEqual(Option.none())
+      })
+    )
 
-    test("tenant names are unique, also under concurrent inserts", Effect.gen(function*() {
-      const store = yield* Store
-      const name = Fixtures.label("same")
-      const results = yield* Effect.all(
-        Array.from({ length: 20 }, () => Effect.either(store.tenants.insert(Fixtures.tenant({ name })))),
-        { concurrency: "unbounded" }
-      )
-      expect(results.filter((r) => r._tag === "Right").length).toBe(1)
-      for (const r of results) {
-        if (r._tag === "Left") expect(r.left).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.tenantName })
-      }
-    }))
+    test(
+      "tenant names are unique, also under concurrent inserts",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const name = Fixtures.label("same")
+        const results = yield* Effect.all(
+          Array.from({ length: 20 }, () => Effect.either(store.tenants.insert(Fixtures.tenant({ name })))),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter((r) => r._tag === "Right").length).toBe(1)
+        for (const r of results) {
+          if (r._tag === "Left") {
+            expect(r.left).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.tenantName })
+          }
+        }
+      })
+    )
 
-    test("a new token replaces the old one for lookups", Effect.gen(function*() {
-      const store = yield* Store
-      const t = Fixtures.tenant()
-      yield* store.tenants.insert(t)
-      expect(yield* store.tenants.setToken(t.id, "new-hash", "new-cipher")).toBe(true)
-      expect(yield* store.tenants.findByTokenHash(t.token_hash)).toEqual(Option.none())
-      expect(Option.map(yield* store.tenants.findByTokenHash("new-hash"), (x) => x.token_ciphertext))
-        .toEqual(Option.some("new-cipher"))
-      expect(yield* store.tenants.setToken(Fixtures.tenant().id, "h", "c")).toBe(false)
-    }))
+    test(
+      "a new token replaces the old one for lookups",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const t = Fixtures.tenant()
+        yield* store.tenants.insert(t)
+        expect(yield* store.tenants.setToken(t.id, "new-hash", "new-cipher")).toBe(true)
+        expect(yield* store.tenants.findByTokenHash(t.token_hash)).toEqual(Option.none())
+        expect(Option.map(yield* store.tenants.findByTokenHash("new-hash"), (x) => x.token_ciphertext))
+          .toEqual(Option.some("new-cipher"))
+        expect(yield* store.tenants.setToken(Fixtures.tenant().id, "h", "c")).toBe(false)
+      })
+    )
 
-    test("deleting a tenant cascades to its domains and frees its name", Effect.gen(function*() {
-      const store = yield* Store
-      const t = Fixtures.tenant()
-      const other = Fixtures.tenant()
-      yield* store.tenants.insert(t)
-      yield* store.tenants.insert(other)
-      const mine = Fixtures.domain(t.id)
-      const theirs = Fixtures.domain(other.id)
-      yield* store.domains.insert(mine)
-      yield* store.domains.insert(theirs)
-      expect(yield* store.tenants.delete(t.id)).toBe(true)
-      expect(yield* store.tenants.delete(t.id)).toBe(false)
-      expect(yield* store.tenants.find(t.id)).toEqual(Option.none())
-      expect(yield* store.tenants.findByTokenHash(t.token_hash)).toEqual(Option.none())
-      expect(yield* store.domains.findByDomain(mine.domain)).toEqual(Option.none())
-      expect(yield* store.domains.findByDomain(theirs.domain)).toEqual(Option.some(theirs))
-      yield* store.tenants.insert(Fixtures.tenant({ name: t.name }))
-      yield* store.domains.insert(Fixtures.domain(other.id, { domain: mine.domain }))
-    }))
+    test(
+      "deleting a tenant cascades to its domains and frees its name",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const t = Fixtures.tenant()
+        const other = Fixtures.tenant()
+        yield* store.tenants.insert(t)
+        yield* store.tenants.insert(other)
+        const mine = Fixtures.domain(t.id)
+        const theirs = Fixtures.domain(other.id)
+        yield* store.domains.insert(mine)
+        yield* store.domains.insert(theirs)
+        expect(yield* store.tenants.delete(t.id)).toBe(true)
+        expect(yield* store.tenants.delete(t.id)).toBe(false)
+        expect(yield* store.tenants.find(t.id)).toEqual(Option.none())
+        expect(yield* store.tenants.findByTokenHash(t.token_hash)).toEqual(Option.none())
+        expect(yield* store.domains.findByDomain(mine.domain)).toEqual(Option.none())
+        expect(yield* store.domains.findByDomain(theirs.domain)).toEqual(Option.some(theirs))
+        yield* store.tenants.insert(Fixtures.tenant({ name: t.name }))
+        yield* store.domains.insert(Fixtures.domain(other.id, { domain: mine.domain }))
+      })
+    )
 
-    test("domains are unique across tenants and listed per tenant", Effect.gen(function*() {
-      const store = yield* Store
-      const a = Fixtures.tenant()
-      const b = Fixtures.tenant()
-      yield* store.tenants.insert(a)
-      yield* store.tenants.insert(b)
-      const d1 = Fixtures.domain(a.id)
-      const d2 = Fixtures.domain(a.id)
-      yield* store.domains.insert(d1)
-      yield* store.domains.insert(d2)
-      const clash = yield* Effect.flip(store.domains.insert(Fixtures.domain(b.id, { domain: d1.domain })))
-      expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.domainName })
-      expect((yield* store.domains.listByTenant(a.id)).map((d) => d.id)).toEqual([d1.id, d2.id])
-      expect(yield* store.domains.listByTenant(b.id)).toEqual([])
-      expect(yield* store.domains.delete(d1.id)).toBe(true)
-      expect(yield* store.domains.delete(d1.id)).toBe(false)
-      expect(yield* store.domains.findByDomain(d1.domain)).toEqual(Option.none())
-    }))
+    test(
+      "domains are unique across tenants and listed per tenant",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const a = Fixtures.tenant()
+        const b = Fixtures.tenant()
+        yield* store.tenants.insert(a)
+        yield* store.tenants.insert(b)
+        const d1 = Fixtures.domain(a.id)
+        const d2 = Fixtures.domain(a.id)
+        yield* store.domains.insert(d1)
+        yield* store.domains.insert(d2)
+        const clash = yield* Effect.flip(store.domains.insert(Fixtures.domain(b.id, { domain: d1.domain })))
+        expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.domainName })
+        expect((yield* store.domains.listByTenant(a.id)).map((d) => d.id)).toEqual([d1.id, d2.id])
+        expect(yield* store.domains.listByTenant(b.id)).toEqual([])
+        expect(yield* store.domains.delete(d1.id)).toBe(true)
+        expect(yield* store.domains.delete(d1.id)).toBe(false)
+        expect(yield* store.domains.findByDomain(d1.domain)).toEqual(Option.none())
+      })
+    )
 
-    test("the provider configuration is one document, replaced as a whole", Effect.gen(function*() {
-      const store = yield* Store
-      expect(yield* store.providerConfig.get).toEqual(Option.none())
-      const first = Fixtures.providerConfig()
-      yield* store.providerConfig.put(first)
-      expect(yield* store.providerConfig.get).toEqual(Option.some(first))
-      const second = Fixtures.providerConfig({ edge_domain: null, pod_dns_nameservers: [] })
-      yield* store.providerConfig.put(second)
-      expect(yield* store.providerConfig.get).toEqual(Option.some(second))
-    }))
+    test(
+      "the provider configuration is one document, replaced as a whole",
+      Effect.gen(function*() {
+        const store = yield* Store
+        expect(yield* store.providerConfig.get).toEqual(Option.none())
+        const first = Fixtures.providerConfig()
+        yield* store.providerConfig.put(first)
+        expect(yield* store.providerConfig.get).toEqual(Option.some(first))
+        const second = Fixtures.providerConfig({ edge_domain: null, pod_dns_nameservers: [] })
+        yield* store.providerConfig.put(second)
+        expect(yield* store.providerConfig.get).toEqual(Option.some(second))
+      })
+    )
 
-    test("service tunnels: unique service and hostname, update and delete", Effect.gen(function*() {
-      const store = yield* Store
-      const t = Fixtures.serviceTunnel()
-      yield* store.serviceTunnels.insert(t)
-      expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ service: t.service }))))
-        .toMatchObject({ constraint: Constraints.serviceTunnelService })
-      expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: t.hostname }))))
-        .toMatchObject({ constraint: Constraints.serviceTunnelHostname })
-      const failed = { ...t, status: "error" as const, error: "provider down" }
-      expect(yield* store.serviceTunnels.update(failed)).toBe(true)
-      expect(yield* store.serviceTunnels.find(t.id)).toEqual(Option.some(failed))
-      expect(yield* store.serviceTunnels.list).toEqual([failed])
-      expect(yield* store.serviceTunnels.delete(t.id)).toBe(true)
-      expect(yield* store.serviceTunnels.update(failed)).toBe(false)
-      expect(yield* store.serviceTunnels.list).toEqual([])
-    }))
+    test(
+      "service tunnels: unique service and hostname, update and delete",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const t = Fixtures.serviceTunnel()
+        yield* store.serviceTunnels.insert(t)
+        expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ service: t.service }))))
+          .toMatchObject({ constraint: Constraints.serviceTunnelService })
+        expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: t.hostname }))))
+          .toMatchObject({ constraint: Constraints.serviceTunnelHostname })
+        const failed = { ...t, status: "error" as const, error: "provider down" }
+        expect(yield* store.serviceTunnels.update(failed)).toBe(true)
+        expect(yield* store.serviceTunnels.find(t.id)).toEqual(Option.some(failed))
+        expect(yield* store.serviceTunnels.list).toEqual([failed])
+        expect(yield* store.serviceTunnels.delete(t.id)).toBe(true)
+        expect(yield* store.serviceTunnels.update(failed)).toBe(false)
+        expect(yield* store.serviceTunnels.list).toEqual([])
+      })
+    )
 
-    test("admins are replaced whole and found by token hash", Effect.gen(function*() {
-      const store = yield* Store
-      const a = Fixtures.admin()
-      yield* store.admins.put(a)
-      expect(yield* store.admins.find(a.username)).toEqual(Option.some(a))
-      const rotated = { ...a, token_hash: "rotated", token_ciphertext: "rotated-cipher" }
-      yield* store.admins.put(rotated)
-      expect(yield* store.admins.findByTokenHash(a.token_hash)).toEqual(Option.none())
-      expect(yield* store.admins.findByTokenHash("rotated")).toEqual(Option.some(rotated))
-    }))
+    test(
+      "admins are replaced whole and found by token hash",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const a = Fixtures.admin()
+        yield* store.admins.put(a)
+        expect(yield* store.admins.find(a.username)).toEqual(Option.some(a))
+        const rotated = { ...a, token_hash: "rotated", token_ciphertext: "rotated-cipher" }
+        yield* store.admins.put(rotated)
+        expect(yield* store.admins.findByTokenHash(a.token_hash)).toEqual(Option.none())
+        expect(yield* store.admins.findByTokenHash("rotated")).toEqual(Option.some(rotated))
+      })
+    )
 
-    test("a failed transaction leaves nothing behind; a successful one keeps everything", Effect.gen(function*() {
-      const store = yield* Store
-      const kept = Fixtures.tenant()
-      const lost = Fixtures.tenant()
-      yield* store.transaction(store.tenants.insert(kept))
-      const failure = yield* Effect.flip(store.transaction(Effect.gen(function*() {
-        yield* store.tenants.insert(lost)
-        yield* store.domains.insert(Fixtures.domain(lost.id))
-        return yield* Effect.fail("boom" as const)
-      })))
-      expect(failure).toBe("boom")
-      expect(yield* store.tenants.find(lost.id)).toEqual(Option.none())
-      expect(yield* store.tenants.find(kept.id)).toEqual(Option.some(kept))
-      // A unique violation midway also rolls back the earlier writes of the transaction.
-      const clash = yield* Effect.flip(store.transaction(Effect.zipRight(
-        store.tenants.insert(lost),
-        store.tenants.insert(Fixtures.tenant({ name: kept.name }))
-      )))
-      expect(clash).toMatchObject({ _tag: "UniqueViolation" })
-      expect(yield* store.tenants.find(lost.id)).toEqual(Option.none())
-    }))
+    test(
+      "a failed transaction leaves nothing behind; a successful one keeps everything",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const kept = Fixtures.tenant()
+        const lost = Fixtures.tenant()
+        yield* store.transaction(store.tenants.insert(kept))
+        const failure = yield* Effect.flip(store.transaction(Effect.gen(function*() {
+          yield* store.tenants.insert(lost)
+          yield* store.domains.insert(Fixtures.domain(lost.id))
+          return yield* Effect.fail("boom" as const)
+        })))
+        expect(failure).toBe("boom")
+        expect(yield* store.tenants.find(lost.id)).toEqual(Option.none())
+        expect(yield* store.tenants.find(kept.id)).toEqual(Option.some(kept))
+        // A unique violation midway also rolls back the earlier writes of the transaction.
+        const clash = yield* Effect.flip(store.transaction(Effect.zipRight(
+          store.tenants.insert(lost),
+          store.tenants.insert(Fixtures.tenant({ name: kept.name }))
+        )))
+        expect(clash).toMatchObject({ _tag: "UniqueViolation" })
+        expect(yield* store.tenants.find(lost.id)).toEqual(Option.none())
+      })
+    )
 
-    test("nested transactions join the outer one", Effect.gen(function*() {
-      const store = yield* Store
-      const inner = Fixtures.tenant()
-      yield* Effect.flip(store.transaction(Effect.gen(function*() {
-        yield* store.transaction(store.tenants.insert(inner))
-        return yield* Effect.fail("outer fails" as const)
-      })))
-      expect(yield* store.tenants.find(inner.id)).toEqual(Option.none())
-    }))
+    test(
+      "nested transactions join the outer one",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const inner = Fixtures.tenant()
+        yield* Effect.flip(store.transaction(Effect.gen(function*() {
+          yield* store.transaction(store.tenants.insert(inner))
+          return yield* Effect.fail("outer fails" as const)
+        })))
+        expect(yield* store.tenants.find(inner.id)).toEqual(Option.none())
+      })
+    )
 
-    test("ping answers", Effect.gen(function*() {
-      const store = yield* Store
-      yield* store.ping
-      expect(store.backend.length).toBeGreaterThan(0)
-    }))
+    test(
+      "ping answers",
+      Effect.gen(function*() {
+        const store = yield* Store
+        yield* store.ping
+        expect(store.backend.length).toBeGreaterThan(0)
+      })
+    )
   })

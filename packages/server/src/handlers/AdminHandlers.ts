@@ -1,40 +1,63 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Domains, OperationsLog, ProviderConfigs, ServiceTunnels, Tenants, OperationLog } from "@tenet/core"
-import { Effect } from "effect"
+import { Api, Domains, OperationLog, OperationsLog, ProviderConfigs, ServiceTunnels, Tenants } from "@tenet/core"
 import { Errors } from "@tenet/core"
+import { Effect } from "effect"
 
-export const TenantsHandlers = HttpApiBuilder.group(Api.TenetApi, "tenants", (handlers) =>
-  Effect.map(Tenants.Tenants, (tenants) =>
-    handlers
-      .handle("create", ({ payload }) => tenants.create(payload))
-      .handle("list", () => tenants.list)
-      .handle("get", ({ path }) => tenants.get(path.tenant_id))
-      .handle("delete", ({ path }) => tenants.delete(path.tenant_id))))
+export const TenantsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "tenants",
+  (handlers) =>
+    Effect.map(Tenants.Tenants, (tenants) =>
+      handlers
+        .handle("create", ({ payload }) => tenants.create(payload))
+        .handle("list", () => tenants.list)
+        .handle("get", ({ path }) => tenants.get(path.tenant_id))
+        .handle("delete", ({ path }) => tenants.delete(path.tenant_id)))
+)
 
-export const DomainsHandlers = HttpApiBuilder.group(Api.TenetApi, "domains", (handlers) =>
-  Effect.map(Domains.Domains, (domains) =>
-    handlers
-      .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain))
-      .handle("list", ({ path }) => domains.list(path.tenant_id))
-      .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain))))
+export const DomainsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "domains",
+  (handlers) =>
+    Effect.map(Domains.Domains, (domains) =>
+      handlers
+        .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain))
+        .handle("list", ({ path }) => domains.list(path.tenant_id))
+        .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain)))
+)
 
-export const ProviderConfigHandlers = HttpApiBuilder.group(Api.TenetApi, "providerConfig", (handlers) =>
-  Effect.map(ProviderConfigs.ProviderConfigs, (configs) =>
-    handlers
-      .handle("put", ({ payload }) => configs.put(payload))
-      .handle("get", () => configs.get)))
+export const ProviderConfigHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "providerConfig",
+  (handlers) =>
+    Effect.map(ProviderConfigs.ProviderConfigs, (configs) =>
+      handlers
+        .handle("put", ({ payload }) => configs.put(payload))
+        .handle("get", () => configs.get))
+)
 
-export const ServiceTunnelsHandlers = HttpApiBuilder.group(Api.TenetApi, "serviceTunnels", (handlers) =>
-  Effect.map(ServiceTunnels.ServiceTunnels, (tunnels) =>
-    handlers
-      .handle("create", ({ payload }) => tunnels.create(payload))
-      .handle("list", () => tunnels.list)
-      .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id))))
+export const ServiceTunnelsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "serviceTunnels",
+  (handlers) =>
+    Effect.map(ServiceTunnels.ServiceTunnels, (tunnels) =>
+      handlers
+        .handle("create", ({ payload }) => tunnels.create(payload))
+        .handle("list", () => tunnels.list)
+        .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id)))
+)
 
-export const OperationsLogHandlers = HttpApiBuilder.group(Api.TenetApi, "operationsLog", (handlers) =>
-  Effect.map(OperationsLog.OperationsLog, (log) =>
-    handlers.handle("list", ({ urlParams }) =>
-      log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
-        Effect.map((page) => OperationLog.OperationLogPage.make(page)),
-        Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: `the store is unavailable: ${e.detail}` }))
-      ))))
+export const OperationsLogHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "operationsLog",
+  (handlers) =>
+    Effect.map(
+      OperationsLog.OperationsLog,
+      (log) =>
+        handlers.handle("list", ({ urlParams }) =>
+          log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
+            Effect.map((page) => OperationLog.OperationLogPage.make(page)),
+            Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: `the store is unavailable: ${e.detail}` }))
+          ))
+    )
+)

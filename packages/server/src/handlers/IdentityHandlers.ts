@@ -3,23 +3,40 @@ import { Api, Identity, Principal } from "@tenet/core"
 import { Effect } from "effect"
 import { originOf } from "./Origin.js"
 
-export const AdminIdentityHandlers = HttpApiBuilder.group(Api.TenetApi, "adminIdentity", (handlers) =>
-  Effect.map(Identity.Identity, (identity) =>
-    handlers
-      .handle("login", ({ payload, request }) => identity.adminLogin(payload, originOf(request)))
-      .handle("logout", ({ request }) =>
-        Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminLogout(admin, originOf(request))))
-      .handle("rotateToken", ({ request }) =>
-        Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminRotate(admin, originOf(request))))))
+export const AdminIdentityHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "adminIdentity",
+  (handlers) =>
+    Effect.map(Identity.Identity, (identity) =>
+      handlers
+        .handle("login", ({ payload, request }) => identity.adminLogin(payload, originOf(request)))
+        .handle(
+          "logout",
+          ({ request }) =>
+            Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminLogout(admin, originOf(request)))
+        )
+        .handle(
+          "rotateToken",
+          ({ request }) =>
+            Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminRotate(admin, originOf(request)))
+        ))
+)
 
-export const TenantIdentityHandlers = HttpApiBuilder.group(Api.TenetApi, "tenantIdentity", (handlers) =>
-  Effect.map(Identity.Identity, (identity) =>
-    handlers
-      .handle("login", ({ payload, request }) => identity.tenantLogin(payload, originOf(request)))
-      .handle("logout", ({ request }) =>
-        Effect.flatMap(Principal.CurrentTenant, (tenant) => identity.tenantLogout(tenant, originOf(request))))
-      .handle("rotateToken", ({ path, request }) =>
-        Effect.flatMap(
-          Principal.CurrentPrincipal,
-          (caller) => identity.tenantRotate(caller, path.tenant_id, originOf(request))
-        ))))
+export const TenantIdentityHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "tenantIdentity",
+  (handlers) =>
+    Effect.map(Identity.Identity, (identity) =>
+      handlers
+        .handle("login", ({ payload, request }) => identity.tenantLogin(payload, originOf(request)))
+        .handle(
+          "logout",
+          ({ request }) =>
+            Effect.flatMap(Principal.CurrentTenant, (tenant) => identity.tenantLogout(tenant, originOf(request)))
+        )
+        .handle("rotateToken", ({ path, request }) =>
+          Effect.flatMap(
+            Principal.CurrentPrincipal,
+            (caller) => identity.tenantRotate(caller, path.tenant_id, originOf(request))
+          )))
+)

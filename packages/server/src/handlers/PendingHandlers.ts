@@ -10,11 +10,18 @@ import { Effect } from "effect"
 const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
 
-export const VpcsPending = HttpApiBuilder.group(Api.TenetApi, "vpcs", (handlers) =>
-  handlers.handle("create", pending("VPCs")).handle("list", pending("VPCs")).handle("delete", pending("VPCs")))
+export const VpcsPending = HttpApiBuilder.group(
+  Api.TenetApi,
+  "vpcs",
+  (handlers) =>
+    handlers.handle("create", pending("VPCs")).handle("list", pending("VPCs")).handle("delete", pending("VPCs"))
+)
 
-export const SubnetsPending = HttpApiBuilder.group(Api.TenetApi, "subnets", (handlers) =>
-  handlers.handle("create", pending("subnets")).handle("list", pending("subnets")))
+export const SubnetsPending = HttpApiBuilder.group(
+  Api.TenetApi,
+  "subnets",
+  (handlers) => handlers.handle("create", pending("subnets")).handle("list", pending("subnets"))
+)
 
 const rules = pending("security rules")
 export const SecurityRulesPending = HttpApiBuilder.group(Api.TenetApi, "securityRules", (handlers) =>
@@ -49,8 +56,14 @@ export const TunnelsPending = HttpApiBuilder.group(Api.TenetApi, "tunnels", (han
     .handle("delete", tunnels))
 
 const credentials = pending("registry credentials")
-export const RegistryCredentialsPending = HttpApiBuilder.group(Api.TenetApi, "registryCredentials", (handlers) =>
-  handlers.handle("create", credentials).handle("list", credentials).handle("delete", credentials))
+export const RegistryCredentialsPending = HttpApiBuilder.group(
+  Api.TenetApi,
+  "registryCredentials",
+  (handlers) => handlers.handle("create", credentials).handle("list", credentials).handle("delete", credentials)
+)
 
-export const TopologyPending = HttpApiBuilder.group(Api.TenetApi, "topology", (handlers) =>
-  handlers.handle("deploy", pending("topologies")).handle("get", pending("topologies")))
+export const TopologyPending = HttpApiBuilder.group(
+  Api.TenetApi,
+  "topology",
+  (handlers) => handlers.handle("deploy", pending("topologies")).handle("get", pending("topologies"))
+)

@@ -1,0 +1,2 @@
+/** @tenet/client: the typed client for Tenet's HTTP API. */
+export * as TenetClient from "./TenetClient.js"
