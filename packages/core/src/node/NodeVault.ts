@@ -78,11 +78,6 @@ export const make = (options: Options) => {
     newToken: Effect.sync(() => `tenet_${randomBytes(32).toString("base64url")}`),
     newPassword: Effect.sync(() => randomBytes(18).toString("base64url")),
     hashToken: (token) => createHash("sha256").update(token, "utf8").digest("hex"),
-    sameDigest: (a, b) => {
-      const x = Buffer.from(a, "utf8")
-      const y = Buffer.from(b, "utf8")
-      return x.length === y.length && timingSafeEqual(x, y)
-    },
     encrypt: (plaintext) =>
       Effect.sync(() => {
         const iv = randomBytes(12)

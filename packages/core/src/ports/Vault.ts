@@ -19,8 +19,6 @@ export interface VaultShape {
   readonly newPassword: Effect.Effect<string>
   /** The lookup key of a token: a one-way digest, safe to index. */
   readonly hashToken: (token: string) => string
-  /** Constant-time equality of two token digests. */
-  readonly sameDigest: (a: string, b: string) => boolean
   readonly encrypt: (plaintext: string) => Effect.Effect<string>
   readonly decrypt: (ciphertext: string) => Effect.Effect<string, VaultError>
 }

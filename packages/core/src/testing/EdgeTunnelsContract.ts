@@ -1,9 +1,10 @@
 /** The EdgeTunnels contract, as a vitest suite run with a fresh provider per test. */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect } from "effect"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import type { EdgeRoute } from "../ports/EdgeTunnels.js"
+import { freshEach } from "./Suite.js"
 
 const account = { account_id: "acct-1", api_token: "token-1" }
 const route = (key: string, hostname: string): EdgeRoute => ({
@@ -15,8 +16,7 @@ const route = (key: string, hostname: string): EdgeRoute => ({
 
 export const run = (name: string, makeEdge: () => Layer.Layer<EdgeTunnels>) =>
   describe(`EdgeTunnels contract: ${name}`, () => {
-    const test = (title: string, body: Effect.Effect<void, unknown, EdgeTunnels>) =>
-      it.effect(title, () => Effect.provide(body, makeEdge()))
+    const test = freshEach(makeEdge)
 
     test(
       "publishing is idempotent per key and unpublishing absent routes succeeds",

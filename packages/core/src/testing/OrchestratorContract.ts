@@ -2,20 +2,20 @@
  * The Orchestrator contract: placement and lifecycle rules every cluster backend keeps.
  * Run it with a factory that returns a fresh, empty cluster for each test.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option } from "effect"
 import * as Net from "../domain/Net.js"
 import type { Ipv4Address, Ipv4Network } from "../domain/Net.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import * as Fixtures from "./Fixtures.js"
+import { freshEach } from "./Suite.js"
 
 const externalPool = { subnet_cidr: "203.0.113.0/29" as Ipv4Network, gateway: "203.0.113.1" as Ipv4Address }
 
 export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) =>
   describe(`Orchestrator contract: ${name}`, () => {
-    const test = (title: string, body: Effect.Effect<void, unknown, Orchestrator>) =>
-      it.effect(title, () => Effect.provide(body, makeCluster()))
+    const test = freshEach(makeCluster)
 
     const withNetwork = Effect.gen(function*() {
       const cluster = yield* Orchestrator

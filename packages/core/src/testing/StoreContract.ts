@@ -2,26 +2,33 @@
  * The Store contract: what every Store implementation must do, as a vitest suite. Run it
  * with a factory that returns a fresh, empty store for each test.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option } from "effect"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as Fixtures from "./Fixtures.js"
+import { freshEach } from "./Suite.js"
 
 export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnavailable>) =>
   describe(`Store contract: ${name}`, () => {
-    const test = (title: string, body: Effect.Effect<void, unknown, Store>) =>
-      it.effect(title, () => Effect.provide(body, makeStore()))
+    const test = freshEach(makeStore)
+
+    /** Two fresh tenants, inserted in order. */
+    const twoTenants = Effect.gen(function*() {
+      const store = yield* Store
+      const first = Fixtures.tenant()
+      const second = Fixtures.tenant()
+      yield* store.tenants.insert(first)
+      yield* store.tenants.insert(second)
+      return [first, second] as const
+    })
 
     test(
       "tenants are found by id, name and token hash, and listed oldest first",
       Effect.gen(function*() {
         const store = yield* Store
-        const a = Fixtures.tenant()
-        const b = Fixtures.tenant()
-        yield* store.tenants.insert(a)
-        yield* store.tenants.insert(b)
+        const [a, b] = yield* twoTenants
         expect(yield* store.tenants.find(a.id)).toEqual(Option.some(a))
         expect(yield* store.tenants.findByName(b.name)).toEqual(Option.some(b))
         expect(yield* store.tenants.findByTokenHash(a.token_hash)).toEqual(Option.some(a))
@@ -66,10 +73,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       "deleting a tenant cascades to its domains and frees its name",
       Effect.gen(function*() {
         const store = yield* Store
-        const t = Fixtures.tenant()
-        const other = Fixtures.tenant()
-        yield* store.tenants.insert(t)
-        yield* store.tenants.insert(other)
+        const [t, other] = yield* twoTenants
         const mine = Fixtures.domain(t.id)
         const theirs = Fixtures.domain(other.id)
         yield* store.domains.insert(mine)
@@ -89,10 +93,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       "domains are unique across tenants and listed per tenant",
       Effect.gen(function*() {
         const store = yield* Store
-        const a = Fixtures.tenant()
-        const b = Fixtures.tenant()
-        yield* store.tenants.insert(a)
-        yield* store.tenants.insert(b)
+        const [a, b] = yield* twoTenants
         const d1 = Fixtures.domain(a.id)
         const d2 = Fixtures.domain(a.id)
         yield* store.domains.insert(d1)

@@ -1,0 +1,8 @@
+/** How contract suites declare tests: each runs on a fresh instance of the adapter. */
+import { it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Effect } from "effect"
+
+export const freshEach =
+  <S, E>(make: () => Layer.Layer<S, E>) => (title: string, body: Effect.Effect<void, unknown, S>) =>
+    it.effect(title, () => Effect.provide(body, make()))
