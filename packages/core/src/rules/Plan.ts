@@ -4,7 +4,11 @@
  * render it; they never re-derive evaluation order.
  */
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
+import * as Engine from "./Engine.js"
+import * as Evaluate from "./Evaluate.js"
+import * as Ports from "./Ports.js"
 import type { PortRange } from "./Ports.js"
 
 export type PlanRemote =
@@ -32,4 +36,68 @@ export interface AclEntry {
 export interface SecurityPlan {
   readonly vpc_id: VpcId
   readonly entries: ReadonlyArray<AclEntry>
+}
+
+/**
+ * Compiles a VPC's rules to its plan: the enforced rules (enabled, everything they reference
+ * present), in evaluation order, ranked 1, 2, 3, ... Remote VPCs become their subnet blocks,
+ * target subnets their block; target pods stay ids for the backend to resolve.
+ */
+export const compile = (rules: ReadonlyArray<Engine.Rule>, context: Engine.VpcContext): SecurityPlan => ({
+  vpc_id: context.vpc_id,
+  entries: Engine.enforced(rules, context).map((rule, index): AclEntry => ({
+    rank: index + 1,
+    rule_id: rule.id,
+    direction: rule.direction,
+    action: rule.action,
+    protocol: rule.protocol,
+    ports: rule.ports,
+    remote: rule.remote.kind === "cidr"
+      ? { kind: "cidr", cidr: Net.formatCidr(rule.remote.cidr) }
+      : {
+        kind: "vpc",
+        vpc_id: rule.remote.vpc_id,
+        cidrs: (context.vpcs.get(rule.remote.vpc_id) ?? []).map(Net.formatCidr)
+      },
+    target: rule.target.kind === "subnet"
+      ? {
+        kind: "subnet",
+        subnet_id: rule.target.subnet_id,
+        cidr: Net.formatCidr(context.subnets.get(rule.target.subnet_id)!)
+      }
+      : rule.target
+  }))
+})
+
+const entryMatches = (entry: AclEntry, flow: Engine.Flow & { remote: { kind: "ip" } }, context: Engine.VpcContext) => {
+  const ip = flow.remote.ip
+  const localSubnet = flow.local.pod_id !== undefined ? context.pods.get(flow.local.pod_id) : flow.local.subnet_id
+  return entry.direction === flow.direction &&
+    (entry.protocol === "all" || entry.protocol === flow.protocol) &&
+    (entry.ports === null || (flow.port !== null && Ports.includes(entry.ports, flow.port))) &&
+    (entry.remote.kind === "cidr"
+      ? Net.contains(Net.cidrOf(entry.remote.cidr), ip)
+      : entry.remote.cidrs.some((c) => Net.contains(Net.cidrOf(c), ip))) &&
+    (entry.target.kind === "vpc" ||
+      (entry.target.kind === "subnet" && localSubnet === entry.target.subnet_id) ||
+      (entry.target.kind === "pods" && flow.local.pod_id !== undefined &&
+        entry.target.pod_ids.includes(flow.local.pod_id)))
+}
+
+/**
+ * How a backend enforcing the plan decides a packet flow: the lowest-ranked matching entry,
+ * beneath it the implied rules. Used to check that compiling preserves `evaluate`.
+ */
+export const decide = (
+  plan: SecurityPlan,
+  context: Engine.VpcContext,
+  flow: Engine.Flow & { remote: { kind: "ip" } }
+): Evaluate.Verdict => {
+  if (Evaluate.isInfrastructure(flow, context)) {
+    return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
+  }
+  const entry = [...plan.entries].sort((a, b) => a.rank - b.rank).find((e) => entryMatches(e, flow, context))
+  return entry === undefined
+    ? Evaluate.fallback(flow)
+    : { action: entry.action, decided_by: { kind: "rule", rule_id: entry.rule_id } }
 }

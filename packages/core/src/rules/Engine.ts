@@ -1,0 +1,88 @@
+/**
+ * The security-rule engine's shared vocabulary: a rule as the engine sees it, the VPC
+ * context that resolves its references, a flow, and evaluation order. Pure.
+ */
+import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
+import type * as Net from "../domain/Net.js"
+import type { Direction, RuleAction, RuleStatus } from "../domain/SecurityRule.js"
+import type { PortRange } from "./Ports.js"
+
+export type RuleRemote =
+  | { readonly kind: "cidr"; readonly cidr: Net.Cidr }
+  | { readonly kind: "vpc"; readonly vpc_id: VpcId }
+
+export type RuleTarget =
+  | { readonly kind: "vpc" }
+  | { readonly kind: "subnet"; readonly subnet_id: SubnetId }
+  | { readonly kind: "pods"; readonly pod_ids: ReadonlyArray<PodId> }
+
+/** A rule as the engine sees it: parsed, with its creation order for the stable tie-break. */
+export interface Rule {
+  readonly id: SecurityRuleId
+  /** Creation order within the VPC; breaks ties after priority and action. */
+  readonly seq: number
+  readonly priority: number
+  readonly direction: Direction
+  readonly action: RuleAction
+  readonly protocol: "tcp" | "udp" | "icmp" | "all"
+  /** Null: every port (or a portless protocol). */
+  readonly ports: ReadonlyArray<PortRange> | null
+  readonly remote: RuleRemote
+  readonly target: RuleTarget
+  readonly enabled: boolean
+}
+
+/** What a VPC's rules are resolved against. */
+export interface VpcContext {
+  readonly vpc_id: VpcId
+  /** The VPC's subnets and their blocks. */
+  readonly subnets: ReadonlyMap<SubnetId, Net.Cidr>
+  /** The VPC's pods and the subnet each lives in. */
+  readonly pods: ReadonlyMap<PodId, SubnetId>
+  /** The tenant's VPCs (this one included) and their subnet blocks. */
+  readonly vpcs: ReadonlyMap<VpcId, ReadonlyArray<Net.Cidr>>
+  /** Core network (platform DNS, gateways, tunnel connectors, load balancers): always allowed. */
+  readonly infrastructure: ReadonlyArray<Net.Cidr>
+}
+
+export type FlowRemote =
+  | { readonly kind: "ip"; readonly ip: number }
+  | { readonly kind: "vpc"; readonly vpc_id: VpcId }
+
+/**
+ * A new connection as seen from this VPC: `ingress` arrives at the local end from the
+ * remote, `egress` leaves the local end for it. Replies to an allowed connection are allowed.
+ */
+export interface Flow {
+  readonly direction: Direction
+  readonly protocol: "tcp" | "udp" | "icmp"
+  /** Destination port for tcp/udp; null for icmp. */
+  readonly port: number | null
+  readonly remote: FlowRemote
+  /** The local end: a pod (its subnet follows), a subnet, or just somewhere in the VPC. */
+  readonly local: { readonly pod_id?: PodId; readonly subnet_id?: SubnetId }
+}
+
+/**
+ * Evaluation order: priority ascending, deny before allow on equal priority, then creation
+ * order, then id. The same order lists, evaluates and compiles.
+ */
+export const compare = (a: Rule, b: Rule): number =>
+  a.priority - b.priority ||
+  (a.action === b.action ? 0 : a.action === "deny" ? -1 : 1) ||
+  a.seq - b.seq ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+export const sort = <R extends Rule>(rules: ReadonlyArray<R>): Array<R> => [...rules].sort(compare)
+
+/** Whether the rule can be enforced: what it references still exists. */
+export const statusOf = (rule: Rule, context: VpcContext): RuleStatus => {
+  if (rule.remote.kind === "vpc" && !context.vpcs.has(rule.remote.vpc_id)) return "remote_vpc_missing"
+  if (rule.target.kind === "subnet" && !context.subnets.has(rule.target.subnet_id)) return "target_missing"
+  if (rule.target.kind === "pods" && !rule.target.pod_ids.every((id) => context.pods.has(id))) return "target_missing"
+  return rule.enabled ? "active" : "disabled"
+}
+
+/** The rules that take part in enforcement, in evaluation order. */
+export const enforced = <R extends Rule>(rules: ReadonlyArray<R>, context: VpcContext): Array<R> =>
+  sort(rules.filter((rule) => statusOf(rule, context) === "active"))

@@ -1,0 +1,251 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { Ids } from "@tenet/core"
+import { Engine, Evaluate, Net, Plan, Reorder } from "@tenet/core"
+import { Either, FastCheck as fc } from "effect"
+
+// ---------------------------------------------------------------------------
+// A small world: one VPC with three subnets and some pods, two other VPCs, one deleted VPC,
+// a deleted subnet and a deleted pod, so references can dangle.
+// ---------------------------------------------------------------------------
+
+const id = <B>(n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}` as B
+const vpc = id<Ids.VpcId>(1)
+const otherVpcs = [id<Ids.VpcId>(2), id<Ids.VpcId>(3)]
+const deletedVpc = id<Ids.VpcId>(9)
+const subnets = [id<Ids.SubnetId>(11), id<Ids.SubnetId>(12), id<Ids.SubnetId>(13)]
+const deletedSubnet = id<Ids.SubnetId>(19)
+const pods = [id<Ids.PodId>(21), id<Ids.PodId>(22), id<Ids.PodId>(23), id<Ids.PodId>(24)]
+const deletedPod = id<Ids.PodId>(29)
+
+const context: Engine.VpcContext = {
+  vpc_id: vpc,
+  subnets: new Map(subnets.map((s, i) => [s, Net.cidrOf(`10.0.${i}.0/24`)])),
+  pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
+  vpcs: new Map([
+    [vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))],
+    [otherVpcs[0]!, [Net.cidrOf("10.1.0.0/16")]],
+    [otherVpcs[1]!, [Net.cidrOf("172.16.0.0/24"), Net.cidrOf("172.16.8.0/24")]]
+  ]),
+  infrastructure: [Net.cidrOf("100.64.0.0/16"), Net.cidrOf("10.0.0.1/32")]
+}
+
+const addresses = [
+  "10.0.0.5",
+  "10.0.1.9",
+  "10.0.2.200",
+  "10.1.3.4",
+  "172.16.0.9",
+  "172.16.8.1",
+  "8.8.8.8",
+  "100.64.1.1",
+  "10.0.0.1",
+  "192.168.1.1"
+]
+  .map(Net.ipv4Of)
+const blocks = [
+  "0.0.0.0/0",
+  "10.0.0.0/8",
+  "10.0.0.0/16",
+  "10.0.1.0/24",
+  "10.1.0.0/16",
+  "172.16.0.0/20",
+  "8.8.8.8/32",
+  "192.168.0.0/16",
+  "100.64.0.0/10"
+]
+  .map(Net.cidrOf)
+
+const ports = fc.option(
+  fc.array(fc.tuple(fc.integer({ min: 18, max: 32 }), fc.integer({ min: 0, max: 4 })), { minLength: 1, maxLength: 3 })
+    .map((rs) => rs.map(([from, width]) => ({ from, to: from + width }))),
+  { nil: null }
+)
+
+const remote: fc.Arbitrary<Engine.RuleRemote> = fc.oneof(
+  fc.constantFrom(...blocks).map((cidr) => ({ kind: "cidr" as const, cidr })),
+  fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((vpc_id) => ({ kind: "vpc" as const, vpc_id }))
+)
+
+const target: fc.Arbitrary<Engine.RuleTarget> = fc.oneof(
+  fc.constant({ kind: "vpc" as const }),
+  fc.constantFrom(...subnets, deletedSubnet).map((subnet_id) => ({ kind: "subnet" as const, subnet_id })),
+  fc.subarray([...pods, deletedPod], { minLength: 1 }).map((pod_ids) => ({ kind: "pods" as const, pod_ids }))
+)
+
+const rule = (seq: number): fc.Arbitrary<Engine.Rule> =>
+  fc.record({
+    priority: fc.integer({ min: 1, max: 12 }),
+    direction: fc.constantFrom("ingress" as const, "egress" as const),
+    action: fc.constantFrom("allow" as const, "deny" as const),
+    protocol: fc.constantFrom("tcp" as const, "udp" as const, "icmp" as const, "all" as const),
+    ports,
+    remote,
+    target,
+    enabled: fc.integer({ min: 0, max: 4 }).map((n) => n > 0)
+  }).map((r) => ({
+    ...r,
+    ports: r.protocol === "tcp" || r.protocol === "udp" ? r.ports : null,
+    id: id<Ids.SecurityRuleId>(1000 + seq),
+    seq
+  }))
+
+const rules = fc.integer({ min: 0, max: 25 }).chain((n) =>
+  fc.tuple(...Array.from({ length: n }, (_, i) => rule(i))).map((rs) => rs as Array<Engine.Rule>)
+)
+
+const local = fc.oneof(
+  fc.constantFrom(...pods).map((pod_id) => ({ pod_id })),
+  fc.constantFrom(...subnets).map((subnet_id) => ({ subnet_id })),
+  fc.constant({})
+)
+
+const ipFlow = fc.record({
+  direction: fc.constantFrom("ingress" as const, "egress" as const),
+  protocol: fc.constantFrom("tcp" as const, "udp" as const, "icmp" as const),
+  port: fc.integer({ min: 15, max: 40 }),
+  remote: fc.constantFrom(...addresses).map((ip) => ({ kind: "ip" as const, ip })),
+  local
+}).map((f) => ({ ...f, port: f.protocol === "icmp" ? null : f.port }))
+
+const flow: fc.Arbitrary<Engine.Flow> = fc.oneof(
+  ipFlow,
+  ipFlow.chain((f) =>
+    fc.constantFrom(vpc, ...otherVpcs).map((vpc_id) => ({ ...f, remote: { kind: "vpc" as const, vpc_id } }))
+  )
+)
+
+// ---------------------------------------------------------------------------
+// The reference: the spec's rules written the plainest way, with intervals instead of masks.
+// ---------------------------------------------------------------------------
+
+const range = (c: Net.Cidr) => {
+  const size = 2 ** (32 - c.prefix)
+  const start = Math.floor(c.address / size) * size
+  return [start, start + size - 1] as const
+}
+const inBlock = (c: Net.Cidr, ip: number) => range(c)[0] <= ip && ip <= range(c)[1]
+
+const referenceVerdict = (all: ReadonlyArray<Engine.Rule>, f: Engine.Flow): Evaluate.Verdict => {
+  if (f.remote.kind === "ip" && context.infrastructure.some((c) => inBlock(c, (f.remote as { ip: number }).ip))) {
+    return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
+  }
+  const resolvable = (r: Engine.Rule) =>
+    (r.remote.kind !== "vpc" || context.vpcs.has(r.remote.vpc_id)) &&
+    (r.target.kind !== "subnet" || context.subnets.has(r.target.subnet_id)) &&
+    (r.target.kind !== "pods" || r.target.pod_ids.every((p) => context.pods.has(p)))
+  const localSubnet = f.local.pod_id !== undefined ? context.pods.get(f.local.pod_id) : f.local.subnet_id
+  const hit = (r: Engine.Rule) => {
+    if (r.direction !== f.direction) return false
+    if (r.protocol !== "all" && r.protocol !== f.protocol) return false
+    if (r.ports !== null && !(f.port !== null && r.ports.some((p) => p.from <= f.port! && f.port! <= p.to))) {
+      return false
+    }
+    if (r.target.kind === "subnet" && localSubnet !== r.target.subnet_id) return false
+    if (r.target.kind === "pods" && !(f.local.pod_id !== undefined && r.target.pod_ids.includes(f.local.pod_id))) {
+      return false
+    }
+    if (r.remote.kind === "cidr") {
+      if (f.remote.kind === "ip") return inBlock(r.remote.cidr, f.remote.ip)
+      const [s, e] = range(r.remote.cidr)
+      const own = context.vpcs.get(f.remote.vpc_id) ?? []
+      return own.length > 0 && own.every((b) => s <= range(b)[0] && range(b)[1] <= e)
+    }
+    if (f.remote.kind === "vpc") return f.remote.vpc_id === r.remote.vpc_id
+    const ip = f.remote.ip
+    return (context.vpcs.get(r.remote.vpc_id) ?? []).some((b) => inBlock(b, ip))
+  }
+  const earlier = (a: Engine.Rule, b: Engine.Rule) =>
+    a.priority !== b.priority ? a.priority < b.priority : a.action !== b.action ? a.action === "deny" : a.seq < b.seq
+  let best: Engine.Rule | undefined
+  for (const r of all) {
+    if (r.enabled && resolvable(r) && hit(r) && (best === undefined || earlier(r, best))) best = r
+  }
+  if (best !== undefined) return { action: best.action, decided_by: { kind: "rule", rule_id: best.id } }
+  return f.direction === "egress"
+    ? { action: "allow", decided_by: { kind: "implied", key: "implied-allow-egress" } }
+    : { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
+}
+
+describe("security-rule engine", () => {
+  it.prop("evaluate agrees with the reference interpreter", [rules, flow], ([rs, f]) => {
+    expect(Evaluate.evaluate(rs, context, f)).toEqual(referenceVerdict(rs, f))
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it.prop("disabled and unresolvable rules never decide: dropping them changes nothing", [rules, flow], ([rs, f]) => {
+    const verdict = Evaluate.evaluate(rs, context, f)
+    if (verdict.decided_by.kind === "rule") {
+      const decisive = rs.find((r) => r.id === (verdict.decided_by as { rule_id: string }).rule_id)!
+      expect(Engine.statusOf(decisive, context)).toBe("active")
+    }
+    const active = rs.filter((r) => Engine.statusOf(r, context) === "active")
+    expect(Evaluate.evaluate(active, context, f)).toEqual(verdict)
+  })
+
+  it.prop("the compiled plan decides every packet flow as evaluate does", [rules, ipFlow], ([rs, f]) => {
+    const plan = Plan.compile(rs, context)
+    expect(Plan.decide(plan, context, f)).toEqual(Evaluate.evaluate(rs, context, f))
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it.prop("the plan holds exactly the active rules, ranked 1..n without ties, in evaluation order", [rules], ([rs]) => {
+    const plan = Plan.compile(rs, context)
+    expect(plan.entries.map((e) => e.rank)).toEqual(plan.entries.map((_, i) => i + 1))
+    expect(plan.entries.map((e) => e.rule_id)).toEqual(Engine.enforced(rs, context).map((r) => r.id))
+  })
+
+  it.prop("evaluation order ignores the order rules are given in", [
+    rules.chain((rs) => fc.tuple(fc.constant(rs), fc.shuffledSubarray(rs, { minLength: rs.length })))
+  ], ([[rs, shuffled]]) => {
+    expect(Engine.sort(shuffled).map((r) => r.id)).toEqual(Engine.sort(rs).map((r) => r.id))
+  })
+
+  it.prop("core network traffic is allowed whatever the rules say", [rules, ipFlow], ([rs, f]) => {
+    const infra = { ...f, remote: { kind: "ip" as const, ip: Net.ipv4Of("100.64.7.7") } }
+    expect(Evaluate.evaluate(rs, context, infra)).toEqual({
+      action: "allow",
+      decided_by: { kind: "implied", key: "implied-allow-infrastructure" }
+    })
+  })
+
+  it("with no rules, ingress is denied and egress allowed", () => {
+    const f = {
+      direction: "ingress" as const,
+      protocol: "tcp" as const,
+      port: 80,
+      remote: { kind: "ip" as const, ip: Net.ipv4Of("8.8.8.8") },
+      local: {}
+    }
+    expect(Evaluate.evaluate([], context, f).decided_by).toEqual({ kind: "implied", key: "implied-deny-ingress" })
+    expect(Evaluate.evaluate([], context, { ...f, direction: "egress" }).decided_by).toEqual({
+      kind: "implied",
+      key: "implied-allow-egress"
+    })
+  })
+})
+
+describe("reorder", () => {
+  const idsArb = fc.uniqueArray(fc.integer({ min: 1, max: 10_000 }), { minLength: 1, maxLength: 200 })
+    .map((ns) => ns.map((n) => id<Ids.SecurityRuleId>(n)))
+
+  it.prop("a permutation of every rule gets 10, 20, 30, ... in the order given", [
+    idsArb.chain((ids) => fc.tuple(fc.constant(ids), fc.shuffledSubarray(ids, { minLength: ids.length })))
+  ], ([[ids, order]]) => {
+    const priorities = Either.getOrThrow(Reorder.reorder(ids, order))
+    expect([...priorities.keys()].sort()).toEqual([...ids].sort())
+    expect(order.map((rid) => priorities.get(rid))).toEqual(order.map((_, i) => (i + 1) * 10))
+  })
+
+  it.prop("leaving a rule out, repeating one or naming a stranger is refused", [
+    idsArb.filter((ids) => ids.length >= 2)
+  ], ([ids]) => {
+    expect(Either.getLeft(Reorder.reorder(ids, ids.slice(1)))).toEqual(
+      expect.objectContaining({ value: { _tag: "MissingRules", rule_ids: [ids[0]] } })
+    )
+    expect(Either.getLeft(Reorder.reorder(ids, [...ids, ids[0]!]))).toEqual(
+      expect.objectContaining({ value: { _tag: "DuplicateRule", rule_id: ids[0] } })
+    )
+    const stranger = id<Ids.SecurityRuleId>(99_999)
+    expect(Either.getLeft(Reorder.reorder(ids, [...ids, stranger]))).toEqual(
+      expect.objectContaining({ value: { _tag: "UnknownRule", rule_id: stranger } })
+    )
+  })
+})
