@@ -4,7 +4,7 @@
  * transaction, and a failed one leaves nothing behind. Writers are serialized, which is what
  * makes the uniqueness checks below hold under concurrent requests.
  */
-import type { Admin, Domain, Ids, ProviderConfig, ServiceTunnel, Tenant } from "@tenet/core"
+import type { Admin, Domain, Ids, ProviderConfig, SecurityRule, ServiceTunnel, Subnet, Tenant, Vpc } from "@tenet/core"
 import { Store } from "@tenet/core"
 import { Context, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
@@ -18,6 +18,9 @@ interface State {
   readonly domainByName: HashMap.HashMap<string, Ids.DomainId>
   readonly providerConfig: Option.Option<ProviderConfig.ProviderConfigRecord>
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
+  readonly vpcs: HashMap.HashMap<Ids.VpcId, Vpc.VpcRecord>
+  readonly subnets: HashMap.HashMap<Ids.SubnetId, Subnet.SubnetRecord>
+  readonly rules: HashMap.HashMap<Ids.SecurityRuleId, SecurityRule.SecurityRuleRecord>
 }
 
 const emptyState: State = {
@@ -29,7 +32,10 @@ const emptyState: State = {
   domains: HashMap.empty(),
   domainByName: HashMap.empty(),
   providerConfig: Option.none(),
-  serviceTunnels: HashMap.empty()
+  serviceTunnels: HashMap.empty(),
+  vpcs: HashMap.empty(),
+  subnets: HashMap.empty(),
+  rules: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -109,9 +115,22 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  const removeTenant = (s: State, id: Ids.TenantId): State => {
-    const tenant = Option.getOrThrow(HashMap.get(s.tenants, id))
-    const ownedDomains = HashMap.filter(s.domains, (d) => d.tenant_id === id)
+  /** A VPC goes with its subnets and rules. */
+  const removeVpc = (s: State, id: Ids.VpcId): State => ({
+    ...s,
+    vpcs: HashMap.remove(s.vpcs, id),
+    subnets: HashMap.filter(s.subnets, (subnet) => subnet.vpc_id !== id),
+    rules: HashMap.filter(s.rules, (rule) => rule.vpc_id !== id)
+  })
+
+  const removeTenant = (state: State, id: Ids.TenantId): State => {
+    const tenant = Option.getOrThrow(HashMap.get(state.tenants, id))
+    const ownedDomains = HashMap.filter(state.domains, (d) => d.tenant_id === id)
+    const s = HashMap.reduce(
+      HashMap.filter(state.vpcs, (vpc) => vpc.tenant_id === id),
+      state,
+      (acc, vpc) => removeVpc(acc, vpc.id)
+    )
     return {
       ...s,
       tenants: HashMap.remove(s.tenants, id),
@@ -232,6 +251,73 @@ export const make = Effect.gen(function*() {
       )
   }
 
+  const vpcs: Store.VpcRepository = {
+    insert: (record) =>
+      write((s) =>
+        Array.from(HashMap.values(s.vpcs)).some((v) => v.tenant_id === record.tenant_id && v.name === record.name)
+          ? violation(Store.Constraints.vpcName)
+          : Effect.succeed([undefined, { ...s, vpcs: HashMap.set(s.vpcs, record.id, record) }] as const)
+      ),
+    find: (id) => read((s) => HashMap.get(s.vpcs, id)),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => v.tenant_id === tenantId).sort(byCreation)),
+    listUnapplied: read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => !v.applied).sort(byCreation)),
+    // Writers are already serialized, so holding a VPC is only a matter of it existing.
+    lock: (id) => transaction(read((s) => HashMap.has(s.vpcs, id))),
+    setApplyState: (id, applied, applyError) =>
+      write((s) =>
+        Effect.succeed(Option.match(HashMap.get(s.vpcs, id), {
+          onNone: () => [false, s] as const,
+          onSome: (vpc) =>
+            [true, { ...s, vpcs: HashMap.set(s.vpcs, id, { ...vpc, applied, apply_error: applyError }) }] as const
+        }))
+      ),
+    delete: (id) =>
+      write((s) => Effect.succeed(HashMap.has(s.vpcs, id) ? [true, removeVpc(s, id)] as const : [false, s] as const))
+  }
+
+  const subnets: Store.SubnetRepository = {
+    insert: (record) =>
+      write((s) =>
+        Array.from(HashMap.values(s.subnets)).some((n) => n.vpc_id === record.vpc_id && n.name === record.name)
+          ? violation(Store.Constraints.subnetName)
+          : Effect.succeed([undefined, { ...s, subnets: HashMap.set(s.subnets, record.id, record) }] as const)
+      ),
+    find: (id) => read((s) => HashMap.get(s.subnets, id)),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.tenant_id === tenantId).sort(byCreation)),
+    listByVpc: (vpcId) =>
+      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.vpc_id === vpcId).sort(byCreation))
+  }
+
+  const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
+
+  const securityRules: Store.SecurityRuleRepository = {
+    insert: (record) =>
+      write((s) => Effect.succeed([undefined, { ...s, rules: HashMap.set(s.rules, record.id, record) }] as const)),
+    find: (id) => read((s) => HashMap.get(s.rules, id)),
+    listByVpc: (vpcId) =>
+      read((s) => Array.from(HashMap.values(s.rules)).filter((r) => r.vpc_id === vpcId).sort(bySeq)),
+    listByRemoteVpc: (vpcId) =>
+      read((s) =>
+        Array.from(HashMap.values(s.rules)).filter((r) => r.remote_vpc_id === vpcId && r.vpc_id !== vpcId).sort(bySeq)
+      ),
+    update: (record) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.rules, record.id)
+            ? [true, { ...s, rules: HashMap.set(s.rules, record.id, record) }] as const
+            : [false, s] as const
+        )
+      ),
+    delete: (id) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.rules, id) ? [true, { ...s, rules: HashMap.remove(s.rules, id) }] as const : [false, s] as const
+        )
+      )
+  }
+
   const store = Store.Store.of({
     backend: "memory",
     transaction,
@@ -240,7 +326,10 @@ export const make = Effect.gen(function*() {
     tenants,
     domains,
     providerConfig,
-    serviceTunnels
+    serviceTunnels,
+    vpcs,
+    subnets,
+    securityRules
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

@@ -1,5 +1,5 @@
 /** The server's configuration, from `TENET_*` environment variables. */
-import { Config, LogLevel } from "effect"
+import { Config, Duration, LogLevel } from "effect"
 
 export const StoreKind = Config.literal("memory")("TENET_STORE").pipe(Config.withDefault("memory" as const))
 
@@ -11,6 +11,7 @@ export const ServerConfig = Config.all({
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
   store: StoreKind,
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
+  reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
   logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   maxBodyBytes: Config.integer("TENET_MAX_BODY_BYTES").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),

@@ -4,7 +4,19 @@
  * ports it is given.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
-import { Api, Domains, Identity, ProviderConfigs, ServiceTunnels, Tenants } from "@tenet/core"
+import {
+  Api,
+  Domains,
+  Identity,
+  NetworkApplier,
+  ProviderConfigs,
+  SecurityRules,
+  ServiceTunnels,
+  Subnets,
+  Tenants,
+  Vpcs
+} from "@tenet/core"
+import type { Duration } from "effect"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { createRequire } from "node:module"
 import * as Auth from "./Auth.js"
@@ -16,28 +28,26 @@ import {
   TenantsHandlers
 } from "./handlers/AdminHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
-import {
-  PodsPending,
-  RegistryCredentialsPending,
-  SecurityRulesPending,
-  SubnetsPending,
-  TopologyPending,
-  TunnelsPending,
-  VpcsPending
-} from "./handlers/PendingHandlers.js"
+import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
+import { PodsPending, RegistryCredentialsPending, TopologyPending, TunnelsPending } from "./handlers/PendingHandlers.js"
 import { SystemHandlers } from "./handlers/SystemHandlers.js"
+import * as Reconciler from "./Reconciler.js"
 import * as RequestGuard from "./RequestGuard.js"
 
 /** The server's version, from its package.json (one level above both src/ and dist/). */
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
+const Foundation = Layer.mergeAll(Identity.Identity.layer(), ProviderConfigs.ProviderConfigs.layer)
+const WithApplier = NetworkApplier.NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
+
 /** The use-cases, over the ports. */
 export const PlatformLive = Layer.mergeAll(
-  Identity.Identity.layer(),
   Tenants.Tenants.layer,
   Domains.Domains.layer,
-  ServiceTunnels.ServiceTunnels.layer
-).pipe(Layer.provideMerge(ProviderConfigs.ProviderConfigs.layer))
+  ServiceTunnels.ServiceTunnels.layer,
+  Subnets.Subnets.layer,
+  SecurityRules.SecurityRules.layer
+).pipe(Layer.provideMerge(Vpcs.Vpcs.layer), Layer.provideMerge(WithApplier))
 
 const HandlersLive = Layer.mergeAll(
   SystemHandlers,
@@ -48,9 +58,9 @@ const HandlersLive = Layer.mergeAll(
   ProviderConfigHandlers,
   ServiceTunnelsHandlers,
   OperationsLogHandlers,
-  VpcsPending,
-  SubnetsPending,
-  SecurityRulesPending,
+  VpcsHandlers,
+  SubnetsHandlers,
+  SecurityRulesHandlers,
   PodsPending,
   TunnelsPending,
   RegistryCredentialsPending,
@@ -60,6 +70,13 @@ const HandlersLive = Layer.mergeAll(
 export interface HttpOptions {
   /** Larger request bodies are refused with 413. */
   readonly maxBodyBytes: number
+}
+
+export interface Options extends HttpOptions {
+  readonly adminUsername: string
+  readonly adminPassword: Option.Option<Redacted.Redacted<string>>
+  /** How often VPCs whose apply failed are applied again. */
+  readonly reconcileInterval: Duration.DurationInput
 }
 
 /** The whole HTTP surface; needs the use-cases (`PlatformLive`) and an `HttpServer`. */
@@ -74,18 +91,15 @@ export const layerHttp = (options: HttpOptions) =>
   )
 
 /**
- * The server over the given ports: HTTP surface, use-cases, and the admin made sure of at
- * startup. Needs the ports, `ServerInfo` and an `HttpServer`.
+ * The server over the given ports: HTTP surface, use-cases, the reconciler, and the admin
+ * made sure of at startup. Needs the ports, `ServerInfo` and an `HttpServer`.
  */
-export const layer = (
-  options: HttpOptions & {
-    readonly adminUsername: string
-    readonly adminPassword: Option.Option<Redacted.Redacted<string>>
-  }
-) =>
-  Layer.mergeAll(layerHttp(options), bootstrapAdmin(options.adminUsername, options.adminPassword)).pipe(
-    Layer.provideMerge(PlatformLive)
-  )
+export const layer = (options: Options) =>
+  Layer.mergeAll(
+    layerHttp(options),
+    bootstrapAdmin(options.adminUsername, options.adminPassword),
+    Reconciler.layer(options.reconcileInterval)
+  ).pipe(Layer.provideMerge(PlatformLive))
 
 /**
  * Makes sure the admin exists. A generated password is printed once: it is not stored in

@@ -6,7 +6,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
 import { ServerInfo } from "@tenet/core"
-import { Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
 export interface Options {
@@ -14,6 +14,8 @@ export interface Options {
   readonly adminPassword?: string
   readonly maxBodyBytes?: number
   readonly platform?: MemoryPlatform.Options
+  /** How often failed applies are retried; long by default so tests decide when it happens. */
+  readonly reconcileInterval?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
   readonly logLevel?: LogLevel.LogLevel
 }
@@ -28,7 +30,8 @@ export const layer = (options: Options = {}) => {
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,
-    adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD))
+    adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD)),
+    reconcileInterval: options.reconcileInterval ?? Duration.hours(1)
   }).pipe(
     Layer.provide(
       Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })

@@ -16,7 +16,7 @@ import {
 } from "../domain/SecurityRule.js"
 import { Subnet, SubnetCreate } from "../domain/Subnet.js"
 import { Vpc, VpcCreate } from "../domain/Vpc.js"
-import { Conflict, NotFound, RuleValidation } from "../Errors.js"
+import { Conflict, Forbidden, NotFound, RuleValidation } from "../Errors.js"
 import { TenantAuth } from "./Security.js"
 
 export class VpcsApi extends HttpApiGroup.make("vpcs")
@@ -25,6 +25,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
       .setPayload(VpcCreate)
       .addSuccess(Vpc)
       .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
       .annotate(OpenApi.Summary, "Create a VPC, seeded with the 'Allow internal traffic' rule")
   )
   .add(
@@ -50,6 +51,7 @@ export class SubnetsApi extends HttpApiGroup.make("subnets")
       .addSuccess(Subnet)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
       .annotate(OpenApi.Summary, "Create a subnet in one of the caller's VPCs")
   )
   .add(

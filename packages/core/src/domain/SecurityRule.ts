@@ -1,7 +1,9 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
+import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
 import * as Ports from "../rules/Ports.js"
 import { intBetween, nullable, stringBetween, Timestamp } from "./Common.js"
+import type { TenantId } from "./Ids.js"
 import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
 
@@ -72,7 +74,11 @@ export const SecurityRulePatch = Schema.Struct({
   target_subnet_id: Schema.optional(Schema.NullOr(SubnetId)),
   target_pod_ids: Schema.optional(Schema.NullOr(TargetPodIds)),
   enabled: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "SecurityRulePatch" })
+}).annotations({
+  identifier: "SecurityRulePatch",
+  // Unknown fields (vpc_id among them: it cannot change) are refused, not silently dropped.
+  parseOptions: { onExcessProperty: "error" }
+})
 export type SecurityRulePatch = typeof SecurityRulePatch.Type
 
 export const RuleStatus = Schema.Literal("active", "disabled", "remote_vpc_missing", "target_missing").annotations({
@@ -186,3 +192,28 @@ export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
   vpc_id: VpcId,
   findings: Schema.Array(RuleFinding)
 }) {}
+
+/** What the store keeps: the rule as last saved, plus its owner and creation order. */
+export interface SecurityRuleRecord {
+  readonly id: SecurityRuleId
+  readonly vpc_id: VpcId
+  readonly tenant_id: TenantId
+  /** Creation order within the VPC: the tie-break after priority and action. */
+  readonly seq: number
+  readonly name: string
+  readonly description: string | null
+  readonly direction: Direction
+  readonly action: RuleAction
+  readonly priority: number
+  readonly protocol: RuleProtocol
+  readonly ports: string | null
+  readonly remote_type: RemoteType
+  readonly remote_cidr: Ipv4Network | null
+  readonly remote_vpc_id: VpcId | null
+  readonly target_type: TargetType
+  readonly target_subnet_id: SubnetId | null
+  readonly target_pod_ids: ReadonlyArray<PodId> | null
+  readonly enabled: boolean
+  readonly created_at: DateTime.Utc
+  readonly updated_at: DateTime.Utc
+}

@@ -1,4 +1,5 @@
 /** Subnets: IPv4 blocks inside a VPC. */
+import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { Timestamp } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
@@ -27,3 +28,15 @@ export class Subnet extends Schema.Class<Subnet>("Subnet")({
   gateway_ip: Ipv4Address,
   created_at: Timestamp
 }) {}
+
+export interface SubnetRecord {
+  readonly id: SubnetId
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly name: DnsLabel
+  readonly cidr: Ipv4Network
+  readonly gateway_ip: Ipv4Address
+  readonly created_at: DateTime.Utc
+}
+
+export const toSubnet = (record: SubnetRecord): Subnet => Subnet.make(record)

@@ -1,4 +1,5 @@
 /** Virtual private clouds. */
+import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { Timestamp } from "./Common.js"
 import { TenantId, VpcId } from "./Ids.js"
@@ -19,5 +20,21 @@ export class Vpc extends Schema.Class<Vpc>("Vpc")({
   tenant_id: TenantId,
   name: DnsLabel,
   enable_internet: Schema.Boolean,
+  /** Whether the cluster runs what the store holds for this VPC (network and rules). */
+  applied: Schema.Boolean,
+  /** Why the last apply failed; the platform retries on a schedule. */
+  apply_error: Schema.NullOr(Schema.String),
   created_at: Timestamp
 }) {}
+
+export interface VpcRecord {
+  readonly id: VpcId
+  readonly tenant_id: TenantId
+  readonly name: DnsLabel
+  readonly enable_internet: boolean
+  readonly applied: boolean
+  readonly apply_error: string | null
+  readonly created_at: DateTime.Utc
+}
+
+export const toVpc = (record: VpcRecord): Vpc => Vpc.make(record)

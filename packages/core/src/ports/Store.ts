@@ -10,10 +10,13 @@ import type { Effect, Option } from "effect"
 import { Context, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
-import type { DomainId, ServiceTunnelId, TenantId } from "../domain/Ids.js"
+import type { DomainId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import type { VpcRecord } from "../domain/Vpc.js"
 
 /** A uniqueness rule would be broken; `constraint` names it (see `Constraints`). */
 export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
@@ -30,7 +33,9 @@ export const Constraints = {
   tenantName: "tenants_name_key",
   domainName: "domains_domain_key",
   serviceTunnelService: "service_tunnels_service_key",
-  serviceTunnelHostname: "service_tunnels_hostname_key"
+  serviceTunnelHostname: "service_tunnels_hostname_key",
+  vpcName: "vpcs_tenant_id_name_key",
+  subnetName: "subnets_vpc_id_name_key"
 } as const
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
@@ -52,7 +57,7 @@ export interface TenantRepository {
   readonly list: Read<ReadonlyArray<TenantRecord>>
   /** Replaces the token; false when the tenant does not exist. */
   readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
-  /** Deletes the tenant and, in the same step, everything it owns; false when absent. */
+  /** Deletes the tenant and, in the same step, everything it owns (VPCs down); false when absent. */
   readonly delete: (id: TenantId) => Read<boolean>
 }
 
@@ -77,6 +82,46 @@ export interface ServiceTunnelRepository {
   readonly delete: (id: ServiceTunnelId) => Read<boolean>
 }
 
+export interface VpcRepository {
+  /** VPC names are unique per tenant (`Constraints.vpcName`). */
+  readonly insert: (record: VpcRecord) => Write
+  readonly find: (id: VpcId) => Read<Option.Option<VpcRecord>>
+  /** The tenant's VPCs, oldest first. */
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<VpcRecord>>
+  /** VPCs whose last apply failed, for the reconciler. */
+  readonly listUnapplied: Read<ReadonlyArray<VpcRecord>>
+  /**
+   * Inside a transaction, holds the VPC against concurrent writers until it ends (a row
+   * lock in SQL), so per-VPC limits and orders hold under concurrency. False when absent.
+   */
+  readonly lock: (id: VpcId) => Read<boolean>
+  readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
+  /** Deletes the VPC with its subnets and rules; false when absent. */
+  readonly delete: (id: VpcId) => Read<boolean>
+}
+
+export interface SubnetRepository {
+  /** Subnet names are unique per VPC (`Constraints.subnetName`). */
+  readonly insert: (record: SubnetRecord) => Write
+  readonly find: (id: SubnetId) => Read<Option.Option<SubnetRecord>>
+  /** Oldest first. */
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<SubnetRecord>>
+  /** Oldest first. */
+  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<SubnetRecord>>
+}
+
+export interface SecurityRuleRepository {
+  readonly insert: (record: SecurityRuleRecord) => Write
+  readonly find: (id: SecurityRuleId) => Read<Option.Option<SecurityRuleRecord>>
+  /** The VPC's rules, in creation order. */
+  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
+  /** Rules of other VPCs whose remote is this VPC. */
+  readonly listByRemoteVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
+  /** Replaces the rule; false when absent. */
+  readonly update: (record: SecurityRuleRecord) => Read<boolean>
+  readonly delete: (id: SecurityRuleId) => Read<boolean>
+}
+
 export interface StoreShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -92,6 +137,9 @@ export interface StoreShape {
   readonly domains: DomainRepository
   readonly providerConfig: ProviderConfigRepository
   readonly serviceTunnels: ServiceTunnelRepository
+  readonly vpcs: VpcRepository
+  readonly subnets: SubnetRepository
+  readonly securityRules: SecurityRuleRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}

@@ -1,39 +1,14 @@
 /**
- * Endpoints of the contract whose use-cases have not landed yet (networking: issue #3;
- * workloads: issue #4). They authenticate like the rest and answer 501, so the OpenAPI
+ * Endpoints of the contract whose use-cases have not landed yet (security-rule analysis:
+ * issue #3; workloads: issue #4). They authenticate like the rest and answer 501, so the OpenAPI
  * document is complete and clients see an honest status instead of a 404.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Errors } from "@tenet/core"
 import { Effect } from "effect"
 
-const pending = (what: string) => () =>
+export const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
-
-export const VpcsPending = HttpApiBuilder.group(
-  Api.TenetApi,
-  "vpcs",
-  (handlers) =>
-    handlers.handle("create", pending("VPCs")).handle("list", pending("VPCs")).handle("delete", pending("VPCs"))
-)
-
-export const SubnetsPending = HttpApiBuilder.group(
-  Api.TenetApi,
-  "subnets",
-  (handlers) => handlers.handle("create", pending("subnets")).handle("list", pending("subnets"))
-)
-
-const rules = pending("security rules")
-export const SecurityRulesPending = HttpApiBuilder.group(Api.TenetApi, "securityRules", (handlers) =>
-  handlers
-    .handle("list", rules)
-    .handle("analysis", rules)
-    .handle("get", rules)
-    .handle("create", rules)
-    .handle("update", rules)
-    .handle("delete", rules)
-    .handle("reorder", rules)
-    .handle("evaluate", rules))
 
 const pods = pending("pods")
 export const PodsPending = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers) =>

@@ -1,0 +1,149 @@
+/**
+ * Converging a VPC: the store says what should run, the orchestrator is asked to run it
+ * (the VPC, its subnets and its compiled security plan), and the outcome is recorded on the
+ * VPC as `applied` / `apply_error`. Saving never depends on this succeeding; the reconciler
+ * calls `apply` again for every VPC whose last apply failed.
+ */
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import type { VpcId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
+import { SecurityRule } from "../domain/SecurityRule.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+import type { ServiceUnavailable } from "../Errors.js"
+import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
+import type * as Engine from "../rules/Engine.js"
+import * as Plan from "../rules/Plan.js"
+import * as Ports from "../rules/Ports.js"
+import { storeUnavailable } from "./Failures.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+
+export interface ApplyState {
+  readonly applied: boolean
+  readonly apply_error: string | null
+}
+
+/** A stored rule as the engine sees it. Stored rules were validated, so parsing cannot fail. */
+export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => ({
+  id: r.id,
+  seq: r.seq,
+  priority: r.priority,
+  direction: r.direction,
+  action: r.action,
+  protocol: r.protocol,
+  ports: r.ports === null ? null : Either.getOrThrow(Ports.parse(r.ports)),
+  remote: r.remote_type === "cidr"
+    ? { kind: "cidr", cidr: Net.cidrOf(r.remote_cidr!) }
+    : { kind: "vpc", vpc_id: r.remote_vpc_id! },
+  target: r.target_type === "vpc"
+    ? { kind: "vpc" }
+    : r.target_type === "subnet"
+    ? { kind: "subnet", subnet_id: r.target_subnet_id! }
+    : { kind: "pods", pod_ids: r.target_pod_ids! },
+  enabled: r.enabled
+})
+
+export const toSecurityRule = (r: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
+  const { seq: _seq, tenant_id: _tenant, ...fields } = r
+  return SecurityRule.make({ ...fields, status })
+}
+
+export interface NetworkApplierShape {
+  /** What the VPC's rules resolve against: the tenant's VPCs, this VPC's subnets and pods. */
+  readonly context: (vpc: VpcRecord) => Effect.Effect<Engine.VpcContext, ServiceUnavailable>
+  /** Applies the VPC as stored and records the outcome on it. */
+  readonly apply: (vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
+  /** Applies every VPC whose last apply failed; returns how many are now applied. */
+  readonly reconcile: Effect.Effect<number, ServiceUnavailable>
+}
+
+export interface Options {
+  /** An apply that takes longer is recorded as failed (and retried later). */
+  readonly timeout?: Duration.DurationInput
+}
+
+export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<NetworkApplier, NetworkApplierShape>() {
+  static readonly layer = (options: Options = {}) =>
+    Layer.effect(
+      NetworkApplier,
+      Effect.gen(function*() {
+        const store = yield* Store
+        const orchestrator = yield* Orchestrator
+        const configs = yield* ProviderConfigs
+        const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
+
+        const context = (vpc: VpcRecord) =>
+          Effect.gen(function*() {
+            const config = yield* configs.current
+            const tenantSubnets = yield* store.subnets.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
+            const tenantVpcs = yield* store.vpcs.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
+            const own = tenantSubnets.filter((s) => s.vpc_id === vpc.id)
+            return {
+              vpc_id: vpc.id,
+              subnets: new Map(own.map((s) => [s.id, Net.cidrOf(s.cidr)])),
+              pods: new Map(),
+              vpcs: new Map(tenantVpcs.map((v) => [
+                v.id,
+                tenantSubnets.filter((s) => s.vpc_id === v.id).map((s) => Net.cidrOf(s.cidr))
+              ])),
+              infrastructure: [
+                ...Option.match(config, { onNone: () => [], onSome: (c) => [Net.cidrOf(c.peering_subnet_cidr)] }),
+                ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
+              ]
+            } satisfies Engine.VpcContext
+          })
+
+        const apply = Effect.fn("NetworkApplier.apply")(function*(vpcId: VpcId) {
+          const found = yield* store.vpcs.find(vpcId).pipe(storeUnavailable)
+          if (Option.isNone(found)) return { applied: true, apply_error: null }
+          const vpc = found.value
+          const config = yield* configs.current
+          const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
+          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc))
+          const outcome = yield* orchestrator.applyVpc({
+            tenant_id: vpc.tenant_id,
+            vpc_id: vpc.id,
+            name: vpc.name,
+            enable_internet: vpc.enable_internet,
+            dns_nameservers: Option.match(config, { onNone: () => [], onSome: (c) => c.pod_dns_nameservers }),
+            dns_ndots: Option.match(config, { onNone: () => null, onSome: (c) => c.pod_dns_ndots })
+          }).pipe(
+            Effect.zipRight(Effect.forEach(subnets, (s) =>
+              orchestrator.applySubnet({
+                tenant_id: s.tenant_id,
+                vpc_id: s.vpc_id,
+                subnet_id: s.id,
+                name: s.name,
+                cidr: s.cidr,
+                gateway_ip: s.gateway_ip
+              }), { discard: true })),
+            Effect.zipRight(orchestrator.applySecurityPlan(plan)),
+            Effect.timeoutFail({
+              duration: timeout,
+              onTimeout: () => ({ message: `the cluster did not answer within ${Duration.format(timeout)}` })
+            }),
+            Effect.either
+          )
+          const state: ApplyState = Either.match(outcome, {
+            onLeft: (e) => ({ applied: false, apply_error: e.message }),
+            onRight: () => ({ applied: true, apply_error: null })
+          })
+          yield* store.vpcs.setApplyState(vpc.id, state.applied, state.apply_error).pipe(storeUnavailable)
+          if (!state.applied) {
+            yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
+          }
+          return state
+        })
+
+        const reconcile = Effect.gen(function*() {
+          const pending = yield* store.vpcs.listUnapplied.pipe(storeUnavailable)
+          const results = yield* Effect.forEach(pending, (vpc) => apply(vpc.id))
+          return results.filter((r) => r.applied).length
+        }).pipe(Effect.withSpan("NetworkApplier.reconcile"))
+
+        return NetworkApplier.of({ context, apply, reconcile })
+      })
+    )
+}

@@ -1,0 +1,267 @@
+/**
+ * Security rules (tenant; own VPCs only): the spec's section 4 rules 1-5. Every change is
+ * saved first and then applied through the NetworkApplier; the response says whether it is
+ * in force (`applied`) or why not yet (`apply_error`).
+ */
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import type {
+  FlowQuery,
+  SecurityRule,
+  SecurityRuleCreate,
+  SecurityRulePatch,
+  SecurityRuleRecord
+} from "../domain/SecurityRule.js"
+import { FlowVerdict, IMPLIED_RULES, MAX_RULES_PER_VPC, RuleList, RuleMutation } from "../domain/SecurityRule.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+import { Conflict, NotFound, RuleValidation } from "../Errors.js"
+import type { ServiceUnavailable } from "../Errors.js"
+import { Store } from "../ports/Store.js"
+import * as Engine from "../rules/Engine.js"
+import * as Evaluate from "../rules/Evaluate.js"
+import * as Reorder from "../rules/Reorder.js"
+import * as Validate from "../rules/Validate.js"
+import { storeUnavailable } from "./Failures.js"
+import { NetworkApplier, toEngineRule, toSecurityRule } from "./NetworkApplier.js"
+import type { TenantPrincipal } from "./Principal.js"
+import { Vpcs } from "./Vpcs.js"
+
+type Failure = NotFound | RuleValidation | ServiceUnavailable
+
+export interface SecurityRulesShape {
+  readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleList, Failure>
+  readonly get: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<SecurityRule, Failure>
+  readonly create: (
+    caller: TenantPrincipal,
+    input: SecurityRuleCreate
+  ) => Effect.Effect<RuleMutation, Failure | Conflict>
+  readonly update: (
+    caller: TenantPrincipal,
+    id: SecurityRuleId,
+    patch: SecurityRulePatch
+  ) => Effect.Effect<RuleMutation, Failure>
+  readonly delete: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<RuleMutation, Failure>
+  readonly reorder: (
+    caller: TenantPrincipal,
+    vpcId: VpcId,
+    ruleIds: ReadonlyArray<SecurityRuleId>
+  ) => Effect.Effect<RuleList, Failure>
+  readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
+}
+
+const invalid = (e: Validate.FieldError) => new RuleValidation(e)
+
+export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
+  static readonly layer = Layer.effect(
+    SecurityRules,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const vpcs = yield* Vpcs
+      const applier = yield* NetworkApplier
+
+      const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
+        store.securityRules.find(id).pipe(
+          storeUnavailable,
+          Effect.flatMap((rule) =>
+            Option.isSome(rule) && rule.value.tenant_id === caller.tenant_id
+              ? Effect.succeed(rule.value)
+              : Effect.fail(new NotFound({ detail: `security rule ${id} not found` }))
+          )
+        )
+
+      const references = (context: Engine.VpcContext): Validate.References => ({
+        vpcs: new Set(context.vpcs.keys()),
+        subnets: new Set(context.subnets.keys()),
+        pods: new Set(context.pods.keys())
+      })
+
+      const view = (rule: SecurityRuleRecord, context: Engine.VpcContext) =>
+        toSecurityRule(rule, Engine.statusOf(toEngineRule(rule), context))
+
+      const listOf = (vpc: VpcRecord) =>
+        Effect.gen(function*() {
+          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const current = yield* store.vpcs.find(vpc.id).pipe(storeUnavailable, Effect.map(Option.getOrElse(() => vpc)))
+          const context = yield* applier.context(current)
+          const byId = new Map(rules.map((r) => [r.id, r]))
+          return RuleList.make({
+            vpc_id: vpc.id,
+            rules: Engine.sort(rules.map(toEngineRule)).map((r) => view(byId.get(r.id)!, context)),
+            implied: IMPLIED_RULES,
+            applied: current.applied,
+            apply_error: current.apply_error
+          })
+        })
+
+      /** Applies the VPC and reports the rule as it now stands. */
+      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null) =>
+        Effect.gen(function*() {
+          const state = yield* applier.apply(vpc.id)
+          const context = yield* applier.context(vpc)
+          return RuleMutation.make({ rule: rule === null ? null : view(rule, context), ...state })
+        })
+
+      const create = Effect.fn("SecurityRules.create")(function*(caller: TenantPrincipal, input: SecurityRuleCreate) {
+        const vpc = yield* vpcs.owned(caller, input.vpc_id)
+        const context = yield* applier.context(vpc)
+        const now = yield* DateTime.now
+        const shape = { ...input, target_pod_ids: input.target_pod_ids }
+        yield* Either.match(Validate.validate(shape, references(context)), {
+          onLeft: (e) => Effect.fail(invalid(e)),
+          onRight: () => Effect.void
+        })
+        const rule = yield* store.transaction(Effect.gen(function*() {
+          yield* store.vpcs.lock(vpc.id)
+          const existing = yield* store.securityRules.listByVpc(vpc.id)
+          if (existing.length >= MAX_RULES_PER_VPC) {
+            return yield* new Conflict({
+              detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have`
+            })
+          }
+          const record: SecurityRuleRecord = {
+            ...input,
+            id: RuleId.make(randomUuid()),
+            tenant_id: caller.tenant_id,
+            seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
+            created_at: now,
+            updated_at: now
+          }
+          yield* store.securityRules.insert(record)
+          return record
+        })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
+        return yield* mutation(vpc, rule)
+      })
+
+      const update = Effect.fn("SecurityRules.update")(
+        function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch) {
+          const current = yield* ownedRule(caller, id)
+          const vpc = yield* vpcs.owned(caller, current.vpc_id)
+          const context = yield* applier.context(vpc)
+          const next = yield* Either.match(Validate.applyPatch(current, patch), {
+            onLeft: (e) => Effect.fail(invalid(e)),
+            onRight: Effect.succeed
+          })
+          yield* Either.match(Validate.validate(next, references(context)), {
+            onLeft: (e) => Effect.fail(invalid(e)),
+            onRight: () => Effect.void
+          })
+          const saved = { ...next, updated_at: yield* DateTime.now }
+          const updated = yield* store.transaction(
+            Effect.zipRight(store.vpcs.lock(vpc.id), store.securityRules.update(saved))
+          ).pipe(storeUnavailable)
+          if (!updated) return yield* new NotFound({ detail: `security rule ${id} not found` })
+          return yield* mutation(vpc, saved)
+        }
+      )
+
+      const remove = Effect.fn("SecurityRules.delete")(function*(caller: TenantPrincipal, id: SecurityRuleId) {
+        const rule = yield* ownedRule(caller, id)
+        const vpc = yield* vpcs.owned(caller, rule.vpc_id)
+        const deleted = yield* store.securityRules.delete(id).pipe(storeUnavailable)
+        if (!deleted) return yield* new NotFound({ detail: `security rule ${id} not found` })
+        return yield* mutation(vpc, null)
+      })
+
+      const reorder = Effect.fn("SecurityRules.reorder")(
+        function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>) {
+          const vpc = yield* vpcs.owned(caller, vpcId)
+          const now = yield* DateTime.now
+          yield* store.transaction(Effect.gen(function*() {
+            yield* store.vpcs.lock(vpc.id)
+            const rules = yield* store.securityRules.listByVpc(vpc.id)
+            const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
+              onRight: Effect.succeed,
+              onLeft: (e) =>
+                Effect.fail(
+                  e._tag === "UnknownRule"
+                    ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpc.id}` })
+                    : e._tag === "DuplicateRule"
+                    ? invalid({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
+                    : invalid({
+                      field: "rule_ids",
+                      message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
+                    })
+                )
+            })
+            yield* Effect.forEach(
+              rules,
+              (r) => store.securityRules.update({ ...r, priority: priorities.get(r.id)!, updated_at: now }),
+              { discard: true }
+            )
+          })).pipe(storeUnavailable)
+          yield* applier.apply(vpc.id)
+          return yield* listOf(vpc)
+        }
+      )
+
+      const evaluate = Effect.fn("SecurityRules.evaluate")(
+        function*(caller: TenantPrincipal, query: typeof FlowQuery.Type) {
+          const vpc = yield* vpcs.owned(caller, query.vpc_id)
+          const context = yield* applier.context(vpc)
+          if ((query.remote_ip === undefined) === (query.remote_vpc_id === undefined)) {
+            return yield* invalid({ field: "remote_ip", message: "give exactly one of remote_ip and remote_vpc_id" })
+          }
+          if (query.protocol === "icmp" && query.port !== undefined) {
+            return yield* invalid({ field: "port", message: "icmp has no ports" })
+          }
+          if (query.protocol !== "icmp" && query.port === undefined) {
+            return yield* invalid({ field: "port", message: `required for ${query.protocol}` })
+          }
+          if (query.remote_vpc_id !== undefined && !context.vpcs.has(query.remote_vpc_id)) {
+            return yield* invalid({ field: "remote_vpc_id", message: `${query.remote_vpc_id} is not one of your VPCs` })
+          }
+          if (query.target_subnet_id !== undefined && !context.subnets.has(query.target_subnet_id)) {
+            return yield* invalid({
+              field: "target_subnet_id",
+              message: `${query.target_subnet_id} is not a subnet of this VPC`
+            })
+          }
+          if (query.target_pod_id !== undefined && !context.pods.has(query.target_pod_id)) {
+            return yield* invalid({
+              field: "target_pod_id",
+              message: `${query.target_pod_id} is not a pod of this VPC`
+            })
+          }
+          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const verdict = Evaluate.evaluate(rules.map(toEngineRule), context, {
+            direction: query.direction,
+            protocol: query.protocol,
+            port: query.port ?? null,
+            remote: query.remote_ip !== undefined
+              ? { kind: "ip", ip: Net.ipv4Of(query.remote_ip) }
+              : { kind: "vpc", vpc_id: query.remote_vpc_id! },
+            local: {
+              ...(query.target_pod_id === undefined ? {} : { pod_id: query.target_pod_id }),
+              ...(query.target_subnet_id === undefined ? {} : { subnet_id: query.target_subnet_id })
+            }
+          })
+          const decided = verdict.decided_by
+          return FlowVerdict.make({
+            allowed: verdict.action === "allow",
+            action: verdict.action,
+            decided_by: decided.kind === "rule"
+              ? { kind: "rule", rule_id: decided.rule_id, name: rules.find((r) => r.id === decided.rule_id)!.name }
+              : decided
+          })
+        }
+      )
+
+      return SecurityRules.of({
+        list: (caller, vpcId) => Effect.flatMap(vpcs.owned(caller, vpcId), listOf),
+        get: (caller, id) =>
+          Effect.gen(function*() {
+            const rule = yield* ownedRule(caller, id)
+            const vpc = yield* vpcs.owned(caller, rule.vpc_id)
+            return view(rule, yield* applier.context(vpc))
+          }),
+        create,
+        update,
+        delete: remove,
+        reorder,
+        evaluate
+      })
+    })
+  )
+}

@@ -1,0 +1,98 @@
+/**
+ * Subnets (tenant): IPv4 blocks inside one of the caller's VPCs. Blocks of one VPC never
+ * overlap each other or the platform's peering subnet; VPCs are isolated from each other, so
+ * different VPCs may reuse the same blocks.
+ */
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { randomUuid, SubnetId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
+import { toSubnet } from "../domain/Subnet.js"
+import { Conflict, InvalidInput } from "../Errors.js"
+import type { Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import { Store } from "../ports/Store.js"
+import * as BodyCredentials from "./BodyCredentials.js"
+import { storeUnavailable } from "./Failures.js"
+import { Identity } from "./Identity.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import type { TenantPrincipal } from "./Principal.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import { Vpcs } from "./Vpcs.js"
+
+export const MIN_PREFIX = 8
+export const MAX_PREFIX = 30
+
+type Failure = ServiceUnavailable | Unauthorized | Forbidden | NotFound | InvalidInput | Conflict
+
+export interface SubnetsShape {
+  readonly create: (caller: TenantPrincipal, input: SubnetCreate) => Effect.Effect<Subnet, Failure>
+  readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Subnet>, ServiceUnavailable>
+}
+
+export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, SubnetsShape>() {
+  static readonly layer = Layer.effect(
+    Subnets,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const identity = yield* Identity
+      const vpcs = yield* Vpcs
+      const applier = yield* NetworkApplier
+      const configs = yield* ProviderConfigs
+
+      const create = Effect.fn("Subnets.create")(function*(caller: TenantPrincipal, input: SubnetCreate) {
+        yield* BodyCredentials.check(identity, caller, input)
+        yield* vpcs.owned(caller, input.vpc_id)
+        const cidr = Net.cidrOf(input.cidr)
+        if (cidr.prefix < MIN_PREFIX || cidr.prefix > MAX_PREFIX) {
+          return yield* new InvalidInput({ detail: `cidr: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}` })
+        }
+        yield* Either.match(Net.checkGateway(input.cidr, input.gateway_ip), {
+          onLeft: (message) => Effect.fail(new InvalidInput({ detail: `gateway_ip: ${message}` })),
+          onRight: () => Effect.void
+        })
+        const config = yield* configs.current
+        if (Option.isSome(config) && Net.overlaps(cidr, Net.cidrOf(config.value.peering_subnet_cidr))) {
+          return yield* new Conflict({
+            detail: `cidr ${input.cidr} overlaps the platform's peering subnet ${config.value.peering_subnet_cidr}`
+          })
+        }
+        const subnet: SubnetRecord = {
+          id: SubnetId.make(randomUuid()),
+          tenant_id: caller.tenant_id,
+          vpc_id: input.vpc_id,
+          name: input.name,
+          cidr: input.cidr,
+          gateway_ip: input.gateway_ip,
+          created_at: yield* DateTime.now
+        }
+        yield* store.transaction(Effect.gen(function*() {
+          yield* store.vpcs.lock(input.vpc_id)
+          const siblings = yield* store.subnets.listByVpc(input.vpc_id)
+          const clash = siblings.find((s) => Net.overlaps(cidr, Net.cidrOf(s.cidr)))
+          if (clash !== undefined) {
+            return yield* new Conflict({ detail: `cidr ${input.cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
+          }
+          yield* store.subnets.insert(subnet)
+        })).pipe(
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })
+          ),
+          storeUnavailable
+        )
+        // This VPC gains a block, and so do the rules elsewhere that name it as their remote.
+        const referencing = yield* store.securityRules.listByRemoteVpc(input.vpc_id).pipe(storeUnavailable)
+        yield* Effect.forEach(new Set([input.vpc_id, ...referencing.map((r) => r.vpc_id)]), applier.apply, {
+          discard: true
+        })
+        return toSubnet(subnet)
+      })
+
+      return Subnets.of({
+        create,
+        list: (caller) =>
+          store.subnets.listByTenant(caller.tenant_id).pipe(Effect.map((all) => all.map(toSubnet)), storeUnavailable)
+      })
+    })
+  )
+}

@@ -1,0 +1,124 @@
+/**
+ * VPCs (tenant): create (seeded with the spec's "Allow internal traffic" rule), list,
+ * delete (with its subnets and rules). Another tenant's VPC is indistinguishable from a
+ * missing one.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
+import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
+import { toVpc } from "../domain/Vpc.js"
+import { Conflict, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, Unauthorized } from "../Errors.js"
+import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
+import * as BodyCredentials from "./BodyCredentials.js"
+import { storeUnavailable } from "./Failures.js"
+import { Identity } from "./Identity.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import type { TenantPrincipal } from "./Principal.js"
+
+export const SEEDED_RULE_NAME = "Allow internal traffic"
+
+/** The rule every new VPC starts with: ingress from the VPC itself, at the lowest precedence. */
+export const seededRule = (vpc: VpcRecord): SecurityRuleRecord => ({
+  id: SecurityRuleId.make(randomUuid()),
+  vpc_id: vpc.id,
+  tenant_id: vpc.tenant_id,
+  seq: 1,
+  name: SEEDED_RULE_NAME,
+  description: null,
+  direction: "ingress",
+  action: "allow",
+  priority: 2000,
+  protocol: "all",
+  ports: null,
+  remote_type: "vpc",
+  remote_cidr: null,
+  remote_vpc_id: vpc.id,
+  target_type: "vpc",
+  target_subnet_id: null,
+  target_pod_ids: null,
+  enabled: true,
+  created_at: vpc.created_at,
+  updated_at: vpc.created_at
+})
+
+type Failure = ServiceUnavailable | Unauthorized | Forbidden
+
+export interface VpcsShape {
+  readonly create: (caller: TenantPrincipal, input: VpcCreate) => Effect.Effect<Vpc, Failure | Conflict>
+  readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Vpc>, ServiceUnavailable>
+  readonly delete: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<void, NotFound | ServiceUnavailable>
+  /** The caller's VPC, or 404. */
+  readonly owned: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<VpcRecord, NotFound | ServiceUnavailable>
+}
+
+export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
+  static readonly layer = Layer.effect(
+    Vpcs,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const identity = yield* Identity
+      const applier = yield* NetworkApplier
+      const orchestrator = yield* Orchestrator
+
+      const owned = (caller: TenantPrincipal, id: VpcId) =>
+        store.vpcs.find(id).pipe(
+          storeUnavailable,
+          Effect.flatMap((vpc) =>
+            Option.isSome(vpc) && vpc.value.tenant_id === caller.tenant_id
+              ? Effect.succeed(vpc.value)
+              : Effect.fail(new NotFound({ detail: `VPC ${id} not found` }))
+          )
+        )
+
+      const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
+        yield* BodyCredentials.check(identity, caller, input)
+        const vpc: VpcRecord = {
+          id: VpcId.make(randomUuid()),
+          tenant_id: caller.tenant_id,
+          name: input.name,
+          enable_internet: input.enable_internet,
+          applied: false,
+          apply_error: "not yet applied",
+          created_at: yield* DateTime.now
+        }
+        yield* store.transaction(Effect.zipRight(store.vpcs.insert(vpc), store.securityRules.insert(seededRule(vpc))))
+          .pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
+            ),
+            storeUnavailable
+          )
+        const state = yield* applier.apply(vpc.id)
+        return toVpc({ ...vpc, ...state })
+      })
+
+      const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId) {
+        yield* owned(caller, id)
+        // The cluster first: if it cannot delete, nothing is deleted and the caller may retry.
+        yield* orchestrator.deleteVpc(id).pipe(
+          Effect.mapError((e) =>
+            new ServiceUnavailable({
+              detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
+            })
+          )
+        )
+        const referencing = yield* store.securityRules.listByRemoteVpc(id).pipe(storeUnavailable)
+        yield* store.vpcs.delete(id).pipe(storeUnavailable)
+        // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
+        yield* Effect.forEach(new Set(referencing.map((r) => r.vpc_id)), applier.apply, { discard: true })
+      })
+
+      return Vpcs.of({
+        create,
+        list: (caller) =>
+          store.vpcs.listByTenant(caller.tenant_id).pipe(Effect.map((vpcs) => vpcs.map(toVpc)), storeUnavailable),
+        delete: remove,
+        owned
+      })
+    })
+  )
+}

@@ -1,0 +1,48 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Api, Principal, SecurityRules, Subnets, Vpcs } from "@tenet/core"
+import { Effect } from "effect"
+import { pending } from "./PendingHandlers.js"
+
+/** Runs a use-case as the calling tenant. */
+const asTenant = <A, E, R>(f: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Principal.CurrentTenant, f)
+
+export const VpcsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "vpcs",
+  (handlers) =>
+    Effect.map(Vpcs.Vpcs, (vpcs) =>
+      handlers
+        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)))
+        .handle("list", () => asTenant(vpcs.list))
+        .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id))))
+)
+
+export const SubnetsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "subnets",
+  (handlers) =>
+    Effect.map(Subnets.Subnets, (subnets) =>
+      handlers
+        .handle("create", ({ payload }) => asTenant((caller) => subnets.create(caller, payload)))
+        .handle("list", () => asTenant(subnets.list)))
+)
+
+export const SecurityRulesHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "securityRules",
+  (handlers) =>
+    Effect.map(SecurityRules.SecurityRules, (rules) =>
+      handlers
+        .handle("list", ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)))
+        .handle("analysis", pending("security-rule analyses"))
+        .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)))
+        .handle("create", ({ payload }) => asTenant((caller) => rules.create(caller, payload)))
+        .handle("update", ({ path, payload }) => asTenant((caller) => rules.update(caller, path.rule_id, payload)))
+        .handle("delete", ({ path }) => asTenant((caller) => rules.delete(caller, path.rule_id)))
+        .handle(
+          "reorder",
+          ({ payload }) => asTenant((caller) => rules.reorder(caller, payload.vpc_id, payload.rule_ids))
+        )
+        .handle("evaluate", ({ payload }) => asTenant((caller) => rules.evaluate(caller, payload))))
+)
