@@ -250,9 +250,11 @@ export const make = (options: Options = {}) =>
       applySubnet: (spec) =>
         change(
           "applySubnet",
-          vpcs.has(spec.vpc_id)
-            ? Effect.sync(() => void subnets.set(spec.subnet_id, spec))
-            : fail("applySubnet", `VPC ${spec.vpc_id} does not exist`)
+          Effect.suspend(() =>
+            vpcs.has(spec.vpc_id)
+              ? Effect.sync(() => void subnets.set(spec.subnet_id, spec))
+              : fail("applySubnet", `VPC ${spec.vpc_id} does not exist`)
+          )
         ),
       deleteSubnet: (vpcId, subnetId) =>
         change(
@@ -267,9 +269,11 @@ export const make = (options: Options = {}) =>
       applySecurityPlan: (plan) =>
         change(
           "applySecurityPlan",
-          vpcs.has(plan.vpc_id)
-            ? Effect.sync(() => void plans.set(plan.vpc_id, plan))
-            : fail("applySecurityPlan", `VPC ${plan.vpc_id} does not exist`)
+          Effect.suspend(() =>
+            vpcs.has(plan.vpc_id)
+              ? Effect.sync(() => void plans.set(plan.vpc_id, plan))
+              : fail("applySecurityPlan", `VPC ${plan.vpc_id} does not exist`)
+          )
         ),
       applyPod: (spec) => change("applyPod", place("applyPod", spec, false)),
       recreatePod: (spec) => change("recreatePod", place("recreatePod", spec, true)),

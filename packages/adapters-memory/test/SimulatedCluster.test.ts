@@ -27,6 +27,17 @@ describe("simulated cluster", () => {
       yield* c.applyPod(Fixtures.pod(subnet))
     }).pipe(Effect.provide(SimulatedCluster.layer())))
 
+  it.effect("preconditions are checked when a change runs, not when it is built", () =>
+    Effect.gen(function*() {
+      const { cluster: c } = yield* cluster
+      const { subnet, vpc } = Fixtures.network()
+      const composed = c.applyVpc(vpc).pipe(
+        Effect.zipRight(c.applySubnet(subnet)),
+        Effect.zipRight(c.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] }))
+      )
+      yield* composed
+    }).pipe(Effect.provide(SimulatedCluster.layer())))
+
   it.effect("replicas become ready after the start-up delay", () =>
     Effect.gen(function*() {
       const { cluster: c, subnet } = yield* withNetwork
