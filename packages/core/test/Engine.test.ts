@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Ids } from "@tenet/core"
-import { Engine, Evaluate, Net, Plan, Reorder } from "@tenet/core"
+import { Analysis, Engine, Evaluate, Net, Plan, Reorder } from "@tenet/core"
 import { Either, FastCheck as fc } from "effect"
 
 // ---------------------------------------------------------------------------
@@ -247,5 +247,102 @@ describe("reorder", () => {
     expect(Either.getLeft(Reorder.reorder(ids, [...ids, stranger]))).toEqual(
       expect.objectContaining({ value: { _tag: "UnknownRule", rule_id: stranger } })
     )
+  })
+})
+
+/** Flows at the corners of a box: its extreme ports and addresses, for every local endpoint. */
+const corners = (box: Analysis.Box, direction: Engine.Flow["direction"]): Array<Engine.Flow> => {
+  const base = Analysis.witness(box, direction)
+  return [...box.locals].flatMap((local) => {
+    const at = Analysis.witness({ ...box, locals: new Set([local]) }, direction).local
+    return [box.ports[0], box.ports[1]].flatMap((port) =>
+      [box.remote[0], box.remote[1]].map((ip) => ({
+        ...base,
+        local: at,
+        port: box.protocol === "icmp" ? null : port,
+        remote: { kind: "ip" as const, ip }
+      }))
+    )
+  })
+}
+
+describe("rule analysis", () => {
+  it.prop(
+    "every corner of the traffic a rule decides is decided by it; shadowed rules decide nothing",
+    [rules],
+    ([rs]) => {
+      const decided = Analysis.decided(rs, context)
+      const shadowed = new Set(Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed").map((f) => f.rule_id))
+      for (const rule of Engine.enforced(rs, context)) {
+        const boxes = decided.get(rule.id)!
+        expect(boxes.length === 0).toBe(shadowed.has(rule.id))
+        for (const box of boxes) {
+          for (const flow of corners(box, rule.direction)) {
+            expect(Evaluate.evaluate(rs, context, flow).decided_by).toEqual({ kind: "rule", rule_id: rule.id })
+          }
+        }
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it.prop("a shadowed rule decides none of its own traffic", [rules], ([rs]) => {
+    for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed")) {
+      const rule = rs.find((r) => r.id === finding.rule_id)!
+      for (const box of Analysis.boxesOf(rule, context)) {
+        for (const flow of corners(box, rule.direction)) {
+          expect(Evaluate.evaluate(rs, context, flow).decided_by).not.toEqual({ kind: "rule", rule_id: rule.id })
+        }
+      }
+    }
+  }, { fastCheck: { numRuns: 300 } })
+
+  it.prop(
+    "removing a redundant rule changes no verdict's action",
+    [rules, fc.array(ipFlow, { maxLength: 30 })],
+    ([rs, flows]) => {
+      const decided = Analysis.decided(rs, context)
+      for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "redundant")) {
+        const rule = rs.find((r) => r.id === finding.rule_id)!
+        const without = rs.filter((r) => r.id !== rule.id)
+        const probes = [...flows, ...decided.get(rule.id)!.flatMap((b) => corners(b, rule.direction))]
+        for (const flow of probes) {
+          expect(Evaluate.evaluate(without, context, flow).action).toBe(Evaluate.evaluate(rs, context, flow).action)
+        }
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it("finds the textbook cases", () => {
+    const r = (seq: number, over: Partial<Engine.Rule>): Engine.Rule => ({
+      id: id<Ids.SecurityRuleId>(5000 + seq),
+      seq,
+      priority: 10 * seq,
+      direction: "ingress",
+      action: "allow",
+      protocol: "tcp",
+      ports: null,
+      remote: { kind: "cidr", cidr: Net.cidrOf("0.0.0.0/0") },
+      target: { kind: "vpc" },
+      enabled: true,
+      ...over
+    })
+    const broad = r(1, { action: "deny", ports: [{ from: 20, to: 30 }] })
+    const narrow = r(2, { ports: [{ from: 22, to: 22 }], remote: { kind: "cidr", cidr: Net.cidrOf("10.0.0.0/8") } })
+    const partial = r(3, { ports: [{ from: 25, to: 35 }] })
+    const inner = r(4, {
+      action: "deny",
+      ports: [{ from: 443, to: 443 }],
+      remote: { kind: "cidr", cidr: Net.cidrOf("8.8.8.8/32") }
+    })
+    const findings = Analysis.analyze([broad, narrow, partial, inner], context)
+    const kinds = (rule: Engine.Rule) => findings.filter((f) => f.rule_id === rule.id).map((f) => f.kind)
+    expect(kinds(narrow)).toEqual(["shadowed"])
+    expect(kinds(partial)).toEqual(["conflict"])
+    // Denying ingress the default denies anyway: removing it changes nothing.
+    expect(kinds(inner)).toEqual(["redundant"])
+    // Not redundant: without it, the narrow allow would let port 22 in from 10/8.
+    expect(kinds(broad)).toEqual([])
   })
 })

@@ -340,4 +340,29 @@ layer(TestServer.layer(), { excludeTestServices: true })("security rules", (it) 
       expect422(yield* evaluate({ direction: "ingress", protocol: "tcp", port: 1 }), "remote_ip")
       expect422(yield* evaluate({ direction: "ingress", protocol: "tcp", port: 1, remote_ip: "::1" }), "remote_ip")
     }))
+
+  it.effect("analysis names shadowed, redundant and conflicting rules", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const broad =
+        ((yield* s.create({ name: "deny 20-30", action: "deny", priority: 10, ports: "20-30" })).body as Json).rule
+      const narrow = ((yield* s.create({ name: "ssh from lan", priority: 20, ports: "22", remote_cidr: "10.0.0.0/8" }))
+        .body as Json).rule
+      const partial = ((yield* s.create({ name: "25-35", priority: 30, ports: "25-35" })).body as Json).rule
+      const response = yield* raw("GET", `/security-rules/analysis?vpc_id=${s.vpc.id}`, { headers: s.headers })
+      expect(response.status).toBe(200)
+      const findings = (response.body as Json).findings as Array<Json>
+      const of = (rule: Json) => findings.filter((f) => f.rule_id === rule.id)
+      expect(of(narrow)).toEqual([{
+        kind: "shadowed",
+        rule_id: narrow.id,
+        related_rule_ids: [broad.id],
+        message: "never matches: earlier rules 'deny 20-30' (and the core network) cover all of its traffic"
+      }])
+      expect(of(partial).map((f) => f.kind)).toEqual(["conflict"])
+      expect(of(partial)[0]!.message).toContain("'deny 20-30'")
+      const other = yield* setup
+      expect((yield* raw("GET", `/security-rules/analysis?vpc_id=${other.vpc.id}`, { headers: s.headers })).status)
+        .toBe(404)
+    }))
 })

@@ -14,11 +14,20 @@ import type {
   SecurityRulePatch,
   SecurityRuleRecord
 } from "../domain/SecurityRule.js"
-import { FlowVerdict, IMPLIED_RULES, MAX_RULES_PER_VPC, RuleList, RuleMutation } from "../domain/SecurityRule.js"
+import {
+  FlowVerdict,
+  IMPLIED_RULES,
+  MAX_RULES_PER_VPC,
+  RuleAnalysis,
+  RuleFinding,
+  RuleList,
+  RuleMutation
+} from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { Conflict, NotFound, RuleValidation } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
+import * as Analysis from "../rules/Analysis.js"
 import * as Engine from "../rules/Engine.js"
 import * as Evaluate from "../rules/Evaluate.js"
 import * as Reorder from "../rules/Reorder.js"
@@ -49,6 +58,33 @@ export interface SecurityRulesShape {
     ruleIds: ReadonlyArray<SecurityRuleId>
   ) => Effect.Effect<RuleList, Failure>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
+  readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
+}
+
+const describeFlow = (flow: Engine.Flow) =>
+  `${flow.protocol}${flow.port === null ? "" : ` port ${flow.port}`} ${flow.direction === "ingress" ? "from" : "to"} ${
+    flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : flow.remote.vpc_id
+  }`
+
+/** A finding in words, naming the rules involved. */
+export const explain = (finding: Analysis.Finding, names: ReadonlyMap<string, string>): string => {
+  const related = finding.related_rule_ids.map((id) => `'${names.get(id)}'`).join(", ")
+  switch (finding.kind) {
+    case "shadowed":
+      return related === ""
+        ? "never matches: all of its traffic is core-network traffic, which is always allowed"
+        : `never matches: earlier rules ${related} (and the core network) cover all of its traffic`
+    case "redundant":
+      return `removing it changes no verdict: its traffic (e.g. ${
+        describeFlow(finding.witness!)
+      }) is decided the same way by ${
+        related === "" ? "the implied default" : `later rules ${related} or the implied default`
+      }`
+    case "conflict":
+      return `earlier rules ${related} with the opposite action take part of its traffic; it still decides e.g. ${
+        describeFlow(finding.witness!)
+      }`
+  }
 }
 
 const invalid = (e: Validate.FieldError) => new RuleValidation(e)
@@ -248,7 +284,26 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         }
       )
 
+      const analysis = Effect.fn("SecurityRules.analysis")(function*(caller: TenantPrincipal, vpcId: VpcId) {
+        const vpc = yield* vpcs.owned(caller, vpcId)
+        const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+        const names = new Map(rules.map((r) => [r.id as string, r.name]))
+        const findings = Analysis.analyze(rules.map(toEngineRule), yield* applier.context(vpc))
+        return RuleAnalysis.make({
+          vpc_id: vpc.id,
+          findings: findings.map((f) =>
+            RuleFinding.make({
+              kind: f.kind,
+              rule_id: f.rule_id,
+              related_rule_ids: f.related_rule_ids,
+              message: explain(f, names)
+            })
+          )
+        })
+      })
+
       return SecurityRules.of({
+        analysis,
         list: (caller, vpcId) => Effect.flatMap(vpcs.owned(caller, vpcId), listOf),
         get: (caller, id) =>
           Effect.gen(function*() {

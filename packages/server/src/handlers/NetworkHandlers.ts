@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Principal, SecurityRules, Subnets, Vpcs } from "@tenet/core"
 import { Effect } from "effect"
-import { pending } from "./PendingHandlers.js"
 
 /** Runs a use-case as the calling tenant. */
 const asTenant = <A, E, R>(f: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, R>) =>
@@ -35,7 +34,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
     Effect.map(SecurityRules.SecurityRules, (rules) =>
       handlers
         .handle("list", ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)))
-        .handle("analysis", pending("security-rule analyses"))
+        .handle("analysis", ({ urlParams }) => asTenant((caller) => rules.analysis(caller, urlParams.vpc_id)))
         .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)))
         .handle("create", ({ payload }) => asTenant((caller) => rules.create(caller, payload)))
         .handle("update", ({ path, payload }) => asTenant((caller) => rules.update(caller, path.rule_id, payload)))

@@ -1,13 +1,12 @@
 /**
- * Endpoints of the contract whose use-cases have not landed yet (security-rule analysis:
- * issue #3; workloads: issue #4). They authenticate like the rest and answer 501, so the OpenAPI
+ * Endpoints of the contract whose use-cases have not landed yet (workloads: issue #4). They authenticate like the rest and answer 501, so the OpenAPI
  * document is complete and clients see an honest status instead of a 404.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Errors } from "@tenet/core"
 import { Effect } from "effect"
 
-export const pending = (what: string) => () =>
+const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
 
 const pods = pending("pods")
