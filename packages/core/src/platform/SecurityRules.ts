@@ -34,6 +34,7 @@ import * as Reorder from "../rules/Reorder.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier, toEngineRule, toSecurityRule } from "./NetworkApplier.js"
+import { ownedBy } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -98,14 +99,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const applier = yield* NetworkApplier
 
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
-        store.securityRules.find(id).pipe(
-          storeUnavailable,
-          Effect.flatMap((rule) =>
-            Option.isSome(rule) && rule.value.tenant_id === caller.tenant_id
-              ? Effect.succeed(rule.value)
-              : Effect.fail(new NotFound({ detail: `security rule ${id} not found` }))
-          )
-        )
+        store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
 
       const references = (context: Engine.VpcContext): Validate.References => ({
         vpcs: new Set(context.vpcs.keys()),

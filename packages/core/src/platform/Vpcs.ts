@@ -3,19 +3,20 @@
  * delete (with its subnets and rules). Another tenant's VPC is indistinguishable from a
  * missing one.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer } from "effect"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
-import { Conflict, NotFound, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, Unauthorized } from "../Errors.js"
+import { Conflict, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, NotFound, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
+import { ownedBy } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
@@ -64,14 +65,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const orchestrator = yield* Orchestrator
 
       const owned = (caller: TenantPrincipal, id: VpcId) =>
-        store.vpcs.find(id).pipe(
-          storeUnavailable,
-          Effect.flatMap((vpc) =>
-            Option.isSome(vpc) && vpc.value.tenant_id === caller.tenant_id
-              ? Effect.succeed(vpc.value)
-              : Effect.fail(new NotFound({ detail: `VPC ${id} not found` }))
-          )
-        )
+        store.vpcs.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `VPC ${id}`)))
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
