@@ -4,7 +4,18 @@
  * transaction, and a failed one leaves nothing behind. Writers are serialized, which is what
  * makes the uniqueness checks below hold under concurrent requests.
  */
-import type { Admin, Domain, Ids, ProviderConfig, SecurityRule, ServiceTunnel, Subnet, Tenant, Vpc } from "@tenet/core"
+import type {
+  Admin,
+  Domain,
+  Ids,
+  Pod,
+  ProviderConfig,
+  SecurityRule,
+  ServiceTunnel,
+  Subnet,
+  Tenant,
+  Vpc
+} from "@tenet/core"
 import { Store } from "@tenet/core"
 import { Context, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
@@ -21,6 +32,7 @@ interface State {
   readonly vpcs: HashMap.HashMap<Ids.VpcId, Vpc.VpcRecord>
   readonly subnets: HashMap.HashMap<Ids.SubnetId, Subnet.SubnetRecord>
   readonly rules: HashMap.HashMap<Ids.SecurityRuleId, SecurityRule.SecurityRuleRecord>
+  readonly pods: HashMap.HashMap<Ids.PodId, Pod.PodRecord>
 }
 
 const emptyState: State = {
@@ -35,7 +47,8 @@ const emptyState: State = {
   serviceTunnels: HashMap.empty(),
   vpcs: HashMap.empty(),
   subnets: HashMap.empty(),
-  rules: HashMap.empty()
+  rules: HashMap.empty(),
+  pods: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -115,12 +128,13 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  /** A VPC goes with its subnets and rules. */
+  /** A VPC goes with its subnets, rules and pods. */
   const removeVpc = (s: State, id: Ids.VpcId): State => ({
     ...s,
     vpcs: HashMap.remove(s.vpcs, id),
     subnets: HashMap.filter(s.subnets, (subnet) => subnet.vpc_id !== id),
-    rules: HashMap.filter(s.rules, (rule) => rule.vpc_id !== id)
+    rules: HashMap.filter(s.rules, (rule) => rule.vpc_id !== id),
+    pods: HashMap.filter(s.pods, (pod) => pod.vpc_id !== id)
   })
 
   const removeTenant = (state: State, id: Ids.TenantId): State => {
@@ -318,6 +332,35 @@ export const make = Effect.gen(function*() {
       )
   }
 
+  const pods: Store.PodRepository = {
+    insert: (record) =>
+      write((s) =>
+        Array.from(HashMap.values(s.pods)).some((p) => p.vpc_id === record.vpc_id && p.name === record.name)
+          ? violation(Store.Constraints.podName)
+          : Effect.succeed([undefined, { ...s, pods: HashMap.set(s.pods, record.id, record) }] as const)
+      ),
+    find: (id) => read((s) => HashMap.get(s.pods, id)),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.tenant_id === tenantId).sort(byCreation)),
+    listByVpc: (vpcId) =>
+      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.vpc_id === vpcId).sort(byCreation)),
+    listUnapplied: read((s) => Array.from(HashMap.values(s.pods)).filter((p) => !p.applied).sort(byCreation)),
+    update: (record) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.pods, record.id)
+            ? [true, { ...s, pods: HashMap.set(s.pods, record.id, record) }] as const
+            : [false, s] as const
+        )
+      ),
+    delete: (id) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.pods, id) ? [true, { ...s, pods: HashMap.remove(s.pods, id) }] as const : [false, s] as const
+        )
+      )
+  }
+
   const store = Store.Store.of({
     backend: "memory",
     transaction,
@@ -329,7 +372,8 @@ export const make = Effect.gen(function*() {
     serviceTunnels,
     vpcs,
     subnets,
-    securityRules
+    securityRules,
+    pods
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

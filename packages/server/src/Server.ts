@@ -9,6 +9,7 @@ import {
   Domains,
   Identity,
   NetworkApplier,
+  Pods,
   ProviderConfigs,
   SecurityRules,
   ServiceTunnels,
@@ -29,8 +30,9 @@ import {
 } from "./handlers/AdminHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
-import { PodsPending, RegistryCredentialsPending, TopologyPending, TunnelsPending } from "./handlers/PendingHandlers.js"
+import { RegistryCredentialsPending, TopologyPending, TunnelsPending } from "./handlers/PendingHandlers.js"
 import { SystemHandlers } from "./handlers/SystemHandlers.js"
+import { PodsHandlers } from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
 import * as RequestGuard from "./RequestGuard.js"
 
@@ -46,7 +48,8 @@ export const PlatformLive = Layer.mergeAll(
   Domains.Domains.layer,
   ServiceTunnels.ServiceTunnels.layer,
   Subnets.Subnets.layer,
-  SecurityRules.SecurityRules.layer
+  SecurityRules.SecurityRules.layer,
+  Pods.Pods.layer
 ).pipe(Layer.provideMerge(Vpcs.Vpcs.layer), Layer.provideMerge(WithApplier))
 
 const HandlersLive = Layer.mergeAll(
@@ -61,7 +64,7 @@ const HandlersLive = Layer.mergeAll(
   VpcsHandlers,
   SubnetsHandlers,
   SecurityRulesHandlers,
-  PodsPending,
+  PodsHandlers,
   TunnelsPending,
   RegistryCredentialsPending,
   TopologyPending

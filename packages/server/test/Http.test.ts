@@ -72,10 +72,10 @@ layer(TestServer.layer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("
   it.effect("endpoints not served yet authenticate first, then answer 501 with a detail", () =>
     Effect.gen(function*() {
       const { session } = yield* newTenant()
-      expect((yield* raw("GET", "/pods")).status).toBe(401)
-      const pending = yield* raw("GET", "/pods", { headers: { "x-auth-token": session.api_token } })
+      expect((yield* raw("GET", "/tunnels")).status).toBe(401)
+      const pending = yield* raw("GET", "/tunnels", { headers: { "x-auth-token": session.api_token } })
       expect(pending.status).toBe(501)
-      expect(pending.body).toEqual({ detail: "pods are not served by this server version yet" })
+      expect(pending.body).toEqual({ detail: "tunnels are not served by this server version yet" })
     }))
 })
 

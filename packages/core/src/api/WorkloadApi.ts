@@ -31,6 +31,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
       .setPath(PodPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
       .annotate(OpenApi.Summary, "Delete a pod with its service and tunnels (204)")
   )
   .add(

@@ -1,4 +1,5 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
+import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { intBetween, Port, stringBetween, Timestamp } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
@@ -81,11 +82,20 @@ export const PodConfigPatch = Schema.Struct({
 }).annotations({ identifier: "PodConfigPatch" })
 export type PodConfigPatch = typeof PodConfigPatch.Type
 
-export const PodPhase = Schema.Literal("pending", "running", "degraded", "stopped", "failed", "deleting").annotations({
+export const PodPhase = Schema.Literal(
+  "pending",
+  "running",
+  "degraded",
+  "stopped",
+  "failed",
+  "deleting",
+  "unknown"
+).annotations({
   identifier: "PodPhase",
   description: "pending: starting, no replica ready yet; running: all desired replicas ready; " +
-    "degraded: some ready; stopped: the workload is not running; failed: the cluster refused it " +
-    "(see last_error); deleting: being removed"
+    "degraded: some ready; stopped: the workload is not running (restart it); failed: the cluster " +
+    "refused it or it cannot start (see last_error; the platform retries); deleting: being removed; " +
+    "unknown: the cluster cannot be read right now"
 })
 export type PodPhase = typeof PodPhase.Type
 
@@ -140,3 +150,38 @@ export const PodTopologyItem = Schema.Struct({
   autoscale_max_replicas: Schema.optionalWith(AutoscaleReplicas, { default: () => 10 }),
   autoscale_cpu_target_millicores: Schema.optionalWith(CpuTargetMillicores, { default: () => 200 })
 }).annotations({ identifier: "PodTopologyItem" })
+
+/** What the store keeps about a pod. Environment values are only ever stored encrypted. */
+export interface PodRecord {
+  readonly id: PodId
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly subnet_id: SubnetId
+  readonly name: DnsLabel
+  readonly container_image: string
+  readonly replica_count: number
+  readonly service_port: number
+  readonly use_registry_credentials: boolean
+  readonly external_access: boolean
+  readonly external_inbound: boolean
+  readonly auto_healing: boolean
+  readonly auto_scaling: boolean
+  readonly autoscale_min_replicas: number
+  readonly autoscale_max_replicas: number
+  readonly autoscale_cpu_target_millicores: number
+  readonly persistent: boolean
+  readonly persistent_mount_path: string
+  readonly gpu_count: number
+  readonly env_var_names: ReadonlyArray<string>
+  /** AES-256-GCM ciphertext of the JSON object of environment variables; null when none. */
+  readonly env_ciphertext: string | null
+  /** The virtual IP and external IP the cluster gave the pod; kept for its life. */
+  readonly vip: Ipv4Address | null
+  readonly external_ip: Ipv4Address | null
+  /** `deleting` while a delete is under way: configuration changes are refused then. */
+  readonly lifecycle: "active" | "deleting"
+  readonly applied: boolean
+  readonly apply_error: string | null
+  readonly created_at: DateTime.Utc
+  readonly updated_at: DateTime.Utc
+}

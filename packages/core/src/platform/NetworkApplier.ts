@@ -79,10 +79,11 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             const tenantSubnets = yield* store.subnets.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
             const tenantVpcs = yield* store.vpcs.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
             const own = tenantSubnets.filter((s) => s.vpc_id === vpc.id)
+            const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
             return {
               vpc_id: vpc.id,
               subnets: new Map(own.map((s) => [s.id, Net.cidrOf(s.cidr)])),
-              pods: new Map(),
+              pods: new Map(pods.map((p) => [p.id, p.subnet_id])),
               vpcs: new Map(tenantVpcs.map((v) => [
                 v.id,
                 tenantSubnets.filter((s) => s.vpc_id === v.id).map((s) => Net.cidrOf(s.cidr))

@@ -10,7 +10,8 @@ import type { Effect, Option } from "effect"
 import { Context, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
-import type { DomainId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type { DomainId, PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
@@ -35,7 +36,8 @@ export const Constraints = {
   serviceTunnelService: "service_tunnels_service_key",
   serviceTunnelHostname: "service_tunnels_hostname_key",
   vpcName: "vpcs_tenant_id_name_key",
-  subnetName: "subnets_vpc_id_name_key"
+  subnetName: "subnets_vpc_id_name_key",
+  podName: "pods_vpc_id_name_key"
 } as const
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
@@ -96,7 +98,7 @@ export interface VpcRepository {
    */
   readonly lock: (id: VpcId) => Read<boolean>
   readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
-  /** Deletes the VPC with its subnets and rules; false when absent. */
+  /** Deletes the VPC with its subnets, rules and pods; false when absent. */
   readonly delete: (id: VpcId) => Read<boolean>
 }
 
@@ -122,6 +124,21 @@ export interface SecurityRuleRepository {
   readonly delete: (id: SecurityRuleId) => Read<boolean>
 }
 
+export interface PodRepository {
+  /** Pod names are unique per VPC (`Constraints.podName`). */
+  readonly insert: (record: PodRecord) => Write
+  readonly find: (id: PodId) => Read<Option.Option<PodRecord>>
+  /** Oldest first. */
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<PodRecord>>
+  /** Oldest first. */
+  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<PodRecord>>
+  /** Pods whose last apply failed, for the reconciler. */
+  readonly listUnapplied: Read<ReadonlyArray<PodRecord>>
+  /** Replaces the pod; false when absent. */
+  readonly update: (record: PodRecord) => Read<boolean>
+  readonly delete: (id: PodId) => Read<boolean>
+}
+
 export interface StoreShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -140,6 +157,7 @@ export interface StoreShape {
   readonly vpcs: VpcRepository
   readonly subnets: SubnetRepository
   readonly securityRules: SecurityRuleRepository
+  readonly pods: PodRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}

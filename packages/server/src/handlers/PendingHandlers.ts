@@ -9,17 +9,6 @@ import { Effect } from "effect"
 const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
 
-const pods = pending("pods")
-export const PodsPending = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers) =>
-  handlers
-    .handle("create", pods)
-    .handle("list", pods)
-    .handle("delete", pods)
-    .handle("addReplica", pods)
-    .handle("removeReplica", pods)
-    .handle("restart", pods)
-    .handle("configure", pods))
-
 const tunnels = pending("tunnels")
 export const TunnelsPending = HttpApiBuilder.group(Api.TenetApi, "tunnels", (handlers) =>
   handlers

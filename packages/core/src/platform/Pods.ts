@@ -1,0 +1,375 @@
+/**
+ * Pods (tenant): containerized workloads in one of the caller's subnets, with replicas
+ * behind one virtual IP. The store holds the desired pod; the cluster is asked to run it and
+ * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
+ * status is read from the cluster each time it is shown.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { PodId, randomUuid } from "../domain/Ids.js"
+import type { Ipv4Address } from "../domain/Net.js"
+import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
+import { MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
+import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import type { PodSpec } from "../ports/Orchestrator.js"
+import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
+import { Vault } from "../ports/Vault.js"
+import * as BodyCredentials from "./BodyCredentials.js"
+import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { Identity } from "./Identity.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import { ownedBy } from "./Ownership.js"
+import type { TenantPrincipal } from "./Principal.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import { Vpcs } from "./Vpcs.js"
+
+export const DEFAULT_MOUNT_PATH = "/storage"
+
+type Failure = NotFound | Conflict | InvalidInput | ServiceUnavailable | InternalError
+
+export interface PodsShape {
+  readonly create: (
+    caller: TenantPrincipal,
+    input: PodCreate
+  ) => Effect.Effect<Pod, Failure | Unauthorized | Forbidden>
+  readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Pod>, ServiceUnavailable>
+  readonly delete: (caller: TenantPrincipal, id: PodId) => Effect.Effect<void, Failure>
+  readonly addReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, Failure>
+  readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, Failure>
+  readonly restart: (caller: TenantPrincipal, id: PodId) => Effect.Effect<PodRestart, Failure>
+  readonly configure: (caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) => Effect.Effect<Pod, Failure>
+  /** The pod as a user sees it, with its status read from the cluster. */
+  readonly view: (record: PodRecord) => Effect.Effect<Pod>
+  /** Applies the stored pod to the cluster and records the outcome. */
+  readonly apply: (id: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
+  /** Applies every pod whose last apply failed; returns how many are now applied. */
+  readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
+}
+
+/** The replica count a pod starts with: at least 2 when autoscaling (the spec's minimum). */
+const initialReplicas = (record: Pick<PodRecord, "auto_scaling" | "replica_count" | "autoscale_min_replicas">) =>
+  record.auto_scaling ? Math.max(record.replica_count, record.autoscale_min_replicas) : record.replica_count
+
+export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
+  static readonly layer = Layer.effect(
+    Pods,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const vault = yield* Vault
+      const identity = yield* Identity
+      const orchestrator = yield* Orchestrator
+      const vpcs = yield* Vpcs
+      const configs = yield* ProviderConfigs
+      const applier = yield* NetworkApplier
+
+      const owned = (caller: TenantPrincipal, id: PodId) =>
+        store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
+
+      const statusOf = (record: PodRecord): Effect.Effect<PodStatus> =>
+        orchestrator.podStatus(record.id).pipe(
+          Effect.map(Option.match({
+            onNone: (): PodStatus => ({
+              phase: record.applied ? "failed" : "pending",
+              ready_replicas: 0,
+              desired_replicas: initialReplicas(record),
+              vip: record.vip,
+              external_ip: record.external_ip,
+              last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error
+            }),
+            onSome: (runtime): PodStatus => ({
+              ...runtime,
+              phase: record.lifecycle === "deleting" ? "deleting" : runtime.phase,
+              last_error: runtime.last_error ?? (record.applied ? null : record.apply_error)
+            })
+          })),
+          Effect.catchAll((e) =>
+            Effect.succeed<PodStatus>({
+              phase: "unknown",
+              ready_replicas: 0,
+              desired_replicas: initialReplicas(record),
+              vip: record.vip,
+              external_ip: record.external_ip,
+              last_error: e.message
+            })
+          )
+        )
+
+      const view = (record: PodRecord) =>
+        Effect.map(statusOf(record), (status) => {
+          const {
+            apply_error: _e,
+            applied: _a,
+            env_ciphertext: _c,
+            external_ip: _x,
+            lifecycle: _l,
+            updated_at: _u,
+            vip: _v,
+            ...fields
+          } = record
+          return Pod.make({ ...fields, status })
+        })
+
+      const specOf = (record: PodRecord) =>
+        Effect.gen(function*() {
+          const env = record.env_ciphertext === null
+            ? {}
+            : JSON.parse(yield* vault.decrypt(record.env_ciphertext).pipe(vaultFailure)) as Record<string, string>
+          const config = yield* configs.current
+          return {
+            tenant_id: record.tenant_id,
+            vpc_id: record.vpc_id,
+            subnet_id: record.subnet_id,
+            pod_id: record.id,
+            name: record.name,
+            image: record.container_image,
+            replicas: initialReplicas(record),
+            service_port: record.service_port,
+            env,
+            registry_credentials: [],
+            auto_healing: record.auto_healing,
+            autoscaling: record.auto_scaling
+              ? {
+                min_replicas: record.autoscale_min_replicas,
+                max_replicas: record.autoscale_max_replicas,
+                cpu_target_millicores: record.autoscale_cpu_target_millicores
+              }
+              : null,
+            persistent_mount_path: record.persistent ? record.persistent_mount_path : null,
+            gpu_count: record.gpu_count,
+            external_access: record.external_access,
+            external_inbound: record.external_inbound && Option.isSome(config)
+              ? { subnet_cidr: config.value.external_subnet_cidr, gateway: config.value.external_subnet_gateway }
+              : null
+          } satisfies PodSpec
+        })
+
+      /** Runs the pod as stored (recreating it when asked) and records where it is reachable. */
+      const converge = (record: PodRecord, mode: "apply" | "recreate") =>
+        Effect.gen(function*() {
+          const spec = yield* specOf(record)
+          const outcome = yield* (mode === "apply" ? orchestrator.applyPod(spec) : orchestrator.recreatePod(spec)).pipe(
+            Effect.either
+          )
+          const next: PodRecord = outcome._tag === "Right"
+            ? {
+              ...record,
+              vip: outcome.right.vip as Ipv4Address,
+              external_ip: outcome.right.external_ip as Ipv4Address | null,
+              applied: true,
+              apply_error: null
+            }
+            : { ...record, applied: false, apply_error: outcome.left.message }
+          yield* store.pods.update(next).pipe(storeUnavailable)
+          return next
+        })
+
+      const apply = (id: PodId) =>
+        Effect.flatMap(
+          store.pods.find(id).pipe(storeUnavailable),
+          (found) =>
+            Option.isSome(found) && found.value.lifecycle === "active"
+              ? Effect.asVoid(converge(found.value, "apply"))
+              : Effect.void
+        )
+
+      const encryptEnv = (env: Readonly<Record<string, string>> | undefined) =>
+        env === undefined || Object.keys(env).length === 0
+          ? Effect.succeed({ env_var_names: [] as Array<string>, env_ciphertext: null })
+          : Effect.map(vault.encrypt(JSON.stringify(env)), (ciphertext) => ({
+            env_var_names: Object.keys(env).sort(),
+            env_ciphertext: ciphertext as string | null
+          }))
+
+      const create = Effect.fn("Pods.create")(function*(caller: TenantPrincipal, input: PodCreate) {
+        yield* BodyCredentials.check(identity, caller, input)
+        yield* vpcs.owned(caller, input.vpc_id)
+        const subnet = yield* store.subnets.find(input.subnet_id).pipe(
+          storeUnavailable,
+          Effect.flatMap(ownedBy(caller, `subnet ${input.subnet_id}`))
+        )
+        if (subnet.vpc_id !== input.vpc_id) {
+          return yield* new InvalidInput({ detail: `subnet_id: subnet ${subnet.id} is not in VPC ${input.vpc_id}` })
+        }
+        if (input.external_inbound && !input.external_access) {
+          return yield* new InvalidInput({ detail: "external_inbound: requires external_access" })
+        }
+        if (input.external_inbound && Option.isNone(yield* configs.current)) {
+          return yield* new Conflict({
+            detail: "external_inbound needs the provider configuration's external subnet, which is not set"
+          })
+        }
+        const initial = input.auto_scaling ? Math.max(input.replica_count, MIN_AUTOSCALE_REPLICAS) : input.replica_count
+        if (input.auto_scaling && input.autoscale_max_replicas < initial) {
+          return yield* new InvalidInput({
+            detail: `autoscale_max_replicas: must be at least the initial replica count ${initial}`
+          })
+        }
+        if (input.tunnels.length > 0) {
+          return yield* new InvalidInput({
+            detail: "tunnels: inline tunnels are not served by this server version yet"
+          })
+        }
+        const now = yield* DateTime.now
+        const record: PodRecord = {
+          id: PodId.make(randomUuid()),
+          tenant_id: caller.tenant_id,
+          vpc_id: input.vpc_id,
+          subnet_id: input.subnet_id,
+          name: input.name,
+          container_image: input.container_image,
+          replica_count: initial,
+          service_port: input.service_port,
+          use_registry_credentials: input.use_registry_credentials,
+          external_access: input.external_access,
+          external_inbound: input.external_inbound,
+          auto_healing: input.auto_healing || input.auto_scaling,
+          auto_scaling: input.auto_scaling,
+          autoscale_min_replicas: MIN_AUTOSCALE_REPLICAS,
+          autoscale_max_replicas: input.autoscale_max_replicas,
+          autoscale_cpu_target_millicores: input.autoscale_cpu_target_millicores,
+          persistent: false,
+          persistent_mount_path: DEFAULT_MOUNT_PATH,
+          gpu_count: input.gpu_count,
+          ...(yield* encryptEnv(input.env_vars)),
+          vip: null,
+          external_ip: null,
+          lifecycle: "active",
+          applied: false,
+          apply_error: "not yet applied",
+          created_at: now,
+          updated_at: now
+        }
+        yield* store.pods.insert(record).pipe(
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
+          ),
+          storeUnavailable
+        )
+        return yield* Effect.flatMap(converge(record, "apply"), view)
+      })
+
+      /** The pod, refused with 409 while a delete is under way. */
+      const active = (caller: TenantPrincipal, id: PodId) =>
+        Effect.flatMap(owned(caller, id), (record) =>
+          record.lifecycle === "deleting"
+            ? Effect.fail(new Conflict({ detail: `pod ${id} is being deleted` }))
+            : Effect.succeed(record))
+
+      const scale = (delta: 1 | -1) =>
+        Effect.fn(delta === 1 ? "Pods.addReplica" : "Pods.removeReplica")(
+          function*(caller: TenantPrincipal, id: PodId) {
+            const record = yield* active(caller, id)
+            if (record.auto_scaling) {
+              return yield* new Conflict({ detail: "replicas are managed by the autoscaler while auto_scaling is on" })
+            }
+            const count = record.replica_count + delta
+            if (count > MAX_REPLICAS) {
+              return yield* new Conflict({
+                detail: `pod ${id} already has ${MAX_REPLICAS} replicas, the most it may have`
+              })
+            }
+            if (count < MIN_REPLICAS) {
+              return yield* new Conflict({
+                detail: `pod ${id} already has ${MIN_REPLICAS} replica, the fewest it may have`
+              })
+            }
+            const next = { ...record, replica_count: count, updated_at: yield* DateTime.now }
+            yield* store.pods.update(next).pipe(storeUnavailable)
+            return yield* Effect.flatMap(converge(next, "apply"), view)
+          }
+        )
+
+      const restart = Effect.fn("Pods.restart")(function*(caller: TenantPrincipal, id: PodId) {
+        yield* active(caller, id)
+        yield* orchestrator.restartPod(id).pipe(
+          Effect.mapError((e) =>
+            new ServiceUnavailable({ detail: `the cluster could not restart the pod: ${e.message}` })
+          )
+        )
+        return PodRestart.make({ pod_id: id, detail: "restart initiated" })
+      })
+
+      const configure = Effect.fn("Pods.configure")(
+        function*(caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) {
+          const record = yield* active(caller, id)
+          const status = yield* statusOf(record)
+          if (status.phase === "stopped") {
+            return yield* new Conflict({ detail: `pod ${id} is stopped; restart it before changing its configuration` })
+          }
+          if (patch.auto_scaling === true && patch.auto_healing === false) {
+            return yield* new InvalidInput({ detail: "auto_healing: cannot be off while auto_scaling is on" })
+          }
+          const autoScaling = patch.auto_healing === false ? false : patch.auto_scaling ?? record.auto_scaling
+          const autoHealing = autoScaling ? true : patch.auto_healing ?? record.auto_healing
+          const min = patch.autoscale_min_replicas ?? record.autoscale_min_replicas
+          const max = patch.autoscale_max_replicas ?? record.autoscale_max_replicas
+          if (min > max) {
+            return yield* new InvalidInput({
+              detail: `autoscale_min_replicas: ${min} is above autoscale_max_replicas ${max}`
+            })
+          }
+          const env = patch.env_vars === undefined
+            ? { env_var_names: record.env_var_names, env_ciphertext: record.env_ciphertext }
+            : yield* encryptEnv(patch.env_vars)
+          const next: PodRecord = {
+            ...record,
+            ...env,
+            auto_scaling: autoScaling,
+            auto_healing: autoHealing,
+            autoscale_min_replicas: min,
+            autoscale_max_replicas: max,
+            autoscale_cpu_target_millicores: patch.autoscale_cpu_target_millicores ??
+              record.autoscale_cpu_target_millicores,
+            persistent: patch.persistent ?? record.persistent,
+            persistent_mount_path: patch.persistent_mount_path ?? record.persistent_mount_path,
+            replica_count: autoScaling ? Math.min(Math.max(record.replica_count, min), max) : record.replica_count,
+            updated_at: yield* DateTime.now
+          }
+          yield* store.pods.update(next).pipe(storeUnavailable)
+          return yield* Effect.flatMap(converge(next, "recreate"), view)
+        }
+      )
+
+      const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
+        const record = yield* active(caller, id)
+        yield* store.pods.update({ ...record, lifecycle: "deleting" }).pipe(storeUnavailable)
+        yield* orchestrator.deletePod(id).pipe(
+          Effect.tapError(() => store.pods.update(record).pipe(Effect.ignore)),
+          Effect.mapError((e) =>
+            new ServiceUnavailable({
+              detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
+            })
+          )
+        )
+        yield* store.pods.delete(id).pipe(storeUnavailable)
+        // Rules that targeted the pod can no longer be enforced.
+        yield* applier.apply(record.vpc_id)
+      })
+
+      const reconcile = Effect.gen(function*() {
+        const pending = yield* store.pods.listUnapplied.pipe(storeUnavailable)
+        const results = yield* Effect.forEach(pending, (pod) => converge(pod, "apply"))
+        return results.filter((p) => p.applied).length
+      }).pipe(Effect.withSpan("Pods.reconcile"))
+
+      return Pods.of({
+        create,
+        list: (caller) =>
+          store.pods.listByTenant(caller.tenant_id).pipe(
+            storeUnavailable,
+            Effect.flatMap((records) => Effect.forEach(records, view, { concurrency: 16 }))
+          ),
+        delete: remove,
+        addReplica: scale(1),
+        removeReplica: scale(-1),
+        restart,
+        configure,
+        view,
+        apply,
+        reconcile
+      })
+    })
+  )
+}

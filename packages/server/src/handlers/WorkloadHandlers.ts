@@ -1,0 +1,22 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Api, Pods, Principal } from "@tenet/core"
+import { Effect } from "effect"
+
+/** Runs a use-case as the calling tenant. */
+const asTenant = <A, E, R>(f: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Principal.CurrentTenant, f)
+
+export const PodsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "pods",
+  (handlers) =>
+    Effect.map(Pods.Pods, (pods) =>
+      handlers
+        .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)))
+        .handle("list", () => asTenant(pods.list))
+        .handle("delete", ({ path }) => asTenant((caller) => pods.delete(caller, path.pod_id)))
+        .handle("addReplica", ({ path }) => asTenant((caller) => pods.addReplica(caller, path.pod_id)))
+        .handle("removeReplica", ({ path }) => asTenant((caller) => pods.removeReplica(caller, path.pod_id)))
+        .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)))
+        .handle("configure", ({ path, payload }) => asTenant((caller) => pods.configure(caller, path.pod_id, payload))))
+)
