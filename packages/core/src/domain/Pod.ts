@@ -22,15 +22,20 @@ export const ContainerImage = Schema.String.pipe(
 )
 
 /** Environment variable names as Kubernetes accepts them. */
-export const EnvVarName = Schema.String.pipe(
-  Schema.filter((s) =>
-    /^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(s) && s.length <= 253 ||
-    "must be an environment variable name: letters, digits, '_', '-', '.', not starting with a digit"
-  )
-)
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/
 
-export const EnvVars = Schema.Record({ key: EnvVarName, value: stringBetween(0, 32768) }).pipe(
-  Schema.filter((r) => Object.keys(r).length <= 128 || "at most 128 environment variables"),
+/**
+ * Keys are checked here rather than by a key schema: a Record drops keys its key schema
+ * refuses, and a misspelt name must be an error, not a silent loss.
+ */
+export const EnvVars = Schema.Record({ key: Schema.String, value: stringBetween(0, 32768) }).pipe(
+  Schema.filter((r) => {
+    const names = Object.keys(r)
+    if (names.length > 128) return "at most 128 environment variables"
+    const bad = names.find((n) => n.length > 253 || !ENV_NAME.test(n))
+    return bad === undefined ||
+      `'${bad}' is not an environment variable name: letters, digits, '_', '-', '.', not starting with a digit`
+  }),
   Schema.annotations({
     identifier: "EnvVars",
     description: "Names and values are strings only; stored encrypted, never returned (only the names are)"
@@ -79,7 +84,12 @@ export const PodConfigPatch = Schema.Struct({
   autoscale_max_replicas: Schema.optional(AutoscaleReplicas),
   autoscale_cpu_target_millicores: Schema.optional(CpuTargetMillicores),
   env_vars: Schema.optional(EnvVars)
-}).annotations({ identifier: "PodConfigPatch" })
+}).annotations({
+  identifier: "PodConfigPatch",
+  // Unknown fields are refused: gpu_count (fixed at creation) and replica_count (use
+  // /replicas) among them.
+  parseOptions: { onExcessProperty: "error" }
+})
 export type PodConfigPatch = typeof PodConfigPatch.Type
 
 export const PodPhase = Schema.Literal(
