@@ -14,6 +14,7 @@ import type {
   ServiceTunnel,
   Subnet,
   Tenant,
+  Tunnel,
   Vpc
 } from "@tenet/core"
 import { Store } from "@tenet/core"
@@ -33,6 +34,7 @@ interface State {
   readonly subnets: HashMap.HashMap<Ids.SubnetId, Subnet.SubnetRecord>
   readonly rules: HashMap.HashMap<Ids.SecurityRuleId, SecurityRule.SecurityRuleRecord>
   readonly pods: HashMap.HashMap<Ids.PodId, Pod.PodRecord>
+  readonly tunnels: HashMap.HashMap<Ids.TunnelId, Tunnel.TunnelRecord>
 }
 
 const emptyState: State = {
@@ -48,7 +50,8 @@ const emptyState: State = {
   vpcs: HashMap.empty(),
   subnets: HashMap.empty(),
   rules: HashMap.empty(),
-  pods: HashMap.empty()
+  pods: HashMap.empty(),
+  tunnels: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -134,7 +137,8 @@ export const make = Effect.gen(function*() {
     vpcs: HashMap.remove(s.vpcs, id),
     subnets: HashMap.filter(s.subnets, (subnet) => subnet.vpc_id !== id),
     rules: HashMap.filter(s.rules, (rule) => rule.vpc_id !== id),
-    pods: HashMap.filter(s.pods, (pod) => pod.vpc_id !== id)
+    pods: HashMap.filter(s.pods, (pod) => pod.vpc_id !== id),
+    tunnels: HashMap.filter(s.tunnels, (tunnel) => tunnel.vpc_id !== id)
   })
 
   const removeTenant = (state: State, id: Ids.TenantId): State => {
@@ -356,7 +360,49 @@ export const make = Effect.gen(function*() {
     delete: (id) =>
       write((s) =>
         Effect.succeed(
-          HashMap.has(s.pods, id) ? [true, { ...s, pods: HashMap.remove(s.pods, id) }] as const : [false, s] as const
+          HashMap.has(s.pods, id)
+            ? [true, {
+              ...s,
+              pods: HashMap.remove(s.pods, id),
+              tunnels: HashMap.filter(s.tunnels, (t) => t.pod_id !== id)
+            }] as const
+            : [false, s] as const
+        )
+      )
+  }
+
+  const tunnels: Store.TunnelRepository = {
+    insert: (record) =>
+      write((s) => {
+        const all = Array.from(HashMap.values(s.tunnels))
+        if (all.some((t) => t.tenant_id === record.tenant_id && t.tunnel_name === record.tunnel_name)) {
+          return violation(Store.Constraints.tunnelName)
+        }
+        if (all.some((t) => t.hostname === record.hostname)) return violation(Store.Constraints.tunnelHostname)
+        return Effect.succeed([undefined, { ...s, tunnels: HashMap.set(s.tunnels, record.id, record) }] as const)
+      }),
+    find: (id) => read((s) => HashMap.get(s.tunnels, id)),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.tenant_id === tenantId).sort(byCreation)),
+    listByPod: (podId) =>
+      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.pod_id === podId).sort(byCreation)),
+    listInactive: read((s) =>
+      Array.from(HashMap.values(s.tunnels)).filter((t) => t.status !== "active").sort(byCreation)
+    ),
+    update: (record) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.tunnels, record.id)
+            ? [true, { ...s, tunnels: HashMap.set(s.tunnels, record.id, record) }] as const
+            : [false, s] as const
+        )
+      ),
+    delete: (id) =>
+      write((s) =>
+        Effect.succeed(
+          HashMap.has(s.tunnels, id)
+            ? [true, { ...s, tunnels: HashMap.remove(s.tunnels, id) }] as const
+            : [false, s] as const
         )
       )
   }
@@ -373,7 +419,8 @@ export const make = Effect.gen(function*() {
     vpcs,
     subnets,
     securityRules,
-    pods
+    pods,
+    tunnels
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

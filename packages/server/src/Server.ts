@@ -15,6 +15,7 @@ import {
   ServiceTunnels,
   Subnets,
   Tenants,
+  Tunnels,
   Vpcs
 } from "@tenet/core"
 import type { Duration } from "effect"
@@ -30,9 +31,9 @@ import {
 } from "./handlers/AdminHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
-import { RegistryCredentialsPending, TopologyPending, TunnelsPending } from "./handlers/PendingHandlers.js"
+import { RegistryCredentialsPending, TopologyPending } from "./handlers/PendingHandlers.js"
 import { SystemHandlers } from "./handlers/SystemHandlers.js"
-import { PodsHandlers } from "./handlers/WorkloadHandlers.js"
+import { PodsHandlers, TunnelsHandlers } from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
 import * as RequestGuard from "./RequestGuard.js"
 
@@ -50,7 +51,11 @@ export const PlatformLive = Layer.mergeAll(
   Subnets.Subnets.layer,
   SecurityRules.SecurityRules.layer,
   Pods.Pods.layer
-).pipe(Layer.provideMerge(Vpcs.Vpcs.layer), Layer.provideMerge(WithApplier))
+).pipe(
+  Layer.provideMerge(Tunnels.Tunnels.layer),
+  Layer.provideMerge(Vpcs.Vpcs.layer),
+  Layer.provideMerge(WithApplier)
+)
 
 const HandlersLive = Layer.mergeAll(
   SystemHandlers,
@@ -65,7 +70,7 @@ const HandlersLive = Layer.mergeAll(
   SubnetsHandlers,
   SecurityRulesHandlers,
   PodsHandlers,
-  TunnelsPending,
+  TunnelsHandlers,
   RegistryCredentialsPending,
   TopologyPending
 )

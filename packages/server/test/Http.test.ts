@@ -71,11 +71,12 @@ layer(TestServer.layer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("
 
   it.effect("endpoints not served yet authenticate first, then answer 501 with a detail", () =>
     Effect.gen(function*() {
-      const { session } = yield* newTenant()
-      expect((yield* raw("GET", "/tunnels")).status).toBe(401)
-      const pending = yield* raw("GET", "/tunnels", { headers: { "x-auth-token": session.api_token } })
+      const { session, tenant } = yield* newTenant()
+      const path = `/tenants/${tenant.id}/topology`
+      expect((yield* raw("GET", path)).status).toBe(401)
+      const pending = yield* raw("GET", path, { headers: { "x-auth-token": session.api_token } })
       expect(pending.status).toBe(501)
-      expect(pending.body).toEqual({ detail: "tunnels are not served by this server version yet" })
+      expect(pending.body).toEqual({ detail: "topologies are not served by this server version yet" })
     }))
 })
 

@@ -1,7 +1,9 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
+import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { nullable, Port, Timestamp } from "./Common.js"
 import { PodId, TenantId, TunnelId } from "./Ids.js"
+import type { VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
 
 export const TunnelProtocol = Schema.Literal("http", "https", "ssh", "tcp", "udp").annotations({
@@ -57,3 +59,44 @@ export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
 }) {}
 
 export const TunnelListQuery = Schema.Struct({ pod_id: PodId })
+
+/** What the store keeps about a tunnel. */
+export interface TunnelRecord {
+  readonly id: TunnelId
+  readonly tenant_id: TenantId
+  readonly pod_id: PodId
+  readonly vpc_id: VpcId
+  readonly tunnel_name: DnsLabel
+  readonly subdomain: DnsLabel
+  readonly domain: DomainName
+  readonly hostname: DomainName
+  readonly protocol_type: TunnelProtocol
+  readonly service_port: number
+  readonly status: TunnelStatus
+  readonly error: string | null
+  readonly created_at: DateTime.Utc
+}
+
+/** How a client reaches the tunnel (the spec's protocol table). */
+export const accessOf = (
+  protocol: TunnelProtocol,
+  hostname: string,
+  port: number
+): typeof TunnelAccess.Type => {
+  switch (protocol) {
+    case "http":
+    case "https":
+      return { kind: "url", value: `https://${hostname}` }
+    case "ssh":
+      return { kind: "command", value: `cloudflared access ssh --hostname ${hostname}` }
+    case "tcp":
+      return { kind: "command", value: `cloudflared access tcp --hostname ${hostname} --url localhost:${port}` }
+    case "udp":
+      return { kind: "address", value: `${hostname}:${port}` }
+  }
+}
+
+export const toTunnel = (record: TunnelRecord): Tunnel => {
+  const { vpc_id: _vpc, ...fields } = record
+  return Tunnel.make({ ...fields, access: accessOf(record.protocol_type, record.hostname, record.service_port) })
+}

@@ -22,6 +22,7 @@ import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
 export const DEFAULT_MOUNT_PATH = "/storage"
@@ -62,6 +63,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const vpcs = yield* Vpcs
       const configs = yield* ProviderConfigs
       const applier = yield* NetworkApplier
+      const tunnels = yield* Tunnels
 
       const owned = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
@@ -205,11 +207,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             detail: `autoscale_max_replicas: must be at least the initial replica count ${initial}`
           })
         }
-        if (input.tunnels.length > 0) {
-          return yield* new InvalidInput({
-            detail: "tunnels: inline tunnels are not served by this server version yet"
-          })
-        }
+        yield* tunnels.check(caller, input.tunnels)
         const now = yield* DateTime.now
         const record: PodRecord = {
           id: PodId.make(randomUuid()),
@@ -247,7 +245,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           ),
           storeUnavailable
         )
-        return yield* Effect.flatMap(converge(record, "apply"), view)
+        const placed = yield* converge(record, "apply")
+        yield* tunnels.createAll(caller, placed, input.tunnels)
+        return yield* view(placed)
       })
 
       /** The pod, refused with 409 while a delete is under way. */
@@ -343,6 +343,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             })
           )
         )
+        yield* tunnels.withdrawForPod(id)
         yield* store.pods.delete(id).pipe(storeUnavailable)
         // Rules that targeted the pod can no longer be enforced.
         yield* applier.apply(record.vpc_id)

@@ -10,13 +10,23 @@ import type { Effect, Option } from "effect"
 import { Context, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
-import type { DomainId, PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type {
+  DomainId,
+  PodId,
+  SecurityRuleId,
+  ServiceTunnelId,
+  SubnetId,
+  TenantId,
+  TunnelId,
+  VpcId
+} from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 
 /** A uniqueness rule would be broken; `constraint` names it (see `Constraints`). */
@@ -37,7 +47,9 @@ export const Constraints = {
   serviceTunnelHostname: "service_tunnels_hostname_key",
   vpcName: "vpcs_tenant_id_name_key",
   subnetName: "subnets_vpc_id_name_key",
-  podName: "pods_vpc_id_name_key"
+  podName: "pods_vpc_id_name_key",
+  tunnelName: "tunnels_tenant_id_tunnel_name_key",
+  tunnelHostname: "tunnels_hostname_key"
 } as const
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
@@ -98,7 +110,7 @@ export interface VpcRepository {
    */
   readonly lock: (id: VpcId) => Read<boolean>
   readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
-  /** Deletes the VPC with its subnets, rules and pods; false when absent. */
+  /** Deletes the VPC with its subnets, rules, pods and their tunnels; false when absent. */
   readonly delete: (id: VpcId) => Read<boolean>
 }
 
@@ -136,7 +148,22 @@ export interface PodRepository {
   readonly listUnapplied: Read<ReadonlyArray<PodRecord>>
   /** Replaces the pod; false when absent. */
   readonly update: (record: PodRecord) => Read<boolean>
+  /** Deletes the pod with its tunnels; false when absent. */
   readonly delete: (id: PodId) => Read<boolean>
+}
+
+export interface TunnelRepository {
+  /** Names are unique per tenant (`Constraints.tunnelName`), hostnames everywhere (`tunnelHostname`). */
+  readonly insert: (record: TunnelRecord) => Write
+  readonly find: (id: TunnelId) => Read<Option.Option<TunnelRecord>>
+  /** Oldest first. */
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<TunnelRecord>>
+  /** Oldest first. */
+  readonly listByPod: (podId: PodId) => Read<ReadonlyArray<TunnelRecord>>
+  /** Tunnels not active at the provider, for the reconciler. */
+  readonly listInactive: Read<ReadonlyArray<TunnelRecord>>
+  readonly update: (record: TunnelRecord) => Read<boolean>
+  readonly delete: (id: TunnelId) => Read<boolean>
 }
 
 export interface StoreShape {
@@ -158,6 +185,7 @@ export interface StoreShape {
   readonly subnets: SubnetRepository
   readonly securityRules: SecurityRuleRepository
   readonly pods: PodRepository
+  readonly tunnels: TunnelRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}

@@ -9,15 +9,6 @@ import { Effect } from "effect"
 const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
 
-const tunnels = pending("tunnels")
-export const TunnelsPending = HttpApiBuilder.group(Api.TenetApi, "tunnels", (handlers) =>
-  handlers
-    .handle("createForPod", tunnels)
-    .handle("create", tunnels)
-    .handle("listForPod", tunnels)
-    .handle("list", tunnels)
-    .handle("delete", tunnels))
-
 const credentials = pending("registry credentials")
 export const RegistryCredentialsPending = HttpApiBuilder.group(
   Api.TenetApi,

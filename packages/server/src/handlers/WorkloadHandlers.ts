@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Pods, Principal } from "@tenet/core"
+import { Api, Pods, Principal, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
 
 /** Runs a use-case as the calling tenant. */
@@ -19,4 +19,23 @@ export const PodsHandlers = HttpApiBuilder.group(
         .handle("removeReplica", ({ path }) => asTenant((caller) => pods.removeReplica(caller, path.pod_id)))
         .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)))
         .handle("configure", ({ path, payload }) => asTenant((caller) => pods.configure(caller, path.pod_id, payload))))
+)
+
+export const TunnelsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "tunnels",
+  (handlers) =>
+    Effect.map(Tunnels.Tunnels, (tunnels) =>
+      handlers
+        .handle(
+          "createForPod",
+          ({ path, payload }) => asTenant((caller) => tunnels.createForPod(caller, path.pod_id, payload))
+        )
+        .handle(
+          "create",
+          ({ payload, urlParams }) => asTenant((caller) => tunnels.createDerived(caller, urlParams.pod_id, payload))
+        )
+        .handle("listForPod", ({ path }) => asTenant((caller) => tunnels.listForPod(caller, path.pod_id)))
+        .handle("list", () => asTenant(tunnels.list))
+        .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id))))
 )

@@ -1,0 +1,269 @@
+/**
+ * Tunnels (tenant): a pod's port published at `<subdomain>.<domain>` through the tunnel
+ * provider. The domain is the provider configuration's `edge_domain` unless the tenant names
+ * one the admin assigned to it. The tunnel is saved first; when the provider cannot publish
+ * it yet (not configured, down, the pod has no address yet) it is kept with a non-active
+ * status and the reason, and the reconciler retries.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { randomUuid, TunnelId } from "../domain/Ids.js"
+import type { PodId } from "../domain/Ids.js"
+import type { DnsLabel } from "../domain/Net.js"
+import { DomainName } from "../domain/Net.js"
+import type { PodRecord } from "../domain/Pod.js"
+import type { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelRecord } from "../domain/Tunnel.js"
+import { toTunnel } from "../domain/Tunnel.js"
+import { Conflict, Forbidden, InvalidInput, ServiceUnavailable } from "../Errors.js"
+import type { InternalError, NotFound } from "../Errors.js"
+import { EdgeTunnels } from "../ports/EdgeTunnels.js"
+import { Constraints, Store } from "../ports/Store.js"
+import { storeUnavailable } from "./Failures.js"
+import { ownedBy } from "./Ownership.js"
+import type { TenantPrincipal } from "./Principal.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+
+type Failure = NotFound | Conflict | Forbidden | InvalidInput | ServiceUnavailable | InternalError
+
+export interface TunnelsShape {
+  readonly createForPod: (caller: TenantPrincipal, podId: PodId, input: TunnelCreate) => Effect.Effect<Tunnel, Failure>
+  readonly createDerived: (
+    caller: TenantPrincipal,
+    podId: PodId,
+    input: typeof TunnelAutoCreate.Type
+  ) => Effect.Effect<Tunnel, Failure>
+  readonly listForPod: (
+    caller: TenantPrincipal,
+    podId: PodId
+  ) => Effect.Effect<ReadonlyArray<Tunnel>, NotFound | ServiceUnavailable>
+  readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Tunnel>, ServiceUnavailable>
+  readonly delete: (
+    caller: TenantPrincipal,
+    id: TunnelId
+  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
+  /** Checks tunnels given inline with a pod before the pod exists, so a bad one creates nothing. */
+  readonly check: (caller: TenantPrincipal, inputs: ReadonlyArray<TunnelCreate>) => Effect.Effect<void, Failure>
+  /** Creates tunnels for a new pod (already checked). */
+  readonly createAll: (
+    caller: TenantPrincipal,
+    pod: PodRecord,
+    inputs: ReadonlyArray<TunnelCreate>
+  ) => Effect.Effect<ReadonlyArray<Tunnel>, Failure>
+  /** Withdraws a pod's tunnels at the provider (best effort: the pod is going away). */
+  readonly withdrawForPod: (podId: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
+  /** Publishes again every tunnel that is not active; returns how many are now active. */
+  readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
+}
+
+const SCHEME = { http: "http", https: "https", ssh: "ssh", tcp: "tcp", udp: "udp" } as const
+
+export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, TunnelsShape>() {
+  static readonly layer = Layer.effect(
+    Tunnels,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const edge = yield* EdgeTunnels
+      const configs = yield* ProviderConfigs
+
+      const ownedPod = (caller: TenantPrincipal, id: PodId) =>
+        store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
+
+      /** The domain a tunnel lives under: the tenant's own, or the platform's default. */
+      const domainFor = (caller: TenantPrincipal, requested: DomainName | null) =>
+        Effect.gen(function*() {
+          if (requested === null) {
+            const config = yield* configs.current
+            const fallback = Option.flatMap(config, (c) => Option.fromNullable(c.edge_domain))
+            if (Option.isNone(fallback)) {
+              return yield* new InvalidInput({
+                detail: "domain: required, since the provider configuration has no edge_domain"
+              })
+            }
+            return fallback.value
+          }
+          const config = yield* configs.current
+          if (Option.isSome(config) && config.value.edge_domain === requested) return requested
+          const assigned = yield* store.domains.findByDomain(requested).pipe(storeUnavailable)
+          if (Option.isNone(assigned) || assigned.value.tenant_id !== caller.tenant_id) {
+            return yield* new Forbidden({ detail: `domain ${requested} is not assigned to your tenant` })
+          }
+          return requested
+        })
+
+      /** Asks the provider to publish the tunnel; records whatever happened. */
+      const publish = (tunnel: TunnelRecord) =>
+        Effect.gen(function*() {
+          const pod = yield* store.pods.find(tunnel.pod_id).pipe(storeUnavailable)
+          const config = yield* configs.current
+          const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
+          let outcome: { status: TunnelRecord["status"]; error: string | null }
+          if (Option.isNone(account)) {
+            outcome = {
+              status: "pending",
+              error: "the tunnel provider is not configured (edge_account_id, edge_api_token)"
+            }
+          } else if (Option.isNone(pod) || pod.value.vip === null) {
+            outcome = { status: "pending", error: "waiting for the pod's virtual IP" }
+          } else {
+            const published = yield* edge.publish(account.value, {
+              key: tunnel.id,
+              hostname: tunnel.hostname,
+              protocol: tunnel.protocol_type,
+              service_url: `${SCHEME[tunnel.protocol_type]}://${pod.value.vip}:${tunnel.service_port}`
+            }).pipe(Effect.either)
+            outcome = published._tag === "Right"
+              ? { status: "active", error: null }
+              : { status: "error", error: published.left.message }
+          }
+          const next = { ...tunnel, ...outcome }
+          yield* store.tunnels.update(next).pipe(storeUnavailable)
+          return next
+        })
+
+      const insert = (record: TunnelRecord) =>
+        store.tunnels.insert(record).pipe(
+          Effect.catchTag("UniqueViolation", (e) =>
+            new Conflict({
+              detail: e.constraint === Constraints.tunnelName
+                ? `you already have a tunnel named '${record.tunnel_name}'`
+                : `hostname ${record.hostname} is already in use`
+            })),
+          storeUnavailable
+        )
+
+      const build = (
+        caller: TenantPrincipal,
+        pod: PodRecord,
+        input: {
+          tunnel_name: DnsLabel
+          subdomain: DnsLabel
+          protocol_type: TunnelRecord["protocol_type"]
+          service_port: number
+        },
+        domain: DomainName
+      ) =>
+        Effect.map(DateTime.now, (now): TunnelRecord => ({
+          id: TunnelId.make(randomUuid()),
+          tenant_id: caller.tenant_id,
+          pod_id: pod.id,
+          vpc_id: pod.vpc_id,
+          tunnel_name: input.tunnel_name,
+          subdomain: input.subdomain,
+          domain,
+          hostname: DomainName.make(`${input.subdomain}.${domain}`),
+          protocol_type: input.protocol_type,
+          service_port: input.service_port,
+          status: "pending",
+          error: "not yet published",
+          created_at: now
+        }))
+
+      const createOne = (caller: TenantPrincipal, pod: PodRecord, input: TunnelCreate) =>
+        Effect.gen(function*() {
+          const domain = yield* domainFor(caller, input.domain)
+          const record = yield* build(caller, pod, input, domain)
+          yield* insert(record)
+          return toTunnel(yield* publish(record))
+        })
+
+      const activePod = (caller: TenantPrincipal, podId: PodId) =>
+        Effect.flatMap(ownedPod(caller, podId), (pod) =>
+          pod.lifecycle === "deleting"
+            ? Effect.fail(new Conflict({ detail: `pod ${podId} is being deleted` }))
+            : Effect.succeed(pod))
+
+      const createDerived = Effect.fn("Tunnels.createDerived")(
+        function*(caller: TenantPrincipal, podId: PodId, input: typeof TunnelAutoCreate.Type) {
+          const pod = yield* activePod(caller, podId)
+          const taken = new Set<string>(
+            (yield* store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable)).map((t) => t.tunnel_name)
+          )
+          // The pod's name, or the pod's name with the first free suffix (labels stay within 63).
+          let name = pod.name as string
+          for (let n = 2; taken.has(name); n++) name = `${pod.name.slice(0, 63 - `-${n}`.length)}-${n}`
+          const subdomain = input?.subdomain ?? `${name}-${caller.name}`.slice(0, 63).replace(/-+$/, "")
+          const domain = yield* domainFor(caller, input?.domain ?? null)
+          const record = yield* build(caller, pod, {
+            tunnel_name: name as DnsLabel,
+            subdomain: subdomain as DnsLabel,
+            protocol_type: input?.protocol_type ?? "http",
+            service_port: input?.service_port ?? pod.service_port
+          }, domain)
+          yield* insert(record)
+          return toTunnel(yield* publish(record))
+        }
+      )
+
+      const check = (caller: TenantPrincipal, inputs: ReadonlyArray<TunnelCreate>) =>
+        Effect.gen(function*() {
+          const names = new Set<string>()
+          for (const input of inputs) {
+            if (names.has(input.tunnel_name)) {
+              return yield* new InvalidInput({ detail: `tunnels: '${input.tunnel_name}' is named twice` })
+            }
+            names.add(input.tunnel_name)
+            yield* domainFor(caller, input.domain)
+          }
+          const existing = yield* store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable)
+          const clash = existing.find((t) => names.has(t.tunnel_name))
+          if (clash !== undefined) {
+            return yield* new Conflict({ detail: `you already have a tunnel named '${clash.tunnel_name}'` })
+          }
+        })
+
+      const withdraw = (tunnel: TunnelRecord) =>
+        Effect.gen(function*() {
+          const config = yield* configs.current
+          const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
+          if (Option.isSome(account)) yield* edge.unpublish(account.value, tunnel.id)
+        })
+
+      const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId) {
+        const tunnel = yield* store.tunnels.find(id).pipe(
+          storeUnavailable,
+          Effect.flatMap(ownedBy(caller, `tunnel ${id}`))
+        )
+        // Withdraw first: while the provider is down the tunnel stays, so the delete can be retried.
+        yield* withdraw(tunnel).pipe(
+          Effect.catchTag(
+            "EdgeError",
+            (e) => new ServiceUnavailable({ detail: `the tunnel provider could not withdraw the tunnel: ${e.message}` })
+          )
+        )
+        yield* store.tunnels.delete(id).pipe(storeUnavailable)
+      })
+
+      const reconcile = Effect.gen(function*() {
+        const pending = yield* store.tunnels.listInactive.pipe(storeUnavailable)
+        const results = yield* Effect.forEach(pending, publish)
+        return results.filter((t) => t.status === "active").length
+      }).pipe(Effect.withSpan("Tunnels.reconcile"))
+
+      return Tunnels.of({
+        createForPod: (caller, podId, input) =>
+          Effect.flatMap(activePod(caller, podId), (pod) => createOne(caller, pod, input)),
+        createDerived,
+        listForPod: (caller, podId) =>
+          Effect.flatMap(
+            ownedPod(caller, podId),
+            (pod) => store.tunnels.listByPod(pod.id).pipe(storeUnavailable, Effect.map((all) => all.map(toTunnel)))
+          ),
+        list: (caller) =>
+          store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable, Effect.map((all) => all.map(toTunnel))),
+        delete: remove,
+        check,
+        createAll: (caller, pod, inputs) => Effect.forEach(inputs, (input) => createOne(caller, pod, input)),
+        withdrawForPod: (podId) =>
+          Effect.flatMap(
+            store.tunnels.listByPod(podId).pipe(storeUnavailable),
+            (tunnels) =>
+              Effect.forEach(tunnels, (t) =>
+                withdraw(t).pipe(
+                  Effect.catchTag("EdgeError", (e) =>
+                    Effect.logWarning("withdrawing a deleted pod's tunnel failed", t.hostname, e.message))
+                ), { discard: true })
+          ),
+        reconcile
+      })
+    })
+  )
+}
