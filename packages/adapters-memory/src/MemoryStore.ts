@@ -10,6 +10,7 @@ import type {
   Ids,
   Pod,
   ProviderConfig,
+  RegistryCredential,
   SecurityRule,
   ServiceTunnel,
   Subnet,
@@ -35,6 +36,8 @@ interface State {
   readonly rules: HashMap.HashMap<Ids.SecurityRuleId, SecurityRule.SecurityRuleRecord>
   readonly pods: HashMap.HashMap<Ids.PodId, Pod.PodRecord>
   readonly tunnels: HashMap.HashMap<Ids.TunnelId, Tunnel.TunnelRecord>
+  /** Keyed by `tenant_id/name`. */
+  readonly credentials: HashMap.HashMap<string, RegistryCredential.RegistryCredentialRecord>
 }
 
 const emptyState: State = {
@@ -51,7 +54,8 @@ const emptyState: State = {
   subnets: HashMap.empty(),
   rules: HashMap.empty(),
   pods: HashMap.empty(),
-  tunnels: HashMap.empty()
+  tunnels: HashMap.empty(),
+  credentials: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -155,6 +159,7 @@ export const make = Effect.gen(function*() {
       tenantByName: HashMap.remove(s.tenantByName, tenant.name),
       tenantByToken: HashMap.remove(s.tenantByToken, tenant.token_hash),
       domains: HashMap.filter(s.domains, (d) => d.tenant_id !== id),
+      credentials: HashMap.filter(s.credentials, (c) => c.tenant_id !== id),
       domainByName: HashMap.reduce(ownedDomains, s.domainByName, (index, d) => HashMap.remove(index, d.domain))
     }
   }
@@ -407,6 +412,30 @@ export const make = Effect.gen(function*() {
       )
   }
 
+  const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
+
+  const registryCredentials: Store.RegistryCredentialRepository = {
+    insert: (record) =>
+      write((s) => {
+        const key = credentialKey(record.tenant_id, record.name)
+        return HashMap.has(s.credentials, key)
+          ? violation(Store.Constraints.registryCredentialName)
+          : Effect.succeed([undefined, { ...s, credentials: HashMap.set(s.credentials, key, record) }] as const)
+      }),
+    listByTenant: (tenantId) =>
+      read((s) => Array.from(HashMap.values(s.credentials)).filter((c) => c.tenant_id === tenantId).sort(byCreation)),
+    find: (tenantId, name) => read((s) => HashMap.get(s.credentials, credentialKey(tenantId, name))),
+    delete: (tenantId, name) =>
+      write((s) => {
+        const key = credentialKey(tenantId, name)
+        return Effect.succeed(
+          HashMap.has(s.credentials, key)
+            ? [true, { ...s, credentials: HashMap.remove(s.credentials, key) }] as const
+            : [false, s] as const
+        )
+      })
+  }
+
   const store = Store.Store.of({
     backend: "memory",
     transaction,
@@ -420,7 +449,8 @@ export const make = Effect.gen(function*() {
     subnets,
     securityRules,
     pods,
-    tunnels
+    tunnels,
+    registryCredentials
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

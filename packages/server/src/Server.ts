@@ -11,6 +11,7 @@ import {
   NetworkApplier,
   Pods,
   ProviderConfigs,
+  RegistryCredentials,
   SecurityRules,
   ServiceTunnels,
   Subnets,
@@ -31,9 +32,9 @@ import {
 } from "./handlers/AdminHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
-import { RegistryCredentialsPending, TopologyPending } from "./handlers/PendingHandlers.js"
+import { TopologyPending } from "./handlers/PendingHandlers.js"
 import { SystemHandlers } from "./handlers/SystemHandlers.js"
-import { PodsHandlers, TunnelsHandlers } from "./handlers/WorkloadHandlers.js"
+import { PodsHandlers, RegistryCredentialsHandlers, TunnelsHandlers } from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
 import * as RequestGuard from "./RequestGuard.js"
 
@@ -49,10 +50,10 @@ export const PlatformLive = Layer.mergeAll(
   Domains.Domains.layer,
   ServiceTunnels.ServiceTunnels.layer,
   Subnets.Subnets.layer,
-  SecurityRules.SecurityRules.layer,
-  Pods.Pods.layer
+  SecurityRules.SecurityRules.layer
 ).pipe(
-  Layer.provideMerge(Tunnels.Tunnels.layer),
+  Layer.provideMerge(Pods.Pods.layer),
+  Layer.provideMerge(Layer.mergeAll(Tunnels.Tunnels.layer, RegistryCredentials.RegistryCredentials.layer)),
   Layer.provideMerge(Vpcs.Vpcs.layer),
   Layer.provideMerge(WithApplier)
 )
@@ -71,7 +72,7 @@ const HandlersLive = Layer.mergeAll(
   SecurityRulesHandlers,
   PodsHandlers,
   TunnelsHandlers,
-  RegistryCredentialsPending,
+  RegistryCredentialsHandlers,
   TopologyPending
 )
 

@@ -1,4 +1,5 @@
 /** Container-registry credentials a tenant's pods pull private images with. */
+import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { Secret, stringBetween, Timestamp } from "./Common.js"
 import { TenantId } from "./Ids.js"
@@ -22,3 +23,18 @@ export class RegistryCredential extends Schema.Class<RegistryCredential>("Regist
 }) {}
 
 export const RegistryCredentialPath = Schema.Struct({ tenant_id: TenantId, name: DnsLabel })
+
+/** What the store keeps: the password only as an AES-256-GCM ciphertext. */
+export interface RegistryCredentialRecord {
+  readonly tenant_id: TenantId
+  readonly name: DnsLabel
+  readonly server: string
+  readonly username: string
+  readonly password_ciphertext: string
+  readonly created_at: DateTime.Utc
+}
+
+export const toRegistryCredential = (record: RegistryCredentialRecord): RegistryCredential => {
+  const { password_ciphertext: _, ...fields } = record
+  return RegistryCredential.make(fields)
+}

@@ -4,7 +4,7 @@
  * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
  * status is read from the cluster each time it is shown.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
@@ -22,6 +22,7 @@ import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { RegistryCredentials } from "./RegistryCredentials.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -64,6 +65,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const configs = yield* ProviderConfigs
       const applier = yield* NetworkApplier
       const tunnels = yield* Tunnels
+      const credentials = yield* RegistryCredentials
 
       const owned = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
@@ -150,10 +152,17 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const converge = (record: PodRecord, mode: "apply" | "recreate") =>
         Effect.gen(function*() {
           const spec = yield* specOf(record)
-          const outcome = yield* (mode === "apply" ? orchestrator.applyPod(spec) : orchestrator.recreatePod(spec)).pipe(
-            Effect.either
+          const outcome = yield* Effect.gen(function*() {
+            const pullSecrets = record.use_registry_credentials
+              ? yield* credentials.ensureInCluster(record.tenant_id)
+              : []
+            const full = { ...spec, registry_credentials: pullSecrets }
+            return yield* mode === "apply" ? orchestrator.applyPod(full) : orchestrator.recreatePod(full)
+          }).pipe(
+            Effect.map(Either.right),
+            Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e)))
           )
-          const next: PodRecord = outcome._tag === "Right"
+          const next: PodRecord = Either.isRight(outcome)
             ? {
               ...record,
               vip: outcome.right.vip as Ipv4Address,

@@ -1,24 +1,28 @@
 /**
  * Tenants (admin): create, list, view, delete. Deleting a tenant is the one place its
- * cascade happens: the store removes what it owns in one step, then the cluster is told to
- * forget the tenant.
+ * cascade happens: its tunnels are withdrawn at the provider, the store removes what it owns
+ * in one step, then the cluster is told to forget the tenant.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { randomUuid, TenantId } from "../domain/Ids.js"
 import { TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate } from "../domain/Tenant.js"
+import { toTunnel } from "../domain/Tunnel.js"
+import { toVpc } from "../domain/Vpc.js"
 import { Conflict, NotFound } from "../Errors.js"
-import type { ServiceUnavailable } from "../Errors.js"
+import type { InternalError, ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable } from "./Failures.js"
+import { Pods } from "./Pods.js"
+import { Tunnels } from "./Tunnels.js"
 
 export interface TenantsShape {
   readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | ServiceUnavailable>
   readonly list: Effect.Effect<ReadonlyArray<Tenant>, ServiceUnavailable>
   readonly get: (id: TenantId) => Effect.Effect<TenantDetail, NotFound | ServiceUnavailable>
-  readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable>
+  readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
 }
 
 export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, TenantsShape>() {
@@ -28,6 +32,8 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const store = yield* Store
       const vault = yield* Vault
       const orchestrator = yield* Orchestrator
+      const pods = yield* Pods
+      const tunnels = yield* Tunnels
 
       const notFound = (id: string) => new NotFound({ detail: `tenant ${id} not found` })
 
@@ -56,10 +62,23 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const get = Effect.fn("Tenants.get")(function*(id: TenantId) {
         const record = yield* store.tenants.find(id).pipe(storeUnavailable)
         if (Option.isNone(record)) return yield* notFound(id)
-        return TenantDetail.make({ ...toTenant(record.value), vpcs: [], pods: [], tunnels: [] })
+        const vpcs = yield* store.vpcs.listByTenant(id).pipe(storeUnavailable)
+        const podRecords = yield* store.pods.listByTenant(id).pipe(storeUnavailable)
+        const tunnels = yield* store.tunnels.listByTenant(id).pipe(storeUnavailable)
+        return TenantDetail.make({
+          ...toTenant(record.value),
+          vpcs: vpcs.map(toVpc),
+          pods: yield* Effect.forEach(podRecords, pods.view, { concurrency: 16 }),
+          tunnels: tunnels.map(toTunnel)
+        })
       })
 
       const remove = Effect.fn("Tenants.delete")(function*(id: TenantId) {
+        const exists = yield* store.tenants.find(id).pipe(storeUnavailable)
+        if (Option.isNone(exists)) return yield* notFound(id)
+        // Public hostnames first: they are what outlives a tenant if forgotten.
+        const owned = yield* store.pods.listByTenant(id).pipe(storeUnavailable)
+        yield* Effect.forEach(owned, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
         const deleted = yield* store.tenants.delete(id).pipe(storeUnavailable)
         if (!deleted) return yield* notFound(id)
         // The store is the source of truth and the tenant is gone from it; leftovers in the

@@ -22,6 +22,7 @@ import type {
 } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
@@ -49,7 +50,8 @@ export const Constraints = {
   subnetName: "subnets_vpc_id_name_key",
   podName: "pods_vpc_id_name_key",
   tunnelName: "tunnels_tenant_id_tunnel_name_key",
-  tunnelHostname: "tunnels_hostname_key"
+  tunnelHostname: "tunnels_hostname_key",
+  registryCredentialName: "registry_credentials_tenant_id_name_key"
 } as const
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
@@ -166,6 +168,15 @@ export interface TunnelRepository {
   readonly delete: (id: TunnelId) => Read<boolean>
 }
 
+export interface RegistryCredentialRepository {
+  /** Names are unique per tenant (`Constraints.registryCredentialName`). */
+  readonly insert: (record: RegistryCredentialRecord) => Write
+  /** Oldest first. */
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<RegistryCredentialRecord>>
+  readonly find: (tenantId: TenantId, name: string) => Read<Option.Option<RegistryCredentialRecord>>
+  readonly delete: (tenantId: TenantId, name: string) => Read<boolean>
+}
+
 export interface StoreShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -186,6 +197,7 @@ export interface StoreShape {
   readonly securityRules: SecurityRuleRepository
   readonly pods: PodRepository
   readonly tunnels: TunnelRepository
+  readonly registryCredentials: RegistryCredentialRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}

@@ -9,13 +9,6 @@ import { Effect } from "effect"
 const pending = (what: string) => () =>
   Effect.fail(new Errors.NotImplemented({ detail: `${what} are not served by this server version yet` }))
 
-const credentials = pending("registry credentials")
-export const RegistryCredentialsPending = HttpApiBuilder.group(
-  Api.TenetApi,
-  "registryCredentials",
-  (handlers) => handlers.handle("create", credentials).handle("list", credentials).handle("delete", credentials)
-)
-
 export const TopologyPending = HttpApiBuilder.group(
   Api.TenetApi,
   "topology",

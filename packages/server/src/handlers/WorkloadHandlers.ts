@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Pods, Principal, Tunnels } from "@tenet/core"
+import { Api, Pods, Principal, RegistryCredentials, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
 
 /** Runs a use-case as the calling tenant. */
@@ -38,4 +38,18 @@ export const TunnelsHandlers = HttpApiBuilder.group(
         .handle("listForPod", ({ path }) => asTenant((caller) => tunnels.listForPod(caller, path.pod_id)))
         .handle("list", () => asTenant(tunnels.list))
         .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id))))
+)
+
+export const RegistryCredentialsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "registryCredentials",
+  (handlers) =>
+    Effect.map(RegistryCredentials.RegistryCredentials, (credentials) =>
+      handlers
+        .handle(
+          "create",
+          ({ path, payload }) => asTenant((caller) => credentials.create(caller, path.tenant_id, payload))
+        )
+        .handle("list", ({ path }) => asTenant((caller) => credentials.list(caller, path.tenant_id)))
+        .handle("delete", ({ path }) => asTenant((caller) => credentials.delete(caller, path.tenant_id, path.name))))
 )

@@ -1,0 +1,138 @@
+/**
+ * Registry credentials (tenant, own tenant only): what pods pull private images with. The
+ * password is encrypted at rest and never returned; the cluster receives it as an image
+ * pull secret, applied again before every pod that uses it.
+ */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import type { TenantId } from "../domain/Ids.js"
+import type { DnsLabel } from "../domain/Net.js"
+import type {
+  RegistryCredential,
+  RegistryCredentialCreate,
+  RegistryCredentialRecord
+} from "../domain/RegistryCredential.js"
+import { toRegistryCredential } from "../domain/RegistryCredential.js"
+import { Conflict, NotFound } from "../Errors.js"
+import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import type { OrchestratorError } from "../ports/Orchestrator.js"
+import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
+import { Vault } from "../ports/Vault.js"
+import { storeUnavailable, vaultFailure } from "./Failures.js"
+import type { TenantPrincipal } from "./Principal.js"
+
+type Failure = NotFound | ServiceUnavailable
+
+export interface RegistryCredentialsShape {
+  readonly create: (
+    caller: TenantPrincipal,
+    tenantId: TenantId,
+    input: RegistryCredentialCreate
+  ) => Effect.Effect<RegistryCredential, Failure | Conflict>
+  readonly list: (
+    caller: TenantPrincipal,
+    tenantId: TenantId
+  ) => Effect.Effect<ReadonlyArray<RegistryCredential>, Failure>
+  readonly delete: (
+    caller: TenantPrincipal,
+    tenantId: TenantId,
+    name: DnsLabel
+  ) => Effect.Effect<RegistryCredential, Failure>
+  /**
+   * Puts the tenant's credentials into the cluster and returns their names: what a pod that
+   * uses registry credentials pulls with.
+   */
+  readonly ensureInCluster: (
+    tenantId: TenantId
+  ) => Effect.Effect<ReadonlyArray<string>, ServiceUnavailable | InternalError | OrchestratorError>
+}
+
+export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCredentials")<
+  RegistryCredentials,
+  RegistryCredentialsShape
+>() {
+  static readonly layer = Layer.effect(
+    RegistryCredentials,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const vault = yield* Vault
+      const orchestrator = yield* Orchestrator
+
+      /** A tenant works only with its own credentials; any other tenant id is 404. */
+      const own = (caller: TenantPrincipal, tenantId: TenantId) =>
+        caller.tenant_id === tenantId
+          ? Effect.void
+          : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))
+
+      const toCluster = (record: RegistryCredentialRecord) =>
+        Effect.flatMap(
+          vault.decrypt(record.password_ciphertext).pipe(vaultFailure),
+          (password) =>
+            orchestrator.applyRegistrySecret({
+              tenant_id: record.tenant_id,
+              name: record.name,
+              server: record.server,
+              username: record.username,
+              password
+            })
+        )
+
+      const create = Effect.fn("RegistryCredentials.create")(
+        function*(caller: TenantPrincipal, tenantId: TenantId, input: RegistryCredentialCreate) {
+          yield* own(caller, tenantId)
+          const record: RegistryCredentialRecord = {
+            tenant_id: tenantId,
+            name: input.name,
+            server: input.server,
+            username: input.username,
+            password_ciphertext: yield* vault.encrypt(input.password),
+            created_at: yield* DateTime.now
+          }
+          yield* store.registryCredentials.insert(record).pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
+            ),
+            storeUnavailable
+          )
+          // Pods apply it again before they pull, so a cluster hiccup here is not fatal.
+          yield* toCluster(record).pipe(
+            Effect.catchAll((e) => Effect.logWarning("registry secret not applied yet", input.name, e.message))
+          )
+          return toRegistryCredential(record)
+        }
+      )
+
+      const remove = Effect.fn("RegistryCredentials.delete")(
+        function*(caller: TenantPrincipal, tenantId: TenantId, name: DnsLabel) {
+          yield* own(caller, tenantId)
+          const found = yield* store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
+          if (Option.isNone(found)) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
+          yield* store.registryCredentials.delete(tenantId, name).pipe(storeUnavailable)
+          yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
+            Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
+          )
+          return toRegistryCredential(found.value)
+        }
+      )
+
+      return RegistryCredentials.of({
+        create,
+        list: (caller, tenantId) =>
+          Effect.zipRight(
+            own(caller, tenantId),
+            store.registryCredentials.listByTenant(tenantId).pipe(
+              storeUnavailable,
+              Effect.map((all) => all.map(toRegistryCredential))
+            )
+          ),
+        delete: remove,
+        ensureInCluster: (tenantId) =>
+          Effect.flatMap(
+            store.registryCredentials.listByTenant(tenantId).pipe(storeUnavailable),
+            (records) => Effect.as(Effect.forEach(records, toCluster, { discard: true }), records.map((r) => r.name))
+          )
+      })
+    })
+  )
+}
