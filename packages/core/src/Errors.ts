@@ -102,17 +102,6 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
   static readonly Wire = wire(InternalError, 500, "InternalError", "Unexpected server error")
 }
 
-/**
- * 501: the endpoint is part of the contract but this server does not serve it yet. Only
- * endpoints whose implementation is still being landed answer it.
- */
-export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", { detail: Schema.String }) {
-  override get message() {
-    return this.detail
-  }
-  static readonly Wire = wire(NotImplemented, 501, "NotImplemented", "Not served by this server yet")
-}
-
 /** 503: a dependency (the store) is unavailable; the request changed nothing and may be retried. */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   detail: Schema.String
@@ -157,6 +146,5 @@ export type TenetError =
   | UnsupportedMediaType
   | TooManyRequests
   | InternalError
-  | NotImplemented
   | ServiceUnavailable
   | RuleValidation

@@ -48,6 +48,7 @@ export * as ServerInfo from "./platform/ServerInfo.js"
 export * as ServiceTunnels from "./platform/ServiceTunnels.js"
 export * as Subnets from "./platform/Subnets.js"
 export * as Tenants from "./platform/Tenants.js"
+export * as Topologies from "./platform/Topologies.js"
 export * as Tunnels from "./platform/Tunnels.js"
 export * as Vpcs from "./platform/Vpcs.js"
 

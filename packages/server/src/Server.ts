@@ -16,6 +16,7 @@ import {
   ServiceTunnels,
   Subnets,
   Tenants,
+  Topologies,
   Tunnels,
   Vpcs
 } from "@tenet/core"
@@ -32,9 +33,13 @@ import {
 } from "./handlers/AdminHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
-import { TopologyPending } from "./handlers/PendingHandlers.js"
 import { SystemHandlers } from "./handlers/SystemHandlers.js"
-import { PodsHandlers, RegistryCredentialsHandlers, TunnelsHandlers } from "./handlers/WorkloadHandlers.js"
+import {
+  PodsHandlers,
+  RegistryCredentialsHandlers,
+  TopologyHandlers,
+  TunnelsHandlers
+} from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
 import * as RequestGuard from "./RequestGuard.js"
 
@@ -50,7 +55,8 @@ export const PlatformLive = Layer.mergeAll(
   Domains.Domains.layer,
   ServiceTunnels.ServiceTunnels.layer,
   Subnets.Subnets.layer,
-  SecurityRules.SecurityRules.layer
+  SecurityRules.SecurityRules.layer,
+  Topologies.Topologies.layer
 ).pipe(
   Layer.provideMerge(Pods.Pods.layer),
   Layer.provideMerge(Layer.mergeAll(Tunnels.Tunnels.layer, RegistryCredentials.RegistryCredentials.layer)),
@@ -73,7 +79,7 @@ const HandlersLive = Layer.mergeAll(
   PodsHandlers,
   TunnelsHandlers,
   RegistryCredentialsHandlers,
-  TopologyPending
+  TopologyHandlers
 )
 
 export interface HttpOptions {

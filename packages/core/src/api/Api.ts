@@ -7,7 +7,6 @@ import {
   InternalError,
   InvalidInput,
   NotFound,
-  NotImplemented,
   PayloadTooLarge,
   ServiceUnavailable,
   UnsupportedMediaType
@@ -43,7 +42,6 @@ export class TenetApi extends HttpApi.make("tenet")
   .addError(PayloadTooLarge.Wire)
   .addError(UnsupportedMediaType.Wire)
   .addError(InternalError.Wire)
-  .addError(NotImplemented.Wire)
   .addError(ServiceUnavailable.Wire)
   .annotate(OpenApi.Title, "Tenet")
   .annotate(OpenApi.Version, API_VERSION)

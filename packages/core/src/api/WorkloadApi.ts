@@ -153,6 +153,7 @@ export class TopologyApi extends HttpApiGroup.make("topology")
       .addSuccess(TopologyView)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
+      .addError(Forbidden.Wire)
       .annotate(OpenApi.Summary, "Deploy VPCs, subnets and pods by name in one all-or-nothing request")
   )
   .add(

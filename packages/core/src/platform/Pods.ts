@@ -28,6 +28,9 @@ import { Vpcs } from "./Vpcs.js"
 
 export const DEFAULT_MOUNT_PATH = "/storage"
 
+/** What a new pod is made from: a create request without credentials and tunnels. */
+export type PodFields = Omit<PodCreate, "token" | "tenant_id" | "tunnels">
+
 type Failure = NotFound | Conflict | InvalidInput | ServiceUnavailable | InternalError
 
 export interface PodsShape {
@@ -41,6 +44,11 @@ export interface PodsShape {
   readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, Failure>
   readonly restart: (caller: TenantPrincipal, id: PodId) => Effect.Effect<PodRestart, Failure>
   readonly configure: (caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) => Effect.Effect<Pod, Failure>
+  /**
+   * A new pod's record from its fields, with the spec's couplings applied (autoscaling starts
+   * at 2 or more replicas and implies auto-healing); not yet stored.
+   */
+  readonly prepare: (caller: TenantPrincipal, input: PodFields) => Effect.Effect<PodRecord, InvalidInput>
   /** The pod as a user sees it, with its status read from the cluster. */
   readonly view: (record: PodRecord) => Effect.Effect<Pod>
   /** Applies the stored pod to the cluster and records the outcome. */
@@ -192,6 +200,48 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             env_ciphertext: ciphertext as string | null
           }))
 
+      const prepare = (caller: TenantPrincipal, input: PodFields) =>
+        Effect.gen(function*() {
+          const initial = input.auto_scaling
+            ? Math.max(input.replica_count, MIN_AUTOSCALE_REPLICAS)
+            : input.replica_count
+          if (input.auto_scaling && input.autoscale_max_replicas < initial) {
+            return yield* new InvalidInput({
+              detail: `autoscale_max_replicas: must be at least the initial replica count ${initial}`
+            })
+          }
+          const now = yield* DateTime.now
+          return {
+            id: PodId.make(randomUuid()),
+            tenant_id: caller.tenant_id,
+            vpc_id: input.vpc_id,
+            subnet_id: input.subnet_id,
+            name: input.name,
+            container_image: input.container_image,
+            replica_count: initial,
+            service_port: input.service_port,
+            use_registry_credentials: input.use_registry_credentials,
+            external_access: input.external_access,
+            external_inbound: input.external_inbound,
+            auto_healing: input.auto_healing || input.auto_scaling,
+            auto_scaling: input.auto_scaling,
+            autoscale_min_replicas: MIN_AUTOSCALE_REPLICAS,
+            autoscale_max_replicas: input.autoscale_max_replicas,
+            autoscale_cpu_target_millicores: input.autoscale_cpu_target_millicores,
+            persistent: false,
+            persistent_mount_path: DEFAULT_MOUNT_PATH,
+            gpu_count: input.gpu_count,
+            ...(yield* encryptEnv(input.env_vars)),
+            vip: null,
+            external_ip: null,
+            lifecycle: "active",
+            applied: false,
+            apply_error: "not yet applied",
+            created_at: now,
+            updated_at: now
+          } satisfies PodRecord
+        })
+
       const create = Effect.fn("Pods.create")(function*(caller: TenantPrincipal, input: PodCreate) {
         yield* BodyCredentials.check(identity, caller, input)
         yield* vpcs.owned(caller, input.vpc_id)
@@ -210,43 +260,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             detail: "external_inbound needs the provider configuration's external subnet, which is not set"
           })
         }
-        const initial = input.auto_scaling ? Math.max(input.replica_count, MIN_AUTOSCALE_REPLICAS) : input.replica_count
-        if (input.auto_scaling && input.autoscale_max_replicas < initial) {
-          return yield* new InvalidInput({
-            detail: `autoscale_max_replicas: must be at least the initial replica count ${initial}`
-          })
-        }
         yield* tunnels.check(caller, input.tunnels)
-        const now = yield* DateTime.now
-        const record: PodRecord = {
-          id: PodId.make(randomUuid()),
-          tenant_id: caller.tenant_id,
-          vpc_id: input.vpc_id,
-          subnet_id: input.subnet_id,
-          name: input.name,
-          container_image: input.container_image,
-          replica_count: initial,
-          service_port: input.service_port,
-          use_registry_credentials: input.use_registry_credentials,
-          external_access: input.external_access,
-          external_inbound: input.external_inbound,
-          auto_healing: input.auto_healing || input.auto_scaling,
-          auto_scaling: input.auto_scaling,
-          autoscale_min_replicas: MIN_AUTOSCALE_REPLICAS,
-          autoscale_max_replicas: input.autoscale_max_replicas,
-          autoscale_cpu_target_millicores: input.autoscale_cpu_target_millicores,
-          persistent: false,
-          persistent_mount_path: DEFAULT_MOUNT_PATH,
-          gpu_count: input.gpu_count,
-          ...(yield* encryptEnv(input.env_vars)),
-          vip: null,
-          external_ip: null,
-          lifecycle: "active",
-          applied: false,
-          apply_error: "not yet applied",
-          created_at: now,
-          updated_at: now
-        }
+        const record = yield* prepare(caller, input)
         yield* store.pods.insert(record).pipe(
           Effect.catchTag(
             "UniqueViolation",
@@ -376,6 +391,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         removeReplica: scale(-1),
         restart,
         configure,
+        prepare,
         view,
         apply,
         reconcile

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Pods, Principal, RegistryCredentials, Tunnels } from "@tenet/core"
+import { Api, Pods, Principal, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
 
 /** Runs a use-case as the calling tenant. */
@@ -52,4 +52,14 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
         )
         .handle("list", ({ path }) => asTenant((caller) => credentials.list(caller, path.tenant_id)))
         .handle("delete", ({ path }) => asTenant((caller) => credentials.delete(caller, path.tenant_id, path.name))))
+)
+
+export const TopologyHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "topology",
+  (handlers) =>
+    Effect.map(Topologies.Topologies, (topology) =>
+      handlers
+        .handle("deploy", ({ path, payload }) => asTenant((caller) => topology.deploy(caller, path.tenant_id, payload)))
+        .handle("get", ({ path }) => asTenant((caller) => topology.get(caller, path.tenant_id))))
 )

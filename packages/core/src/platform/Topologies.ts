@@ -1,0 +1,245 @@
+/**
+ * Topology (tenant): VPCs, subnets and pods referenced by name, deployed in one request.
+ * Everything is validated first and every invalid item is named; then all new records are
+ * written in one transaction (nothing is written when any item is invalid), and only then is
+ * the cluster asked to converge, a failure there being recorded and retried like any apply.
+ * Items that already exist as asked are left alone, so posting the same topology again is a
+ * no-op.
+ */
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import type { TenantId } from "../domain/Ids.js"
+import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import type { PodRecord } from "../domain/Pod.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
+import { toSubnet } from "../domain/Subnet.js"
+import type { TopologyRequest } from "../domain/Topology.js"
+import { TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "../domain/Topology.js"
+import { toTunnel } from "../domain/Tunnel.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+import { toVpc } from "../domain/Vpc.js"
+import { InvalidInput, NotFound } from "../Errors.js"
+import type { Conflict, Forbidden, InternalError, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import { Store } from "../ports/Store.js"
+import * as BodyCredentials from "./BodyCredentials.js"
+import { storeUnavailable } from "./Failures.js"
+import { Identity } from "./Identity.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import { Pods } from "./Pods.js"
+import type { TenantPrincipal } from "./Principal.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import { MAX_PREFIX, MIN_PREFIX } from "./Subnets.js"
+import { seededRule } from "./Vpcs.js"
+
+type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
+
+export interface TopologiesShape {
+  readonly deploy: (
+    caller: TenantPrincipal,
+    tenantId: TenantId,
+    input: TopologyRequest
+  ) => Effect.Effect<TopologyView, Failure | Unauthorized | Forbidden | Conflict>
+  readonly get: (caller: TenantPrincipal, tenantId: TenantId) => Effect.Effect<TopologyView, Failure>
+}
+
+export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies, TopologiesShape>() {
+  static readonly layer = Layer.effect(
+    Topologies,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const identity = yield* Identity
+      const applier = yield* NetworkApplier
+      const pods = yield* Pods
+      const configs = yield* ProviderConfigs
+
+      const own = (caller: TenantPrincipal, tenantId: TenantId) =>
+        caller.tenant_id === tenantId
+          ? Effect.void
+          : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))
+
+      const view = (tenantId: TenantId) =>
+        Effect.gen(function*() {
+          const vpcs = yield* store.vpcs.listByTenant(tenantId).pipe(storeUnavailable)
+          const subnets = yield* store.subnets.listByTenant(tenantId).pipe(storeUnavailable)
+          const podRecords = yield* store.pods.listByTenant(tenantId).pipe(storeUnavailable)
+          const tunnels = yield* store.tunnels.listByTenant(tenantId).pipe(storeUnavailable)
+          const podViews = yield* Effect.forEach(podRecords, pods.view, { concurrency: 16 })
+          return TopologyView.make({
+            tenant_id: tenantId,
+            vpcs: vpcs.map((vpc) =>
+              TopologyVpc.make({
+                ...toVpc(vpc),
+                subnets: subnets.filter((s) => s.vpc_id === vpc.id).map((subnet) =>
+                  TopologySubnet.make({
+                    ...toSubnet(subnet),
+                    pods: podViews.filter((p) => p.subnet_id === subnet.id).map((pod) =>
+                      TopologyPod.make({
+                        ...pod,
+                        tunnels: tunnels.filter((t) => t.pod_id === pod.id).map(toTunnel)
+                      })
+                    )
+                  })
+                )
+              })
+            )
+          })
+        })
+
+      const deploy = Effect.fn("Topologies.deploy")(
+        function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest) {
+          yield* own(caller, tenantId)
+          yield* BodyCredentials.check(identity, caller, { token: input.token })
+          const now = yield* DateTime.now
+          const config = yield* configs.current
+          const existingVpcs = yield* store.vpcs.listByTenant(tenantId).pipe(storeUnavailable)
+          const existingSubnets = yield* store.subnets.listByTenant(tenantId).pipe(storeUnavailable)
+          const existingPods = yield* store.pods.listByTenant(tenantId).pipe(storeUnavailable)
+          const problems: Array<string> = []
+
+          // VPCs: new ones by name; existing ones must match what is asked.
+          const vpcByName = new Map(existingVpcs.map((v) => [v.name as string, v]))
+          const newVpcs: Array<VpcRecord> = []
+          const seen = new Set<string>()
+          input.vpcs.forEach((item, i) => {
+            const at = `vpcs[${i}] '${item.name}'`
+            if (seen.has(item.name)) return void problems.push(`${at}: named twice`)
+            seen.add(item.name)
+            const existing = vpcByName.get(item.name)
+            if (existing !== undefined) {
+              if (existing.enable_internet !== item.enable_internet) {
+                problems.push(`${at}: exists with enable_internet ${existing.enable_internet}`)
+              }
+              return
+            }
+            const record: VpcRecord = {
+              id: VpcId.make(randomUuid()),
+              tenant_id: tenantId,
+              name: item.name,
+              enable_internet: item.enable_internet,
+              applied: false,
+              apply_error: "not yet applied",
+              created_at: now
+            }
+            newVpcs.push(record)
+            vpcByName.set(item.name, record)
+          })
+
+          // Subnets: the VPC must be named here or exist; blocks of one VPC must not overlap.
+          const subnetsOf = new Map<string, Array<SubnetRecord>>()
+          for (const s of existingSubnets) subnetsOf.set(s.vpc_id, [...(subnetsOf.get(s.vpc_id) ?? []), s])
+          const newSubnets: Array<SubnetRecord> = []
+          input.subnets.forEach((item, i) => {
+            const at = `subnets[${i}] '${item.name}'`
+            const vpc = vpcByName.get(item.vpc_name)
+            if (vpc === undefined) return void problems.push(`${at}: no VPC named '${item.vpc_name}'`)
+            const siblings = subnetsOf.get(vpc.id) ?? []
+            const same = siblings.find((s) => s.name === item.name)
+            if (same !== undefined) {
+              if (newSubnets.includes(same)) return void problems.push(`${at}: named twice in VPC '${item.vpc_name}'`)
+              if (same.cidr !== item.cidr || same.gateway_ip !== item.gateway_ip) {
+                problems.push(`${at}: exists with cidr ${same.cidr} and gateway ${same.gateway_ip}`)
+              }
+              return
+            }
+            const cidr = Net.cidrOf(item.cidr)
+            if (cidr.prefix < MIN_PREFIX || cidr.prefix > MAX_PREFIX) {
+              return void problems.push(`${at}: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}`)
+            }
+            const gateway = Net.checkGateway(item.cidr, item.gateway_ip)
+            if (Either.isLeft(gateway)) return void problems.push(`${at}: ${gateway.left}`)
+            const clash = siblings.find((s) => Net.overlaps(cidr, Net.cidrOf(s.cidr)))
+            if (clash !== undefined) {
+              return void problems.push(`${at}: ${item.cidr} overlaps subnet '${clash.name}' (${clash.cidr})`)
+            }
+            if (Option.isSome(config) && Net.overlaps(cidr, Net.cidrOf(config.value.peering_subnet_cidr))) {
+              return void problems.push(`${at}: ${item.cidr} overlaps the platform's peering subnet`)
+            }
+            const record: SubnetRecord = {
+              id: SubnetId.make(randomUuid()),
+              tenant_id: tenantId,
+              vpc_id: vpc.id,
+              name: item.name,
+              cidr: item.cidr,
+              gateway_ip: item.gateway_ip,
+              created_at: now
+            }
+            newSubnets.push(record)
+            subnetsOf.set(vpc.id, [...siblings, record])
+          })
+
+          // Pods: by VPC and subnet name; an existing pod of that name must run the same image.
+          const newPods: Array<PodRecord> = []
+          for (const [i, item] of input.pods.entries()) {
+            const at = `pods[${i}] '${item.name}'`
+            const vpc = vpcByName.get(item.vpc_name)
+            if (vpc === undefined) {
+              problems.push(`${at}: no VPC named '${item.vpc_name}'`)
+              continue
+            }
+            const subnet = (subnetsOf.get(vpc.id) ?? []).find((s) => s.name === item.subnet_name)
+            if (subnet === undefined) {
+              problems.push(`${at}: no subnet named '${item.subnet_name}' in VPC '${item.vpc_name}'`)
+              continue
+            }
+            if (newPods.some((p) => p.vpc_id === vpc.id && p.name === item.name)) {
+              problems.push(`${at}: named twice in VPC '${item.vpc_name}'`)
+              continue
+            }
+            const existing = existingPods.find((p) => p.vpc_id === vpc.id && p.name === item.name)
+            if (existing !== undefined) {
+              if (existing.container_image !== item.container_image) {
+                problems.push(`${at}: exists with image ${existing.container_image}`)
+              }
+              continue
+            }
+            const prepared = yield* pods.prepare(caller, {
+              ...item,
+              vpc_id: vpc.id,
+              subnet_id: subnet.id,
+              use_registry_credentials: true,
+              external_access: false,
+              external_inbound: false,
+              auto_healing: false,
+              gpu_count: 0
+            }).pipe(Effect.either)
+            if (Either.isLeft(prepared)) problems.push(`${at}: ${prepared.left.detail}`)
+            else newPods.push(prepared.right)
+          }
+
+          if (problems.length > 0) {
+            return yield* new InvalidInput({ detail: `invalid topology: ${problems.join("; ")}` })
+          }
+
+          yield* store.transaction(Effect.gen(function*() {
+            for (const vpc of newVpcs) {
+              yield* store.vpcs.insert(vpc)
+              yield* store.securityRules.insert(seededRule(vpc))
+            }
+            for (const subnet of newSubnets) yield* store.subnets.insert(subnet)
+            for (const pod of newPods) yield* store.pods.insert(pod)
+          })).pipe(
+            // A concurrent request took a name between validation and the write: nothing was written.
+            Effect.catchTag(
+              "UniqueViolation",
+              (e) =>
+                new InvalidInput({
+                  detail: `invalid topology: a name was taken meanwhile (${e.constraint}); nothing was created`
+                })
+            ),
+            storeUnavailable
+          )
+
+          const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
+          yield* Effect.forEach(touched, applier.apply, { discard: true })
+          yield* Effect.forEach(newPods, (pod) => pods.apply(pod.id), { concurrency: 8, discard: true })
+          return yield* view(tenantId)
+        }
+      )
+
+      return Topologies.of({
+        deploy,
+        get: (caller, tenantId) => Effect.zipRight(own(caller, tenantId), view(tenantId))
+      })
+    })
+  )
+}
