@@ -38,6 +38,9 @@ interface State {
   readonly tunnels: HashMap.HashMap<Ids.TunnelId, Tunnel.TunnelRecord>
   /** Keyed by `tenant_id/name`. */
   readonly credentials: HashMap.HashMap<string, RegistryCredential.RegistryCredentialRecord>
+  /** Insertion order of every record, breaking ties between equal creation times. */
+  readonly order: HashMap.HashMap<string, number>
+  readonly nextOrder: number
 }
 
 const emptyState: State = {
@@ -55,7 +58,9 @@ const emptyState: State = {
   rules: HashMap.empty(),
   pods: HashMap.empty(),
   tunnels: HashMap.empty(),
-  credentials: HashMap.empty()
+  credentials: HashMap.empty(),
+  order: HashMap.empty(),
+  nextOrder: 0
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -64,8 +69,21 @@ export class StoreSwitches extends Context.Tag("@tenet/adapters-memory/StoreSwit
   readonly setAvailable: (available: boolean) => Effect.Effect<void>
 }>() {}
 
-const byCreation = <A extends { readonly created_at: { readonly epochMillis: number } }>(a: A, b: A) =>
-  a.created_at.epochMillis - b.created_at.epochMillis
+/** Records under `key` as inserted now. */
+const inserted = (s: State, key: string): State => ({
+  ...s,
+  order: HashMap.set(s.order, key, s.nextOrder),
+  nextOrder: s.nextOrder + 1
+})
+
+type Created = { readonly created_at: { readonly epochMillis: number } }
+const keyOf = (record: Created & { readonly id?: string; readonly tenant_id?: string; readonly name?: string }) =>
+  record.id ?? `${record.tenant_id}/${record.name}`
+
+/** Oldest first; records created in the same millisecond keep the order they were inserted in. */
+const byCreation = (s: State) => <A extends Created>(a: A, b: A) =>
+  a.created_at.epochMillis - b.created_at.epochMillis ||
+  Option.getOrElse(HashMap.get(s.order, keyOf(a)), () => 0) - Option.getOrElse(HashMap.get(s.order, keyOf(b)), () => 0)
 
 export const make = Effect.gen(function*() {
   const committed = yield* Ref.make(emptyState)
@@ -171,7 +189,7 @@ export const make = Effect.gen(function*() {
           ? violation(Store.Constraints.tenantName)
           : Effect.succeed(
             [undefined, {
-              ...s,
+              ...inserted(s, record.id),
               tenants: HashMap.set(s.tenants, record.id, record),
               tenantByName: HashMap.set(s.tenantByName, record.name, record.id),
               tenantByToken: HashMap.set(s.tenantByToken, record.token_hash, record.id)
@@ -183,7 +201,7 @@ export const make = Effect.gen(function*() {
       read((s) => Option.flatMap(HashMap.get(s.tenantByName, name), (id) => HashMap.get(s.tenants, id))),
     findByTokenHash: (hash) =>
       read((s) => Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id))),
-    list: read((s) => Array.from(HashMap.values(s.tenants)).sort(byCreation)),
+    list: read((s) => Array.from(HashMap.values(s.tenants)).sort(byCreation(s))),
     setToken: (id, tokenHash, tokenCiphertext) =>
       write((s) =>
         Effect.succeed(Option.match(HashMap.get(s.tenants, id), {
@@ -213,14 +231,14 @@ export const make = Effect.gen(function*() {
           ? violation(Store.Constraints.domainName)
           : Effect.succeed(
             [undefined, {
-              ...s,
+              ...inserted(s, row.id),
               domains: HashMap.set(s.domains, row.id, row),
               domainByName: HashMap.set(s.domainByName, row.domain, row.id)
             }] as const
           )
       ),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.domains)).filter((d) => d.tenant_id === tenantId).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.domains)).filter((d) => d.tenant_id === tenantId).sort(byCreation(s))),
     findByDomain: (domain) =>
       read((s) => Option.flatMap(HashMap.get(s.domainByName, domain), (id) => HashMap.get(s.domains, id))),
     delete: (id) =>
@@ -251,10 +269,13 @@ export const make = Effect.gen(function*() {
           return violation(Store.Constraints.serviceTunnelHostname)
         }
         return Effect.succeed(
-          [undefined, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const
+          [undefined, {
+            ...inserted(s, record.id),
+            serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record)
+          }] as const
         )
       }),
-    list: read((s) => Array.from(HashMap.values(s.serviceTunnels)).sort(byCreation)),
+    list: read((s) => Array.from(HashMap.values(s.serviceTunnels)).sort(byCreation(s))),
     find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),
     update: (record) =>
       write((s) =>
@@ -279,12 +300,14 @@ export const make = Effect.gen(function*() {
       write((s) =>
         Array.from(HashMap.values(s.vpcs)).some((v) => v.tenant_id === record.tenant_id && v.name === record.name)
           ? violation(Store.Constraints.vpcName)
-          : Effect.succeed([undefined, { ...s, vpcs: HashMap.set(s.vpcs, record.id, record) }] as const)
+          : Effect.succeed(
+            [undefined, { ...inserted(s, record.id), vpcs: HashMap.set(s.vpcs, record.id, record) }] as const
+          )
       ),
     find: (id) => read((s) => HashMap.get(s.vpcs, id)),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => v.tenant_id === tenantId).sort(byCreation)),
-    listUnapplied: read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => !v.applied).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => v.tenant_id === tenantId).sort(byCreation(s))),
+    listUnapplied: read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => !v.applied).sort(byCreation(s))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
     lock: (id) => transaction(read((s) => HashMap.has(s.vpcs, id))),
     setApplyState: (id, applied, applyError) =>
@@ -304,13 +327,15 @@ export const make = Effect.gen(function*() {
       write((s) =>
         Array.from(HashMap.values(s.subnets)).some((n) => n.vpc_id === record.vpc_id && n.name === record.name)
           ? violation(Store.Constraints.subnetName)
-          : Effect.succeed([undefined, { ...s, subnets: HashMap.set(s.subnets, record.id, record) }] as const)
+          : Effect.succeed(
+            [undefined, { ...inserted(s, record.id), subnets: HashMap.set(s.subnets, record.id, record) }] as const
+          )
       ),
     find: (id) => read((s) => HashMap.get(s.subnets, id)),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.tenant_id === tenantId).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.tenant_id === tenantId).sort(byCreation(s))),
     listByVpc: (vpcId) =>
-      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.vpc_id === vpcId).sort(byCreation))
+      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.vpc_id === vpcId).sort(byCreation(s)))
   }
 
   const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
@@ -346,14 +371,16 @@ export const make = Effect.gen(function*() {
       write((s) =>
         Array.from(HashMap.values(s.pods)).some((p) => p.vpc_id === record.vpc_id && p.name === record.name)
           ? violation(Store.Constraints.podName)
-          : Effect.succeed([undefined, { ...s, pods: HashMap.set(s.pods, record.id, record) }] as const)
+          : Effect.succeed(
+            [undefined, { ...inserted(s, record.id), pods: HashMap.set(s.pods, record.id, record) }] as const
+          )
       ),
     find: (id) => read((s) => HashMap.get(s.pods, id)),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.tenant_id === tenantId).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.tenant_id === tenantId).sort(byCreation(s))),
     listByVpc: (vpcId) =>
-      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.vpc_id === vpcId).sort(byCreation)),
-    listUnapplied: read((s) => Array.from(HashMap.values(s.pods)).filter((p) => !p.applied).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.vpc_id === vpcId).sort(byCreation(s))),
+    listUnapplied: read((s) => Array.from(HashMap.values(s.pods)).filter((p) => !p.applied).sort(byCreation(s))),
     update: (record) =>
       write((s) =>
         Effect.succeed(
@@ -384,15 +411,17 @@ export const make = Effect.gen(function*() {
           return violation(Store.Constraints.tunnelName)
         }
         if (all.some((t) => t.hostname === record.hostname)) return violation(Store.Constraints.tunnelHostname)
-        return Effect.succeed([undefined, { ...s, tunnels: HashMap.set(s.tunnels, record.id, record) }] as const)
+        return Effect.succeed(
+          [undefined, { ...inserted(s, record.id), tunnels: HashMap.set(s.tunnels, record.id, record) }] as const
+        )
       }),
     find: (id) => read((s) => HashMap.get(s.tunnels, id)),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.tenant_id === tenantId).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.tenant_id === tenantId).sort(byCreation(s))),
     listByPod: (podId) =>
-      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.pod_id === podId).sort(byCreation)),
+      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.pod_id === podId).sort(byCreation(s))),
     listInactive: read((s) =>
-      Array.from(HashMap.values(s.tunnels)).filter((t) => t.status !== "active").sort(byCreation)
+      Array.from(HashMap.values(s.tunnels)).filter((t) => t.status !== "active").sort(byCreation(s))
     ),
     update: (record) =>
       write((s) =>
@@ -420,10 +449,14 @@ export const make = Effect.gen(function*() {
         const key = credentialKey(record.tenant_id, record.name)
         return HashMap.has(s.credentials, key)
           ? violation(Store.Constraints.registryCredentialName)
-          : Effect.succeed([undefined, { ...s, credentials: HashMap.set(s.credentials, key, record) }] as const)
+          : Effect.succeed(
+            [undefined, { ...inserted(s, key), credentials: HashMap.set(s.credentials, key, record) }] as const
+          )
       }),
     listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.credentials)).filter((c) => c.tenant_id === tenantId).sort(byCreation)),
+      read((s) =>
+        Array.from(HashMap.values(s.credentials)).filter((c) => c.tenant_id === tenantId).sort(byCreation(s))
+      ),
     find: (tenantId, name) => read((s) => HashMap.get(s.credentials, credentialKey(tenantId, name))),
     delete: (tenantId, name) =>
       write((s) => {

@@ -38,6 +38,17 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "records created in the same instant are listed in the order they were inserted",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const first = Fixtures.tenant()
+        const rest = Array.from({ length: 5 }, () => Fixtures.tenant({ created_at: first.created_at }))
+        for (const t of [first, ...rest]) yield* store.tenants.insert(t)
+        expect((yield* store.tenants.list).map((t) => t.id)).toEqual([first, ...rest].map((t) => t.id))
+      })
+    )
+
+    test(
       "tenant names are unique, also under concurrent inserts",
       Effect.gen(function*() {
         const store = yield* Store
