@@ -1,5 +1,6 @@
 /** The server's configuration, from `TENET_*` environment variables. */
-import { Config, Duration, LogLevel } from "effect"
+import { Net } from "@tenet/core"
+import { Config, Duration, LogLevel, Option } from "effect"
 
 export const StoreKind = Config.literal("memory")("TENET_STORE").pipe(Config.withDefault("memory" as const))
 
@@ -10,6 +11,13 @@ export const ServerConfig = Config.all({
   adminUsername: Config.nonEmptyString("TENET_ADMIN_USERNAME").pipe(Config.withDefault("admin")),
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
   store: StoreKind,
+  serviceCidr: Config.string("TENET_SERVICE_CIDR").pipe(
+    Config.validate({
+      message: "must be an IPv4 CIDR block with host bits clear, e.g. 10.96.0.0/12",
+      validation: (s) => Option.match(Net.parseCidr(s), { onNone: () => false, onSome: (c) => !Net.hasHostBits(c) })
+    }),
+    Config.withDefault("10.96.0.0/12")
+  ),
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
   logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),

@@ -33,7 +33,7 @@ const backends = (config: ServerConfig) => {
       return Layer.mergeAll(
         MemoryStore.layer,
         MemoryOperationsLog.layer(),
-        SimulatedCluster.layer(),
+        SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
         SimulatedEdge.layer,
         vaultLayer(config.encryptionKey)
       )

@@ -59,8 +59,8 @@ export const PlatformLive = Layer.mergeAll(
   Topologies.Topologies.layer
 ).pipe(
   Layer.provideMerge(Pods.Pods.layer),
-  Layer.provideMerge(Layer.mergeAll(Tunnels.Tunnels.layer, RegistryCredentials.RegistryCredentials.layer)),
   Layer.provideMerge(Vpcs.Vpcs.layer),
+  Layer.provideMerge(Layer.mergeAll(Tunnels.Tunnels.layer, RegistryCredentials.RegistryCredentials.layer)),
   Layer.provideMerge(WithApplier)
 )
 

@@ -239,4 +239,14 @@ layer(TestServer.layer(), { excludeTestServices: true })("tunnels", (it) => {
       expect((yield* raw("GET", "/tunnels", { headers: s.headers })).body).toEqual([])
       expect((yield* routes).some((r) => r.key === t.id)).toBe(false)
     }))
+
+  it.effect("deleting the VPC withdraws its pods' tunnels too", () =>
+    Effect.gen(function*() {
+      yield* configure(providerConfig)
+      const s = yield* setup
+      const t = (yield* s.tunnel(tunnelBody())).body as Json
+      expect((yield* raw("DELETE", `/vpcs/${s.vpc.id}`, { headers: s.headers })).status).toBe(204)
+      expect((yield* raw("GET", "/tunnels", { headers: s.headers })).body).toEqual([])
+      expect((yield* routes).some((r) => r.key === t.id)).toBe(false)
+    }))
 })

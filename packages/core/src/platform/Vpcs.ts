@@ -1,6 +1,6 @@
 /**
  * VPCs (tenant): create (seeded with the spec's "Allow internal traffic" rule), list,
- * delete (with its subnets and rules). Another tenant's VPC is indistinguishable from a
+ * delete (with its subnets, rules, pods and tunnels). Another tenant's VPC is indistinguishable from a
  * missing one.
  */
 import { Context, DateTime, Effect, Layer } from "effect"
@@ -9,7 +9,7 @@ import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
 import { Conflict, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, NotFound, Unauthorized } from "../Errors.js"
+import type { Forbidden, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
@@ -18,6 +18,7 @@ import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
+import { Tunnels } from "./Tunnels.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
 
@@ -50,7 +51,10 @@ type Failure = ServiceUnavailable | Unauthorized | Forbidden
 export interface VpcsShape {
   readonly create: (caller: TenantPrincipal, input: VpcCreate) => Effect.Effect<Vpc, Failure | Conflict>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Vpc>, ServiceUnavailable>
-  readonly delete: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<void, NotFound | ServiceUnavailable>
+  readonly delete: (
+    caller: TenantPrincipal,
+    id: VpcId
+  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
   /** The caller's VPC, or 404. */
   readonly owned: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<VpcRecord, NotFound | ServiceUnavailable>
 }
@@ -63,6 +67,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const identity = yield* Identity
       const applier = yield* NetworkApplier
       const orchestrator = yield* Orchestrator
+      const tunnels = yield* Tunnels
 
       const owned = (caller: TenantPrincipal, id: VpcId) =>
         store.vpcs.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `VPC ${id}`)))
@@ -101,6 +106,9 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           )
         )
         const referencing = yield* store.securityRules.listByRemoteVpc(id).pipe(storeUnavailable)
+        // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
+        const pods = yield* store.pods.listByVpc(id).pipe(storeUnavailable)
+        yield* Effect.forEach(pods, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
         yield* store.vpcs.delete(id).pipe(storeUnavailable)
         // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
         yield* Effect.forEach(new Set(referencing.map((r) => r.vpc_id)), applier.apply, { discard: true })
