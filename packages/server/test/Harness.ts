@@ -66,3 +66,36 @@ export const raw = (
     }
     return { status: response.status, body, text, contentType: response.headers["content-type"] } satisfies RawResponse
   }).pipe(Effect.scoped)
+
+/**
+ * A tenant with one VPC and one subnet in it (`10.0.1.0/24`), and helpers that carry its
+ * token in the header and, for creates, in the body.
+ */
+export const workspace = Effect.gen(function*() {
+  const t = yield* newTenant()
+  const headers = { "x-auth-token": t.session.api_token }
+  const creds = { token: t.session.api_token, tenant_id: t.tenant.id }
+  const newVpc = (name = uniqueName("vpc")) =>
+    Effect.map(
+      raw("POST", "/vpcs", { headers, body: { ...creds, name, enable_internet: true } }),
+      (r) => r.body as Record<string, any>
+    )
+  const vpc = yield* newVpc()
+  const subnet = (yield* raw("POST", "/subnets", {
+    headers,
+    body: { ...creds, vpc_id: vpc.id, name: "apps", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
+  })).body as Record<string, any>
+  const createPod = (overrides: Record<string, unknown> = {}) =>
+    raw("POST", "/pods", {
+      headers,
+      body: {
+        ...creds,
+        vpc_id: vpc.id,
+        subnet_id: subnet.id,
+        name: uniqueName("pod"),
+        container_image: "nginx:1.27",
+        ...overrides
+      }
+    })
+  return { ...t, headers, creds, vpc, subnet, newVpc, createPod }
+})

@@ -3,40 +3,17 @@ import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Net, Pods as PodsUseCase } from "@tenet/core"
 import { Effect, Fiber } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, uniqueName } from "./Harness.js"
+import { adminLogin, raw, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
 const setup = Effect.gen(function*() {
-  const t = yield* newTenant()
-  const headers = { "x-auth-token": t.session.api_token }
-  const creds = { token: t.session.api_token, tenant_id: t.tenant.id }
-  const newVpc = () =>
-    Effect.map(
-      raw("POST", "/vpcs", { headers, body: { ...creds, name: uniqueName("vpc"), enable_internet: true } }),
-      (r) => r.body as Json
-    )
-  const vpc = yield* newVpc()
-  const subnet = (yield* raw("POST", "/subnets", {
-    headers,
-    body: { ...creds, vpc_id: vpc.id, name: "apps", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
-  })).body as Json
-  const createPod = (overrides: Json = {}) =>
-    raw("POST", "/pods", {
-      headers,
-      body: {
-        ...creds,
-        vpc_id: vpc.id,
-        subnet_id: subnet.id,
-        name: uniqueName("pod"),
-        container_image: "nginx:1.27",
-        ...overrides
-      }
-    })
+  const w = yield* workspace
+  const { createPod, headers } = w
   const pod = (overrides: Json = {}) => Effect.map(createPod(overrides), (r) => r.body as Json)
   const list = Effect.map(raw("GET", "/pods", { headers }), (r) => r.body as Array<Json>)
   const patch = (id: string, body: Json) => raw("PATCH", `/pods/${id}/config`, { headers, body })
-  return { ...t, headers, creds, vpc, subnet, createPod, pod, list, patch, newVpc }
+  return { ...w, pod, list, patch }
 })
 
 const withProviderConfig = Effect.gen(function*() {

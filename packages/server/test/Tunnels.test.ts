@@ -3,7 +3,7 @@ import { SimulatedEdge } from "@tenet/adapters-memory"
 import { Tunnels as TunnelsUseCase } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, uniqueName } from "./Harness.js"
+import { adminLogin, raw, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -22,30 +22,11 @@ const configure = (config: Json) =>
 const routes = Effect.flatMap(SimulatedEdge.EdgeSwitches, (e) => e.routes)
 
 const setup = Effect.gen(function*() {
-  const t = yield* newTenant()
-  const headers = { "x-auth-token": t.session.api_token }
-  const creds = { token: t.session.api_token, tenant_id: t.tenant.id }
-  const vpc = (yield* raw("POST", "/vpcs", { headers, body: { ...creds, name: "main", enable_internet: true } }))
-    .body as Json
-  const subnet = (yield* raw("POST", "/subnets", {
-    headers,
-    body: { ...creds, vpc_id: vpc.id, name: "apps", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
-  })).body as Json
-  const createPod = (overrides: Json = {}) =>
-    raw("POST", "/pods", {
-      headers,
-      body: {
-        ...creds,
-        vpc_id: vpc.id,
-        subnet_id: subnet.id,
-        name: uniqueName("pod"),
-        container_image: "nginx:1.27",
-        ...overrides
-      }
-    })
+  const w = yield* workspace
+  const { createPod, headers } = w
   const pod = (yield* createPod({ service_port: 8080 })).body as Json
   const tunnel = (body: Json, podId: string = pod.id) => raw("POST", `/pods/${podId}/tunnel`, { headers, body })
-  return { ...t, headers, creds, vpc, subnet, pod, createPod, tunnel }
+  return { ...w, pod, tunnel }
 })
 
 const tunnelBody = (overrides: Json = {}) => ({

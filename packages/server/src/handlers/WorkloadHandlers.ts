@@ -1,10 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Pods, Principal, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
+import { Api, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
-
-/** Runs a use-case as the calling tenant. */
-const asTenant = <A, E, R>(f: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Principal.CurrentTenant, f)
+import { asTenant } from "./AsTenant.js"
 
 export const PodsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
