@@ -1,0 +1,195 @@
+/**
+ * The schema, as numbered migrations run by the Migrator at startup. Unique constraints are
+ * named as the Store port's `Constraints`, so a violation says which rule it broke. Foreign
+ * keys cascade as the domain does (tenant -> VPCs -> subnets, rules, pods -> tunnels);
+ * references a rule may outlive (remote VPC, target subnet and pods) are not foreign keys.
+ * Every table has a `seq` so rows created in the same instant list in insertion order.
+ */
+import { Migrator } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE admins (
+      username text PRIMARY KEY,
+      password_hash text NOT NULL,
+      token_hash text NOT NULL CONSTRAINT admins_token_hash_key UNIQUE,
+      token_ciphertext text NOT NULL
+    );
+
+    CREATE TABLE tenants (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      name text NOT NULL CONSTRAINT tenants_name_key UNIQUE,
+      description text,
+      created_at timestamptz NOT NULL,
+      password_hash text NOT NULL,
+      token_hash text NOT NULL CONSTRAINT tenants_token_hash_key UNIQUE,
+      token_ciphertext text NOT NULL
+    );
+
+    CREATE TABLE domains (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      domain text NOT NULL CONSTRAINT domains_domain_key UNIQUE,
+      created_at timestamptz NOT NULL
+    );
+
+    CREATE TABLE provider_config (
+      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+      external_subnet_cidr text NOT NULL,
+      external_subnet_gateway text NOT NULL,
+      peering_subnet_cidr text NOT NULL,
+      pod_dns_nameservers text[] NOT NULL,
+      pod_dns_ndots integer,
+      edge_account_id text,
+      edge_api_token_ciphertext text,
+      edge_domain text,
+      updated_at timestamptz NOT NULL
+    );
+
+    CREATE TABLE service_tunnels (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      service text NOT NULL CONSTRAINT service_tunnels_service_key UNIQUE,
+      hostname text NOT NULL CONSTRAINT service_tunnels_hostname_key UNIQUE,
+      target_url text NOT NULL,
+      status text NOT NULL,
+      error text,
+      created_at timestamptz NOT NULL
+    );
+
+    CREATE TABLE vpcs (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      enable_internet boolean NOT NULL,
+      applied boolean NOT NULL,
+      apply_error text,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT vpcs_tenant_id_name_key UNIQUE (tenant_id, name)
+    );
+    CREATE INDEX vpcs_unapplied ON vpcs (seq) WHERE NOT applied;
+
+    CREATE TABLE subnets (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      vpc_id uuid NOT NULL REFERENCES vpcs (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      cidr text NOT NULL,
+      gateway_ip text NOT NULL,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT subnets_vpc_id_name_key UNIQUE (vpc_id, name)
+    );
+    CREATE INDEX subnets_tenant_id ON subnets (tenant_id);
+
+    CREATE TABLE security_rules (
+      id uuid PRIMARY KEY,
+      vpc_id uuid NOT NULL REFERENCES vpcs (id) ON DELETE CASCADE,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      seq integer NOT NULL,
+      name text NOT NULL,
+      description text,
+      direction text NOT NULL,
+      action text NOT NULL,
+      priority integer NOT NULL,
+      protocol text NOT NULL,
+      ports text,
+      remote_type text NOT NULL,
+      remote_cidr text,
+      remote_vpc_id uuid,
+      target_type text NOT NULL,
+      target_subnet_id uuid,
+      target_pod_ids uuid[],
+      enabled boolean NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    );
+    CREATE INDEX security_rules_vpc_id ON security_rules (vpc_id, seq);
+    CREATE INDEX security_rules_remote_vpc_id ON security_rules (remote_vpc_id);
+
+    CREATE TABLE pods (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      vpc_id uuid NOT NULL REFERENCES vpcs (id) ON DELETE CASCADE,
+      subnet_id uuid NOT NULL REFERENCES subnets (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      container_image text NOT NULL,
+      replica_count integer NOT NULL,
+      service_port integer NOT NULL,
+      use_registry_credentials boolean NOT NULL,
+      external_access boolean NOT NULL,
+      external_inbound boolean NOT NULL,
+      auto_healing boolean NOT NULL,
+      auto_scaling boolean NOT NULL,
+      autoscale_min_replicas integer NOT NULL,
+      autoscale_max_replicas integer NOT NULL,
+      autoscale_cpu_target_millicores integer NOT NULL,
+      persistent boolean NOT NULL,
+      persistent_mount_path text NOT NULL,
+      gpu_count integer NOT NULL,
+      env_var_names text[] NOT NULL,
+      env_ciphertext text,
+      vip text,
+      external_ip text,
+      lifecycle text NOT NULL,
+      applied boolean NOT NULL,
+      apply_error text,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CONSTRAINT pods_vpc_id_name_key UNIQUE (vpc_id, name)
+    );
+    CREATE INDEX pods_tenant_id ON pods (tenant_id);
+    CREATE INDEX pods_unapplied ON pods (seq) WHERE NOT applied;
+
+    CREATE TABLE tunnels (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      pod_id uuid NOT NULL REFERENCES pods (id) ON DELETE CASCADE,
+      vpc_id uuid NOT NULL,
+      tunnel_name text NOT NULL,
+      subdomain text NOT NULL,
+      domain text NOT NULL,
+      hostname text NOT NULL CONSTRAINT tunnels_hostname_key UNIQUE,
+      protocol_type text NOT NULL,
+      service_port integer NOT NULL,
+      status text NOT NULL,
+      error text,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT tunnels_tenant_id_tunnel_name_key UNIQUE (tenant_id, tunnel_name)
+    );
+    CREATE INDEX tunnels_pod_id ON tunnels (pod_id);
+
+    CREATE TABLE registry_credentials (
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      seq bigserial NOT NULL,
+      server text NOT NULL,
+      username text NOT NULL,
+      password_ciphertext text NOT NULL,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT registry_credentials_tenant_id_name_key PRIMARY KEY (tenant_id, name)
+    );
+
+    CREATE TABLE operations_log (
+      seq bigserial PRIMARY KEY,
+      at timestamptz NOT NULL,
+      kind text NOT NULL,
+      outcome text NOT NULL,
+      principal text NOT NULL,
+      tenant_id text,
+      source_address text,
+      detail text
+    );
+  `))
+
+/** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
+export const loader = Migrator.fromRecord({
+  "0001_initial": initial
+})

@@ -1,0 +1,446 @@
+/**
+ * The Store and the OperationsLog on PostgreSQL, through `@effect/sql`. Rows are decoded with
+ * the domain's own schemas (`SqlSchema`), uniqueness and cascades are the database's
+ * constraints, and the per-VPC lock is a row lock, so the rules hold with many server
+ * processes writing at once.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { SqlError } from "@effect/sql"
+import { Ids, Net, OperationLog, OperationsLog, SecurityRule, ServiceTunnel, Store, Tunnel } from "@tenet/core"
+import { Context, DateTime, Effect, Layer, Schema } from "effect"
+import type { ParseResult } from "effect"
+
+const Timestamp = Schema.DateTimeUtcFromDate
+
+const TenantRow = Schema.Struct({
+  id: Ids.TenantId,
+  name: Net.DnsLabel,
+  description: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  password_hash: Schema.String,
+  token_hash: Schema.String,
+  token_ciphertext: Schema.String
+})
+
+const AdminRow = Schema.Struct({
+  username: Schema.String,
+  password_hash: Schema.String,
+  token_hash: Schema.String,
+  token_ciphertext: Schema.String
+})
+
+const DomainRow = Schema.Struct({
+  id: Ids.DomainId,
+  tenant_id: Ids.TenantId,
+  domain: Schema.typeSchema(Net.DomainName),
+  created_at: Timestamp
+})
+
+const ProviderConfigRow = Schema.Struct({
+  external_subnet_cidr: Net.Ipv4Network,
+  external_subnet_gateway: Net.Ipv4Address,
+  peering_subnet_cidr: Net.Ipv4Network,
+  pod_dns_nameservers: Schema.Array(Net.Ipv4Address),
+  pod_dns_ndots: Schema.NullOr(Schema.Number),
+  edge_account_id: Schema.NullOr(Schema.String),
+  edge_api_token_ciphertext: Schema.NullOr(Schema.String),
+  edge_domain: Schema.NullOr(Schema.typeSchema(Net.DomainName)),
+  updated_at: Timestamp
+})
+
+const ServiceTunnelRow = Schema.Struct({
+  id: Ids.ServiceTunnelId,
+  service: Net.DnsLabel,
+  hostname: Schema.typeSchema(Net.DomainName),
+  target_url: ServiceTunnel.ServiceUrl,
+  status: ServiceTunnel.ServiceTunnelStatus,
+  error: Schema.NullOr(Schema.String),
+  created_at: Timestamp
+})
+
+const VpcRow = Schema.Struct({
+  id: Ids.VpcId,
+  tenant_id: Ids.TenantId,
+  name: Net.DnsLabel,
+  enable_internet: Schema.Boolean,
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String),
+  created_at: Timestamp
+})
+
+const SubnetRow = Schema.Struct({
+  id: Ids.SubnetId,
+  tenant_id: Ids.TenantId,
+  vpc_id: Ids.VpcId,
+  name: Net.DnsLabel,
+  cidr: Net.Ipv4Network,
+  gateway_ip: Net.Ipv4Address,
+  created_at: Timestamp
+})
+
+const RuleRow = Schema.Struct({
+  id: Ids.SecurityRuleId,
+  vpc_id: Ids.VpcId,
+  tenant_id: Ids.TenantId,
+  seq: Schema.Number,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  direction: SecurityRule.Direction,
+  action: SecurityRule.RuleAction,
+  priority: Schema.Number,
+  protocol: SecurityRule.RuleProtocol,
+  ports: Schema.NullOr(Schema.String),
+  remote_type: SecurityRule.RemoteType,
+  remote_cidr: Schema.NullOr(Net.Ipv4Network),
+  remote_vpc_id: Schema.NullOr(Ids.VpcId),
+  target_type: SecurityRule.TargetType,
+  target_subnet_id: Schema.NullOr(Ids.SubnetId),
+  target_pod_ids: Schema.NullOr(Schema.Array(Ids.PodId)),
+  enabled: Schema.Boolean,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+const PodRow = Schema.Struct({
+  id: Ids.PodId,
+  tenant_id: Ids.TenantId,
+  vpc_id: Ids.VpcId,
+  subnet_id: Ids.SubnetId,
+  name: Net.DnsLabel,
+  container_image: Schema.String,
+  replica_count: Schema.Number,
+  service_port: Schema.Number,
+  use_registry_credentials: Schema.Boolean,
+  external_access: Schema.Boolean,
+  external_inbound: Schema.Boolean,
+  auto_healing: Schema.Boolean,
+  auto_scaling: Schema.Boolean,
+  autoscale_min_replicas: Schema.Number,
+  autoscale_max_replicas: Schema.Number,
+  autoscale_cpu_target_millicores: Schema.Number,
+  persistent: Schema.Boolean,
+  persistent_mount_path: Schema.String,
+  gpu_count: Schema.Number,
+  env_var_names: Schema.Array(Schema.String),
+  env_ciphertext: Schema.NullOr(Schema.String),
+  vip: Schema.NullOr(Net.Ipv4Address),
+  external_ip: Schema.NullOr(Net.Ipv4Address),
+  lifecycle: Schema.Literal("active", "deleting"),
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+const TunnelRow = Schema.Struct({
+  id: Ids.TunnelId,
+  tenant_id: Ids.TenantId,
+  pod_id: Ids.PodId,
+  vpc_id: Ids.VpcId,
+  tunnel_name: Net.DnsLabel,
+  subdomain: Net.DnsLabel,
+  domain: Schema.typeSchema(Net.DomainName),
+  hostname: Schema.typeSchema(Net.DomainName),
+  protocol_type: Tunnel.TunnelProtocol,
+  service_port: Schema.Number,
+  status: Tunnel.TunnelStatus,
+  error: Schema.NullOr(Schema.String),
+  created_at: Timestamp
+})
+
+const CredentialRow = Schema.Struct({
+  tenant_id: Ids.TenantId,
+  name: Net.DnsLabel,
+  server: Schema.String,
+  username: Schema.String,
+  password_ciphertext: Schema.String,
+  created_at: Timestamp
+})
+
+const OperationRow = Schema.Struct({
+  seq: Schema.Union(Schema.Number, Schema.NumberFromString),
+  at: Timestamp,
+  kind: OperationLog.OperationKind,
+  outcome: OperationLog.Outcome,
+  principal: Schema.String,
+  tenant_id: Schema.NullOr(Schema.String),
+  source_address: Schema.NullOr(Schema.String),
+  detail: Schema.NullOr(Schema.String)
+})
+
+/** A record as a row: instants become `Date`s, everything else is already a column value. */
+const row = <A extends object>(record: A): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(record).map(([k, v]) => [k, DateTime.isDateTime(v) ? DateTime.toDateUtc(v) : v])
+  )
+
+const describe = (error: SqlError.SqlError) => {
+  const cause = error.cause as { message?: string } | undefined
+  return cause?.message ?? error.message
+}
+
+/** The database is the store's only dependency: a failed query means the store is unavailable. */
+const unavailable = <A, R>(self: Effect.Effect<A, SqlError.SqlError | ParseResult.ParseError, R>) =>
+  self.pipe(
+    Effect.catchTag("ParseError", (e) => Effect.die(e)),
+    Effect.mapError((e) => new Store.StoreUnavailable({ detail: describe(e) }))
+  )
+
+/** As `unavailable`, and a unique violation is reported as the constraint it broke. */
+const writing = <A, R>(
+  self: Effect.Effect<A, SqlError.SqlError | ParseResult.ParseError, R>
+): Effect.Effect<A, Store.StoreUnavailable | Store.UniqueViolation, R> =>
+  self.pipe(
+    Effect.catchTag("ParseError", (e) => Effect.die(e)),
+    Effect.catchTag("SqlError", (e): Effect.Effect<never, Store.StoreUnavailable | Store.UniqueViolation> => {
+      const cause = e.cause as { code?: string; constraint?: string } | undefined
+      return cause?.code === "23505"
+        ? Effect.fail(new Store.UniqueViolation({ constraint: cause.constraint ?? "unknown" }))
+        : Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
+    })
+  )
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const one = <I, A, IA>(
+    Result: Schema.Schema<A, IA>,
+    execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+  ) =>
+  (request: I) => unavailable(SqlSchema.findOne({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+
+  const all = <I, A, IA>(
+    Result: Schema.Schema<A, IA>,
+    execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+  ) =>
+  (request: I) => unavailable(SqlSchema.findAll({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+
+  const affected = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
+    unavailable(Effect.map(statement, (rows) => rows.length > 0))
+
+  const admins: Store.AdminRepository = {
+    find: one(AdminRow, (username: string) => sql`SELECT * FROM admins WHERE username = ${username}`),
+    findByTokenHash: one(AdminRow, (hash: string) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
+    put: (record) =>
+      writing(sql`
+        INSERT INTO admins ${sql.insert(row(record))}
+        ON CONFLICT (username) DO UPDATE SET
+          password_hash = EXCLUDED.password_hash,
+          token_hash = EXCLUDED.token_hash,
+          token_ciphertext = EXCLUDED.token_ciphertext
+      `.pipe(Effect.asVoid))
+  }
+
+  const tenants: Store.TenantRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tenants ${sql.insert(row(record))}`)),
+    find: one(TenantRow, (id: Ids.TenantId) => sql`SELECT * FROM tenants WHERE id = ${id}`),
+    findByName: one(TenantRow, (name: string) => sql`SELECT * FROM tenants WHERE name = ${name}`),
+    findByTokenHash: one(TenantRow, (hash: string) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
+    list: all(TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
+    setToken: (id, tokenHash, tokenCiphertext) =>
+      affected(sql`
+        UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
+        WHERE id = ${id} RETURNING id
+      `),
+    delete: (id) => affected(sql`DELETE FROM tenants WHERE id = ${id} RETURNING id`)
+  }
+
+  const domains: Store.DomainRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO domains ${sql.insert(row(record))}`)),
+    listByTenant: all(
+      DomainRow,
+      (tenantId: Ids.TenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    findByDomain: one(DomainRow, (domain: string) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
+    delete: (id) => affected(sql`DELETE FROM domains WHERE id = ${id} RETURNING id`)
+  }
+
+  const providerConfig: Store.ProviderConfigRepository = {
+    get: one(ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
+    put: (record) =>
+      writing(Effect.asVoid(sql`
+        INSERT INTO provider_config ${sql.insert({ singleton: true, ...row(record) })}
+        ON CONFLICT (singleton) DO UPDATE SET
+          external_subnet_cidr = EXCLUDED.external_subnet_cidr,
+          external_subnet_gateway = EXCLUDED.external_subnet_gateway,
+          peering_subnet_cidr = EXCLUDED.peering_subnet_cidr,
+          pod_dns_nameservers = EXCLUDED.pod_dns_nameservers,
+          pod_dns_ndots = EXCLUDED.pod_dns_ndots,
+          edge_account_id = EXCLUDED.edge_account_id,
+          edge_api_token_ciphertext = EXCLUDED.edge_api_token_ciphertext,
+          edge_domain = EXCLUDED.edge_domain,
+          updated_at = EXCLUDED.updated_at
+      `))
+  }
+
+  const serviceTunnels: Store.ServiceTunnelRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO service_tunnels ${sql.insert(row(record))}`)),
+    list: all(ServiceTunnelRow, () => sql`SELECT * FROM service_tunnels ORDER BY created_at, seq`)(undefined),
+    find: one(ServiceTunnelRow, (id: Ids.ServiceTunnelId) => sql`SELECT * FROM service_tunnels WHERE id = ${id}`),
+    update: (record) =>
+      affected(sql`
+        UPDATE service_tunnels SET status = ${record.status}, error = ${record.error},
+          target_url = ${record.target_url}, hostname = ${record.hostname}
+        WHERE id = ${record.id} RETURNING id
+      `),
+    delete: (id) => affected(sql`DELETE FROM service_tunnels WHERE id = ${id} RETURNING id`)
+  }
+
+  const vpcs: Store.VpcRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row(record))}`)),
+    find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
+    listByTenant: all(
+      VpcRow,
+      (tenantId: Ids.TenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    listUnapplied: all(VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+    lock: (id) => affected(sql`SELECT id FROM vpcs WHERE id = ${id} FOR UPDATE`),
+    setApplyState: (id, applied, applyError) =>
+      affected(sql`UPDATE vpcs SET applied = ${applied}, apply_error = ${applyError} WHERE id = ${id} RETURNING id`),
+    delete: (id) => affected(sql`DELETE FROM vpcs WHERE id = ${id} RETURNING id`)
+  }
+
+  const subnets: Store.SubnetRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row(record))}`)),
+    find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
+    listByTenant: all(
+      SubnetRow,
+      (tenantId: Ids.TenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    listByVpc: all(
+      SubnetRow,
+      (vpcId: Ids.VpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+    )
+  }
+
+  const securityRules: Store.SecurityRuleRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row(record))}`)),
+    find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
+    listByVpc: all(
+      RuleRow,
+      (vpcId: Ids.VpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
+    ),
+    listByRemoteVpc: all(
+      RuleRow,
+      (vpcId: Ids.VpcId) =>
+        sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
+    ),
+    update: (record) => {
+      const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row(record)
+      return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
+    },
+    delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
+  }
+
+  const pods: Store.PodRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row(record))}`)),
+    find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
+    listByTenant: all(
+      PodRow,
+      (tenantId: Ids.TenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    listByVpc: all(
+      PodRow,
+      (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+    ),
+    listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+    update: (record) => {
+      const { created_at: _, id, tenant_id: _t, ...fields } = row(record)
+      return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
+    },
+    delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
+  }
+
+  const tunnels: Store.TunnelRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tunnels ${sql.insert(row(record))}`)),
+    find: one(TunnelRow, (id: Ids.TunnelId) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
+    listByTenant: all(
+      TunnelRow,
+      (tenantId: Ids.TenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    listByPod: all(
+      TunnelRow,
+      (podId: Ids.PodId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
+    ),
+    listInactive: all(TunnelRow, () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`)(
+      undefined
+    ),
+    update: (record) =>
+      affected(
+        sql`UPDATE tunnels SET status = ${record.status}, error = ${record.error} WHERE id = ${record.id} RETURNING id`
+      ),
+    delete: (id) => affected(sql`DELETE FROM tunnels WHERE id = ${id} RETURNING id`)
+  }
+
+  const registryCredentials: Store.RegistryCredentialRepository = {
+    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO registry_credentials ${sql.insert(row(record))}`)),
+    listByTenant: all(
+      CredentialRow,
+      (tenantId: Ids.TenantId) =>
+        sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+    ),
+    find: (tenantId, name) =>
+      one(
+        CredentialRow,
+        () => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name}`
+      )(
+        undefined
+      ),
+    delete: (tenantId, name) =>
+      affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
+  }
+
+  const store = Store.Store.of({
+    backend: "postgres",
+    transaction: (self) =>
+      sql.withTransaction(self).pipe(
+        Effect.catchIf(
+          (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
+          (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
+        )
+      ) as never,
+    ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
+    admins,
+    tenants,
+    domains,
+    providerConfig,
+    serviceTunnels,
+    vpcs,
+    subnets,
+    securityRules,
+    pods,
+    tunnels,
+    registryCredentials
+  })
+
+  const log = OperationsLog.OperationsLog.of({
+    append: (entry) => unavailable(Effect.asVoid(sql`INSERT INTO operations_log ${sql.insert(row(entry))}`)),
+    page: ({ before, limit }) =>
+      unavailable(Effect.gen(function*() {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: OperationRow,
+          execute: () =>
+            before === undefined
+              ? sql`SELECT * FROM operations_log ORDER BY seq DESC LIMIT ${limit + 1}`
+              : sql`SELECT * FROM operations_log WHERE seq < ${before} ORDER BY seq DESC LIMIT ${limit + 1}`
+        })(undefined)
+        const entries = rows.slice(0, limit).map((r) => OperationLog.OperationLogEntry.make(r))
+        return {
+          entries,
+          next_before: rows.length > limit ? entries[entries.length - 1]!.seq : null
+        }
+      }))
+  })
+
+  return { store, log }
+})
+
+/** The Store and OperationsLog on the `SqlClient` in context (migrations must have run). */
+export const layer: Layer.Layer<Store.Store | OperationsLog.OperationsLog, never, SqlClient.SqlClient> = Layer
+  .effectContext(
+    Effect.map(
+      make,
+      ({ log, store }) => Context.make(Store.Store, store).pipe(Context.add(OperationsLog.OperationsLog, log))
+    )
+  )

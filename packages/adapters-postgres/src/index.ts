@@ -1,0 +1,4 @@
+/** @tenet/adapters-postgres: the Store and OperationsLog on PostgreSQL. */
+export * as Migrations from "./Migrations.js"
+export * as PgPlatform from "./PgPlatform.js"
+export * as PgStore from "./PgStore.js"

@@ -1,0 +1,22 @@
+/**
+ * A database of its own for each test, created on the server `TENET_TEST_DATABASE_URL` names
+ * and dropped afterwards: tests never write anywhere else.
+ */
+import { SqlClient } from "@effect/sql"
+import { PgPlatform } from "@tenet/adapters-postgres"
+import { Effect, Layer } from "effect"
+
+export const url = process.env.TENET_TEST_DATABASE_URL
+
+export const freshDatabase = (serverUrl: string) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const name = `tenet_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+    const admin = yield* Layer.build(PgPlatform.layerClient({ url: serverUrl, maxConnections: 1 }))
+    const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+    yield* sql.unsafe(`CREATE DATABASE ${name}`)
+    // Registered after the admin pool, so it runs before the pool closes.
+    yield* Effect.addFinalizer(() => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie))
+    const target = new URL(serverUrl)
+    target.pathname = `/${name}`
+    return PgPlatform.layer({ url: target.toString(), maxConnections: 4 })
+  })).pipe(Layer.orDie)
