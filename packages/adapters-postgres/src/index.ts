@@ -2,3 +2,4 @@
 export * as Migrations from "./Migrations.js"
 export * as PgPlatform from "./PgPlatform.js"
 export * as PgStore from "./PgStore.js"
+export * as PgTesting from "./PgTesting.js"

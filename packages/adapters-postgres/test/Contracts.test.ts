@@ -1,6 +1,8 @@
 import { describe, it } from "@effect/vitest"
+import { PgTesting } from "@tenet/adapters-postgres"
 import { OperationsLogContract, StoreContract } from "@tenet/core/testing"
-import { freshDatabase, url } from "./FreshDatabase.js"
+
+const url = process.env.TENET_TEST_DATABASE_URL
 
 if (url === undefined) {
   describe("PostgreSQL contracts", () => {
@@ -8,6 +10,6 @@ if (url === undefined) {
   })
 } else {
   const server = url
-  StoreContract.run("postgres", () => freshDatabase(server))
-  OperationsLogContract.run("postgres", () => freshDatabase(server))
+  StoreContract.run("postgres", () => PgTesting.layerFreshDatabase(server))
+  OperationsLogContract.run("postgres", () => PgTesting.layerFreshDatabase(server))
 }

@@ -2,7 +2,9 @@
 import { Net } from "@tenet/core"
 import { Config, Duration, LogLevel, Option } from "effect"
 
-export const StoreKind = Config.literal("memory")("TENET_STORE").pipe(Config.withDefault("memory" as const))
+export const StoreKind = Config.literal("memory", "postgres")("TENET_STORE").pipe(
+  Config.withDefault("memory" as const)
+)
 
 export const ServerConfig = Config.all({
   host: Config.string("TENET_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -11,6 +13,7 @@ export const ServerConfig = Config.all({
   adminUsername: Config.nonEmptyString("TENET_ADMIN_USERNAME").pipe(Config.withDefault("admin")),
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
   store: StoreKind,
+  databaseUrl: Config.option(Config.redacted("TENET_DATABASE_URL")),
   serviceCidr: Config.string("TENET_SERVICE_CIDR").pipe(
     Config.validate({
       message: "must be an IPv4 CIDR block with host bits clear, e.g. 10.96.0.0/12",

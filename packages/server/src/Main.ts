@@ -5,6 +5,7 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
+import { PgPlatform } from "@tenet/adapters-postgres"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
 import { Console, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
@@ -12,12 +13,19 @@ import { createServer } from "node:http"
 import { ServerConfig } from "./Config.js"
 import * as Server from "./Server.js"
 
-const vaultLayer = (key: Option.Option<Redacted.Redacted<string>>) =>
+const vaultLayer = (key: Option.Option<Redacted.Redacted<string>>, durable: boolean) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     if (Option.isSome(key)) {
       const parsed = NodeVault.parseKey(Redacted.value(key.value))
       if (Either.isLeft(parsed)) return yield* Effect.dieMessage(`TENET_ENCRYPTION_KEY: ${parsed.left}`)
       return NodeVault.layer({ key: parsed.right })
+    }
+    if (durable) {
+      // A random key would make every stored secret unreadable after a restart.
+      return yield* Effect.dieMessage(
+        "TENET_ENCRYPTION_KEY is required with TENET_STORE=postgres: 32 bytes as 64 hex characters or base64 " +
+          "(e.g. `openssl rand -base64 32`); keep it with your backups"
+      )
     }
     yield* Effect.logWarning(
       "TENET_ENCRYPTION_KEY is not set: using a random key for this process (fine for the memory store, " +
@@ -26,19 +34,27 @@ const vaultLayer = (key: Option.Option<Redacted.Redacted<string>>) =>
     return NodeVault.layer({ key: NodeVault.parseKeyOrThrow(NodeVault.generateKey()) })
   }))
 
-/** The backends `TENET_STORE` selects. */
-const backends = (config: ServerConfig) => {
+/** The Store and OperationsLog `TENET_STORE` selects. */
+const storeLayer = (config: ServerConfig) => {
   switch (config.store) {
     case "memory":
-      return Layer.mergeAll(
-        MemoryStore.layer,
-        MemoryOperationsLog.layer(),
-        SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
-        SimulatedEdge.layer,
-        vaultLayer(config.encryptionKey)
-      )
+      return Layer.merge(MemoryStore.layer, MemoryOperationsLog.layer())
+    case "postgres":
+      return Option.match(config.databaseUrl, {
+        onNone: () => Layer.die(new Error("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
+        onSome: (url) => Layer.orDie(PgPlatform.layer({ url }))
+      })
   }
 }
+
+/** The backends the configuration selects. */
+const backends = (config: ServerConfig) =>
+  Layer.mergeAll(
+    storeLayer(config),
+    SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
+    SimulatedEdge.layer,
+    vaultLayer(config.encryptionKey, config.store !== "memory")
+  )
 
 const announce = (config: ServerConfig, publicUrl: string) =>
   Layer.effectDiscard(Effect.gen(function*() {

@@ -5,6 +5,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
+import type { OperationsLog, Store } from "@tenet/core"
 import { ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
@@ -14,6 +15,8 @@ export interface Options {
   readonly adminPassword?: string
   readonly maxBodyBytes?: number
   readonly platform?: MemoryPlatform.Options
+  /** Another Store and OperationsLog in place of the memory ones (e.g. PostgreSQL). */
+  readonly store?: Layer.Layer<Store.Store | OperationsLog.OperationsLog>
   /** How often failed applies are retried; long by default so tests decide when it happens. */
   readonly reconcileInterval?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
@@ -26,7 +29,8 @@ export const ADMIN_PASSWORD = "tenet-test-admin-password"
 export { VERSION } from "./Server.js"
 
 export const layer = (options: Options = {}) => {
-  const platform = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
+  const memory = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
+  const platform = options.store === undefined ? memory : Layer.merge(memory, options.store)
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,

@@ -2,8 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
 import type { OperationLog } from "@tenet/core"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, asAdmin, newTenant, raw, uniqueName } from "./Harness.js"
+import { adminLogin, asAdmin, newTenant, raw, testServer, uniqueName } from "./Harness.js"
 
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
@@ -18,7 +17,7 @@ const config = {
   edge_domain: "apps.example.com"
 }
 
-layer(TestServer.layer(), { excludeTestServices: true })("domains", (it) => {
+layer(testServer(), { excludeTestServices: true })("domains", (it) => {
   it.effect("assign, list and remove a tenant's domains; upper case is folded", () =>
     Effect.gen(function*() {
       const { tenant } = yield* newTenant()
@@ -80,7 +79,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("domains", (it) => {
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("provider configuration", (it) => {
+layer(testServer(), { excludeTestServices: true })("provider configuration", (it) => {
   it.effect("404 until set; set and read back without the token", () =>
     Effect.gen(function*() {
       const headers = yield* admin
@@ -141,7 +140,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("provider configuration
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("service tunnels", (it) => {
+layer(testServer(), { excludeTestServices: true })("service tunnels", (it) => {
   it.effect("need a provider configuration with an edge account first (409)", () =>
     Effect.gen(function*() {
       const headers = yield* admin
@@ -229,7 +228,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("service tunnels", (it)
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("operations log", (it) => {
+layer(testServer(), { excludeTestServices: true })("operations log", (it) => {
   it.effect("newest first, paged with next_before until the end", () =>
     Effect.gen(function*() {
       const api = yield* asAdmin

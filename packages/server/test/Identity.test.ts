@@ -1,9 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, asAdmin, client, newTenant, raw, TENANT_PASSWORD, uniqueName } from "./Harness.js"
+import { adminLogin, asAdmin, client, newTenant, raw, TENANT_PASSWORD, testServer, uniqueName } from "./Harness.js"
 
-layer(TestServer.layer(), { excludeTestServices: true })("admin authentication", (it) => {
+layer(testServer(), { excludeTestServices: true })("admin authentication", (it) => {
   it.effect("login returns the admin's current token, and logging in again returns the same one", () =>
     Effect.gen(function*() {
       const first = yield* adminLogin
@@ -63,7 +63,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("admin authentication",
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("tenant authentication", (it) => {
+layer(testServer(), { excludeTestServices: true })("tenant authentication", (it) => {
   it.effect("login returns id, name and the current token", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()
@@ -149,7 +149,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("tenant authentication"
 })
 
 describe("failed-login throttling", () => {
-  layer(TestServer.layer(), { excludeTestServices: true })("per name", (it) => {
+  layer(testServer(), { excludeTestServices: true })("per name", (it) => {
     it.effect("after 5 failures the name is refused with 429, even with the right password", () =>
       Effect.gen(function*() {
         const { tenant } = yield* newTenant()
@@ -167,7 +167,7 @@ describe("failed-login throttling", () => {
       }))
   })
 
-  layer(TestServer.layer(), { excludeTestServices: true })("per address", (it) => {
+  layer(testServer(), { excludeTestServices: true })("per address", (it) => {
     it.effect("after 50 failures from one address, every name is refused from it", () =>
       Effect.gen(function*() {
         const { tenant } = yield* newTenant()

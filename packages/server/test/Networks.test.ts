@@ -1,8 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, uniqueName } from "./Harness.js"
+import { adminLogin, newTenant, raw, testServer, uniqueName } from "./Harness.js"
 
 /** A tenant with raw-request helpers that carry its token in header and body. */
 const tenant = Effect.gen(function*() {
@@ -18,7 +17,7 @@ const tenant = Effect.gen(function*() {
 
 type Json = Record<string, unknown>
 
-layer(TestServer.layer(), { excludeTestServices: true })("VPCs", (it) => {
+layer(testServer(), { excludeTestServices: true })("VPCs", (it) => {
   it.effect("create answers the VPC, applied, and lists it; names are unique per tenant only", () =>
     Effect.gen(function*() {
       const a = yield* tenant
@@ -146,7 +145,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("VPCs", (it) => {
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("subnets", (it) => {
+layer(testServer(), { excludeTestServices: true })("subnets", (it) => {
   it.effect("create and list; the cluster gets the subnet", () =>
     Effect.gen(function*() {
       const a = yield* tenant

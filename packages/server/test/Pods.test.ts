@@ -2,8 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Net, Pods as PodsUseCase } from "@tenet/core"
 import { Effect, Fiber } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, raw, workspace } from "./Harness.js"
+import { adminLogin, raw, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -28,7 +27,7 @@ const withProviderConfig = Effect.gen(function*() {
   })
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("pods", (it) => {
+layer(testServer(), { excludeTestServices: true })("pods", (it) => {
   it.effect("create applies every default of the spec and reports a running status with a VIP", () =>
     Effect.gen(function*() {
       const s = yield* setup

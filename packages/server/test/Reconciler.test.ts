@@ -1,10 +1,9 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Effect, Schedule } from "effect"
-import { TestServer } from "../src/index.js"
-import { newTenant, raw } from "./Harness.js"
+import { newTenant, raw, testServer } from "./Harness.js"
 
-layer(TestServer.layer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
+layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
   it.effect("re-applies a VPC on its schedule once the cluster recovers", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()

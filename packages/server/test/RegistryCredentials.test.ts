@@ -1,14 +1,13 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw } from "./Harness.js"
+import { adminLogin, newTenant, raw, testServer } from "./Harness.js"
 
 type Json = Record<string, any>
 
 const credential = { name: "ghcr", server: "ghcr.io", username: "ci-bot", password: "pull-secret-value" }
 
-layer(TestServer.layer(), { excludeTestServices: true })("registry credentials", (it) => {
+layer(testServer(), { excludeTestServices: true })("registry credentials", (it) => {
   it.effect("create, list and delete by name; the password is never returned", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()
@@ -86,7 +85,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("registry credentials",
     }))
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("the tenant view", (it) => {
+layer(testServer(), { excludeTestServices: true })("the tenant view", (it) => {
   it.effect("GET /tenants/{id} shows the tenant's VPCs, pods with status, and tunnels", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()

@@ -2,8 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { NetworkApplier } from "@tenet/core"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { newTenant, raw, uniqueName } from "./Harness.js"
+import { newTenant, raw, testServer, uniqueName } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -47,7 +46,7 @@ const expect422 = (response: { status: number; body: unknown }, field: string) =
   expect(typeof (response.body as Json).detail.message).toBe("string")
 }
 
-layer(TestServer.layer(), { excludeTestServices: true })("security rules", (it) => {
+layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
   it.effect("create answers 201 with the rule, its defaults, and applied state", () =>
     Effect.gen(function*() {
       const s = yield* setup

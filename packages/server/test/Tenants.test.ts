@@ -1,11 +1,10 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, asAdmin, newTenant, raw, uniqueName } from "./Harness.js"
+import { adminLogin, asAdmin, newTenant, raw, testServer, uniqueName } from "./Harness.js"
 
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
-layer(TestServer.layer(), { excludeTestServices: true })("tenants", (it) => {
+layer(testServer(), { excludeTestServices: true })("tenants", (it) => {
   it.effect("create answers 201 with the tenant and never its password or token", () =>
     Effect.gen(function*() {
       const name = uniqueName("acme")

@@ -2,8 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { NetworkApplier, Pods as PodsUseCase } from "@tenet/core"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { newTenant, raw } from "./Harness.js"
+import { newTenant, raw, testServer } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -36,7 +35,7 @@ const shape = (view: Json) =>
     subnets: v.subnets.map((s: Json) => ({ name: s.name, pods: s.pods.map((p: Json) => p.name) }))
   }))
 
-layer(TestServer.layer(), { excludeTestServices: true })("topology", (it) => {
+layer(testServer(), { excludeTestServices: true })("topology", (it) => {
   it.effect("deploys VPCs, subnets and pods by name and answers the nested topology", () =>
     Effect.gen(function*() {
       const t = yield* tenant

@@ -2,8 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
 import { Tunnels as TunnelsUseCase } from "@tenet/core"
 import { Effect } from "effect"
-import { TestServer } from "../src/index.js"
-import { adminLogin, raw, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, raw, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -36,7 +35,7 @@ const tunnelBody = (overrides: Json = {}) => ({
   ...overrides
 })
 
-layer(TestServer.layer(), { excludeTestServices: true })("tunnels", (it) => {
+layer(testServer(), { excludeTestServices: true })("tunnels", (it) => {
   it.effect("without an edge_domain a tunnel needs a domain; without an account it waits as pending", () =>
     Effect.gen(function*() {
       const s = yield* setup

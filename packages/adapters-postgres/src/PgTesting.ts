@@ -1,14 +1,12 @@
 /**
- * A database of its own for each test, created on the server `TENET_TEST_DATABASE_URL` names
- * and dropped afterwards: tests never write anywhere else.
+ * For tests: a Store on a database of its own, created on the given server and dropped when
+ * the layer is released, so tests never write anywhere else.
  */
 import { SqlClient } from "@effect/sql"
-import { PgPlatform } from "@tenet/adapters-postgres"
 import { Effect, Layer } from "effect"
+import * as PgPlatform from "./PgPlatform.js"
 
-export const url = process.env.TENET_TEST_DATABASE_URL
-
-export const freshDatabase = (serverUrl: string) =>
+export const layerFreshDatabase = (serverUrl: string) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const name = `tenet_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
     const admin = yield* Layer.build(PgPlatform.layerClient({ url: serverUrl, maxConnections: 1 }))
