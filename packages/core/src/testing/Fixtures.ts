@@ -2,11 +2,22 @@
 import { DateTime } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
-import { DomainId, PodId, randomUuid, ServiceTunnelId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import {
+  DomainId,
+  PodId,
+  randomUuid,
+  SecurityRuleId,
+  ServiceTunnelId,
+  SubnetId,
+  TenantId,
+  VpcId
+} from "../domain/Ids.js"
 import type { DnsLabel, DomainName, Ipv4Address, Ipv4Network } from "../domain/Net.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import type { VpcRecord } from "../domain/Vpc.js"
 import type { PodSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 
 let counter = 0
@@ -106,5 +117,40 @@ export const pod = (subnet: SubnetSpec, overrides: Partial<PodSpec> = {}): PodSp
   gpu_count: 0,
   external_access: false,
   external_inbound: null,
+  ...overrides
+})
+
+export const vpc = (tenantId: TenantId, overrides: Partial<VpcRecord> = {}): VpcRecord => ({
+  id: VpcId.make(randomUuid()),
+  tenant_id: tenantId,
+  name: label("vpc"),
+  enable_internet: true,
+  applied: true,
+  apply_error: null,
+  created_at: at(),
+  ...overrides
+})
+
+export const rule = (vpc: VpcRecord, seq: number, overrides: Partial<SecurityRuleRecord> = {}): SecurityRuleRecord => ({
+  id: SecurityRuleId.make(randomUuid()),
+  vpc_id: vpc.id,
+  tenant_id: vpc.tenant_id,
+  seq,
+  name: `rule ${seq}`,
+  description: null,
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "443",
+  remote_type: "cidr",
+  remote_cidr: "0.0.0.0/0" as Ipv4Network,
+  remote_vpc_id: null,
+  target_type: "vpc",
+  target_subnet_id: null,
+  target_pod_ids: null,
+  enabled: true,
+  created_at: at(),
+  updated_at: at(),
   ...overrides
 })

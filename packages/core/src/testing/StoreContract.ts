@@ -8,11 +8,12 @@ import { Effect, Option } from "effect"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as Fixtures from "./Fixtures.js"
-import { freshEach } from "./Suite.js"
+import { freshEach, freshEachLive } from "./Suite.js"
 
 export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnavailable>) =>
   describe(`Store contract: ${name}`, () => {
     const test = freshEach(makeStore)
+    const live = freshEachLive(makeStore)
 
     /** Two fresh tenants, inserted in order. */
     const twoTenants = Effect.gen(function*() {
@@ -202,6 +203,26 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           return yield* Effect.fail("outer fails" as const)
         })))
         expect(yield* store.tenants.find(inner.id)).toEqual(Option.none())
+      })
+    )
+
+    live(
+      "a VPC lock holds the VPC's writers apart until their transaction ends",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const tenant = Fixtures.tenant()
+        yield* store.tenants.insert(tenant)
+        const vpc = Fixtures.vpc(tenant.id)
+        yield* store.vpcs.insert(vpc)
+        // Each writer counts, waits, then inserts below a limit of 5: only a lock keeps the count true.
+        const writer = store.transaction(Effect.gen(function*() {
+          yield* store.vpcs.lock(vpc.id)
+          const rules = yield* store.securityRules.listByVpc(vpc.id)
+          yield* Effect.sleep("20 millis")
+          if (rules.length < 5) yield* store.securityRules.insert(Fixtures.rule(vpc, rules.length + 1))
+        }))
+        yield* Effect.all(Array.from({ length: 12 }, () => writer), { concurrency: "unbounded" })
+        expect(yield* store.securityRules.listByVpc(vpc.id)).toHaveLength(5)
       })
     )
 

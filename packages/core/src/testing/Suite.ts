@@ -6,3 +6,8 @@ import { Effect } from "effect"
 export const freshEach =
   <S, E>(make: () => Layer.Layer<S, E>) => (title: string, body: Effect.Effect<void, unknown, S>) =>
     it.effect(title, () => Effect.provide(body, make()))
+
+/** As `freshEach`, on the real clock: for tests that need time to pass. */
+export const freshEachLive =
+  <S, E>(make: () => Layer.Layer<S, E>) => (title: string, body: Effect.Effect<void, unknown, S>) =>
+    it.live(title, () => Effect.provide(body, make()))

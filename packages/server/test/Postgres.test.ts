@@ -1,0 +1,152 @@
+/**
+ * What only a shared database can show: secrets are not stored in clear, and limits hold
+ * when several server processes write at once.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { PgPlatform, PgTesting } from "@tenet/adapters-postgres"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { TestServer } from "../src/index.js"
+import { newTenant, raw, TENANT_PASSWORD } from "./Harness.js"
+
+const url = process.env.TENET_TEST_DATABASE_URL
+
+describe.skipIf(url === undefined)("on PostgreSQL", () => {
+  it.live(
+    "no password, token, env var value, registry password or provider token is stored in clear",
+    () =>
+      Effect.gen(function*() {
+        const server = url!
+        const name = `tenet_test_raw_${Date.now().toString(36)}`
+        const target = new URL(server)
+        target.pathname = `/${name}`
+        const admin = yield* Layer.build(PgPlatform.layerClient({ url: server, maxConnections: 1 }))
+        const adminSql = yield* Effect.provide(SqlClient.SqlClient, admin)
+        yield* adminSql.unsafe(`CREATE DATABASE ${name}`)
+        yield* Effect.addFinalizer(() =>
+          adminSql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie)
+        )
+
+        const app = yield* Layer.build(
+          TestServer.layer({ store: PgPlatform.layer({ url: target.toString() }).pipe(Layer.orDie) })
+        )
+        const secrets = yield* Effect.gen(function*() {
+          const adminSession = yield* raw("POST", "/admin/login", {
+            body: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD }
+          })
+          const adminToken = (adminSession.body as { api_token: string }).api_token
+          yield* raw("POST", "/provider-config", {
+            headers: { "x-admin-token": adminToken },
+            body: {
+              external_subnet_cidr: "203.0.113.0/24",
+              external_subnet_gateway: "203.0.113.1",
+              peering_subnet_cidr: "100.64.0.0/16",
+              edge_account_id: "acct",
+              edge_api_token: "provider-token-in-clear?",
+              edge_domain: "apps.example.com"
+            }
+          })
+          const { session, tenant } = yield* newTenant()
+          const headers = { "x-auth-token": session.api_token }
+          const creds = { token: session.api_token, tenant_id: tenant.id }
+          yield* raw("POST", `/tenants/${tenant.id}/registry-credentials`, {
+            headers,
+            body: { name: "reg", server: "r.example.com", username: "u", password: "registry-password-in-clear?" }
+          })
+          const vpc = (yield* raw("POST", "/vpcs", { headers, body: { ...creds, name: "v", enable_internet: true } }))
+            .body as {
+              id: string
+            }
+          const subnet = (yield* raw("POST", "/subnets", {
+            headers,
+            body: { ...creds, vpc_id: vpc.id, name: "s", cidr: "10.0.0.0/24", gateway_ip: "10.0.0.1" }
+          })).body as { id: string }
+          const pod = yield* raw("POST", "/pods", {
+            headers,
+            body: {
+              ...creds,
+              vpc_id: vpc.id,
+              subnet_id: subnet.id,
+              name: "p",
+              container_image: "nginx:1",
+              env_vars: { DB_PASSWORD: "env-value-in-clear?" }
+            }
+          })
+          expect(pod.status).toBe(200)
+          return [
+            TestServer.ADMIN_PASSWORD,
+            adminToken,
+            TENANT_PASSWORD,
+            session.api_token,
+            "provider-token-in-clear?",
+            "registry-password-in-clear?",
+            "env-value-in-clear?"
+          ]
+        }).pipe(Effect.provide(app))
+
+        // Every table, every row, as text.
+        const sql = yield* Effect.provide(
+          SqlClient.SqlClient,
+          yield* Layer.build(PgPlatform.layerClient({ url: target.toString() }))
+        )
+        const tables = yield* sql<{ table_name: string }>`
+        SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'
+      `
+        expect(tables.length).toBeGreaterThan(10)
+        let dump = ""
+        for (const { table_name } of tables) {
+          const rows = yield* sql.unsafe<{ row: string }>(`SELECT t::text AS row FROM ${table_name} t`)
+          dump += rows.map((r) => r.row).join("\n")
+        }
+        expect(dump).toContain("DB_PASSWORD") // names are not secret; they prove the rows were read
+        for (const secret of secrets) expect(dump).not.toContain(secret)
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
+
+  it.live("200 rules per VPC hold with two server processes writing at once", () =>
+    Effect.gen(function*() {
+      // Two servers, one database: each has its own memory of nothing but the database.
+      const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
+      const store = Layer.succeedContext(database)
+      const one = ManagedRuntime.make(TestServer.layer({ store }))
+      const two = ManagedRuntime.make(TestServer.layer({ store }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
+      const setup = yield* Effect.promise(() =>
+        one.runPromise(Effect.gen(function*() {
+          const { session, tenant } = yield* newTenant()
+          const headers = { "x-auth-token": session.api_token }
+          const vpc = (yield* raw("POST", "/vpcs", {
+            headers,
+            body: { token: session.api_token, tenant_id: tenant.id, name: "busy", enable_internet: true }
+          })).body as { id: string }
+          return { headers, vpc }
+        }))
+      )
+      const create = (i: number) =>
+        raw("POST", "/security-rules", {
+          headers: setup.headers,
+          body: {
+            vpc_id: setup.vpc.id,
+            name: `r${i}`,
+            direction: "ingress",
+            action: "allow",
+            priority: 100,
+            remote_type: "cidr",
+            remote_cidr: "0.0.0.0/0"
+          }
+        }).pipe(Effect.map((r) => r.status))
+      yield* Effect.promise(() =>
+        one.runPromise(Effect.forEach(Array.from({ length: 179 }, (_, i) => i), create, { concurrency: 8 }))
+      )
+      const statuses = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? one : two).runPromise(create(1000 + i))))
+      )
+      expect(statuses.filter((s) => s === 201)).toHaveLength(20)
+      expect(statuses.filter((s) => s === 409)).toHaveLength(30)
+      const list = yield* Effect.promise(() =>
+        two.runPromise(raw("GET", `/security-rules?vpc_id=${setup.vpc.id}`, { headers: setup.headers }))
+      )
+      expect((list.body as { rules: Array<unknown> }).rules).toHaveLength(200)
+    }).pipe(Effect.scoped), { timeout: 120_000 })
+})
