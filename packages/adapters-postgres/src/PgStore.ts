@@ -7,7 +7,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import { Ids, Net, OperationLog, OperationsLog, SecurityRule, ServiceTunnel, Store, Tunnel } from "@tenet/core"
-import { Context, DateTime, Effect, Layer, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ParseResult } from "effect"
 
 const Timestamp = Schema.DateTimeUtcFromDate
@@ -390,8 +390,30 @@ export const make = Effect.gen(function*() {
       affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
   }
 
+  /**
+   * A session advisory lock on a connection reserved for the duration: other processes on the
+   * same database skip the work while it is held, and it is released with the connection even
+   * if this process dies.
+   */
+  const exclusive = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const connection = yield* sql.reserve
+      const [row] = yield* connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS got", [key], undefined)
+      if (row?.got !== true) return Option.none<A>()
+      yield* Effect.addFinalizer(() =>
+        Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
+      )
+      return Option.some(yield* self)
+    })).pipe(
+      Effect.catchIf(
+        (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
+        (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
+      )
+    ) as Effect.Effect<Option.Option<A>, E | Store.StoreUnavailable, R>
+
   const store = Store.Store.of({
     backend: "postgres",
+    exclusive,
     transaction: (self) =>
       sql.withTransaction(self).pipe(
         Effect.catchIf(

@@ -3,24 +3,41 @@
  * apply failed and publishes again each tunnel that is not active, until the cluster and the
  * provider take them. It stops with the server.
  */
-import { NetworkApplier, Pods, Tunnels } from "@tenet/core"
+import { NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
 import type { Duration } from "effect"
-import { Effect, Layer, Schedule } from "effect"
+import { Effect, Layer, Option, Schedule } from "effect"
+
+/** The store-wide lock a reconciler pass runs under. */
+export const RECONCILER_LOCK = "tenet.reconciler"
+
+/**
+ * One pass: every VPC and pod whose last apply failed, every tunnel not active. None when
+ * another replica is running a pass right now.
+ */
+export const pass = Effect.gen(function*() {
+  const applier = yield* NetworkApplier.NetworkApplier
+  const pods = yield* Pods.Pods
+  const tunnels = yield* Tunnels.Tunnels
+  const store = yield* Store.Store
+  return yield* store.exclusive(
+    RECONCILER_LOCK,
+    Effect.all({ vpcs: applier.reconcile, pods: pods.reconcile, tunnels: tunnels.reconcile })
+  )
+})
 
 export const layer = (interval: Duration.DurationInput) =>
-  Layer.scopedDiscard(Effect.gen(function*() {
-    const applier = yield* NetworkApplier.NetworkApplier
-    const pods = yield* Pods.Pods
-    const tunnels = yield* Tunnels.Tunnels
-    yield* Effect.all({ vpcs: applier.reconcile, pods: pods.reconcile, tunnels: tunnels.reconcile }).pipe(
-      Effect.tap((converged) =>
-        converged.vpcs + converged.pods + converged.tunnels > 0
-          ? Effect.logInfo("reconciler applied", converged)
-          : Effect.void
-      ),
+  Layer.scopedDiscard(
+    pass.pipe(
+      Effect.tap(Option.match({
+        onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
+        onSome: (converged) =>
+          converged.vpcs + converged.pods + converged.tunnels > 0
+            ? Effect.logInfo("reconciler applied", converged)
+            : Effect.void
+      })),
       Effect.catchAll((e) => Effect.logWarning("reconciler pass failed; next pass will retry", e.detail)),
       Effect.repeat(Schedule.spaced(interval)),
       Effect.delay(interval),
       Effect.forkScoped
     )
-  }))
+  )

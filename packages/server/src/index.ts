@@ -2,6 +2,7 @@
 export * as Auth from "./Auth.js"
 export * as Config from "./Config.js"
 export * as Main from "./Main.js"
+export * as Reconciler from "./Reconciler.js"
 export * as RequestGuard from "./RequestGuard.js"
 export * as Server from "./Server.js"
 export * as TestServer from "./TestServer.js"

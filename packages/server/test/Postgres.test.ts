@@ -4,9 +4,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
+import { SimulatedCluster } from "@tenet/adapters-memory"
 import { PgPlatform, PgTesting } from "@tenet/adapters-postgres"
-import { Effect, Layer, ManagedRuntime } from "effect"
-import { TestServer } from "../src/index.js"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { Reconciler, TestServer } from "../src/index.js"
 import { newTenant, raw, TENANT_PASSWORD } from "./Harness.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
@@ -149,4 +150,46 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
       )
       expect((list.body as { rules: Array<unknown> }).rules).toHaveLength(200)
     }).pipe(Effect.scoped), { timeout: 120_000 })
+})
+
+describe.skipIf(url === undefined)("replicas on one PostgreSQL database", () => {
+  it.live("only one replica runs a reconciler pass at a time", () =>
+    Effect.gen(function*() {
+      const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
+      const store = Layer.succeedContext(database)
+      const one = ManagedRuntime.make(TestServer.layer({ store }))
+      const two = ManagedRuntime.make(TestServer.layer({ store }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
+      // A VPC whose apply failed on replica one.
+      const vpcId = yield* Effect.promise(() =>
+        one.runPromise(Effect.gen(function*() {
+          const cluster = yield* SimulatedCluster.ClusterSwitches
+          yield* cluster.failApplies("cluster down")
+          const { session, tenant } = yield* newTenant()
+          const vpc = (yield* raw("POST", "/vpcs", {
+            headers: { "x-auth-token": session.api_token },
+            body: { token: session.api_token, tenant_id: tenant.id, name: "retry-me", enable_internet: true }
+          })).body as { id: string }
+          yield* cluster.heal
+          return vpc.id
+        }))
+      )
+      // Both replicas' clusters are slow, so their passes overlap.
+      const slowPass = Effect.gen(function*() {
+        yield* Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) => c.setLatency("150 millis"))
+        return yield* Reconciler.pass
+      })
+      const [first, second] = yield* Effect.promise(() =>
+        Promise.all([one.runPromise(slowPass), two.runPromise(slowPass)])
+      )
+      expect([first, second].filter(Option.isSome)).toHaveLength(1)
+      const holds = (runtime: typeof one) =>
+        runtime.runPromise(Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) =>
+          Effect.map(c.snapshot, (s) =>
+            s.vpcs.some((v) => v.vpc_id === vpcId))))
+      const applied = yield* Effect.promise(() =>
+        Promise.all([holds(one), holds(two)])
+      )
+      expect(applied.filter(Boolean)).toHaveLength(1)
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 })

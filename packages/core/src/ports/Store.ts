@@ -185,6 +185,15 @@ export interface StoreShape {
    * not at all when it fails. Nested calls join the outer transaction.
    */
   readonly transaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreUnavailable, R>
+  /**
+   * Runs `self` only while no one else, in this process or another on the same store, runs
+   * work under `key`; answers none without running it otherwise. For work one replica at a
+   * time should do, such as a reconciler pass.
+   */
+  readonly exclusive: <A, E, R>(
+    key: string,
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<Option.Option<A>, E | StoreUnavailable, R>
   /** A cheap round trip, for health checks. */
   readonly ping: Read<void>
   readonly admins: AdminRepository

@@ -207,6 +207,19 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     live(
+      "exclusive work runs for one holder at a time; the others skip it",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const work = store.exclusive("contract.exclusive", Effect.as(Effect.sleep("100 millis"), "done"))
+        const results = yield* Effect.all([work, work, work], { concurrency: "unbounded" })
+        expect(results.filter(Option.isSome)).toHaveLength(1)
+        // Released afterwards, even when the work fails.
+        expect(yield* Effect.flip(store.exclusive("contract.exclusive", Effect.fail("boom" as const)))).toBe("boom")
+        expect(yield* store.exclusive("contract.exclusive", Effect.succeed(1))).toEqual(Option.some(1))
+      })
+    )
+
+    live(
       "a VPC lock holds the VPC's writers apart until their transaction ends",
       Effect.gen(function*() {
         const store = yield* Store
