@@ -9,7 +9,7 @@ import { Layer, Redacted } from "effect"
 import * as Migrations from "./Migrations.js"
 import * as PgStore from "./PgStore.js"
 
-export interface Options {
+export interface Options extends PgStore.Options {
   /** `postgres://user:password@host:port/database` */
   readonly url: Redacted.Redacted<string> | string
   readonly maxConnections?: number
@@ -29,5 +29,5 @@ export const layerMigrations = Layer.effectDiscard(Migrator.make({})({ loader: M
 /** Store and OperationsLog on a migrated database; the pool lives as long as the layer. */
 export const layer = (options: Options) => {
   const client = layerClient(options)
-  return PgStore.layer.pipe(Layer.provide(Layer.merge(client, layerMigrations.pipe(Layer.provide(client)))))
+  return PgStore.layer(options).pipe(Layer.provide(Layer.merge(client, layerMigrations.pipe(Layer.provide(client)))))
 }

@@ -200,65 +200,79 @@ const writing = <A, R>(
     })
   )
 
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+export interface Options {
+  /** Reported by `/healthz` and the startup line. */
+  readonly backend?: string
+  /**
+   * How `exclusive` excludes: `advisory` locks in the database (across processes), or
+   * `in-process` where the database cannot tell connections apart (PGlite is one session)
+   * and one process owns it anyway.
+   */
+  readonly locks?: "advisory" | "in-process"
+}
 
-  const one = <I, A, IA>(
-    Result: Schema.Schema<A, IA>,
-    execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
-  ) =>
-  (request: I) => unavailable(SqlSchema.findOne({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+export const make = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  const all = <I, A, IA>(
-    Result: Schema.Schema<A, IA>,
-    execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
-  ) =>
-  (request: I) => unavailable(SqlSchema.findAll({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+    const one = <I, A, IA>(
+      Result: Schema.Schema<A, IA>,
+      execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+    ) =>
+    (request: I) =>
+      unavailable(SqlSchema.findOne({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
 
-  const affected = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
-    unavailable(Effect.map(statement, (rows) => rows.length > 0))
+    const all = <I, A, IA>(
+      Result: Schema.Schema<A, IA>,
+      execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+    ) =>
+    (request: I) =>
+      unavailable(SqlSchema.findAll({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
 
-  const admins: Store.AdminRepository = {
-    find: one(AdminRow, (username: string) => sql`SELECT * FROM admins WHERE username = ${username}`),
-    findByTokenHash: one(AdminRow, (hash: string) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
-    put: (record) =>
-      writing(sql`
+    const affected = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
+      unavailable(Effect.map(statement, (rows) => rows.length > 0))
+
+    const admins: Store.AdminRepository = {
+      find: one(AdminRow, (username: string) => sql`SELECT * FROM admins WHERE username = ${username}`),
+      findByTokenHash: one(AdminRow, (hash: string) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
+      put: (record) =>
+        writing(sql`
         INSERT INTO admins ${sql.insert(row(record))}
         ON CONFLICT (username) DO UPDATE SET
           password_hash = EXCLUDED.password_hash,
           token_hash = EXCLUDED.token_hash,
           token_ciphertext = EXCLUDED.token_ciphertext
       `.pipe(Effect.asVoid))
-  }
+    }
 
-  const tenants: Store.TenantRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tenants ${sql.insert(row(record))}`)),
-    find: one(TenantRow, (id: Ids.TenantId) => sql`SELECT * FROM tenants WHERE id = ${id}`),
-    findByName: one(TenantRow, (name: string) => sql`SELECT * FROM tenants WHERE name = ${name}`),
-    findByTokenHash: one(TenantRow, (hash: string) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
-    list: all(TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
-    setToken: (id, tokenHash, tokenCiphertext) =>
-      affected(sql`
+    const tenants: Store.TenantRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tenants ${sql.insert(row(record))}`)),
+      find: one(TenantRow, (id: Ids.TenantId) => sql`SELECT * FROM tenants WHERE id = ${id}`),
+      findByName: one(TenantRow, (name: string) => sql`SELECT * FROM tenants WHERE name = ${name}`),
+      findByTokenHash: one(TenantRow, (hash: string) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
+      list: all(TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
+      setToken: (id, tokenHash, tokenCiphertext) =>
+        affected(sql`
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
         WHERE id = ${id} RETURNING id
       `),
-    delete: (id) => affected(sql`DELETE FROM tenants WHERE id = ${id} RETURNING id`)
-  }
+      delete: (id) => affected(sql`DELETE FROM tenants WHERE id = ${id} RETURNING id`)
+    }
 
-  const domains: Store.DomainRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO domains ${sql.insert(row(record))}`)),
-    listByTenant: all(
-      DomainRow,
-      (tenantId: Ids.TenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    findByDomain: one(DomainRow, (domain: string) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
-    delete: (id) => affected(sql`DELETE FROM domains WHERE id = ${id} RETURNING id`)
-  }
+    const domains: Store.DomainRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO domains ${sql.insert(row(record))}`)),
+      listByTenant: all(
+        DomainRow,
+        (tenantId: Ids.TenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+      ),
+      findByDomain: one(DomainRow, (domain: string) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
+      delete: (id) => affected(sql`DELETE FROM domains WHERE id = ${id} RETURNING id`)
+    }
 
-  const providerConfig: Store.ProviderConfigRepository = {
-    get: one(ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
-    put: (record) =>
-      writing(Effect.asVoid(sql`
+    const providerConfig: Store.ProviderConfigRepository = {
+      get: one(ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
+      put: (record) =>
+        writing(Effect.asVoid(sql`
         INSERT INTO provider_config ${sql.insert({ singleton: true, ...row(record) })}
         ON CONFLICT (singleton) DO UPDATE SET
           external_subnet_cidr = EXCLUDED.external_subnet_cidr,
@@ -271,198 +285,208 @@ export const make = Effect.gen(function*() {
           edge_domain = EXCLUDED.edge_domain,
           updated_at = EXCLUDED.updated_at
       `))
-  }
+    }
 
-  const serviceTunnels: Store.ServiceTunnelRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO service_tunnels ${sql.insert(row(record))}`)),
-    list: all(ServiceTunnelRow, () => sql`SELECT * FROM service_tunnels ORDER BY created_at, seq`)(undefined),
-    find: one(ServiceTunnelRow, (id: Ids.ServiceTunnelId) => sql`SELECT * FROM service_tunnels WHERE id = ${id}`),
-    update: (record) =>
-      affected(sql`
+    const serviceTunnels: Store.ServiceTunnelRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO service_tunnels ${sql.insert(row(record))}`)),
+      list: all(ServiceTunnelRow, () => sql`SELECT * FROM service_tunnels ORDER BY created_at, seq`)(undefined),
+      find: one(ServiceTunnelRow, (id: Ids.ServiceTunnelId) => sql`SELECT * FROM service_tunnels WHERE id = ${id}`),
+      update: (record) =>
+        affected(sql`
         UPDATE service_tunnels SET status = ${record.status}, error = ${record.error},
           target_url = ${record.target_url}, hostname = ${record.hostname}
         WHERE id = ${record.id} RETURNING id
       `),
-    delete: (id) => affected(sql`DELETE FROM service_tunnels WHERE id = ${id} RETURNING id`)
-  }
+      delete: (id) => affected(sql`DELETE FROM service_tunnels WHERE id = ${id} RETURNING id`)
+    }
 
-  const vpcs: Store.VpcRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row(record))}`)),
-    find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
-    listByTenant: all(
-      VpcRow,
-      (tenantId: Ids.TenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    listUnapplied: all(VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(undefined),
-    lock: (id) => affected(sql`SELECT id FROM vpcs WHERE id = ${id} FOR UPDATE`),
-    setApplyState: (id, applied, applyError) =>
-      affected(sql`UPDATE vpcs SET applied = ${applied}, apply_error = ${applyError} WHERE id = ${id} RETURNING id`),
-    delete: (id) => affected(sql`DELETE FROM vpcs WHERE id = ${id} RETURNING id`)
-  }
-
-  const subnets: Store.SubnetRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row(record))}`)),
-    find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
-    listByTenant: all(
-      SubnetRow,
-      (tenantId: Ids.TenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    listByVpc: all(
-      SubnetRow,
-      (vpcId: Ids.VpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
-    )
-  }
-
-  const securityRules: Store.SecurityRuleRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row(record))}`)),
-    find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
-    listByVpc: all(
-      RuleRow,
-      (vpcId: Ids.VpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
-    ),
-    listByRemoteVpc: all(
-      RuleRow,
-      (vpcId: Ids.VpcId) =>
-        sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
-    ),
-    update: (record) => {
-      const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row(record)
-      return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
-    },
-    delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
-  }
-
-  const pods: Store.PodRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row(record))}`)),
-    find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
-    listByTenant: all(
-      PodRow,
-      (tenantId: Ids.TenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    listByVpc: all(
-      PodRow,
-      (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
-    ),
-    listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
-    update: (record) => {
-      const { created_at: _, id, tenant_id: _t, ...fields } = row(record)
-      return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
-    },
-    delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
-  }
-
-  const tunnels: Store.TunnelRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tunnels ${sql.insert(row(record))}`)),
-    find: one(TunnelRow, (id: Ids.TunnelId) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
-    listByTenant: all(
-      TunnelRow,
-      (tenantId: Ids.TenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    listByPod: all(
-      TunnelRow,
-      (podId: Ids.PodId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
-    ),
-    listInactive: all(TunnelRow, () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`)(
-      undefined
-    ),
-    update: (record) =>
-      affected(
-        sql`UPDATE tunnels SET status = ${record.status}, error = ${record.error} WHERE id = ${record.id} RETURNING id`
+    const vpcs: Store.VpcRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row(record))}`)),
+      find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
+      listByTenant: all(
+        VpcRow,
+        (tenantId: Ids.TenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-    delete: (id) => affected(sql`DELETE FROM tunnels WHERE id = ${id} RETURNING id`)
-  }
+      listUnapplied: all(VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+      lock: (id) => affected(sql`SELECT id FROM vpcs WHERE id = ${id} FOR UPDATE`),
+      setApplyState: (id, applied, applyError) =>
+        affected(sql`UPDATE vpcs SET applied = ${applied}, apply_error = ${applyError} WHERE id = ${id} RETURNING id`),
+      delete: (id) => affected(sql`DELETE FROM vpcs WHERE id = ${id} RETURNING id`)
+    }
 
-  const registryCredentials: Store.RegistryCredentialRepository = {
-    insert: (record) => writing(Effect.asVoid(sql`INSERT INTO registry_credentials ${sql.insert(row(record))}`)),
-    listByTenant: all(
-      CredentialRow,
-      (tenantId: Ids.TenantId) =>
-        sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-    ),
-    find: (tenantId, name) =>
-      one(
-        CredentialRow,
-        () => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name}`
-      )(
+    const subnets: Store.SubnetRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row(record))}`)),
+      find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
+      listByTenant: all(
+        SubnetRow,
+        (tenantId: Ids.TenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+      ),
+      listByVpc: all(
+        SubnetRow,
+        (vpcId: Ids.VpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+      )
+    }
+
+    const securityRules: Store.SecurityRuleRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row(record))}`)),
+      find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
+      listByVpc: all(
+        RuleRow,
+        (vpcId: Ids.VpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
+      ),
+      listByRemoteVpc: all(
+        RuleRow,
+        (vpcId: Ids.VpcId) =>
+          sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
+      ),
+      update: (record) => {
+        const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row(record)
+        return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
+      },
+      delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
+    }
+
+    const pods: Store.PodRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row(record))}`)),
+      find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
+      listByTenant: all(
+        PodRow,
+        (tenantId: Ids.TenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+      ),
+      listByVpc: all(
+        PodRow,
+        (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+      ),
+      listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+      update: (record) => {
+        const { created_at: _, id, tenant_id: _t, ...fields } = row(record)
+        return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
+      },
+      delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
+    }
+
+    const tunnels: Store.TunnelRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tunnels ${sql.insert(row(record))}`)),
+      find: one(TunnelRow, (id: Ids.TunnelId) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
+      listByTenant: all(
+        TunnelRow,
+        (tenantId: Ids.TenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+      ),
+      listByPod: all(
+        TunnelRow,
+        (podId: Ids.PodId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
+      ),
+      listInactive: all(TunnelRow, () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`)(
         undefined
       ),
-    delete: (tenantId, name) =>
-      affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
-  }
+      update: (record) =>
+        affected(
+          sql`UPDATE tunnels SET status = ${record.status}, error = ${record.error} WHERE id = ${record.id} RETURNING id`
+        ),
+      delete: (id) => affected(sql`DELETE FROM tunnels WHERE id = ${id} RETURNING id`)
+    }
 
-  /**
-   * A session advisory lock on a connection reserved for the duration: other processes on the
-   * same database skip the work while it is held, and it is released with the connection even
-   * if this process dies.
-   */
-  const exclusive = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
-    Effect.scoped(Effect.gen(function*() {
-      const connection = yield* sql.reserve
-      const [row] = yield* connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS got", [key], undefined)
-      if (row?.got !== true) return Option.none<A>()
-      yield* Effect.addFinalizer(() =>
-        Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
-      )
-      return Option.some(yield* self)
-    })).pipe(
-      Effect.catchIf(
-        (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
-        (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
-      )
-    ) as Effect.Effect<Option.Option<A>, E | Store.StoreUnavailable, R>
+    const registryCredentials: Store.RegistryCredentialRepository = {
+      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO registry_credentials ${sql.insert(row(record))}`)),
+      listByTenant: all(
+        CredentialRow,
+        (tenantId: Ids.TenantId) =>
+          sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+      ),
+      find: (tenantId, name) =>
+        one(
+          CredentialRow,
+          () => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name}`
+        )(
+          undefined
+        ),
+      delete: (tenantId, name) =>
+        affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
+    }
 
-  const store = Store.Store.of({
-    backend: "postgres",
-    exclusive,
-    transaction: (self) =>
-      sql.withTransaction(self).pipe(
+    /**
+     * A session advisory lock on a connection reserved for the duration: other processes on the
+     * same database skip the work while it is held, and it is released with the connection even
+     * if this process dies.
+     */
+    const advisory = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const connection = yield* sql.reserve
+        const [row] = yield* connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS got", [key], undefined)
+        if (row?.got !== true) return Option.none<A>()
+        yield* Effect.addFinalizer(() =>
+          Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
+        )
+        return Option.some(yield* self)
+      })).pipe(
         Effect.catchIf(
           (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
           (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
         )
-      ) as never,
-    ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
-    admins,
-    tenants,
-    domains,
-    providerConfig,
-    serviceTunnels,
-    vpcs,
-    subnets,
-    securityRules,
-    pods,
-    tunnels,
-    registryCredentials
-  })
+      ) as Effect.Effect<Option.Option<A>, E | Store.StoreUnavailable, R>
 
-  const log = OperationsLog.OperationsLog.of({
-    append: (entry) => unavailable(Effect.asVoid(sql`INSERT INTO operations_log ${sql.insert(row(entry))}`)),
-    page: ({ before, limit }) =>
-      unavailable(Effect.gen(function*() {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: OperationRow,
-          execute: () =>
-            before === undefined
-              ? sql`SELECT * FROM operations_log ORDER BY seq DESC LIMIT ${limit + 1}`
-              : sql`SELECT * FROM operations_log WHERE seq < ${before} ORDER BY seq DESC LIMIT ${limit + 1}`
-        })(undefined)
-        const entries = rows.slice(0, limit).map((r) => OperationLog.OperationLogEntry.make(r))
-        return {
-          entries,
-          next_before: rows.length > limit ? entries[entries.length - 1]!.seq : null
-        }
-      }))
-  })
+    const held = new Set<string>()
+    const inProcess = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
+      Effect.suspend(() => {
+        if (held.has(key)) return Effect.succeed(Option.none<A>())
+        held.add(key)
+        return self.pipe(Effect.map(Option.some), Effect.ensuring(Effect.sync(() => held.delete(key))))
+      })
 
-  return { store, log }
-})
+    const store = Store.Store.of({
+      backend: options.backend ?? "postgres",
+      exclusive: options.locks === "in-process" ? inProcess : advisory,
+      transaction: (self) =>
+        sql.withTransaction(self).pipe(
+          Effect.catchIf(
+            (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
+            (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
+          )
+        ) as never,
+      ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
+      admins,
+      tenants,
+      domains,
+      providerConfig,
+      serviceTunnels,
+      vpcs,
+      subnets,
+      securityRules,
+      pods,
+      tunnels,
+      registryCredentials
+    })
+
+    const log = OperationsLog.OperationsLog.of({
+      append: (entry) => unavailable(Effect.asVoid(sql`INSERT INTO operations_log ${sql.insert(row(entry))}`)),
+      page: ({ before, limit }) =>
+        unavailable(Effect.gen(function*() {
+          const rows = yield* SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: OperationRow,
+            execute: () =>
+              before === undefined
+                ? sql`SELECT * FROM operations_log ORDER BY seq DESC LIMIT ${limit + 1}`
+                : sql`SELECT * FROM operations_log WHERE seq < ${before} ORDER BY seq DESC LIMIT ${limit + 1}`
+          })(undefined)
+          const entries = rows.slice(0, limit).map((r) => OperationLog.OperationLogEntry.make(r))
+          return {
+            entries,
+            next_before: rows.length > limit ? entries[entries.length - 1]!.seq : null
+          }
+        }))
+    })
+
+    return { store, log }
+  })
 
 /** The Store and OperationsLog on the `SqlClient` in context (migrations must have run). */
-export const layer: Layer.Layer<Store.Store | OperationsLog.OperationsLog, never, SqlClient.SqlClient> = Layer
-  .effectContext(
+export const layer = (
+  options?: Options
+): Layer.Layer<Store.Store | OperationsLog.OperationsLog, never, SqlClient.SqlClient> =>
+  Layer.effectContext(
     Effect.map(
-      make,
+      make(options),
       ({ log, store }) => Context.make(Store.Store, store).pipe(Context.add(OperationsLog.OperationsLog, log))
     )
   )
