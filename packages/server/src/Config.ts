@@ -2,8 +2,8 @@
 import { Net } from "@tenet/core"
 import { Config, Duration, LogLevel, Option } from "effect"
 
-export const StoreKind = Config.literal("memory", "postgres")("TENET_STORE").pipe(
-  Config.withDefault("memory" as const)
+export const StoreKind = Config.literal("embedded", "postgres", "memory")("TENET_STORE").pipe(
+  Config.withDefault("embedded" as const)
 )
 
 export const ServerConfig = Config.all({
@@ -14,6 +14,7 @@ export const ServerConfig = Config.all({
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
   store: StoreKind,
   databaseUrl: Config.option(Config.redacted("TENET_DATABASE_URL")),
+  dataDir: Config.string("TENET_DATA_DIR").pipe(Config.withDefault("./.tenet")),
   serviceCidr: Config.string("TENET_SERVICE_CIDR").pipe(
     Config.validate({
       message: "must be an IPv4 CIDR block with host bits clear, e.g. 10.96.0.0/12",

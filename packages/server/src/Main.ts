@@ -5,33 +5,55 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
-import { PgPlatform } from "@tenet/adapters-postgres"
+import { PgEmbedded, PgPlatform } from "@tenet/adapters-postgres"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
 import { Console, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { join } from "node:path"
 import { ServerConfig } from "./Config.js"
 import * as Server from "./Server.js"
 
-const vaultLayer = (key: Option.Option<Redacted.Redacted<string>>, durable: boolean) =>
+const parseKeyOrDie = (text: string, source: string) =>
+  Either.match(NodeVault.parseKey(text), {
+    onLeft: (message) => Effect.dieMessage(`${source}: ${message}`),
+    onRight: Effect.succeed
+  })
+
+/**
+ * The key that encrypts stored secrets: TENET_ENCRYPTION_KEY when set. Otherwise the embedded
+ * store keeps one in its data directory (generated on first start), the memory store uses a
+ * random one (its data ends with the process), and PostgreSQL refuses to start.
+ */
+const vaultLayer = (config: ServerConfig) =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    if (Option.isSome(key)) {
-      const parsed = NodeVault.parseKey(Redacted.value(key.value))
-      if (Either.isLeft(parsed)) return yield* Effect.dieMessage(`TENET_ENCRYPTION_KEY: ${parsed.left}`)
-      return NodeVault.layer({ key: parsed.right })
+    if (Option.isSome(config.encryptionKey)) {
+      return NodeVault.layer({
+        key: yield* parseKeyOrDie(Redacted.value(config.encryptionKey.value), "TENET_ENCRYPTION_KEY")
+      })
     }
-    if (durable) {
-      // A random key would make every stored secret unreadable after a restart.
-      return yield* Effect.dieMessage(
-        "TENET_ENCRYPTION_KEY is required with TENET_STORE=postgres: 32 bytes as 64 hex characters or base64 " +
-          "(e.g. `openssl rand -base64 32`); keep it with your backups"
-      )
+    switch (config.store) {
+      case "memory":
+        return NodeVault.layer({ key: NodeVault.parseKeyOrThrow(NodeVault.generateKey()) })
+      case "postgres":
+        // A random key would make every stored secret unreadable after a restart.
+        return yield* Effect.dieMessage(
+          "TENET_ENCRYPTION_KEY is required with TENET_STORE=postgres: 32 bytes as 64 hex characters or base64 " +
+            "(e.g. `openssl rand -base64 32`); keep it with your backups"
+        )
+      case "embedded": {
+        const file = join(config.dataDir, "encryption.key")
+        if (existsSync(file)) return NodeVault.layer({ key: yield* parseKeyOrDie(readFileSync(file, "utf8"), file) })
+        mkdirSync(config.dataDir, { recursive: true })
+        writeFileSync(file, `${NodeVault.generateKey()}\n`, { mode: 0o600, flag: "wx" })
+        yield* Effect.logWarning(
+          `generated an encryption key in ${file}: stored secrets need it, so back it up with the data directory ` +
+            "(or set TENET_ENCRYPTION_KEY)"
+        )
+        return NodeVault.layer({ key: yield* parseKeyOrDie(readFileSync(file, "utf8"), file) })
+      }
     }
-    yield* Effect.logWarning(
-      "TENET_ENCRYPTION_KEY is not set: using a random key for this process (fine for the memory store, " +
-        "whose data ends with the process)"
-    )
-    return NodeVault.layer({ key: NodeVault.parseKeyOrThrow(NodeVault.generateKey()) })
   }))
 
 /** The Store and OperationsLog `TENET_STORE` selects. */
@@ -39,6 +61,8 @@ const storeLayer = (config: ServerConfig) => {
   switch (config.store) {
     case "memory":
       return Layer.merge(MemoryStore.layer, MemoryOperationsLog.layer())
+    case "embedded":
+      return Layer.orDie(PgEmbedded.layer({ dataDir: join(config.dataDir, "pgdata") }))
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
@@ -53,7 +77,7 @@ const backends = (config: ServerConfig) =>
     storeLayer(config),
     SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
     SimulatedEdge.layer,
-    vaultLayer(config.encryptionKey, config.store !== "memory")
+    vaultLayer(config)
   )
 
 const announce = (config: ServerConfig, publicUrl: string) =>
