@@ -1,15 +1,30 @@
 import { defineConfig } from "vitest/config"
 
+/** Tests that choose their own store: run once, in the plain server project. */
+const storeSpecific = ["test/Postgres.test.ts", "test/Restart.test.ts"]
+
 export default defineConfig({
   test: {
     projects: [
       "packages/*",
       "examples/*",
+      // The whole API suite once more on embedded PostgreSQL (PGlite).
+      {
+        extends: "./packages/server/vitest.config.ts",
+        root: "./packages/server",
+        test: {
+          name: "server-on-embedded",
+          env: { TENET_TEST_STORE: "embedded" },
+          exclude: storeSpecific,
+          testTimeout: 60_000,
+          hookTimeout: 60_000
+        }
+      },
       // The whole API suite once more on PostgreSQL, when a server is given.
       ...(process.env.TENET_TEST_DATABASE_URL === undefined ? [] : [{
         extends: "./packages/server/vitest.config.ts",
         root: "./packages/server",
-        test: { name: "server-on-postgres", env: { TENET_TEST_STORE: "postgres" } }
+        test: { name: "server-on-postgres", env: { TENET_TEST_STORE: "postgres" }, exclude: storeSpecific }
       }])
     ]
   }

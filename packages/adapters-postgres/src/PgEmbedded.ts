@@ -5,7 +5,7 @@
  *
  * PGlite is one session: the socket server queues statements from all connections, and a
  * transaction holds the others until it ends. Tenet never waits on a second connection from
- * inside a transaction, which is what would deadlock here.
+ * inside a transaction (which would deadlock here), so one pooled connection serves it.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
@@ -16,13 +16,16 @@ import * as PgPlatform from "./PgPlatform.js"
 export interface Options {
   /** Where the database files live; omitted, the database lives in memory. */
   readonly dataDir?: string
-  /** The pool size; the socket server accepts a little more than this. */
+  /**
+   * The pool size, 1 by default: PGlite runs one statement at a time whatever the pool, and
+   * with several connections concurrent results were seen to cross between them.
+   */
   readonly maxConnections?: number
 }
 
 export const layer = (options: Options = {}) =>
   Layer.unwrapScoped(Effect.gen(function*() {
-    const pool = options.maxConnections ?? 4
+    const pool = options.maxConnections ?? 1
     if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true })
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(options.dataDir ?? "memory://")),

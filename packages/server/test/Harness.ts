@@ -1,26 +1,36 @@
 /** Shared helpers: the real client against the real server, plus raw requests for wire checks. */
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { PgTesting } from "@tenet/adapters-postgres"
+import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { TestServer } from "../src/index.js"
 
 /**
- * Which store the API suite runs on: memory by default, PostgreSQL when TENET_TEST_STORE is
- * `postgres` (a database of its own per server, on TENET_TEST_DATABASE_URL).
+ * Which store the API suite runs on: memory by default; PostgreSQL (a database of its own per
+ * server, on TENET_TEST_DATABASE_URL) or embedded PostgreSQL as TENET_TEST_STORE says.
  */
-export const storeUnderTest = process.env.TENET_TEST_STORE === "postgres" ? "postgres" : "memory"
+export const storeUnderTest = process.env.TENET_TEST_STORE === "postgres"
+  ? "postgres"
+  : process.env.TENET_TEST_STORE === "embedded"
+  ? "embedded"
+  : "memory"
 
 /** A real server for a test file, on the store under test. */
-export const testServer = (options: TestServer.Options = {}) =>
-  storeUnderTest === "postgres"
-    ? TestServer.layer({
-      ...options,
-      store: PgTesting.layerFreshDatabase(
-        process.env.TENET_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
-      )
-    })
-    : TestServer.layer(options)
+export const testServer = (options: TestServer.Options = {}) => {
+  switch (storeUnderTest) {
+    case "memory":
+      return TestServer.layer(options)
+    case "postgres":
+      return TestServer.layer({
+        ...options,
+        store: PgTesting.layerFreshDatabase(
+          process.env.TENET_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+        )
+      })
+    case "embedded":
+      return TestServer.layer({ ...options, store: PgEmbedded.layer().pipe(Layer.orDie) })
+  }
+}
 
 /** The typed client, with extra headers on every request. */
 export const client = (headers: Record<string, string> = {}) =>
