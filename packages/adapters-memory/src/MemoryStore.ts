@@ -469,18 +469,10 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  const held = new Set<string>()
-  const exclusive = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
-    Effect.suspend(() => {
-      if (held.has(key)) return Effect.succeed(Option.none<A>())
-      held.add(key)
-      return self.pipe(Effect.map(Option.some), Effect.ensuring(Effect.sync(() => held.delete(key))))
-    })
-
   const store = Store.Store.of({
     backend: "memory",
     transaction,
-    exclusive,
+    exclusive: Store.inProcessExclusive(),
     ping: guard,
     admins,
     tenants,

@@ -425,17 +425,9 @@ export const make = (options: Options = {}) =>
         )
       ) as Effect.Effect<Option.Option<A>, E | Store.StoreUnavailable, R>
 
-    const held = new Set<string>()
-    const inProcess = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
-      Effect.suspend(() => {
-        if (held.has(key)) return Effect.succeed(Option.none<A>())
-        held.add(key)
-        return self.pipe(Effect.map(Option.some), Effect.ensuring(Effect.sync(() => held.delete(key))))
-      })
-
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
-      exclusive: options.locks === "in-process" ? inProcess : advisory,
+      exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
       transaction: (self) =>
         sql.withTransaction(self).pipe(
           Effect.catchIf(

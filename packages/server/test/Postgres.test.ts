@@ -12,6 +12,16 @@ import { newTenant, raw, TENANT_PASSWORD } from "./Harness.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
+/** Two servers on one fresh database: each knows nothing but what the database holds. */
+const twoServers = Effect.gen(function*() {
+  const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
+  const store = Layer.succeedContext(database)
+  const one = ManagedRuntime.make(TestServer.layer({ store }))
+  const two = ManagedRuntime.make(TestServer.layer({ store }))
+  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
+  return [one, two] as const
+})
+
 describe.skipIf(url === undefined)("on PostgreSQL", () => {
   it.live(
     "no password, token, env var value, registry password or provider token is stored in clear",
@@ -107,12 +117,7 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
 
   it.live("200 rules per VPC hold with two server processes writing at once", () =>
     Effect.gen(function*() {
-      // Two servers, one database: each has its own memory of nothing but the database.
-      const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
-      const store = Layer.succeedContext(database)
-      const one = ManagedRuntime.make(TestServer.layer({ store }))
-      const two = ManagedRuntime.make(TestServer.layer({ store }))
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
+      const [one, two] = yield* twoServers
       const setup = yield* Effect.promise(() =>
         one.runPromise(Effect.gen(function*() {
           const { session, tenant } = yield* newTenant()
@@ -155,11 +160,7 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
 describe.skipIf(url === undefined)("replicas on one PostgreSQL database", () => {
   it.live("only one replica runs a reconciler pass at a time", () =>
     Effect.gen(function*() {
-      const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
-      const store = Layer.succeedContext(database)
-      const one = ManagedRuntime.make(TestServer.layer({ store }))
-      const two = ManagedRuntime.make(TestServer.layer({ store }))
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
+      const [one, two] = yield* twoServers
       // A VPC whose apply failed on replica one.
       const vpcId = yield* Effect.promise(() =>
         one.runPromise(Effect.gen(function*() {

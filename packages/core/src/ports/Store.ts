@@ -6,8 +6,7 @@
  * concurrent requests: `insert` fails with `UniqueViolation` naming the constraint.
  * Deleting a tenant cascades to everything it owns, inside the store.
  */
-import type { Effect, Option } from "effect"
-import { Context, Schema } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
 import type {
@@ -210,3 +209,17 @@ export interface StoreShape {
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}
+
+/**
+ * `exclusive` for a store one process owns: work under a key runs for one holder at a time
+ * in this process, and the others skip it.
+ */
+export const inProcessExclusive = (): StoreShape["exclusive"] => {
+  const held = new Set<string>()
+  return <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => {
+      if (held.has(key)) return Effect.succeed(Option.none<A>())
+      held.add(key)
+      return self.pipe(Effect.map(Option.some), Effect.ensuring(Effect.sync(() => held.delete(key))))
+    })
+}
