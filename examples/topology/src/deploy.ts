@@ -4,7 +4,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
-import { Topology } from "@tenet/core"
+import { Net, Topology } from "@tenet/core"
 import { Effect, Schema } from "effect"
 
 export interface Target {
@@ -26,7 +26,7 @@ export const deploy = (target: Target, topology: TopologyFile, tenantName: strin
     })
     const asAdmin = yield* TenetClient.make({ baseUrl: target.baseUrl, adminToken: admin.api_token })
     const tenant = yield* asAdmin.tenants.create({
-      payload: { name: tenantName as never, password: "example-password", description: "topology example" }
+      payload: { name: Net.DnsLabel.make(tenantName), password: "example-password", description: "topology example" }
     })
     const session = yield* anonymous.tenantIdentity.login({
       payload: { name: tenant.name, password: "example-password" }

@@ -186,6 +186,20 @@ const unavailable = <A, R>(self: Effect.Effect<A, SqlError.SqlError | ParseResul
     Effect.mapError((e) => new Store.StoreUnavailable({ detail: describe(e) }))
   )
 
+const isSqlError = (e: unknown): e is SqlError.SqlError => (e as { _tag?: unknown } | null)?._tag === "SqlError"
+
+/**
+ * For effects that carry the caller's own errors too (a transaction's body): only the
+ * database's failures become `StoreUnavailable`; the caller's pass through untouched.
+ */
+const sqlFailureUnavailable = <A, E, R>(
+  self: Effect.Effect<A, E | SqlError.SqlError, R>
+): Effect.Effect<A, E | Store.StoreUnavailable, R> =>
+  Effect.catchAll(self, (e): Effect.Effect<never, E | Store.StoreUnavailable> =>
+    isSqlError(e)
+      ? Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
+      : Effect.fail(e as E))
+
 /** As `unavailable`, and a unique violation is reported as the constraint it broke. */
 const writing = <A, R>(
   self: Effect.Effect<A, SqlError.SqlError | ParseResult.ParseError, R>
@@ -418,23 +432,12 @@ export const make = (options: Options = {}) =>
           Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
         )
         return Option.some(yield* self)
-      })).pipe(
-        Effect.catchIf(
-          (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
-          (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
-        )
-      ) as Effect.Effect<Option.Option<A>, E | Store.StoreUnavailable, R>
+      })).pipe(sqlFailureUnavailable<Option.Option<A>, E, R>)
 
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
       exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
-      transaction: (self) =>
-        sql.withTransaction(self).pipe(
-          Effect.catchIf(
-            (e): e is SqlError.SqlError => (e as { _tag?: unknown })?._tag === "SqlError",
-            (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
-          )
-        ) as never,
+      transaction: (self) => sqlFailureUnavailable(sql.withTransaction(self)),
       ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
       admins,
       tenants,

@@ -1,8 +1,9 @@
 /** Subnets: IPv4 blocks inside a VPC. */
 import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Either, Schema } from "effect"
 import { Timestamp } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
+import * as Net from "./Net.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 
 export const SubnetCreate = Schema.Struct({
@@ -40,3 +41,42 @@ export interface SubnetRecord {
 }
 
 export const toSubnet = (record: SubnetRecord): Subnet => Subnet.make(record)
+
+export const MIN_PREFIX = 8
+export const MAX_PREFIX = 30
+
+/**
+ * Why a block cannot be placed in a VPC: `invalid` (400) for a bad prefix or gateway,
+ * `conflict` (409) when it overlaps a sibling subnet or the platform's peering subnet.
+ */
+export interface BlockProblem {
+  readonly kind: "invalid" | "conflict"
+  readonly message: string
+}
+
+/**
+ * The rules a subnet's block keeps, in one place for every way subnets are made: a /8-/30
+ * network, a usable gateway inside it, no overlap with the VPC's other subnets or with the
+ * platform's peering subnet.
+ */
+export const checkBlock = (
+  cidr: string,
+  gateway: string,
+  siblings: ReadonlyArray<{ readonly name: string; readonly cidr: string }>,
+  peering: string | null
+): Either.Either<void, BlockProblem> => {
+  const block = Net.cidrOf(cidr)
+  if (block.prefix < MIN_PREFIX || block.prefix > MAX_PREFIX) {
+    return Either.left({ kind: "invalid", message: `cidr: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}` })
+  }
+  const usable = Net.checkGateway(cidr, gateway)
+  if (Either.isLeft(usable)) return Either.left({ kind: "invalid", message: `gateway_ip: ${usable.left}` })
+  if (peering !== null && Net.overlaps(block, Net.cidrOf(peering))) {
+    return Either.left({ kind: "conflict", message: `cidr ${cidr} overlaps the platform's peering subnet ${peering}` })
+  }
+  const clash = siblings.find((s) => Net.overlaps(block, Net.cidrOf(s.cidr)))
+  if (clash !== undefined) {
+    return Either.left({ kind: "conflict", message: `cidr ${cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
+  }
+  return Either.void
+}

@@ -9,3 +9,7 @@ export const ownedBy =
     Option.isSome(found) && found.value.tenant_id === caller.tenant_id
       ? Effect.succeed(found.value)
       : Effect.fail(new NotFound({ detail: `${what} not found` }))
+
+/** Paths under `/tenants/{id}` that a tenant may use only for itself: any other id is 404. */
+export const ownTenant = (caller: TenantPrincipal, tenantId: string): Effect.Effect<void, NotFound> =>
+  caller.tenant_id === tenantId ? Effect.void : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))

@@ -19,6 +19,7 @@ import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { ownTenant } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 
 type Failure = NotFound | ServiceUnavailable
@@ -58,12 +59,6 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const vault = yield* Vault
       const orchestrator = yield* Orchestrator
 
-      /** A tenant works only with its own credentials; any other tenant id is 404. */
-      const own = (caller: TenantPrincipal, tenantId: TenantId) =>
-        caller.tenant_id === tenantId
-          ? Effect.void
-          : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))
-
       const toCluster = (record: RegistryCredentialRecord) =>
         Effect.flatMap(
           vault.decrypt(record.password_ciphertext).pipe(vaultFailure),
@@ -79,7 +74,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
 
       const create = Effect.fn("RegistryCredentials.create")(
         function*(caller: TenantPrincipal, tenantId: TenantId, input: RegistryCredentialCreate) {
-          yield* own(caller, tenantId)
+          yield* ownTenant(caller, tenantId)
           const record: RegistryCredentialRecord = {
             tenant_id: tenantId,
             name: input.name,
@@ -105,7 +100,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
 
       const remove = Effect.fn("RegistryCredentials.delete")(
         function*(caller: TenantPrincipal, tenantId: TenantId, name: DnsLabel) {
-          yield* own(caller, tenantId)
+          yield* ownTenant(caller, tenantId)
           const found = yield* store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
           if (Option.isNone(found)) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
           yield* store.registryCredentials.delete(tenantId, name).pipe(storeUnavailable)
@@ -120,7 +115,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
         create,
         list: (caller, tenantId) =>
           Effect.zipRight(
-            own(caller, tenantId),
+            ownTenant(caller, tenantId),
             store.registryCredentials.listByTenant(tenantId).pipe(
               storeUnavailable,
               Effect.map((all) => all.map(toRegistryCredential))

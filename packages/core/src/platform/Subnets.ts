@@ -5,9 +5,8 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
-import * as Net from "../domain/Net.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
-import { toSubnet } from "../domain/Subnet.js"
+import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import { Conflict, InvalidInput } from "../Errors.js"
 import type { Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
 import { Store } from "../ports/Store.js"
@@ -18,9 +17,6 @@ import { NetworkApplier } from "./NetworkApplier.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { Vpcs } from "./Vpcs.js"
-
-export const MIN_PREFIX = 8
-export const MAX_PREFIX = 30
 
 type Failure = ServiceUnavailable | Unauthorized | Forbidden | NotFound | InvalidInput | Conflict
 
@@ -42,20 +38,8 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
       const create = Effect.fn("Subnets.create")(function*(caller: TenantPrincipal, input: SubnetCreate) {
         yield* BodyCredentials.check(identity, caller, input)
         yield* vpcs.owned(caller, input.vpc_id)
-        const cidr = Net.cidrOf(input.cidr)
-        if (cidr.prefix < MIN_PREFIX || cidr.prefix > MAX_PREFIX) {
-          return yield* new InvalidInput({ detail: `cidr: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}` })
-        }
-        yield* Either.match(Net.checkGateway(input.cidr, input.gateway_ip), {
-          onLeft: (message) => Effect.fail(new InvalidInput({ detail: `gateway_ip: ${message}` })),
-          onRight: () => Effect.void
-        })
         const config = yield* configs.current
-        if (Option.isSome(config) && Net.overlaps(cidr, Net.cidrOf(config.value.peering_subnet_cidr))) {
-          return yield* new Conflict({
-            detail: `cidr ${input.cidr} overlaps the platform's peering subnet ${config.value.peering_subnet_cidr}`
-          })
-        }
+        const peering = Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
         const subnet: SubnetRecord = {
           id: SubnetId.make(randomUuid()),
           tenant_id: caller.tenant_id,
@@ -68,10 +52,13 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
         yield* store.transaction(Effect.gen(function*() {
           yield* store.vpcs.lock(input.vpc_id)
           const siblings = yield* store.subnets.listByVpc(input.vpc_id)
-          const clash = siblings.find((s) => Net.overlaps(cidr, Net.cidrOf(s.cidr)))
-          if (clash !== undefined) {
-            return yield* new Conflict({ detail: `cidr ${input.cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
-          }
+          yield* Either.match(checkBlock(input.cidr, input.gateway_ip, siblings, peering), {
+            onLeft: ({ kind, message }) =>
+              Effect.fail(
+                kind === "invalid" ? new InvalidInput({ detail: message }) : new Conflict({ detail: message })
+              ),
+            onRight: () => Effect.void
+          })
           yield* store.subnets.insert(subnet)
         })).pipe(
           Effect.catchTag(

@@ -9,26 +9,25 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
-import * as Net from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
-import { toSubnet } from "../domain/Subnet.js"
+import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import type { TopologyRequest } from "../domain/Topology.js"
 import { TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "../domain/Topology.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
-import { InvalidInput, NotFound } from "../Errors.js"
-import type { Conflict, Forbidden, InternalError, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import { InvalidInput } from "../Errors.js"
+import type { Conflict, Forbidden, InternalError, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
+import { ownTenant } from "./Ownership.js"
 import { Pods } from "./Pods.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import { MAX_PREFIX, MIN_PREFIX } from "./Subnets.js"
 import { seededRule } from "./Vpcs.js"
 
 type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
@@ -51,11 +50,6 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
       const applier = yield* NetworkApplier
       const pods = yield* Pods
       const configs = yield* ProviderConfigs
-
-      const own = (caller: TenantPrincipal, tenantId: TenantId) =>
-        caller.tenant_id === tenantId
-          ? Effect.void
-          : Effect.fail(new NotFound({ detail: `tenant ${tenantId} not found` }))
 
       const view = (tenantId: TenantId) =>
         Effect.gen(function*() {
@@ -87,10 +81,13 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       const deploy = Effect.fn("Topologies.deploy")(
         function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest) {
-          yield* own(caller, tenantId)
+          yield* ownTenant(caller, tenantId)
           yield* BodyCredentials.check(identity, caller, { token: input.token })
           const now = yield* DateTime.now
-          const config = yield* configs.current
+          const peering = Option.match(yield* configs.current, {
+            onNone: () => null,
+            onSome: (c) => c.peering_subnet_cidr
+          })
           const existingVpcs = yield* store.vpcs.listByTenant(tenantId).pipe(storeUnavailable)
           const existingSubnets = yield* store.subnets.listByTenant(tenantId).pipe(storeUnavailable)
           const existingPods = yield* store.pods.listByTenant(tenantId).pipe(storeUnavailable)
@@ -141,19 +138,8 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               }
               return
             }
-            const cidr = Net.cidrOf(item.cidr)
-            if (cidr.prefix < MIN_PREFIX || cidr.prefix > MAX_PREFIX) {
-              return void problems.push(`${at}: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}`)
-            }
-            const gateway = Net.checkGateway(item.cidr, item.gateway_ip)
-            if (Either.isLeft(gateway)) return void problems.push(`${at}: ${gateway.left}`)
-            const clash = siblings.find((s) => Net.overlaps(cidr, Net.cidrOf(s.cidr)))
-            if (clash !== undefined) {
-              return void problems.push(`${at}: ${item.cidr} overlaps subnet '${clash.name}' (${clash.cidr})`)
-            }
-            if (Option.isSome(config) && Net.overlaps(cidr, Net.cidrOf(config.value.peering_subnet_cidr))) {
-              return void problems.push(`${at}: ${item.cidr} overlaps the platform's peering subnet`)
-            }
+            const block = checkBlock(item.cidr, item.gateway_ip, siblings, peering)
+            if (Either.isLeft(block)) return void problems.push(`${at}: ${block.left.message}`)
             const record: SubnetRecord = {
               id: SubnetId.make(randomUuid()),
               tenant_id: tenantId,
@@ -238,7 +224,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       return Topologies.of({
         deploy,
-        get: (caller, tenantId) => Effect.zipRight(own(caller, tenantId), view(tenantId))
+        get: (caller, tenantId) => Effect.zipRight(ownTenant(caller, tenantId), view(tenantId))
       })
     })
   )
