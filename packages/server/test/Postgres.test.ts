@@ -115,6 +115,8 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
     { timeout: 60_000 }
   )
 
+  // End to end. The race window is narrow here, so this passes even without the row lock:
+  // the lock itself is proven by the Store contract's "VPC lock" test, which widens it.
   it.live("200 rules per VPC hold with two server processes writing at once", () =>
     Effect.gen(function*() {
       const [one, two] = yield* twoServers
