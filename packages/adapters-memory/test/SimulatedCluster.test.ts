@@ -33,7 +33,7 @@ describe("simulated cluster", () => {
       const { subnet, vpc } = Fixtures.network()
       const composed = c.applyVpc(vpc).pipe(
         Effect.zipRight(c.applySubnet(subnet)),
-        Effect.zipRight(c.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] }))
+        Effect.zipRight(c.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc })))
       )
       yield* composed
     }).pipe(Effect.provide(SimulatedCluster.layer())))

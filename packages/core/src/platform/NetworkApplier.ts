@@ -102,14 +102,21 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const config = yield* configs.current
           const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc))
+          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc), vpc.tenant_id)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
             name: vpc.name,
             enable_internet: vpc.enable_internet,
             dns_nameservers: Option.match(config, { onNone: () => [], onSome: (c) => c.pod_dns_nameservers }),
-            dns_ndots: Option.match(config, { onNone: () => null, onSome: (c) => c.pod_dns_ndots })
+            dns_ndots: Option.match(config, { onNone: () => null, onSome: (c) => c.pod_dns_ndots }),
+            uplink: Option.match(config, {
+              onNone: () => null,
+              onSome: (c) => ({
+                external_gateway: c.external_subnet_gateway,
+                peering_subnet_cidr: c.peering_subnet_cidr
+              })
+            })
           }).pipe(
             Effect.zipRight(Effect.forEach(subnets, (s) =>
               orchestrator.applySubnet({
@@ -118,7 +125,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 subnet_id: s.id,
                 name: s.name,
                 cidr: s.cidr,
-                gateway_ip: s.gateway_ip
+                gateway_ip: s.gateway_ip,
+                enable_internet: vpc.enable_internet && Option.isSome(config)
               }), { discard: true })),
             Effect.zipRight(orchestrator.applySecurityPlan(plan)),
             Effect.timeoutFail({

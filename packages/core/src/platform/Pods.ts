@@ -152,7 +152,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             external_access: record.external_access,
             external_inbound: record.external_inbound && Option.isSome(config)
               ? { subnet_cidr: config.value.external_subnet_cidr, gateway: config.value.external_subnet_gateway }
-              : null
+              : null,
+            dns: Option.match(config, {
+              onNone: () => ({ nameservers: [], ndots: null }),
+              onSome: (c) => ({ nameservers: c.pod_dns_nameservers, ndots: c.pod_dns_ndots })
+            })
           } satisfies PodSpec
         })
 

@@ -81,7 +81,8 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
           key: pending.id,
           hostname,
           protocol: "https",
-          service_url: pending.target_url
+          service_url: pending.target_url,
+          vpc: null
         }).pipe(Effect.either)
         const record: ServiceTunnelRecord = outcome._tag === "Right"
           ? { ...pending, status: "active", error: null }

@@ -108,7 +108,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               key: tunnel.id,
               hostname: tunnel.hostname,
               protocol: tunnel.protocol_type,
-              service_url: `${SCHEME[tunnel.protocol_type]}://${pod.value.vip}:${tunnel.service_port}`
+              service_url: `${SCHEME[tunnel.protocol_type]}://${pod.value.vip}:${tunnel.service_port}`,
+              vpc: { tenant_id: tunnel.tenant_id, vpc_id: tunnel.vpc_id }
             }).pipe(Effect.either)
             outcome = published._tag === "Right"
               ? { status: "active", error: null }

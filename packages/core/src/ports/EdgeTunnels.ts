@@ -4,6 +4,7 @@
  */
 import type { Effect } from "effect"
 import { Context, Schema } from "effect"
+import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { TunnelProtocol } from "../domain/Tunnel.js"
 
 export const EdgeFailure = Schema.Literal("unavailable", "unauthorized", "conflict", "rejected")
@@ -36,6 +37,11 @@ export interface EdgeRoute {
   readonly protocol: TunnelProtocol
   /** Where the provider's connector sends traffic, e.g. `http://10.96.0.12:80`. */
   readonly service_url: string
+  /**
+   * The VPC the service lives in (its connector runs there); null for platform services,
+   * which the platform's own connector serves.
+   */
+  readonly vpc: { readonly tenant_id: TenantId; readonly vpc_id: VpcId } | null
 }
 
 export interface EdgeTunnelsShape {

@@ -26,6 +26,14 @@ export interface VpcSpec {
   readonly enable_internet: boolean
   readonly dns_nameservers: ReadonlyArray<Ipv4Address>
   readonly dns_ndots: number | null
+  /** Where the VPC reaches the outside (from the provider configuration); null until configured. */
+  readonly uplink: VpcUplink | null
+}
+
+/** The provider network a VPC's router attaches to: its gateway and the core services' block. */
+export interface VpcUplink {
+  readonly external_gateway: Ipv4Address
+  readonly peering_subnet_cidr: Ipv4Network
 }
 
 export interface SubnetSpec {
@@ -35,6 +43,8 @@ export interface SubnetSpec {
   readonly name: DnsLabel
   readonly cidr: Ipv4Network
   readonly gateway_ip: Ipv4Address
+  /** Whether the subnet's traffic leaves for the internet: the VPC has `enable_internet` and an uplink. */
+  readonly enable_internet: boolean
 }
 
 export interface PodSpec {
@@ -62,6 +72,8 @@ export interface PodSpec {
   readonly external_access: boolean
   /** The pool external IPs come from, when the pod takes inbound traffic. */
   readonly external_inbound: { readonly subnet_cidr: Ipv4Network; readonly gateway: Ipv4Address } | null
+  /** The pod's resolver settings (the provider configuration's `pod_dns_*`). */
+  readonly dns: { readonly nameservers: ReadonlyArray<Ipv4Address>; readonly ndots: number | null }
 }
 
 /** Where a pod is reachable; stable for the pod's life, across recreates. */

@@ -3,7 +3,7 @@
  * entries with distinct ranks (OVN, for one, leaves equal priorities undefined). Adapters
  * render it; they never re-derive evaluation order.
  */
-import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
+import type { PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import * as Engine from "./Engine.js"
@@ -34,8 +34,15 @@ export interface AclEntry {
 }
 
 export interface SecurityPlan {
+  readonly tenant_id: TenantId
   readonly vpc_id: VpcId
   readonly entries: ReadonlyArray<AclEntry>
+  /** Blocks that are always allowed both ways (core services, the subnets' gateways). */
+  readonly infrastructure: ReadonlyArray<string>
+  /** The VPC's subnets: where the entries are enforced. */
+  readonly subnets: ReadonlyArray<{ readonly subnet_id: SubnetId; readonly cidr: string }>
+  /** The VPC's pods and their subnets, for backends that resolve pod targets to addresses. */
+  readonly pods: ReadonlyArray<{ readonly pod_id: PodId; readonly subnet_id: SubnetId }>
 }
 
 /**
@@ -43,8 +50,16 @@ export interface SecurityPlan {
  * present), in evaluation order, ranked 1, 2, 3, ... Remote VPCs become their subnet blocks,
  * target subnets their block; target pods stay ids for the backend to resolve.
  */
-export const compile = (rules: ReadonlyArray<Engine.Rule>, context: Engine.VpcContext): SecurityPlan => ({
+export const compile = (
+  rules: ReadonlyArray<Engine.Rule>,
+  context: Engine.VpcContext,
+  tenantId: TenantId
+): SecurityPlan => ({
+  tenant_id: tenantId,
   vpc_id: context.vpc_id,
+  infrastructure: context.infrastructure.map(Net.formatCidr),
+  subnets: [...context.subnets].map(([subnet_id, cidr]) => ({ subnet_id, cidr: Net.formatCidr(cidr) })),
+  pods: [...context.pods].map(([pod_id, subnet_id]) => ({ pod_id, subnet_id })),
   entries: Engine.enforced(rules, context).map((rule, index): AclEntry => ({
     rank: index + 1,
     rule_id: rule.id,

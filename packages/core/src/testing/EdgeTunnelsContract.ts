@@ -11,7 +11,8 @@ const route = (key: string, hostname: string): EdgeRoute => ({
   key,
   hostname,
   protocol: "https",
-  service_url: "http://10.96.0.10:80"
+  service_url: "http://10.96.0.10:80",
+  vpc: null
 })
 
 export const run = (name: string, makeEdge: () => Layer.Layer<EdgeTunnels>) =>

@@ -19,6 +19,7 @@ import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { PodSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
+import type { SecurityPlan } from "../rules/Plan.js"
 
 let counter = 0
 const next = () => `${Date.now().toString(36)}${(counter++).toString(36)}`
@@ -86,8 +87,9 @@ export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
     vpc_id: VpcId.make(randomUuid()),
     name: label("vpc"),
     enable_internet: true,
-    dns_nameservers: [],
-    dns_ndots: null
+    dns_nameservers: ["10.96.0.10" as Ipv4Address],
+    dns_ndots: 2,
+    uplink: { external_gateway: "203.0.113.1" as Ipv4Address, peering_subnet_cidr: "100.64.0.0/16" as Ipv4Network }
   }
   const subnet: SubnetSpec = {
     tenant_id: tenantId,
@@ -95,10 +97,21 @@ export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
     subnet_id: SubnetId.make(randomUuid()),
     name: label("subnet"),
     cidr: "10.1.0.0/24" as Ipv4Network,
-    gateway_ip: "10.1.0.1" as Ipv4Address
+    gateway_ip: "10.1.0.1" as Ipv4Address,
+    enable_internet: true
   }
   return { vpc, subnet }
 }
+
+/** A VPC's plan with no rules: only the implied ones apply. */
+export const emptyPlan = ({ subnet, vpc }: ReturnType<typeof network>): SecurityPlan => ({
+  tenant_id: vpc.tenant_id,
+  vpc_id: vpc.vpc_id,
+  entries: [],
+  infrastructure: ["100.64.0.0/16", `${subnet.gateway_ip}/32`],
+  subnets: [{ subnet_id: subnet.subnet_id, cidr: subnet.cidr }],
+  pods: []
+})
 
 export const pod = (subnet: SubnetSpec, overrides: Partial<PodSpec> = {}): PodSpec => ({
   tenant_id: subnet.tenant_id,
@@ -117,6 +130,7 @@ export const pod = (subnet: SubnetSpec, overrides: Partial<PodSpec> = {}): PodSp
   gpu_count: 0,
   external_access: false,
   external_inbound: null,
+  dns: { nameservers: [], ndots: null },
   ...overrides
 })
 

@@ -122,8 +122,8 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) 
         const { cluster, subnet, vpc } = yield* withNetwork
         yield* cluster.applyVpc(vpc)
         yield* cluster.applySubnet(subnet)
-        yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
-        yield* cluster.applySecurityPlan({ vpc_id: vpc.vpc_id, entries: [] })
+        yield* cluster.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
+        yield* cluster.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
         yield* cluster.applyRegistrySecret({
           tenant_id: vpc.tenant_id,
           name: Fixtures.label("reg"),

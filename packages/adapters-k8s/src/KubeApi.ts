@@ -1,0 +1,158 @@
+/**
+ * The Kubernetes API as Tenet uses it: server-side apply under one field manager, reads,
+ * label-selected lists and deletes (absent is success), on `@kubernetes/client-node`'s
+ * `KubernetesObjectApi`, which resolves any kind (Kube-OVN's included) through discovery.
+ */
+import type { KubernetesObject } from "@kubernetes/client-node"
+import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Kind, Manifest } from "./Manifests.js"
+import * as Names from "./Names.js"
+import type { Acl } from "./OvnAcl.js"
+
+export class KubeError extends Schema.TaggedError<KubeError>()("KubeError", {
+  operation: Schema.String,
+  /** The API server's HTTP status; 0 when it could not be reached. */
+  status: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.operation}: ${this.status === 0 ? "" : `${this.status} `}${this.detail}`
+  }
+}
+
+/** An object as the API server returns it, with the fields Tenet reads back. */
+export interface LiveObject extends KubernetesObject {
+  readonly spec?: {
+    readonly clusterIP?: string
+    readonly replicas?: number
+    readonly v4Ip?: string
+    readonly cidrBlock?: string
+    readonly gateway?: string
+    readonly acls?: ReadonlyArray<Acl>
+  }
+  readonly status?: {
+    readonly v4Ip?: string
+    readonly podIP?: string
+    readonly podIPs?: ReadonlyArray<{ readonly ip?: string }>
+    readonly readyReplicas?: number
+    readonly conditions?: ReadonlyArray<
+      { readonly type?: string; readonly status?: string; readonly reason?: string; readonly message?: string }
+    >
+  }
+}
+
+export interface KubeApiShape {
+  /** Server-side apply (create or update) with Tenet's field manager, taking over conflicts. */
+  readonly apply: (manifest: Manifest) => Effect.Effect<LiveObject, KubeError>
+  readonly read: (kind: Kind, name: string, namespace?: string) => Effect.Effect<Option.Option<LiveObject>, KubeError>
+  /** Objects of a kind with the labels; across all namespaces unless one is given. */
+  readonly list: (
+    kind: Kind,
+    labels: Readonly<Record<string, string>>,
+    namespace?: string
+  ) => Effect.Effect<ReadonlyArray<LiveObject>, KubeError>
+  /** Deletes in the background (dependents are collected by the cluster). Absent is success. */
+  readonly delete: (kind: Kind, name: string, namespace?: string) => Effect.Effect<void, KubeError>
+}
+
+export class KubeApi extends Context.Tag("@tenet/adapters-k8s/KubeApi")<KubeApi, KubeApiShape>() {
+  /** On a loaded kubeconfig. */
+  static readonly layerConfig = (config: KubeConfig) => Layer.sync(KubeApi, () => make(config))
+
+  /** The kubeconfig in `KUBECONFIG` (or `~/.kube/config`), else the in-cluster service account. */
+  static readonly layer = Layer.suspend(() =>
+    Effect.try({
+      try: () => {
+        const config = new KubeConfig()
+        config.loadFromDefault()
+        if (config.getCurrentCluster() === null) throw new Error("no cluster in the kubeconfig")
+        return config
+      },
+      catch: (cause) =>
+        new KubeError({
+          operation: "load kubeconfig",
+          status: 0,
+          detail: cause instanceof Error ? cause.message : String(cause)
+        })
+    }).pipe(Effect.map((config) => make(config)), Layer.effect(KubeApi))
+  )
+}
+
+const failure = (operation: string) => (cause: unknown): KubeError => {
+  if (cause instanceof ApiException) {
+    const body = typeof cause.body === "string" ? safeParse(cause.body) : cause.body
+    const detail = typeof body === "object" && body !== null && "message" in body ? String(body.message) : cause.message
+    return new KubeError({ operation, status: cause.code, detail })
+  }
+  return new KubeError({ operation, status: 0, detail: cause instanceof Error ? cause.message : String(cause) })
+}
+
+const safeParse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+const describe = (kind: Kind, name: string, namespace?: string) =>
+  `${kind.kind} ${namespace === undefined ? "" : `${namespace}/`}${name}`
+
+export const make = (config: KubeConfig): KubeApiShape => {
+  const api = KubernetesObjectApi.makeApiClient(config)
+  const call = <A>(operation: string, run: () => Promise<A>) =>
+    Effect.tryPromise({ try: run, catch: failure(operation) })
+  const header = (kind: Kind, name: string, namespace?: string) => ({
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: namespace === undefined ? { name } : { name, namespace }
+  })
+  return {
+    apply: (manifest) =>
+      call(
+        `apply ${manifest.kind} ${manifest.metadata.name}`,
+        () =>
+          api.patch(
+            manifest as KubernetesObject,
+            undefined,
+            undefined,
+            Names.FIELD_MANAGER,
+            true,
+            PatchStrategy.ServerSideApply
+          ) as Promise<LiveObject>
+      ),
+    read: (kind, name, namespace) =>
+      call(`read ${describe(kind, name, namespace)}`, () => api.read(header(kind, name, namespace))).pipe(
+        Effect.map((o) => Option.some(o as LiveObject)),
+        Effect.catchIf((e) => e.status === 404, () => Effect.succeed(Option.none()))
+      ),
+    list: (kind, labels, namespace) =>
+      call(
+        `list ${kind.kind}`,
+        () =>
+          api.list(
+            kind.apiVersion,
+            kind.kind,
+            namespace,
+            undefined,
+            undefined,
+            undefined,
+            undefined,
+            Names.selector(labels)
+          )
+      ).pipe(
+        Effect.map((list) => list.items as ReadonlyArray<LiveObject>),
+        // A kind the cluster does not serve has no objects to find.
+        Effect.catchIf((e) => e.status === 404, () => Effect.succeed([]))
+      ),
+    delete: (kind, name, namespace) =>
+      call(
+        `delete ${describe(kind, name, namespace)}`,
+        () => api.delete(header(kind, name, namespace), undefined, undefined, undefined, undefined, "Background")
+      ).pipe(
+        Effect.asVoid,
+        Effect.catchIf((e) => e.status === 404, () => Effect.void)
+      )
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * Tenet's resources as Kubernetes objects: pure functions from the Orchestrator's specs to
+ * the objects server-side apply sends. Every object is complete (apply owns exactly what is
+ * rendered) and labelled with its owners, so deleting by label leaves nothing behind.
+ */
+import type { Ids, Orchestrator } from "@tenet/core"
+import { Buffer } from "node:buffer"
+import * as Names from "./Names.js"
+import type { Acl } from "./OvnAcl.js"
+
+export interface Metadata {
+  readonly name: string
+  readonly namespace?: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations?: Readonly<Record<string, string>>
+}
+
+/** An object as applied: apiVersion, kind, metadata, and the kind's own fields. */
+export interface Manifest {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly metadata: Metadata
+  readonly [field: string]: unknown
+}
+
+/** What the cluster's operator decides once for every tenant. */
+export interface Settings {
+  /** The Kube-OVN subnet of the provider network that VPC routers and external IPs use. */
+  readonly externalSubnet: string
+  /** StorageClass for persistent pods; null uses the cluster's default class. */
+  readonly storageClassName: string | null
+  /** Size of a persistent pod's volume. */
+  readonly storageSize: string
+  /** The extended resource GPUs are requested as. */
+  readonly gpuResource: string
+}
+
+export const defaultSettings: Settings = {
+  externalSubnet: "ovn-vpc-external-network",
+  storageClassName: null,
+  storageSize: "10Gi",
+  gpuResource: "nvidia.com/gpu"
+}
+
+const KUBE_OVN = "kubeovn.io/v1"
+/** The pod annotation that puts a pod on a Kube-OVN subnet. */
+export const LOGICAL_SWITCH = "ovn.kubernetes.io/logical_switch"
+
+/** The kinds Tenet writes, in the order an apply creates them (deletes go in reverse). */
+export const Kinds = {
+  Namespace: { apiVersion: "v1", kind: "Namespace", namespaced: false },
+  Vpc: { apiVersion: KUBE_OVN, kind: "Vpc", namespaced: false },
+  OvnEip: { apiVersion: KUBE_OVN, kind: "OvnEip", namespaced: false },
+  Subnet: { apiVersion: KUBE_OVN, kind: "Subnet", namespaced: false },
+  OvnSnatRule: { apiVersion: KUBE_OVN, kind: "OvnSnatRule", namespaced: false },
+  OvnDnatRule: { apiVersion: KUBE_OVN, kind: "OvnDnatRule", namespaced: false },
+  Secret: { apiVersion: "v1", kind: "Secret", namespaced: true },
+  PersistentVolumeClaim: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespaced: true },
+  Service: { apiVersion: "v1", kind: "Service", namespaced: true },
+  Deployment: { apiVersion: "apps/v1", kind: "Deployment", namespaced: true },
+  HorizontalPodAutoscaler: { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", namespaced: true },
+  /** Read only: a pod's replicas, for their addresses. */
+  Pod: { apiVersion: "v1", kind: "Pod", namespaced: true }
+} as const
+export type Kind = (typeof Kinds)[keyof typeof Kinds]
+
+const object = (kind: Kind, metadata: Metadata, fields: Record<string, unknown>): Manifest => ({
+  apiVersion: kind.apiVersion,
+  kind: kind.kind,
+  metadata,
+  ...fields
+})
+
+const named = (displayName: string) => ({ [Names.DISPLAY_NAME]: displayName })
+
+/** A VPC: its namespace, its Kube-OVN Vpc, and the external IP its internet egress uses. */
+export const vpc = (spec: Orchestrator.VpcSpec, settings: Settings): ReadonlyArray<Manifest> => {
+  const labels = Names.labels(spec)
+  const uplink = spec.uplink
+  const routes = uplink === null ? [] : [
+    // Core services stay reachable whether or not the VPC has the internet.
+    { cidr: uplink.peering_subnet_cidr, nextHopIP: uplink.external_gateway, policy: "policyDst" },
+    ...(spec.enable_internet ? [{ cidr: "0.0.0.0/0", nextHopIP: uplink.external_gateway, policy: "policyDst" }] : [])
+  ]
+  return [
+    object(Kinds.Namespace, {
+      name: Names.namespace(spec.vpc_id),
+      labels: { ...labels, [Names.COMPONENT]: "namespace" },
+      annotations: named(spec.name)
+    }, {}),
+    object(Kinds.Vpc, {
+      name: Names.vpc(spec.vpc_id),
+      labels: { ...labels, [Names.COMPONENT]: "vpc" },
+      annotations: named(spec.name)
+    }, {
+      spec: {
+        namespaces: [Names.namespace(spec.vpc_id)],
+        enableExternal: uplink !== null,
+        ...(uplink === null ? {} : { extraExternalSubnets: [settings.externalSubnet] }),
+        staticRoutes: routes
+      }
+    }),
+    ...(spec.enable_internet && uplink !== null
+      ? [
+        object(Kinds.OvnEip, {
+          name: Names.vpcEgress(spec.vpc_id),
+          labels: { ...labels, [Names.COMPONENT]: "vpc-egress" }
+        }, {
+          spec: { externalSubnet: settings.externalSubnet, type: "nat" }
+        })
+      ]
+      : [])
+  ]
+}
+
+/** The fields of a subnet the cluster's Subnet object carries. */
+export type SubnetShape = Omit<Orchestrator.SubnetSpec, "enable_internet">
+
+/** A Kube-OVN Subnet with its ACLs. */
+export const subnet = (spec: SubnetShape, acls: ReadonlyArray<Acl>): Manifest =>
+  object(Kinds.Subnet, {
+    name: Names.subnet(spec.subnet_id),
+    labels: { ...Names.labels(spec), [Names.COMPONENT]: "subnet" },
+    annotations: named(spec.name)
+  }, {
+    spec: {
+      vpc: Names.vpc(spec.vpc_id),
+      protocol: "IPv4",
+      cidrBlock: spec.cidr,
+      gateway: spec.gateway_ip,
+      excludeIps: [spec.gateway_ip],
+      namespaces: [Names.namespace(spec.vpc_id)],
+      private: false,
+      acls
+    }
+  })
+
+/** What `subnet` rendered, read back from the live object (labels, annotation and spec). */
+export const subnetShapeOf = (live: {
+  readonly metadata?: { readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> }
+  readonly spec?: { readonly cidrBlock?: string; readonly gateway?: string }
+}): SubnetShape | null => {
+  const labels = live.metadata?.labels ?? {}
+  const tenant = labels[Names.TENANT]
+  const vpcId = labels[Names.VPC]
+  const subnetId = labels[Names.SUBNET]
+  const name = live.metadata?.annotations?.[Names.DISPLAY_NAME]
+  const cidr = live.spec?.cidrBlock
+  const gateway = live.spec?.gateway
+  return tenant && vpcId && subnetId && name && cidr && gateway
+    ? {
+      tenant_id: tenant as Ids.TenantId,
+      vpc_id: vpcId as Ids.VpcId,
+      subnet_id: subnetId as Ids.SubnetId,
+      name: name as SubnetShape["name"],
+      cidr: cidr as SubnetShape["cidr"],
+      gateway_ip: gateway as SubnetShape["gateway_ip"]
+    }
+    : null
+}
+
+/** The subnet's internet egress through the VPC's external IP, when the VPC has the internet. */
+export const subnetEgress = (spec: Orchestrator.SubnetSpec): ReadonlyArray<Manifest> =>
+  spec.enable_internet
+    ? [object(Kinds.OvnSnatRule, {
+      name: Names.subnetEgress(spec.subnet_id),
+      labels: { ...Names.labels(spec), [Names.COMPONENT]: "subnet-egress" }
+    }, { spec: { ovnEip: Names.vpcEgress(spec.vpc_id), vpcSubnet: Names.subnet(spec.subnet_id) } })]
+    : []
+
+const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
+
+/** Where a pod is, as the cluster learned it: its VIP and its replicas' addresses. */
+export interface PodAddresses {
+  /** The Service's cluster IP, once the API server assigned it. */
+  readonly vip: string | null
+  readonly replicas: ReadonlyArray<string>
+}
+
+/**
+ * A pod: the env Secret, a volume claim when persistent, the Service whose cluster IP is the
+ * pod's VIP, the Deployment, an HPA when autoscaling, and its external address with the NAT
+ * rules that use it.
+ */
+export const pod = (
+  spec: Orchestrator.PodSpec,
+  settings: Settings,
+  addresses: PodAddresses
+): ReadonlyArray<Manifest> => {
+  const labels = Names.labels(spec)
+  const name = Names.workload(spec.pod_id)
+  const namespace = Names.namespace(spec.vpc_id)
+  const meta = (component: string): Metadata => ({
+    name,
+    namespace,
+    labels: { ...labels, [Names.COMPONENT]: component },
+    annotations: named(spec.name)
+  })
+  const selector = { [Names.POD]: spec.pod_id }
+  const persistent = spec.persistent_mount_path !== null
+  const dns = spec.dns
+  const container = {
+    name: "app",
+    image: spec.image,
+    ports: [
+      { name: "service-tcp", containerPort: spec.service_port, protocol: "TCP" },
+      { name: "service-udp", containerPort: spec.service_port, protocol: "UDP" }
+    ],
+    envFrom: [{ secretRef: { name } }],
+    ...(spec.gpu_count > 0 ? { resources: { limits: { [settings.gpuResource]: String(spec.gpu_count) } } } : {}),
+    ...(persistent ? { volumeMounts: [{ name: "storage", mountPath: spec.persistent_mount_path }] } : {}),
+    // Kubernetes restarts crashed containers anyway; auto-healing also replaces hung ones.
+    ...(spec.auto_healing
+      ? { livenessProbe: { tcpSocket: { port: spec.service_port }, periodSeconds: 10, failureThreshold: 3 } }
+      : {})
+  }
+  const template = {
+    metadata: {
+      labels: { ...labels, [Names.COMPONENT]: "workload" },
+      annotations: { [LOGICAL_SWITCH]: Names.subnet(spec.subnet_id) }
+    },
+    spec: {
+      containers: [container],
+      ...(spec.registry_credentials.length > 0
+        ? { imagePullSecrets: spec.registry_credentials.map((n) => ({ name: Names.registrySecret(n) })) }
+        : {}),
+      ...(persistent ? { volumes: [{ name: "storage", persistentVolumeClaim: { claimName: name } }] } : {}),
+      ...(dns.nameservers.length > 0
+        ? {
+          dnsPolicy: "None",
+          dnsConfig: {
+            nameservers: dns.nameservers,
+            searches: [`${namespace}.svc.cluster.local`, "svc.cluster.local", "cluster.local"],
+            ...(dns.ndots === null ? {} : { options: [{ name: "ndots", value: String(dns.ndots) }] })
+          }
+        }
+        : dns.ndots === null
+        ? {}
+        : { dnsConfig: { options: [{ name: "ndots", value: String(dns.ndots) }] } })
+    }
+  }
+  const external = spec.external_access || spec.external_inbound !== null
+  const eip = Names.podEip(spec.pod_id)
+  const vpcName = Names.vpc(spec.vpc_id)
+  return [
+    object(Kinds.Secret, meta("env"), {
+      type: "Opaque",
+      data: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, base64(v)]))
+    }),
+    ...(persistent
+      ? [object(Kinds.PersistentVolumeClaim, meta("storage"), {
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          resources: { requests: { storage: settings.storageSize } },
+          ...(settings.storageClassName === null ? {} : { storageClassName: settings.storageClassName })
+        }
+      })]
+      : []),
+    object(Kinds.Service, meta("vip"), {
+      spec: {
+        type: "ClusterIP",
+        selector,
+        ports: [
+          { name: "service-tcp", port: spec.service_port, targetPort: spec.service_port, protocol: "TCP" },
+          { name: "service-udp", port: spec.service_port, targetPort: spec.service_port, protocol: "UDP" }
+        ]
+      }
+    }),
+    object(Kinds.Deployment, meta("workload"), {
+      spec: {
+        // With autoscaling the HPA owns the replica count; applying one would fight it.
+        ...(spec.autoscaling === null ? { replicas: spec.replicas } : {}),
+        selector: { matchLabels: selector },
+        // A ReadWriteOnce volume cannot be mounted by the old and the new replica at once.
+        strategy: persistent ? { type: "Recreate" } : { type: "RollingUpdate" },
+        template
+      }
+    }),
+    ...(spec.autoscaling === null ? [] : [object(Kinds.HorizontalPodAutoscaler, meta("autoscaler"), {
+      spec: {
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name },
+        minReplicas: spec.autoscaling.min_replicas,
+        maxReplicas: spec.autoscaling.max_replicas,
+        metrics: [{
+          type: "Resource",
+          resource: {
+            name: "cpu",
+            target: { type: "AverageValue", averageValue: `${spec.autoscaling.cpu_target_millicores}m` }
+          }
+        }]
+      }
+    })]),
+    ...(external
+      ? [object(Kinds.OvnEip, { name: eip, labels: { ...labels, [Names.COMPONENT]: "external-ip" } }, {
+        spec: { externalSubnet: settings.externalSubnet, type: "nat" }
+      })]
+      : []),
+    // Inbound: the external IP's service port, both protocols, forwarded to the pod's VIP.
+    ...(spec.external_inbound !== null && addresses.vip !== null
+      ? (["tcp", "udp"] as const).map((protocol) =>
+        object(Kinds.OvnDnatRule, {
+          name: Names.podDnat(spec.pod_id, protocol),
+          labels: { ...labels, [Names.COMPONENT]: "inbound" }
+        }, {
+          spec: {
+            ovnEip: eip,
+            vpc: vpcName,
+            v4Ip: addresses.vip,
+            protocol,
+            internalPort: String(spec.service_port),
+            externalPort: String(spec.service_port)
+          }
+        })
+      )
+      : []),
+    // Outbound: each replica's address leaves through the pod's external IP.
+    ...(spec.external_access
+      ? addresses.replicas.map((address) =>
+        object(Kinds.OvnSnatRule, {
+          name: Names.podSnat(spec.pod_id, address),
+          labels: { ...labels, [Names.COMPONENT]: "outbound" }
+        }, {
+          spec: { ovnEip: eip, vpc: vpcName, v4IpCidr: `${address}/32` }
+        })
+      )
+      : [])
+  ]
+}
+
+/** A tenant's registry credential as a pull secret, in one of the tenant's namespaces. */
+export const registrySecret = (
+  spec: Orchestrator.RegistrySecretSpec,
+  namespace: string,
+  vpcId: Ids.VpcId
+): Manifest =>
+  object(Kinds.Secret, {
+    name: Names.registrySecret(spec.name),
+    namespace,
+    labels: { ...Names.labels({ tenant_id: spec.tenant_id, vpc_id: vpcId }), [Names.REGISTRY]: spec.name }
+  }, {
+    type: "kubernetes.io/dockerconfigjson",
+    data: {
+      ".dockerconfigjson": base64(JSON.stringify({
+        auths: {
+          [spec.server]: {
+            username: spec.username,
+            password: spec.password,
+            auth: base64(`${spec.username}:${spec.password}`)
+          }
+        }
+      }))
+    }
+  })

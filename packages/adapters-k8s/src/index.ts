@@ -1,0 +1,9 @@
+/**
+ * Tenet on Kubernetes: the Orchestrator on a Kube-OVN cluster and the EdgeTunnels port on
+ * the tunnel provider's API.
+ */
+export * as KubeApi from "./KubeApi.js"
+export * as KubeOrchestrator from "./KubeOrchestrator.js"
+export * as Manifests from "./Manifests.js"
+export * as Names from "./Names.js"
+export * as OvnAcl from "./OvnAcl.js"
