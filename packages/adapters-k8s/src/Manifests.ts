@@ -33,13 +33,23 @@ export interface Settings {
   readonly storageSize: string
   /** The extended resource GPUs are requested as. */
   readonly gpuResource: string
+  /**
+   * The Kube-OVN subnet of the peering network (the provider configuration's peering block).
+   * Tunnel connectors run there: their addresses are infrastructure, which no rule blocks.
+   */
+  readonly peeringSubnet: string
+  readonly connectorImage: string
+  readonly connectorReplicas: number
 }
 
 export const defaultSettings: Settings = {
   externalSubnet: "ovn-vpc-external-network",
   storageClassName: null,
   storageSize: "10Gi",
-  gpuResource: "nvidia.com/gpu"
+  gpuResource: "nvidia.com/gpu",
+  peeringSubnet: "tenet-peering",
+  connectorImage: "cloudflare/cloudflared:2025.11.1",
+  connectorReplicas: 2
 }
 
 const KUBE_OVN = "kubeovn.io/v1"
@@ -351,3 +361,68 @@ export const registrySecret = (
       }))
     }
   })
+
+/** The name of a tunnel's connector Deployment and token Secret in its namespace. */
+export const CONNECTOR = "tunnel-connector"
+
+/**
+ * The tunnel's connector: its token in a Secret and `cloudflared` replicas on the peering
+ * subnet, which dial out to the provider and carry the tunnel's traffic to the VIPs.
+ */
+export const connector = (
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+  token: string,
+  settings: Settings
+): ReadonlyArray<Manifest> => {
+  const meta = (component: string): Metadata => ({
+    name: CONNECTOR,
+    namespace,
+    labels: { ...labels, [Names.COMPONENT]: component }
+  })
+  const selector = { [Names.COMPONENT]: "tunnel-connector" }
+  return [
+    object(Kinds.Secret, meta("tunnel-token"), { type: "Opaque", data: { TUNNEL_TOKEN: base64(token) } }),
+    object(Kinds.Deployment, meta("tunnel-connector"), {
+      spec: {
+        replicas: settings.connectorReplicas,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: { ...labels, ...selector }, annotations: { [LOGICAL_SWITCH]: settings.peeringSubnet } },
+          spec: {
+            containers: [{
+              name: "cloudflared",
+              image: settings.connectorImage,
+              args: ["tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"],
+              env: [{ name: "TUNNEL_TOKEN", valueFrom: { secretKeyRef: { name: CONNECTOR, key: "TUNNEL_TOKEN" } } }],
+              readinessProbe: { httpGet: { path: "/ready", port: 2000 }, periodSeconds: 10 }
+            }]
+          }
+        }
+      }
+    })
+  ]
+}
+
+/** A UDP route: an external IP of its own, forwarding the port to the pod's VIP. */
+export const udpRoute = (
+  route: { readonly key: string; readonly tenant_id: Ids.TenantId; readonly vpc_id: Ids.VpcId },
+  target: { readonly vip: string; readonly port: number },
+  settings: Settings
+): ReadonlyArray<Manifest> => {
+  const labels = { ...Names.labels(route), [Names.ROUTE]: route.key, [Names.COMPONENT]: "udp-route" }
+  const name = Names.udpRoute(route.key)
+  return [
+    object(Kinds.OvnEip, { name, labels }, { spec: { externalSubnet: settings.externalSubnet, type: "nat" } }),
+    object(Kinds.OvnDnatRule, { name, labels }, {
+      spec: {
+        ovnEip: name,
+        vpc: Names.vpc(route.vpc_id),
+        v4Ip: target.vip,
+        protocol: "udp",
+        internalPort: String(target.port),
+        externalPort: String(target.port)
+      }
+    })
+  ]
+}

@@ -13,6 +13,8 @@ export const VPC = "tenet.dev/vpc"
 export const SUBNET = "tenet.dev/subnet"
 export const POD = "tenet.dev/pod"
 export const REGISTRY = "tenet.dev/registry"
+/** The edge route (tunnel) an object serves. */
+export const ROUTE = "tenet.dev/route"
 /** Which part of a workload an object is: the selector between sibling objects of one pod. */
 export const COMPONENT = "app.kubernetes.io/component"
 export const DISPLAY_NAME = "tenet.dev/name"
@@ -39,6 +41,10 @@ export const podEip = (podId: Ids.PodId) => `tenet-eip-${podId}`
 export const podDnat = (podId: Ids.PodId, protocol: "tcp" | "udp") => `tenet-dnat-${protocol}-${podId}`
 /** One SNAT rule per replica address: OVN NATs by source address, and replicas come and go. */
 export const podSnat = (podId: Ids.PodId, address: string) => `tenet-snat-${podId}-${address.replaceAll(".", "-")}`
+/** A UDP tunnel's external IP and DNAT rule. */
+export const udpRoute = (key: string) => `tenet-udp-${key}`
+/** The provider-side tunnel of a VPC, or the platform's own. */
+export const edgeTunnel = (vpcId: Ids.VpcId | null) => vpcId === null ? "tenet-platform" : `tenet-${vpcId}`
 /** Registry secrets live in every namespace of the tenant that pulls with them. */
 export const registrySecret = (name: string) => `registry-${name}`
 

@@ -96,7 +96,9 @@ const builtIn: Record<string, new(data: any) => { validate(): void }> = {
 }
 
 /** What is wrong with the object by its kind's published schema; empty when it is valid. */
-export const violations = (object: { readonly apiVersion: string; readonly kind: string }): ReadonlyArray<string> => {
+export const violations = (
+  object: { readonly apiVersion: string; readonly kind: string; readonly [field: string]: unknown }
+): ReadonlyArray<string> => {
   if (object.apiVersion === "kubeovn.io/v1") {
     const check = kubeOvnValidators().get(object.kind)
     return check === undefined ? [`no schema for ${object.kind}`] : check(object)

@@ -59,7 +59,8 @@ export const make = Effect.sync(() => {
           return Effect.void
         })
       )),
-    unpublish: (account, key) => call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(key))))
+    unpublish: (account, route) =>
+      call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(route.key))))
   })
 
   const switches = EdgeSwitches.of({

@@ -96,7 +96,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         if (Option.isNone(record)) return yield* new NotFound({ detail: `service tunnel ${id} not found` })
         const { account } = yield* requireAccount
         // Withdraw at the provider first: if it is down, the record stays so the delete can be retried.
-        yield* edge.unpublish(account, id).pipe(
+        yield* edge.unpublish(account, { key: id, hostname: record.value.hostname, protocol: "https", vpc: null }).pipe(
           Effect.mapError((e) => new ServiceUnavailable({ detail: `the tunnel provider refused: ${e.message}` }))
         )
         yield* store.serviceTunnels.delete(id).pipe(storeUnavailable)

@@ -215,7 +215,14 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         Effect.gen(function*() {
           const config = yield* configs.current
           const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
-          if (Option.isSome(account)) yield* edge.unpublish(account.value, tunnel.id)
+          if (Option.isSome(account)) {
+            yield* edge.unpublish(account.value, {
+              key: tunnel.id,
+              hostname: tunnel.hostname,
+              protocol: tunnel.protocol_type,
+              vpc: { tenant_id: tunnel.tenant_id, vpc_id: tunnel.vpc_id }
+            })
+          }
         })
 
       const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId) {

@@ -44,13 +44,16 @@ export interface EdgeRoute {
   readonly vpc: { readonly tenant_id: TenantId; readonly vpc_id: VpcId } | null
 }
 
+/** What identifies a published route when it is withdrawn. */
+export type PublishedRoute = Pick<EdgeRoute, "key" | "hostname" | "protocol" | "vpc">
+
 export interface EdgeTunnelsShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
   /** Publishes the route, or updates it when the key is already published. */
   readonly publish: (account: EdgeAccount, route: EdgeRoute) => Effect.Effect<void, EdgeError>
   /** Withdraws the route. Absent is success. */
-  readonly unpublish: (account: EdgeAccount, key: string) => Effect.Effect<void, EdgeError>
+  readonly unpublish: (account: EdgeAccount, route: PublishedRoute) => Effect.Effect<void, EdgeError>
 }
 
 export class EdgeTunnels extends Context.Tag("@tenet/core/EdgeTunnels")<EdgeTunnels, EdgeTunnelsShape>() {}

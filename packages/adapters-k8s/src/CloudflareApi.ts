@@ -1,0 +1,221 @@
+/**
+ * The tunnel provider's HTTP API (Cloudflare's v4 API: remotely-managed tunnels and DNS), as
+ * far as Tenet uses it. Every answer comes in the `{success, errors, result}` envelope; 429
+ * and 5xx answers and unreachable hosts are retried with jittered exponential backoff, and
+ * what is left becomes an `EdgeError` whose reason says what the caller can do about it.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import type { HttpClientResponse } from "@effect/platform"
+import { EdgeTunnels } from "@tenet/core"
+import { Duration, Effect, Schedule, Schema } from "effect"
+
+/** Error codes the provider documents, with what they mean for Tenet. */
+export const ErrorCodes = {
+  /** "You already have a tunnel with this name". */
+  tunnelNameExists: 1013,
+  /** "Cannot delete tunnel because it has active connections". */
+  tunnelHasConnections: 1022,
+  /** "An A, AAAA, or CNAME record with that host already exists". */
+  dnsRecordExists: 81053,
+  /** "Record already exists" (an identical record). */
+  dnsRecordIdentical: 81057,
+  /** "Authentication error". */
+  authentication: 10000
+} as const
+
+const ApiMessage = Schema.Struct({ code: Schema.Number, message: Schema.String })
+const Envelope = Schema.Struct({
+  success: Schema.Boolean,
+  errors: Schema.optionalWith(Schema.Array(ApiMessage), { default: () => [] }),
+  result: Schema.optional(Schema.Unknown)
+})
+
+export const Tunnel = Schema.Struct({ id: Schema.String, name: Schema.String })
+export type Tunnel = typeof Tunnel.Type
+
+export const IngressRule = Schema.Struct({
+  hostname: Schema.optional(Schema.String),
+  service: Schema.String
+})
+export type IngressRule = typeof IngressRule.Type
+
+const TunnelConfiguration = Schema.Struct({
+  config: Schema.optional(Schema.NullOr(Schema.Struct({
+    ingress: Schema.optionalWith(Schema.Array(IngressRule), { default: () => [] })
+  })))
+})
+
+export const Zone = Schema.Struct({ id: Schema.String, name: Schema.String })
+export type Zone = typeof Zone.Type
+
+export const DnsRecord = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  name: Schema.String,
+  content: Schema.String,
+  comment: Schema.optional(Schema.NullOr(Schema.String))
+})
+export type DnsRecord = typeof DnsRecord.Type
+
+export interface NewDnsRecord {
+  readonly type: "CNAME" | "A"
+  readonly name: string
+  readonly content: string
+  readonly proxied: boolean
+  readonly comment: string
+}
+
+export const DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
+
+export interface Options {
+  readonly baseUrl?: string
+  /** Retries of a 429, 5xx or unreachable provider before giving up. */
+  readonly retries?: number
+  readonly retryBase?: Duration.DurationInput
+}
+
+/** A failed call, before it is judged: the provider's HTTP status and error codes. */
+export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("ProviderFailure", {
+  status: Schema.Number,
+  codes: Schema.Array(Schema.Number),
+  detail: Schema.String
+}) {
+  get retryable() {
+    return this.status === 0 || this.status === 429 || this.status >= 500
+  }
+  has(code: number) {
+    return this.codes.includes(code)
+  }
+  toEdgeError(): EdgeTunnels.EdgeError {
+    const reason = this.retryable
+      ? "unavailable"
+      : this.status === 401 || this.status === 403 || this.has(ErrorCodes.authentication)
+      ? "unauthorized"
+      : this.has(ErrorCodes.dnsRecordExists) || this.has(ErrorCodes.tunnelNameExists)
+      ? "conflict"
+      : this.has(ErrorCodes.tunnelHasConnections)
+      ? "unavailable"
+      : "rejected"
+    return new EdgeTunnels.EdgeError({ reason, detail: `the tunnel provider answered ${this.status}: ${this.detail}` })
+  }
+}
+
+export const make = Effect.fn("CloudflareApi.make")(function*(options: Options = {}) {
+  const http = yield* HttpClient.HttpClient
+  const baseUrl = options.baseUrl ?? DEFAULT_BASE_URL
+  const retry = Schedule.exponential(options.retryBase ?? Duration.millis(250)).pipe(
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(options.retries ?? 4))
+  )
+
+  const decodeEnvelope = (response: HttpClientResponse.HttpClientResponse) =>
+    response.json.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Envelope)),
+      Effect.mapError(() =>
+        new ProviderFailure({ status: response.status, codes: [], detail: "an answer that is not the API's envelope" })
+      )
+    )
+
+  /** One API call: the decoded `result`, or the provider's failure after retries. */
+  const call = <A, I>(
+    account: EdgeTunnels.EdgeAccount,
+    request: HttpClientRequest.HttpClientRequest,
+    result: Schema.Schema<A, I>
+  ) =>
+    http.execute(
+      request.pipe(
+        HttpClientRequest.prependUrl(baseUrl),
+        HttpClientRequest.bearerToken(account.api_token),
+        HttpClientRequest.acceptJson
+      )
+    ).pipe(
+      Effect.mapError((e) => new ProviderFailure({ status: 0, codes: [], detail: e.message })),
+      Effect.flatMap((response) =>
+        Effect.flatMap(decodeEnvelope(response), (envelope) =>
+          envelope.success && response.status < 300
+            ? Schema.decodeUnknown(result)(envelope.result).pipe(
+              Effect.mapError(() =>
+                new ProviderFailure({ status: response.status, codes: [], detail: "an unexpected result shape" })
+              )
+            )
+            : Effect.fail(
+              new ProviderFailure({
+                status: response.status,
+                codes: envelope.errors.map((e) => e.code),
+                detail: envelope.errors.map((e) => `${e.message} (${e.code})`).join("; ") || `status ${response.status}`
+              })
+            ))
+      ),
+      Effect.retry({ schedule: retry, while: (e) => e.retryable }),
+      Effect.withSpan("CloudflareApi.call", { attributes: { method: request.method, url: request.url } })
+    )
+
+  const account = (a: EdgeTunnels.EdgeAccount) => `/accounts/${encodeURIComponent(a.account_id)}`
+
+  return {
+    findTunnel: (a: EdgeTunnels.EdgeAccount, name: string) =>
+      call(
+        a,
+        HttpClientRequest.get(`${account(a)}/cfd_tunnel`).pipe(
+          HttpClientRequest.setUrlParams({ name, is_deleted: "false" })
+        ),
+        Schema.Array(Tunnel)
+      ).pipe(Effect.map((found) => found.find((t) => t.name === name))),
+    createTunnel: (a: EdgeTunnels.EdgeAccount, name: string) =>
+      Effect.flatMap(
+        HttpClientRequest.post(`${account(a)}/cfd_tunnel`).pipe(
+          HttpClientRequest.bodyJson({ name, config_src: "cloudflare" })
+        ),
+        (request) => call(a, request, Tunnel)
+      ).pipe(
+        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
+      ),
+    deleteTunnel: (a: EdgeTunnels.EdgeAccount, tunnelId: string) =>
+      call(a, HttpClientRequest.del(`${account(a)}/cfd_tunnel/${tunnelId}`), Schema.Unknown).pipe(Effect.asVoid),
+    /** Drops the tunnel's stale connector connections, which otherwise block its deletion. */
+    cleanupConnections: (a: EdgeTunnels.EdgeAccount, tunnelId: string) =>
+      call(a, HttpClientRequest.del(`${account(a)}/cfd_tunnel/${tunnelId}/connections`), Schema.Unknown).pipe(
+        Effect.asVoid
+      ),
+    tunnelToken: (a: EdgeTunnels.EdgeAccount, tunnelId: string) =>
+      call(a, HttpClientRequest.get(`${account(a)}/cfd_tunnel/${tunnelId}/token`), Schema.String),
+    ingress: (a: EdgeTunnels.EdgeAccount, tunnelId: string) =>
+      call(a, HttpClientRequest.get(`${account(a)}/cfd_tunnel/${tunnelId}/configurations`), TunnelConfiguration).pipe(
+        Effect.map((c) => c.config?.ingress ?? [])
+      ),
+    /** Replaces the tunnel's whole ingress configuration (the API has no partial update). */
+    putIngress: (a: EdgeTunnels.EdgeAccount, tunnelId: string, ingress: ReadonlyArray<IngressRule>) =>
+      Effect.flatMap(
+        HttpClientRequest.put(`${account(a)}/cfd_tunnel/${tunnelId}/configurations`).pipe(
+          HttpClientRequest.bodyJson({ config: { ingress } })
+        ),
+        (request) => call(a, request, Schema.Unknown)
+      ).pipe(
+        Effect.asVoid,
+        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
+      ),
+    findZone: (a: EdgeTunnels.EdgeAccount, name: string) =>
+      call(
+        a,
+        HttpClientRequest.get("/zones").pipe(HttpClientRequest.setUrlParams({ name, "account.id": a.account_id })),
+        Schema.Array(Zone)
+      ).pipe(Effect.map((zones) => zones.find((z) => z.name === name))),
+    dnsRecords: (a: EdgeTunnels.EdgeAccount, zoneId: string, name: string) =>
+      call(
+        a,
+        HttpClientRequest.get(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.setUrlParams({ name })),
+        Schema.Array(DnsRecord)
+      ),
+    createDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, record: NewDnsRecord) =>
+      Effect.flatMap(
+        HttpClientRequest.post(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.bodyJson(record)),
+        (request) => call(a, request, DnsRecord)
+      ).pipe(
+        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
+      ),
+    deleteDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, recordId: string) =>
+      call(a, HttpClientRequest.del(`/zones/${zoneId}/dns_records/${recordId}`), Schema.Unknown).pipe(Effect.asVoid)
+  }
+})
+
+export type CloudflareApi = Effect.Effect.Success<ReturnType<typeof make>>

@@ -1,0 +1,276 @@
+/**
+ * EdgeTunnels on the provider's remotely-managed tunnels. Each VPC has one provider tunnel
+ * (`tenet-<vpc id>`; platform services share `tenet-platform`) whose connector runs in the
+ * VPC's namespace; each route is one ingress rule of it (hostname -> service, catch-all last)
+ * and one proxied CNAME to `<tunnel id>.cfargotunnel.com`, commented `tenet:<route key>` so
+ * Tenet knows the records it owns. The API replaces a tunnel's configuration whole, so the
+ * read-modify-write of one tunnel's configuration is serialized.
+ *
+ * The provider cannot carry UDP on a public hostname: a `udp` route gets an external IP of
+ * its own, a DNAT rule from it to the pod's VIP, and an A record.
+ */
+import { EdgeTunnels } from "@tenet/core"
+import { Effect, Layer, Option, Schedule } from "effect"
+import * as CloudflareApi from "./CloudflareApi.js"
+import { KubeApi } from "./KubeApi.js"
+import type { KubeError } from "./KubeApi.js"
+import * as Manifests from "./Manifests.js"
+import { Kinds } from "./Manifests.js"
+import * as Names from "./Names.js"
+
+export interface Options {
+  readonly api?: CloudflareApi.Options
+  readonly settings?: Partial<Manifests.Settings>
+  /** Where the platform's own connector runs. */
+  readonly platformNamespace?: string
+  readonly externalIpWait?: { readonly attempts: number; readonly spacingMillis: number }
+}
+
+const CATCH_ALL: CloudflareApi.IngressRule = { service: "http_status:404" }
+const ownerComment = (key: string) => `tenet:${key}`
+
+const kubeFailure = (e: KubeError) =>
+  new EdgeTunnels.EdgeError({ reason: "unavailable", detail: `the cluster refused: ${e.message}` })
+
+export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options = {}) {
+  const api = yield* CloudflareApi.make(options.api)
+  const kube = yield* KubeApi
+  const settings: Manifests.Settings = { ...Manifests.defaultSettings, ...options.settings }
+  const platformNamespace = options.platformNamespace ?? "tenet-system"
+  const eipWait = options.externalIpWait ?? { attempts: 25, spacingMillis: 200 }
+
+  // One writer per provider tunnel: its configuration is replaced as a whole.
+  const locks = new Map<string, Effect.Semaphore>()
+  const serialized = <A, E>(tunnelName: string, effect: Effect.Effect<A, E>) =>
+    Effect.suspend(() => {
+      let lock = locks.get(tunnelName)
+      if (lock === undefined) {
+        lock = Effect.unsafeMakeSemaphore(1)
+        locks.set(tunnelName, lock)
+      }
+      return lock.withPermits(1)(effect)
+    })
+
+  const provider = <A>(effect: Effect.Effect<A, CloudflareApi.ProviderFailure>) =>
+    Effect.mapError(effect, (e) => e.toEdgeError())
+
+  /** The account's zone the hostname lives in: its longest suffix the account has. */
+  const zoneOf = (account: EdgeTunnels.EdgeAccount, hostname: string) =>
+    Effect.gen(function*() {
+      const labels = hostname.split(".")
+      for (let i = 0; i < labels.length - 1; i++) {
+        const zone = yield* api.findZone(account, labels.slice(i).join("."))
+        if (zone !== undefined) return zone
+      }
+      return yield* new CloudflareApi.ProviderFailure({
+        status: 404,
+        codes: [],
+        detail: `no zone of the account holds ${hostname}`
+      })
+    })
+
+  /**
+   * Points the hostname at `content`, unless another route or someone else owns its record:
+   * then the hostname is taken (conflict).
+   */
+  const claimRecord = (
+    account: EdgeTunnels.EdgeAccount,
+    key: string,
+    record: Omit<CloudflareApi.NewDnsRecord, "comment">
+  ) =>
+    Effect.gen(function*() {
+      const zone = yield* zoneOf(account, record.name)
+      const existing = yield* api.dnsRecords(account, zone.id, record.name)
+      const foreign = existing.find((r) => r.comment !== ownerComment(key))
+      if (foreign !== undefined) {
+        return yield* new CloudflareApi.ProviderFailure({
+          status: 409,
+          codes: [CloudflareApi.ErrorCodes.dnsRecordExists],
+          detail: `${record.name} already has a ${foreign.type} record that Tenet did not create for this route`
+        })
+      }
+      const current = existing.find((r) => r.type === record.type && r.content === record.content)
+      for (const stale of existing.filter((r) => r !== current)) yield* api.deleteDnsRecord(account, zone.id, stale.id)
+      if (current === undefined) {
+        yield* api.createDnsRecord(account, zone.id, { ...record, comment: ownerComment(key) })
+      }
+    })
+
+  const releaseRecord = (account: EdgeTunnels.EdgeAccount, key: string, hostname: string) =>
+    Effect.gen(function*() {
+      const zone = yield* zoneOf(account, hostname)
+      const records = yield* api.dnsRecords(account, zone.id, hostname)
+      for (const r of records.filter((r) => r.comment === ownerComment(key))) {
+        yield* api.deleteDnsRecord(account, zone.id, r.id)
+      }
+    }).pipe(
+      // A hostname whose zone left the account has no record of ours to remove.
+      Effect.catchIf((e) => e.status === 404, () => Effect.void)
+    )
+
+  const findOrCreateTunnel = (account: EdgeTunnels.EdgeAccount, name: string) =>
+    Effect.gen(function*() {
+      const found = yield* api.findTunnel(account, name)
+      if (found !== undefined) return found
+      return yield* api.createTunnel(account, name).pipe(
+        // Created meanwhile (by another server, or a call that timed out after succeeding).
+        Effect.catchIf(
+          (e) => e.has(CloudflareApi.ErrorCodes.tunnelNameExists),
+          (e) =>
+            Effect.flatMap(api.findTunnel(account, name), (t) => t === undefined ? Effect.fail(e) : Effect.succeed(t))
+        )
+      )
+    })
+
+  const scopeOf = (vpc: EdgeTunnels.EdgeRoute["vpc"]) => ({
+    tunnelName: Names.edgeTunnel(vpc?.vpc_id ?? null),
+    namespace: vpc === null ? platformNamespace : Names.namespace(vpc.vpc_id),
+    labels: vpc === null
+      ? { [Names.MANAGED_BY]: Names.MANAGER, [Names.COMPONENT]: "platform" }
+      : Names.labels({ tenant_id: vpc.tenant_id, vpc_id: vpc.vpc_id })
+  })
+
+  const runConnector = (account: EdgeTunnels.EdgeAccount, tunnelId: string, scope: ReturnType<typeof scopeOf>) =>
+    Effect.gen(function*() {
+      const token = yield* provider(api.tunnelToken(account, tunnelId))
+      if (scope.namespace === platformNamespace) {
+        yield* kube.apply({
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: platformNamespace, labels: { [Names.MANAGED_BY]: Names.MANAGER } }
+        }).pipe(Effect.mapError(kubeFailure))
+      }
+      yield* Effect.forEach(
+        Manifests.connector(scope.namespace, scope.labels, token, settings),
+        (m) => Effect.mapError(kube.apply(m), kubeFailure),
+        { discard: true }
+      )
+    })
+
+  const publishThroughTunnel = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.EdgeRoute) => {
+    const scope = scopeOf(route.vpc)
+    return serialized(
+      scope.tunnelName,
+      Effect.gen(function*() {
+        const tunnel = yield* provider(findOrCreateTunnel(account, scope.tunnelName))
+        yield* provider(claimRecord(account, route.key, {
+          type: "CNAME",
+          name: route.hostname,
+          content: `${tunnel.id}.cfargotunnel.com`,
+          proxied: true
+        }))
+        const ingress = yield* provider(api.ingress(account, tunnel.id))
+        const next = [
+          ...ingress.filter((r) => r.hostname !== undefined && r.hostname !== route.hostname),
+          { hostname: route.hostname, service: route.service_url },
+          CATCH_ALL
+        ]
+        if (JSON.stringify(next) !== JSON.stringify(ingress)) yield* provider(api.putIngress(account, tunnel.id, next))
+        yield* runConnector(account, tunnel.id, scope)
+      })
+    )
+  }
+
+  const withdrawFromTunnel = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.PublishedRoute) => {
+    const scope = scopeOf(route.vpc)
+    return serialized(
+      scope.tunnelName,
+      Effect.gen(function*() {
+        yield* provider(releaseRecord(account, route.key, route.hostname))
+        const tunnel = yield* provider(api.findTunnel(account, scope.tunnelName))
+        if (tunnel === undefined) return
+        const ingress = yield* provider(api.ingress(account, tunnel.id))
+        const remaining = ingress.filter((r) => r.hostname !== undefined && r.hostname !== route.hostname)
+        if (remaining.length > 0) {
+          if (remaining.length + 1 !== ingress.length) {
+            yield* provider(api.putIngress(account, tunnel.id, [...remaining, CATCH_ALL]))
+          }
+          return
+        }
+        // The tunnel's last route: stop its connector and remove the tunnel.
+        yield* Effect.forEach(
+          [Kinds.Deployment, Kinds.Secret],
+          (kind) => Effect.mapError(kube.delete(kind, Manifests.CONNECTOR, scope.namespace), kubeFailure),
+          { discard: true }
+        )
+        yield* provider(api.cleanupConnections(account, tunnel.id))
+        yield* provider(api.deleteTunnel(account, tunnel.id))
+      })
+    )
+  }
+
+  const awaitExternalIp = (name: string) =>
+    kube.read(Kinds.OvnEip, name).pipe(
+      Effect.mapError(kubeFailure),
+      Effect.flatMap((eip) => {
+        const ip = Option.flatMapNullable(eip, (e) => e.status?.v4Ip || e.spec?.v4Ip || null)
+        return Option.match(ip, {
+          onNone: () =>
+            Effect.fail(
+              new EdgeTunnels.EdgeError({
+                reason: "unavailable",
+                detail: `Kube-OVN has not assigned ${name} an address yet`
+              })
+            ),
+          onSome: Effect.succeed
+        })
+      }),
+      Effect.retry({ schedule: Schedule.spaced(eipWait.spacingMillis), times: eipWait.attempts })
+    )
+
+  const publishUdp = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.EdgeRoute) =>
+    Effect.gen(function*() {
+      const target = /^udp:\/\/([0-9.]+):([0-9]+)$/.exec(route.service_url)
+      if (route.vpc === null || target === null) {
+        return yield* new EdgeTunnels.EdgeError({
+          reason: "rejected",
+          detail: "udp routes need a pod in a VPC (udp://<vip>:<port>)"
+        })
+      }
+      yield* Effect.forEach(
+        Manifests.udpRoute(
+          { key: route.key, tenant_id: route.vpc.tenant_id, vpc_id: route.vpc.vpc_id },
+          { vip: target[1]!, port: Number(target[2]) },
+          settings
+        ),
+        (m) => Effect.mapError(kube.apply(m), kubeFailure),
+        { discard: true }
+      )
+      const address = yield* awaitExternalIp(Names.udpRoute(route.key))
+      yield* provider(
+        claimRecord(account, route.key, { type: "A", name: route.hostname, content: address, proxied: false })
+      )
+    })
+
+  const withdrawUdp = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.PublishedRoute) =>
+    Effect.gen(function*() {
+      yield* provider(releaseRecord(account, route.key, route.hostname))
+      for (const kind of [Kinds.OvnDnatRule, Kinds.OvnEip]) {
+        yield* Effect.mapError(kube.delete(kind, Names.udpRoute(route.key)), kubeFailure)
+      }
+    })
+
+  const checkAccount = (account: EdgeTunnels.EdgeAccount) =>
+    account.api_token === "" || account.account_id === ""
+      ? Effect.fail(
+        new EdgeTunnels.EdgeError({ reason: "unauthorized", detail: "no tunnel-provider account or token" })
+      )
+      : Effect.void
+
+  return EdgeTunnels.EdgeTunnels.of({
+    backend: "cloudflare",
+    publish: (account, route) =>
+      checkAccount(account).pipe(
+        Effect.zipRight(route.protocol === "udp" ? publishUdp(account, route) : publishThroughTunnel(account, route)),
+        Effect.withSpan("CloudflareEdge.publish", { attributes: { key: route.key, hostname: route.hostname } })
+      ),
+    unpublish: (account, route) =>
+      checkAccount(account).pipe(
+        Effect.zipRight(route.protocol === "udp" ? withdrawUdp(account, route) : withdrawFromTunnel(account, route)),
+        Effect.withSpan("CloudflareEdge.unpublish", { attributes: { key: route.key } })
+      )
+  })
+})
+
+/** EdgeTunnels on the provider's API; needs an HttpClient and the cluster's KubeApi. */
+export const layer = (options: Options = {}) => Layer.effect(EdgeTunnels.EdgeTunnels, make(options))

@@ -1,0 +1,181 @@
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { CloudflareEdge, Names } from "@tenet/adapters-k8s"
+import type { Ids } from "@tenet/core"
+import { EdgeTunnels } from "@tenet/core"
+import { EdgeTunnelsContract, Fixtures } from "@tenet/core/testing"
+import { Effect, Layer } from "effect"
+import * as FakeApiServer from "./FakeApiServer.js"
+import * as FakeProvider from "./FakeProvider.js"
+import { crdsAvailable } from "./Schemas.js"
+
+const suite = crdsAvailable ? describe : describe.skip
+
+const edgeLayer = Layer.unwrapEffect(
+  Effect.map(FakeProvider.Provider, (provider) =>
+    CloudflareEdge.layer({
+      api: { baseUrl: provider.url, retries: 3, retryBase: "5 millis" },
+      externalIpWait: { attempts: 3, spacingMillis: 10 }
+    }))
+).pipe(
+  Layer.provideMerge(FakeApiServer.layer()),
+  Layer.provideMerge(FakeProvider.layer),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+const account = { account_id: FakeProvider.ACCOUNT, api_token: FakeProvider.TOKEN }
+
+/** A VPC in the fake cluster, with its namespace, for routes to live in. */
+const inVpc = Effect.gen(function*() {
+  const fake = yield* FakeApiServer.Fake
+  const { vpc } = Fixtures.network()
+  fake.put({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: Names.namespace(vpc.vpc_id), labels: {} }
+  })
+  return { tenant_id: vpc.tenant_id, vpc_id: vpc.vpc_id as Ids.VpcId }
+})
+
+const route = (
+  vpc: EdgeTunnels.EdgeRoute["vpc"],
+  key: string,
+  hostname: string,
+  protocol: EdgeTunnels.EdgeRoute["protocol"] = "http"
+): EdgeTunnels.EdgeRoute => ({
+  key,
+  hostname,
+  protocol,
+  service_url: `${protocol}://10.96.0.20:8080`,
+  vpc
+})
+
+suite("CloudflareEdge", () => {
+  EdgeTunnelsContract.run("cloudflare (provider and API server fakes)", () => edgeLayer)
+
+  it.effect("a VPC's routes share one tunnel: CNAMEs to it, ingress in order with the catch-all last, one connector", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      const cluster = yield* FakeApiServer.Fake
+      const vpc = yield* inVpc
+      // Published at once: the configuration PUTs must not overwrite each other.
+      yield* Effect.forEach(
+        Array.from({ length: 8 }, (_, i) => route(vpc, `k${i}`, `r${i}.example.com`)),
+        (r) => edge.publish(account, r),
+        { concurrency: "unbounded" }
+      )
+      const tunnels = [...provider.tunnels.values()].filter((t) => !t.deleted)
+      expect(tunnels.map((t) => t.name)).toEqual([Names.edgeTunnel(vpc.vpc_id)])
+      const ingress = tunnels[0]!.ingress
+      expect(ingress.at(-1)).toEqual({ service: "http_status:404" })
+      expect(ingress.slice(0, -1).map((r) => r.hostname).sort()).toEqual(
+        Array.from({ length: 8 }, (_, i) => `r${i}.example.com`).sort()
+      )
+      for (const record of provider.records.values()) {
+        expect(record).toMatchObject({ type: "CNAME", content: `${tunnels[0]!.id}.cfargotunnel.com`, proxied: true })
+      }
+      const connector = cluster.objects.get(`Deployment/${Names.namespace(vpc.vpc_id)}/tunnel-connector`)!
+      expect(connector.spec.template.metadata.annotations["ovn.kubernetes.io/logical_switch"]).toBe("tenet-peering")
+      const secret = cluster.objects.get(`Secret/${Names.namespace(vpc.vpc_id)}/tunnel-connector`)!
+      expect(Buffer.from(secret.data.TUNNEL_TOKEN, "base64").toString()).toBe(tunnels[0]!.token)
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.effect("withdrawing the last route stops the connector and deletes the tunnel and its records", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      const cluster = yield* FakeApiServer.Fake
+      const vpc = yield* inVpc
+      const a = route(vpc, "a", "a.example.com")
+      const b = route(vpc, "b", "b.apps.example.net", "ssh")
+      yield* edge.publish(account, a)
+      yield* edge.publish(account, b)
+      yield* edge.unpublish(account, a)
+      const tunnel = [...provider.tunnels.values()][0]!
+      expect(tunnel.ingress).toEqual([{ hostname: "b.apps.example.net", service: "ssh://10.96.0.20:8080" }, {
+        service: "http_status:404"
+      }])
+      tunnel.connections = 2
+      yield* edge.unpublish(account, b)
+      expect(tunnel.deleted).toBe(true)
+      expect([...provider.records.values()]).toEqual([])
+      expect(cluster.ofKind("Deployment")).toEqual([])
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.live("rate limits and server errors are retried; what persists is unavailable", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      provider.failNext(2, 429, 971)
+      yield* edge.publish(account, route(null, "k", "ok.example.com"))
+      provider.failNext(10, 503, 1000)
+      const error = yield* Effect.flip(edge.publish(account, route(null, "k2", "down.example.com")))
+      expect(error).toMatchObject({ reason: "unavailable" })
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.effect("the provider's errors become clear statuses", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      // A hostname someone else already points somewhere.
+      provider.addRecord({
+        zone: "zone-example",
+        type: "A",
+        name: "taken.example.com",
+        content: "192.0.2.1",
+        proxied: false,
+        comment: null
+      })
+      expect(yield* Effect.flip(edge.publish(account, route(null, "k", "taken.example.com")))).toMatchObject({
+        reason: "conflict"
+      })
+      // A wrong token.
+      expect(yield* Effect.flip(edge.publish({ ...account, api_token: "wrong" }, route(null, "k", "x.example.com"))))
+        .toMatchObject({ reason: "unauthorized" })
+      // No zone of the account holds the hostname.
+      expect(yield* Effect.flip(edge.publish(account, route(null, "k", "x.elsewhere.org")))).toMatchObject({
+        reason: "rejected"
+      })
+      // The tunnel was created meanwhile by another writer: its name is taken (1013), so it is used.
+      const vpc = yield* inVpc
+      provider.hideOnce(Names.edgeTunnel(vpc.vpc_id))
+      yield* edge.publish(account, route(vpc, "k1", "one.example.com"))
+      provider.hideOnce(Names.edgeTunnel(vpc.vpc_id))
+      yield* edge.publish(account, route(vpc, "k2", "two.example.com"))
+      expect([...provider.tunnels.values()].filter((t) => t.name === Names.edgeTunnel(vpc.vpc_id))).toHaveLength(1)
+      // A tunnel with live connections that cannot be dropped yet is retried later.
+      provider.failNext(1, 400, 1022, (r) =>
+        r.method === "DELETE" && !r.path.endsWith("/connections") && r.path.includes("cfd_tunnel"))
+      yield* edge.unpublish(account, route(vpc, "k1", "one.example.com"))
+      const busy = yield* Effect.flip(edge.unpublish(account, route(vpc, "k2", "two.example.com")))
+      expect(busy).toMatchObject({ reason: "unavailable" })
+      expect(busy.detail).toContain("active connections")
+      yield* edge.unpublish(account, route(vpc, "k2", "two.example.com"))
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.effect("udp routes get an external IP, a DNAT to the VIP and an A record", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      const cluster = yield* FakeApiServer.Fake
+      const vpc = yield* inVpc
+      const game = route(vpc, "udp1", "game.example.com", "udp")
+      yield* edge.publish(account, game)
+      const eip = cluster.objects.get(`OvnEip//${Names.udpRoute("udp1")}`)!
+      expect(cluster.objects.get(`OvnDnatRule//${Names.udpRoute("udp1")}`)!.spec).toMatchObject({
+        protocol: "udp",
+        v4Ip: "10.96.0.20",
+        internalPort: "8080",
+        externalPort: "8080",
+        vpc: Names.vpc(vpc.vpc_id)
+      })
+      expect([...provider.records.values()]).toMatchObject([
+        { type: "A", name: "game.example.com", content: eip.status.v4Ip, proxied: false }
+      ])
+      expect([...provider.tunnels.values()]).toEqual([])
+      yield* edge.unpublish(account, game)
+      expect([...provider.records.values()]).toEqual([])
+      expect(cluster.ofKind("OvnDnatRule")).toEqual([])
+    }).pipe(Effect.provide(edgeLayer)))
+})
