@@ -82,13 +82,7 @@ suite("KubeOrchestrator", () => {
   it.effect("deleting a tenant leaves nothing of it in the cluster", () =>
     Effect.gen(function*() {
       const { cluster, fake, subnet, vpc } = yield* withNetwork
-      yield* cluster.applyRegistrySecret({
-        tenant_id: vpc.tenant_id,
-        name: Fixtures.label("reg"),
-        server: "registry.example.com",
-        username: "u",
-        password: "p"
-      })
+      yield* cluster.applyRegistrySecret(Fixtures.registrySecret(vpc.tenant_id))
       yield* cluster.applyPod(Fixtures.pod(subnet, { external_access: true }))
       yield* cluster.deleteTenant(vpc.tenant_id)
       const left = [...fake.objects.values()].filter((o) =>

@@ -6,6 +6,14 @@ export const StoreKind = Config.literal("embedded", "postgres", "memory")("TENET
   Config.withDefault("embedded" as const)
 )
 
+export const OrchestratorKind = Config.literal("simulated", "kubernetes")("TENET_ORCHESTRATOR").pipe(
+  Config.withDefault("simulated" as const)
+)
+
+export const TunnelsKind = Config.literal("simulated", "edge")("TENET_TUNNELS").pipe(
+  Config.withDefault("simulated" as const)
+)
+
 export const ServerConfig = Config.all({
   host: Config.string("TENET_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("TENET_PORT").pipe(Config.withDefault(8080)),
@@ -13,6 +21,18 @@ export const ServerConfig = Config.all({
   adminUsername: Config.nonEmptyString("TENET_ADMIN_USERNAME").pipe(Config.withDefault("admin")),
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),
   store: StoreKind,
+  orchestrator: OrchestratorKind,
+  tunnels: TunnelsKind,
+  kubeOvnExternalSubnet: Config.nonEmptyString("TENET_KUBE_OVN_EXTERNAL_SUBNET").pipe(
+    Config.withDefault("ovn-vpc-external-network")
+  ),
+  kubeOvnPeeringSubnet: Config.nonEmptyString("TENET_KUBE_OVN_PEERING_SUBNET").pipe(
+    Config.withDefault("tenet-peering")
+  ),
+  namespace: Config.nonEmptyString("TENET_NAMESPACE").pipe(Config.withDefault("tenet-system")),
+  edgeApiUrl: Config.nonEmptyString("TENET_EDGE_API_URL").pipe(
+    Config.withDefault("https://api.cloudflare.com/client/v4")
+  ),
   databaseUrl: Config.option(Config.redacted("TENET_DATABASE_URL")),
   dataDir: Config.string("TENET_DATA_DIR").pipe(Config.withDefault("./.tenet")),
   serviceCidr: Config.string("TENET_SERVICE_CIDR").pipe(

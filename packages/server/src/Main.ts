@@ -2,8 +2,9 @@
  * The server as a program: configuration from the environment, the backends it names, a
  * Node HTTP listener, JSON logs, and one startup line saying where it listens and on what.
  */
-import { HttpServer } from "@effect/platform"
+import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { CloudflareEdge, KubeApi, KubeOrchestrator } from "@tenet/adapters-k8s"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { PgEmbedded, PgPlatform } from "@tenet/adapters-postgres"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
@@ -71,14 +72,32 @@ const storeLayer = (config: ServerConfig) => {
   }
 }
 
+/** The cluster and the tunnel provider: simulated in process, or a Kube-OVN cluster and the provider's API. */
+const clusterLayer = (config: ServerConfig) => {
+  if (config.orchestrator === "simulated") {
+    return Layer.merge(
+      SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
+      config.tunnels === "simulated"
+        ? SimulatedEdge.layer
+        : Layer.die(
+          new Error("TENET_TUNNELS=edge needs TENET_ORCHESTRATOR=kubernetes: tunnel connectors run in the cluster")
+        )
+    )
+  }
+  const settings = { externalSubnet: config.kubeOvnExternalSubnet, peeringSubnet: config.kubeOvnPeeringSubnet }
+  return Layer.merge(
+    KubeOrchestrator.layer({ settings }),
+    config.tunnels === "simulated"
+      ? SimulatedEdge.layer
+      : CloudflareEdge.layer({ api: { baseUrl: config.edgeApiUrl }, settings, platformNamespace: config.namespace })
+        .pipe(
+          Layer.provide(FetchHttpClient.layer)
+        )
+  ).pipe(Layer.provide(Layer.orDie(KubeApi.KubeApi.layer)))
+}
+
 /** The backends the configuration selects. */
-const backends = (config: ServerConfig) =>
-  Layer.mergeAll(
-    storeLayer(config),
-    SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
-    SimulatedEdge.layer,
-    vaultLayer(config)
-  )
+const backends = (config: ServerConfig) => Layer.mergeAll(storeLayer(config), clusterLayer(config), vaultLayer(config))
 
 const announce = (config: ServerConfig, publicUrl: string) =>
   Layer.effectDiscard(Effect.gen(function*() {

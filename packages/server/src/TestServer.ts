@@ -5,7 +5,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
-import type { OperationsLog, Store } from "@tenet/core"
+import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
 import { ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
@@ -17,6 +17,8 @@ export interface Options {
   readonly platform?: MemoryPlatform.Options
   /** Another Store and OperationsLog in place of the memory ones (e.g. PostgreSQL). */
   readonly store?: Layer.Layer<Store.Store | OperationsLog.OperationsLog>
+  /** Another cluster in place of the simulated one (e.g. Kubernetes against a test API server). */
+  readonly orchestrator?: Layer.Layer<Orchestrator.Orchestrator>
   /** How often failed applies are retried; long by default so tests decide when it happens. */
   readonly reconcileInterval?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
@@ -30,7 +32,7 @@ export { VERSION } from "./Server.js"
 
 export const layer = (options: Options = {}) => {
   const memory = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
-  const platform = options.store === undefined ? memory : Layer.merge(memory, options.store)
+  const platform = Layer.mergeAll(memory, options.store ?? Layer.empty, options.orchestrator ?? Layer.empty)
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,

@@ -18,7 +18,7 @@ import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import type { PodSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
+import type { PodSpec, RegistrySecretSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import type { SecurityPlan } from "../rules/Plan.js"
 
 let counter = 0
@@ -102,6 +102,15 @@ export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
   }
   return { vpc, subnet }
 }
+
+/** A registry credential as the cluster receives it. */
+export const registrySecret = (tenantId: TenantId): RegistrySecretSpec => ({
+  tenant_id: tenantId,
+  name: label("reg"),
+  server: "registry.example.com",
+  username: "u",
+  password: "p"
+})
 
 /** A VPC's plan with no rules: only the implied ones apply. */
 export const emptyPlan = ({ subnet, vpc }: ReturnType<typeof network>): SecurityPlan => ({

@@ -124,13 +124,7 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) 
         yield* cluster.applySubnet(subnet)
         yield* cluster.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
         yield* cluster.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
-        yield* cluster.applyRegistrySecret({
-          tenant_id: vpc.tenant_id,
-          name: Fixtures.label("reg"),
-          server: "registry.example.com",
-          username: "u",
-          password: "p"
-        })
+        yield* cluster.applyRegistrySecret(Fixtures.registrySecret(vpc.tenant_id))
         const spec = Fixtures.pod(subnet)
         const a = yield* cluster.applyPod(spec)
         const b = yield* cluster.applyPod(spec)
