@@ -7,9 +7,6 @@ import { EdgeTunnelsContract, Fixtures } from "@tenet/core/testing"
 import { Effect, Layer } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
 import * as FakeProvider from "./FakeProvider.js"
-import { crdsAvailable } from "./Schemas.js"
-
-const suite = crdsAvailable ? describe : describe.skip
 
 const edgeLayer = Layer.unwrapEffect(
   Effect.map(FakeProvider.Provider, (provider) =>
@@ -50,7 +47,7 @@ const route = (
   vpc
 })
 
-suite("CloudflareEdge", () => {
+describe("CloudflareEdge", () => {
   EdgeTunnelsContract.run("cloudflare (provider and API server fakes)", () => edgeLayer)
 
   it.effect("a VPC's routes share one tunnel: CNAMEs to it, ingress in order with the catch-all last, one connector", () =>

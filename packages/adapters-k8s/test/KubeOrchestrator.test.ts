@@ -4,11 +4,8 @@ import { Orchestrator } from "@tenet/core"
 import { Fixtures, OrchestratorContract } from "@tenet/core/testing"
 import { Effect, Option } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
-import { crdsAvailable } from "./Schemas.js"
 
-const suite = crdsAvailable ? describe : describe.skip
-
-suite("KubeOrchestrator", () => {
+describe("KubeOrchestrator", () => {
   OrchestratorContract.run("kubernetes (recording API server)", () => FakeApiServer.layer())
 
   const withNetwork = Effect.gen(function*() {

@@ -5,8 +5,6 @@ import { Fixtures } from "@tenet/core/testing"
 import { FastCheck as fc } from "effect"
 import { crdsAvailable, violations } from "./Schemas.js"
 
-const suite = crdsAvailable ? describe : describe.skip
-
 const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 
@@ -88,9 +86,10 @@ const rendered = (): fc.Arbitrary<ReadonlyArray<Manifests.Manifest>> =>
     ])
   })
 
-suite("Manifests", () => {
+describe("Manifests", () => {
   it.prop("every rendered object is valid by its kind's published schema", [rendered()], ([objects]) => {
-    for (const object of objects) {
+    // Kube-OVN kinds need the CRD bundle (see README); built-in kinds are always checked.
+    for (const object of objects.filter((o) => crdsAvailable || o.apiVersion !== "kubeovn.io/v1")) {
       expect({ kind: object.kind, problems: violations(object) }).toEqual({ kind: object.kind, problems: [] })
     }
   }, { fastCheck: { numRuns: 150 } })
@@ -114,7 +113,7 @@ suite("Manifests", () => {
     }
   )
 
-  it("a field the schema does not know is reported, not silently dropped", () => {
+  it.skipIf(!crdsAvailable)("a field the schema does not know is reported, not silently dropped", () => {
     const { subnet } = Fixtures.network()
     const object = Manifests.subnet(subnet, [])
     expect(violations({ ...object, spec: { ...(object.spec as object), cidr: subnet.cidr } })).not.toEqual([])

@@ -38,16 +38,6 @@ const loadCrds = (): ReadonlyArray<Crd> =>
 
 let validators: Map<string, (o: unknown) => ReadonlyArray<string>> | undefined
 
-/** The CRDs' kinds: their plural resource names and scope, for API discovery. */
-export const kubeOvnResources = () =>
-  crdsAvailable
-    ? loadCrds().map((c) => ({
-      kind: c.spec.names.kind,
-      name: c.spec.names.plural,
-      namespaced: c.spec.scope !== "Cluster"
-    }))
-    : []
-
 /**
  * The API server drops fields a structural schema does not know, silently; closing every
  * object schema makes such a field (a typo, a field of another version) a violation instead,

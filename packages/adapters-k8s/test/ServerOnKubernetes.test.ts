@@ -9,7 +9,6 @@ import { Names } from "@tenet/adapters-k8s"
 import { TestServer } from "@tenet/server"
 import { Effect, Layer } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
-import { crdsAvailable } from "./Schemas.js"
 
 type Json = Record<string, any>
 
@@ -27,9 +26,7 @@ const call = (method: "GET" | "POST", path: string, headers: Record<string, stri
 const cluster = FakeApiServer.layer()
 const server = Layer.merge(TestServer.layer({ orchestrator: cluster }), cluster)
 
-const suite = crdsAvailable ? describe : describe.skip
-
-suite("the API on Kubernetes", () =>
+describe("the API on Kubernetes", () =>
   layer(server, { excludeTestServices: true })((it) => {
     it.effect("a tenant's network, rules and pod become cluster objects; the pod's VIP is the Service's", () =>
       Effect.gen(function*() {
