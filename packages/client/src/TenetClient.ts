@@ -1,11 +1,28 @@
 /**
  * The typed Tenet client, derived from the shared contract: every endpoint, field and error
- * is typed and cannot drift from the server.
+ * is typed and cannot drift from the server. It carries the caller's token in the header the
+ * API wants, fills the `token` / `tenant_id` body fields the spec requires on tenant creates
+ * from the tenant session, and retries idempotent calls on network errors and 503.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Api } from "@tenet/core"
-import type { Effect } from "effect"
-import { Context, Layer } from "effect"
+import type { HttpClientError, HttpClientResponse } from "@effect/platform"
+import {
+  Admin,
+  Api,
+  Domain,
+  Errors,
+  Pod,
+  ProviderConfig,
+  RegistryCredential,
+  SecurityRule,
+  ServiceTunnel,
+  Subnet,
+  Tenant,
+  Topology,
+  Tunnel,
+  Vpc
+} from "@tenet/core"
+import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
 
 export interface Options {
   /** Where the server is, e.g. `http://127.0.0.1:8080`. */
@@ -14,6 +31,13 @@ export interface Options {
   readonly adminToken?: string
   /** Sent as `X-Auth-Token` (and `X-API-Token`, which tenant logout names) on every request. */
   readonly tenantToken?: string
+  /**
+   * The tenant the token belongs to. The `token` and `tenant_id` fields that tenant creates
+   * carry in their bodies are filled in from `tenantToken` and this when left out.
+   */
+  readonly tenantId?: string
+  /** Retries of GET, PUT and DELETE on network errors and 503; 0 turns them off. Default 3. */
+  readonly retries?: number
 }
 
 const headersOf = (options: Options): Record<string, string> => ({
@@ -23,14 +47,176 @@ const headersOf = (options: Options): Record<string, string> => ({
     : { "x-auth-token": options.tenantToken, "x-api-token": options.tenantToken })
 })
 
-/** A client for the whole API; needs an `HttpClient` (see `layer` for one on fetch). */
-export const make = (options: Options) =>
+class StillUnavailable extends Data.TaggedError("StillUnavailable")<{
+  readonly response: HttpClientResponse.HttpClientResponse
+}> {}
+
+const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+
+/** Retries a call that can safely run twice when the network failed or the server said 503. */
+const retryIdempotent = (retries: number) =>
+  HttpClient.transform<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
+    (effect, request) =>
+      retries <= 0 || !IDEMPOTENT.has(request.method) ? effect : effect.pipe(
+        Effect.filterOrFail((response) => response.status !== 503, (response) => new StillUnavailable({ response })),
+        Effect.retry({
+          schedule: Schedule.jittered(Schedule.exponential(Duration.millis(100))),
+          times: retries,
+          while: (e) => e._tag === "StillUnavailable" || (e._tag === "RequestError" && e.reason === "Transport")
+        }),
+        Effect.catchTag("StillUnavailable", (e) => Effect.succeed(e.response))
+      )
+  )
+
+/**
+ * Each endpoint's request body schema. Callers write bodies as the wire has them (the encoded
+ * side: plain strings, defaults left out); the client decodes them with the same schema the
+ * server uses, so bad input fails before it is sent, with the server's `InvalidInput`.
+ */
+export const payloads = {
+  "adminIdentity.login": Admin.AdminLogin,
+  "tenantIdentity.login": Tenant.TenantLogin,
+  "tenants.create": Tenant.TenantCreate,
+  "domains.assign": Domain.DomainCreate,
+  "providerConfig.put": ProviderConfig.ProviderConfigInput,
+  "serviceTunnels.create": ServiceTunnel.ServiceTunnelCreate,
+  "vpcs.create": Vpc.VpcCreate,
+  "subnets.create": Subnet.SubnetCreate,
+  "securityRules.create": SecurityRule.SecurityRuleCreate,
+  "securityRules.update": SecurityRule.SecurityRulePatch,
+  "securityRules.reorder": SecurityRule.ReorderRequest,
+  "securityRules.evaluate": SecurityRule.FlowQuery,
+  "pods.create": Pod.PodCreate,
+  "pods.configure": Pod.PodConfigPatch,
+  "tunnels.createForPod": Tunnel.TunnelCreate,
+  "tunnels.create": Tunnel.TunnelAutoCreate,
+  "registryCredentials.create": RegistryCredential.RegistryCredentialCreate,
+  "topology.deploy": Topology.TopologyRequest
+} as const
+
+type Payloads = typeof payloads
+type PayloadKey = keyof Payloads
+
+/** Which of the session's fields (`token`, `tenant_id`) each endpoint's body carries. */
+const sessionFields: ReadonlyMap<string, ReadonlyArray<"token" | "tenant_id">> = new Map(
+  Object.entries(payloads).map(([key, schema]) => {
+    const names = SchemaAST.getPropertySignatures(Schema.encodedSchema(schema as Schema.Schema.Any).ast).map((p) =>
+      p.name
+    )
+    return [key, (["token", "tenant_id"] as const).filter((f) => names.includes(f))] as const
+  })
+)
+
+/** A payload with the session's fields optional. */
+type SessionFields<P> = P extends object ?
+  Omit<P, "token" | "tenant_id"> & Partial<Pick<P, keyof P & ("token" | "tenant_id")>>
+  : P
+
+/** A call's result without the raw response (the contract's `withResponse` variant is not offered). */
+type Plain<A> = Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse]>
+
+type Relax<Request, Key> = Request extends { readonly payload: unknown } ? Omit<Request, "payload" | "withResponse"> & {
+    readonly payload: Key extends PayloadKey ? SessionFields<Schema.Schema.Encoded<Payloads[Key]>> : never
+  }
+  : Request extends object ? Omit<Request, "withResponse">
+  : Request
+
+type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
+  ? (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
+  : F
+
+/** The client exactly as the contract derives it. */
+const contractClient = (options: Options) =>
   HttpApiClient.make(Api.TenetApi, {
     baseUrl: options.baseUrl,
-    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(headersOf(options)))
+    transformClient: (client) =>
+      client.pipe(
+        HttpClient.mapRequest(HttpClientRequest.setHeaders(headersOf(options))),
+        retryIdempotent(options.retries ?? 3)
+      )
   })
 
-export type Client = Effect.Effect.Success<ReturnType<typeof make>>
+type Raw = Effect.Effect.Success<ReturnType<typeof contractClient>>
+
+/** The client: one object per endpoint group, one function per endpoint. */
+export type Client = {
+  readonly [G in keyof Raw]: { readonly [E in keyof Raw[G]]: Endpoint<Raw[G][E], `${G & string}.${E & string}`> }
+}
+
+/** A client for the whole API; needs an `HttpClient` (see `layer` for one on fetch). */
+export const make = (options: Options): Effect.Effect<Client, never, HttpClient.HttpClient> =>
+  Effect.map(
+    contractClient(options),
+    (raw) => withPayloads(raw as unknown as RawClient, options)
+  )
+
+/** The contract's client as plain records of calls, for wrapping. */
+type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Effect<unknown, unknown>>>
+
+const invalid = (e: ParseResult.ParseError) =>
+  new Errors.InvalidInput({ detail: ParseResult.TreeFormatter.formatErrorSync(e) })
+
+/** Each endpoint with a body: the session filled in, then the body decoded as the server would. */
+const withPayloads = (raw: RawClient, options: Options): Client => {
+  const session: Record<string, string> = {
+    ...(options.tenantToken === undefined ? {} : { token: options.tenantToken }),
+    ...(options.tenantId === undefined ? {} : { tenant_id: options.tenantId })
+  }
+  return Object.fromEntries(
+    Object.entries(raw).map(([group, endpoints]) => [
+      group,
+      Object.fromEntries(
+        Object.entries(endpoints).map(([name, call]) => {
+          const key = `${group}.${name}`
+          const schema = (payloads as Record<string, Schema.Schema<unknown, unknown>>)[key]
+          if (schema === undefined) return [name, call]
+          const fill = Object.fromEntries(
+            (sessionFields.get(key) ?? []).flatMap((f) => session[f] === undefined ? [] : [[f, session[f]]])
+          )
+          return [name, (request: { readonly payload: unknown }) => {
+            const body = typeof request.payload === "object" && request.payload !== null
+              ? { ...fill, ...request.payload }
+              : request.payload
+            return Schema.decodeUnknown(schema)(body).pipe(
+              Effect.mapError(invalid),
+              Effect.flatMap((payload) => call({ ...request, payload }))
+            )
+          }]
+        })
+      )
+    ])
+  ) as unknown as Client
+}
+
+/** Logs in as the admin and answers a client acting as the admin. */
+export const loginAdmin = (
+  options: Omit<Options, "adminToken" | "tenantToken" | "tenantId"> & {
+    readonly username: string
+    readonly password: string
+  }
+) =>
+  Effect.gen(function*() {
+    const anonymous = yield* make(options)
+    const session = yield* anonymous.adminIdentity.login({
+      payload: { username: options.username, password: options.password }
+    })
+    return yield* make({ ...options, adminToken: session.api_token })
+  })
+
+/** Logs in as a tenant and answers a client acting as it, with its session filled into bodies. */
+export const loginTenant = (
+  options: Omit<Options, "adminToken" | "tenantToken" | "tenantId"> & {
+    readonly name: string
+    readonly password: string
+  }
+) =>
+  Effect.gen(function*() {
+    const anonymous = yield* make(options)
+    const session = yield* anonymous.tenantIdentity.login({
+      payload: { name: options.name as never, password: options.password }
+    })
+    return yield* make({ ...options, tenantToken: session.api_token, tenantId: session.id })
+  })
 
 export class TenetClient extends Context.Tag("@tenet/client/TenetClient")<TenetClient, Client>() {}
 

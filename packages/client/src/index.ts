@@ -1,2 +1,5 @@
-/** @tenet/client: the typed client for Tenet's HTTP API. */
+/** @tenet/client: the typed client for Tenet's HTTP API, as Effects or as Promises. */
+export { Errors } from "@tenet/core"
+export * as PromiseClient from "./PromiseClient.js"
+export { createTenetClient } from "./PromiseClient.js"
 export * as TenetClient from "./TenetClient.js"

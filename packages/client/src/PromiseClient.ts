@@ -1,0 +1,92 @@
+/**
+ * The client for programs that do not use Effect: the same groups, endpoints and types, each
+ * call a Promise. A failed call rejects with the contract's error itself (`NotFound`,
+ * `Conflict`, `RuleValidation`, ...: `Error`s with a `_tag`), so `instanceof` and `_tag` work.
+ *
+ *   const tenet = createTenetClient({ baseUrl, tenantToken, tenantId })
+ *   const vpc = await tenet.vpcs.create({ payload: { name: "prod", enable_internet: true } })
+ */
+import { FetchHttpClient } from "@effect/platform"
+import type { Effect } from "effect"
+import { Cause, Exit, ManagedRuntime } from "effect"
+import * as TenetClient from "./TenetClient.js"
+
+type Promised<F> = F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R>
+  ? (...args: Args) => Promise<A>
+  : never
+
+export type PromiseClient =
+  & {
+    readonly [G in keyof TenetClient.Client]: {
+      readonly [E in keyof TenetClient.Client[G]]: Promised<TenetClient.Client[G][E]>
+    }
+  }
+  & {
+    /** Releases the client's resources (its HTTP connections). */
+    readonly close: () => Promise<void>
+  }
+
+const settle = <A, E>(exit: Exit.Exit<A, E>): Promise<A> =>
+  Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(Cause.squash(exit.cause))
+
+/** A Promise client: the Effect client on fetch, run for each call. */
+export const createTenetClient = (options: TenetClient.Options): PromiseClient => {
+  const runtime = ManagedRuntime.make(FetchHttpClient.layer)
+  const client = runtime.runPromise(TenetClient.make(options))
+  const groups = new Proxy({} as Record<string, unknown>, {
+    get: (_, group) =>
+      group === "close"
+        ? () => runtime.dispose()
+        : new Proxy({}, {
+          get: (_, endpoint) => (...args: Array<unknown>) =>
+            client.then((c) => {
+              const groups = c as unknown as Record<string | symbol, Record<string | symbol, unknown> | undefined>
+              const call = groups[group]?.[endpoint]
+              if (typeof call !== "function") {
+                return Promise.reject(new TypeError(`no endpoint ${String(group)}.${String(endpoint)}`))
+              }
+              return runtime.runPromiseExit(
+                (call as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
+              )
+                .then(settle)
+            })
+        })
+  })
+  return groups as unknown as PromiseClient
+}
+
+/** Logs in as a tenant and answers a Promise client acting as it. */
+export const loginTenant = async (
+  options: Omit<TenetClient.Options, "adminToken" | "tenantToken" | "tenantId"> & {
+    readonly name: string
+    readonly password: string
+  }
+): Promise<PromiseClient> => {
+  const anonymous = createTenetClient(options)
+  try {
+    const session = await anonymous.tenantIdentity.login({
+      payload: { name: options.name, password: options.password }
+    })
+    return createTenetClient({ ...options, tenantToken: session.api_token, tenantId: session.id })
+  } finally {
+    await anonymous.close()
+  }
+}
+
+/** Logs in as the admin and answers a Promise client acting as the admin. */
+export const loginAdmin = async (
+  options: Omit<TenetClient.Options, "adminToken" | "tenantToken" | "tenantId"> & {
+    readonly username: string
+    readonly password: string
+  }
+): Promise<PromiseClient> => {
+  const anonymous = createTenetClient(options)
+  try {
+    const session = await anonymous.adminIdentity.login({
+      payload: { username: options.username, password: options.password }
+    })
+    return createTenetClient({ ...options, adminToken: session.api_token })
+  } finally {
+    await anonymous.close()
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * The client contract: every endpoint of the API, called through the client against the real
+ * server in this process, over plain fetch. Which endpoints the test called is recorded, and
+ * the last test checks that none of the contract's endpoints was left out.
+ */
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { expect, layer } from "@effect/vitest"
+import { createTenetClient, Errors, TenetClient } from "@tenet/client"
+import { Api } from "@tenet/core"
+import { TestServer } from "@tenet/server"
+import { Effect } from "effect"
+
+const called = new Set<string>()
+
+/** The client, recording which endpoints it was asked to call. */
+const recorded = (client: TenetClient.Client): TenetClient.Client =>
+  Object.fromEntries(
+    Object.entries(client).map(([group, endpoints]) => [
+      group,
+      Object.fromEntries(
+        Object.entries(endpoints as Record<string, (...args: Array<any>) => any>).map(([name, call]) => [
+          name,
+          (...args: Array<any>) => {
+            called.add(`${group}.${name}`)
+            return call(...args)
+          }
+        ])
+      )
+    ])
+  ) as unknown as TenetClient.Client
+
+const baseUrl = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
+)
+
+const connect = (options: TenetClient.Options) =>
+  TenetClient.make(options).pipe(Effect.map(recorded), Effect.provide(FetchHttpClient.layer))
+
+const PASSWORD = "contract-password"
+
+layer(TestServer.layer(), { excludeTestServices: true })("the client covers the whole API", (it) => {
+  it.effect("system, identity and admin endpoints", () =>
+    Effect.gen(function*() {
+      const url = yield* baseUrl
+      const anonymous = yield* connect({ baseUrl: url })
+      expect((yield* anonymous.system.healthz()).status).toBe("ok")
+      expect((yield* anonymous.system.version()).version).toBe(TestServer.VERSION)
+      const adminSession = yield* anonymous.adminIdentity.login({
+        payload: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD }
+      })
+      const admin = yield* connect({ baseUrl: url, adminToken: adminSession.api_token })
+      const tenant = yield* admin.tenants.create({
+        payload: { name: "contract-admin", password: PASSWORD, description: "for the client contract" }
+      })
+      expect((yield* admin.tenants.list()).map((t) => t.name)).toContain("contract-admin")
+      expect((yield* admin.tenants.get({ path: { tenant_id: tenant.id } })).name).toBe("contract-admin")
+      yield* admin.domains.assign({
+        path: { tenant_id: tenant.id },
+        payload: { domain: "contract.example.com" }
+      })
+      expect((yield* admin.domains.list({ path: { tenant_id: tenant.id } })).map((d) => d.domain)).toEqual([
+        "contract.example.com"
+      ])
+      yield* admin.domains.remove({ path: { tenant_id: tenant.id, domain: "contract.example.com" as never } })
+      yield* admin.providerConfig.put({
+        payload: {
+          external_subnet_cidr: "203.0.113.0/24",
+          external_subnet_gateway: "203.0.113.1",
+          peering_subnet_cidr: "100.64.0.0/16",
+          pod_dns_nameservers: [],
+          pod_dns_ndots: null,
+          edge_account_id: "acct",
+          edge_api_token: "edge-token",
+          edge_domain: "apps.example.com"
+        }
+      })
+      expect((yield* admin.providerConfig.get()).edge_api_token_set).toBe(true)
+      const service = yield* admin.serviceTunnels.create({
+        payload: { service: "api", subdomain: "api", domain: null, target_url: null }
+      })
+      expect((yield* admin.serviceTunnels.list()).map((s) => s.id)).toContain(service.id)
+      yield* admin.serviceTunnels.delete({ path: { service_tunnel_id: service.id } })
+      expect((yield* admin.operationsLog.list({ urlParams: { limit: 10 } })).entries.length).toBeGreaterThan(0)
+      const tenantSession = yield* anonymous.tenantIdentity.login({
+        payload: { name: tenant.name, password: PASSWORD }
+      })
+      const asTenant = yield* connect({ baseUrl: url, tenantToken: tenantSession.api_token, tenantId: tenant.id })
+      const rotated = yield* asTenant.tenantIdentity.rotateToken({ path: { tenant_id: tenant.id } })
+      expect(rotated.api_token).not.toBe(tenantSession.api_token)
+      const fresh = yield* connect({ baseUrl: url, tenantToken: rotated.api_token })
+      yield* fresh.tenantIdentity.logout()
+      const rotatedAdmin = yield* admin.adminIdentity.rotateToken()
+      const admin2 = yield* connect({ baseUrl: url, adminToken: rotatedAdmin.api_token })
+      yield* admin2.tenants.delete({ path: { tenant_id: tenant.id } })
+      yield* admin2.adminIdentity.logout()
+    }))
+
+  it.effect("network, workload, tunnel, registry and topology endpoints, with the session filled into bodies", () =>
+    Effect.gen(function*() {
+      const url = yield* baseUrl
+      const admin = yield* TenetClient.loginAdmin({
+        baseUrl: url,
+        username: TestServer.ADMIN_USERNAME,
+        password: TestServer.ADMIN_PASSWORD
+      }).pipe(Effect.map(recorded), Effect.provide(FetchHttpClient.layer))
+      yield* admin.tenants.create({ payload: { name: "contract-net", password: PASSWORD, description: null } })
+      const tenant = yield* TenetClient.loginTenant({ baseUrl: url, name: "contract-net", password: PASSWORD }).pipe(
+        Effect.map(recorded),
+        Effect.provide(FetchHttpClient.layer)
+      )
+      // No token or tenant_id in these bodies: the client fills them from the session.
+      const vpc = yield* tenant.vpcs.create({ payload: { name: "prod", enable_internet: true } })
+      expect((yield* tenant.vpcs.list()).map((v) => v.id)).toEqual([vpc.id])
+      const subnet = yield* tenant.subnets.create({
+        payload: { vpc_id: vpc.id, name: "web", cidr: "10.0.0.0/24", gateway_ip: "10.0.0.1" }
+      })
+      expect((yield* tenant.subnets.list()).map((s) => s.id)).toEqual([subnet.id])
+      const created = yield* tenant.securityRules.create({
+        payload: {
+          vpc_id: vpc.id,
+          name: "https",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "443",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "vpc"
+        }
+      })
+      const rule = created.rule!
+      expect((yield* tenant.securityRules.get({ path: { rule_id: rule.id } })).name).toBe("https")
+      yield* tenant.securityRules.update({ path: { rule_id: rule.id }, payload: { description: "web" } })
+      const listed = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
+      expect(listed.rules.map((r) => r.id)).toContain(rule.id)
+      yield* tenant.securityRules.analysis({ urlParams: { vpc_id: vpc.id } })
+      yield* tenant.securityRules.reorder({ payload: { vpc_id: vpc.id, rule_ids: listed.rules.map((r) => r.id) } })
+      const verdict = yield* tenant.securityRules.evaluate({
+        payload: {
+          vpc_id: vpc.id,
+          direction: "ingress",
+          protocol: "tcp",
+          port: 443,
+          remote_ip: "198.51.100.7"
+        }
+      })
+      expect(verdict.action).toBe("allow")
+      const invalid = yield* Effect.flip(tenant.securityRules.create({
+        payload: {
+          vpc_id: vpc.id,
+          name: "bad",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "icmp",
+          ports: "80",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "vpc"
+        }
+      }))
+      expect(invalid).toBeInstanceOf(Errors.RuleValidation)
+
+      yield* tenant.registryCredentials.create({
+        path: { tenant_id: vpc.tenant_id },
+        payload: { name: "ghcr", server: "ghcr.io", username: "bot", password: "registry-secret" }
+      })
+      expect((yield* tenant.registryCredentials.list({ path: { tenant_id: vpc.tenant_id } })).map((c) => c.name))
+        .toEqual(["ghcr"])
+      const pod = yield* tenant.pods.create({
+        payload: { vpc_id: vpc.id, subnet_id: subnet.id, name: "api", container_image: "nginx:1.27" }
+      })
+      expect((yield* tenant.pods.list()).map((p) => p.id)).toEqual([pod.id])
+      yield* tenant.pods.addReplica({ path: { pod_id: pod.id } })
+      yield* tenant.pods.removeReplica({ path: { pod_id: pod.id } })
+      yield* tenant.pods.restart({ path: { pod_id: pod.id } })
+      yield* tenant.pods.configure({ path: { pod_id: pod.id }, payload: { auto_healing: true } })
+      const tunnel = yield* tenant.tunnels.createForPod({
+        path: { pod_id: pod.id },
+        payload: { tunnel_name: "web", subdomain: "web", protocol_type: "http" }
+      })
+      const derived = yield* tenant.tunnels.create({ urlParams: { pod_id: pod.id }, payload: null })
+      expect((yield* tenant.tunnels.listForPod({ path: { pod_id: pod.id } })).length).toBe(2)
+      expect((yield* tenant.tunnels.list()).map((t) => t.id).sort()).toEqual([tunnel.id, derived.id].sort())
+      yield* tenant.tunnels.delete({ path: { tunnel_id: derived.id } })
+      yield* tenant.topology.deploy({ path: { tenant_id: vpc.tenant_id }, payload: { vpcs: [], subnets: [] } })
+      yield* tenant.topology.get({ path: { tenant_id: vpc.tenant_id } })
+      yield* tenant.pods.delete({ path: { pod_id: pod.id } })
+      yield* tenant.registryCredentials.delete({ path: { tenant_id: vpc.tenant_id, name: "ghcr" as never } })
+      yield* tenant.securityRules.delete({ path: { rule_id: rule.id } })
+      yield* tenant.vpcs.delete({ path: { vpc_id: vpc.id } })
+      const missing = yield* Effect.flip(tenant.vpcs.delete({ path: { vpc_id: vpc.id } }))
+      expect(missing).toBeInstanceOf(Errors.NotFound)
+    }))
+
+  it.effect("the Promise facade has the same endpoints and rejects with the contract's errors", () =>
+    Effect.gen(function*() {
+      const url = yield* baseUrl
+      const tenet = createTenetClient({ baseUrl: url })
+      const result = yield* Effect.promise(async () => {
+        const health = await tenet.system.healthz()
+        const refused = await tenet.tenants.list().then(() => null, (e: unknown) => e)
+        await tenet.close()
+        return { health, refused }
+      })
+      expect(result.health.status).toBe("ok")
+      expect(result.refused).toBeInstanceOf(Errors.Unauthorized)
+      expect(result.refused).toMatchObject({ _tag: "Unauthorized" })
+    }))
+
+  it("every endpoint of the contract was called", () => {
+    const all = Object.values(Api.TenetApi.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.name}`)
+    )
+    expect(all.filter((e) => !called.has(e))).toEqual([])
+  })
+})
