@@ -4,22 +4,7 @@
  * ports it is given.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
-import {
-  Api,
-  Domains,
-  Identity,
-  NetworkApplier,
-  Pods,
-  ProviderConfigs,
-  RegistryCredentials,
-  SecurityRules,
-  ServiceTunnels,
-  Subnets,
-  Tenants,
-  Topologies,
-  Tunnels,
-  Vpcs
-} from "@tenet/core"
+import { Api, Identity, Platform } from "@tenet/core"
 import type { Duration } from "effect"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { createRequire } from "node:module"
@@ -46,23 +31,8 @@ import * as RequestGuard from "./RequestGuard.js"
 /** The server's version, from its package.json (one level above both src/ and dist/). */
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
-const Foundation = Layer.mergeAll(Identity.Identity.layer(), ProviderConfigs.ProviderConfigs.layer)
-const WithApplier = NetworkApplier.NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
-
 /** The use-cases, over the ports. */
-export const PlatformLive = Layer.mergeAll(
-  Tenants.Tenants.layer,
-  Domains.Domains.layer,
-  ServiceTunnels.ServiceTunnels.layer,
-  Subnets.Subnets.layer,
-  SecurityRules.SecurityRules.layer,
-  Topologies.Topologies.layer
-).pipe(
-  Layer.provideMerge(Pods.Pods.layer),
-  Layer.provideMerge(Vpcs.Vpcs.layer),
-  Layer.provideMerge(Layer.mergeAll(Tunnels.Tunnels.layer, RegistryCredentials.RegistryCredentials.layer)),
-  Layer.provideMerge(WithApplier)
-)
+export const PlatformLive = Platform.layer
 
 const HandlersLive = Layer.mergeAll(
   SystemHandlers,

@@ -1,0 +1,37 @@
+/**
+ * Every use-case of the platform, composed over the ports (Store, OperationsLog, Orchestrator,
+ * EdgeTunnels, Vault). The reference server serves these over HTTP; another control plane can
+ * provide its own ports and call them directly.
+ */
+import { Layer } from "effect"
+import { Domains } from "./Domains.js"
+import { Identity } from "./Identity.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import { Pods } from "./Pods.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import { RegistryCredentials } from "./RegistryCredentials.js"
+import { SecurityRules } from "./SecurityRules.js"
+import { ServiceTunnels } from "./ServiceTunnels.js"
+import { Subnets } from "./Subnets.js"
+import { Tenants } from "./Tenants.js"
+import { Topologies } from "./Topologies.js"
+import { Tunnels } from "./Tunnels.js"
+import { Vpcs } from "./Vpcs.js"
+
+const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer)
+const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
+
+/** The use-cases; they need the ports. */
+export const layer = Layer.mergeAll(
+  Tenants.layer,
+  Domains.layer,
+  ServiceTunnels.layer,
+  Subnets.layer,
+  SecurityRules.layer,
+  Topologies.layer
+).pipe(
+  Layer.provideMerge(Pods.layer),
+  Layer.provideMerge(Vpcs.layer),
+  Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
+  Layer.provideMerge(WithApplier)
+)
