@@ -1,0 +1,61 @@
+/**
+ * The host control plane's own cluster driver, plugged into Tenet's Orchestrator port. Here it
+ * records what Tenet asks for (a real one would drive the host's infrastructure); VIPs come
+ * from the host's own range and stay with a pod for its life, as the port requires.
+ */
+import { Net, Orchestrator } from "@tenet/core"
+import type { Ids, Plan } from "@tenet/core"
+import { Context, Effect, Layer, Option } from "effect"
+
+export interface Applied {
+  readonly vpcs: Map<string, Orchestrator.VpcSpec>
+  readonly subnets: Map<string, Orchestrator.SubnetSpec>
+  readonly plans: Map<string, Plan.SecurityPlan>
+  readonly pods: Map<string, { spec: Orchestrator.PodSpec; vip: Net.Ipv4Address }>
+}
+
+/** What the host cluster was asked to run, for the host (and its tests) to look at. */
+export class HostState extends Context.Tag("example/HostState")<HostState, Applied>() {}
+
+export const layer = (vipRange = "172.30.0.0/16") =>
+  Layer.effectContext(Effect.sync(() => {
+    const state: Applied = { vpcs: new Map(), subnets: new Map(), plans: new Map(), pods: new Map() }
+    const range = Net.cidrOf(vipRange)
+    let next = Net.networkOf(range) + 1
+    const place = (spec: Orchestrator.PodSpec) => {
+      const vip = state.pods.get(spec.pod_id)?.vip ?? (Net.formatIpv4(next++) as Net.Ipv4Address)
+      state.pods.set(spec.pod_id, { spec, vip })
+      return Effect.succeed({ vip, external_ip: null })
+    }
+    const forget = <K>(map: Map<K, unknown>, key: K) => Effect.sync(() => void map.delete(key))
+    const orchestrator = Orchestrator.Orchestrator.of({
+      backend: "host-cluster",
+      applyVpc: (spec) => Effect.sync(() => void state.vpcs.set(spec.vpc_id, spec)),
+      deleteVpc: (vpcId) => forget(state.vpcs, vpcId),
+      applySubnet: (spec) => Effect.sync(() => void state.subnets.set(spec.subnet_id, spec)),
+      deleteSubnet: (_vpcId, subnetId) => forget(state.subnets, subnetId),
+      applySecurityPlan: (plan) => Effect.sync(() => void state.plans.set(plan.vpc_id, plan)),
+      applyPod: place,
+      recreatePod: place,
+      restartPod: () => Effect.void,
+      deletePod: (podId: Ids.PodId) => forget(state.pods, podId),
+      podStatus: (podId) =>
+        Effect.sync(() =>
+          Option.map(Option.fromNullable(state.pods.get(podId)), ({ spec, vip }) => ({
+            phase: "running" as const,
+            ready_replicas: spec.replicas,
+            desired_replicas: spec.replicas,
+            vip,
+            external_ip: null,
+            last_error: null
+          }))
+        ),
+      applyRegistrySecret: () => Effect.void,
+      deleteRegistrySecret: () => Effect.void,
+      deleteTenant: (tenantId) =>
+        Effect.sync(() => {
+          for (const [id, vpc] of state.vpcs) if (vpc.tenant_id === tenantId) state.vpcs.delete(id)
+        })
+    })
+    return Context.make(HostState, state).pipe(Context.add(Orchestrator.Orchestrator, orchestrator))
+  }))
