@@ -117,6 +117,20 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
         expect(document.paths[path]?.[method], `${method} ${path}`).toBeDefined()
       }
       expect(document.paths["/tenants"]?.get?.security).toEqual([{ adminToken: [] }])
+      // Every operation says what it does; every request body comes with an example.
+      const operations = Object.values(document.paths).flatMap((ops) => Object.values(ops)) as Array<{
+        summary?: string
+        requestBody?: { content: { "application/json": { schema: { $ref?: string } } } }
+      }>
+      const schemas = (document.components as unknown as { schemas: Record<string, { examples?: Array<unknown> }> })
+        .schemas
+      for (const op of operations) {
+        expect(op.summary).toBeTruthy()
+        const body = op.requestBody?.content["application/json"].schema
+        const ref = body?.$ref
+        const schema = ref === undefined ? body : schemas[ref.split("/").pop()!]
+        if (body !== undefined) expect(JSON.stringify(schema), ref).toContain(`"examples"`)
+      }
       expect(Object.values(document.components.securitySchemes).map((s) => s.name).sort()).toEqual(
         ["X-API-Token", "X-Admin-Token", "X-Auth-Token"]
       )

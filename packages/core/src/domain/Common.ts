@@ -34,3 +34,9 @@ export const Port = intBetween(1, 65535).annotations({ identifier: "Port", descr
 /** A secret supplied by a caller: never logged, never returned. */
 export const Secret = (max: number) =>
   stringBetween(1, max).annotations({ description: "Secret; stored hashed or encrypted, never returned" })
+
+/**
+ * A request body as the OpenAPI document shows it: written as on the wire, with `{...}`
+ * placeholders where a caller puts its own ids and secrets (so it is not a decoded value).
+ */
+export const wireExample = (json: object): readonly [never] => [json as never]

@@ -1,11 +1,14 @@
 /** Custom tunnel domains an administrator assigns to a tenant. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { Timestamp } from "./Common.js"
+import { Timestamp, wireExample } from "./Common.js"
 import { DomainId, TenantId } from "./Ids.js"
 import { DomainName } from "./Net.js"
 
-export const DomainCreate = Schema.Struct({ domain: DomainName }).annotations({ identifier: "DomainCreate" })
+export const DomainCreate = Schema.Struct({ domain: DomainName }).annotations({
+  identifier: "DomainCreate",
+  examples: wireExample({ domain: "apps.acme.example" })
+})
 
 /** A domain assigned to one tenant. A domain belongs to at most one tenant at a time. */
 export class DomainRecord extends Schema.Class<DomainRecord>("DomainRecord")({

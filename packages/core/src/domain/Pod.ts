@@ -1,7 +1,7 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { intBetween, Port, stringBetween, Timestamp } from "./Common.js"
+import { intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address } from "./Net.js"
 import { TunnelCreate } from "./Tunnel.js"
@@ -72,7 +72,29 @@ export const PodCreate = Schema.Struct({
   gpu_count: Schema.optionalWith(intBetween(0, 8), { default: () => 0 }).annotations({
     description: "GPUs per replica; set at creation only (the spec: GPU access cannot change)"
   })
-}).annotations({ identifier: "PodCreate" })
+}).annotations({
+  identifier: "PodCreate",
+  examples: wireExample({
+    tenant_id: "2f9c6a1e-4b7d-4c3a-9e8f-1a2b3c4d5e6f",
+    token: "{token}",
+    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+    subnet_id: "c1a2b3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+    name: "storefront",
+    container_image: "nginx:1.27",
+    replica_count: 2,
+    service_port: 80,
+    env_vars: { "MODE": "production" },
+    use_registry_credentials: false,
+    external_access: false,
+    external_inbound: false,
+    auto_healing: false,
+    auto_scaling: false,
+    autoscale_max_replicas: 10,
+    autoscale_cpu_target_millicores: 200,
+    tunnels: [],
+    gpu_count: 0
+  })
+})
 export type PodCreate = typeof PodCreate.Type
 
 export const PodConfigPatch = Schema.Struct({
@@ -86,6 +108,7 @@ export const PodConfigPatch = Schema.Struct({
   env_vars: Schema.optional(EnvVars)
 }).annotations({
   identifier: "PodConfigPatch",
+  examples: wireExample({ auto_scaling: true, autoscale_min_replicas: 2, autoscale_max_replicas: 6 }),
   // Unknown fields are refused: gpu_count (fixed at creation) and replica_count (use
   // /replicas) among them.
   parseOptions: { onExcessProperty: "error" }

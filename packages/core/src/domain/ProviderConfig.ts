@@ -4,7 +4,7 @@
  */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { intBetween, nullable, Secret, stringBetween, Timestamp } from "./Common.js"
+import { intBetween, nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { DomainName, Ipv4Address, Ipv4Network } from "./Net.js"
 
 export const ProviderConfigInput = Schema.Struct({
@@ -21,7 +21,19 @@ export const ProviderConfigInput = Schema.Struct({
     description: "Tunnel-provider API token. Omit to keep the stored token, null to remove it. Never returned."
   }),
   edge_domain: nullable(DomainName)
-}).annotations({ identifier: "ProviderConfigInput" })
+}).annotations({
+  identifier: "ProviderConfigInput",
+  examples: wireExample({
+    external_subnet_cidr: "203.0.113.0/24",
+    external_subnet_gateway: "203.0.113.1",
+    peering_subnet_cidr: "100.64.0.0/16",
+    pod_dns_nameservers: ["10.96.0.10"],
+    pod_dns_ndots: 2,
+    edge_account_id: "{provider account id}",
+    edge_api_token: "{provider API token}",
+    edge_domain: "apps.example.com"
+  })
+})
 export type ProviderConfigInput = typeof ProviderConfigInput.Type
 
 /** The configuration as returned: the API token is never shown, only whether one is set. */

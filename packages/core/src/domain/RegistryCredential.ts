@@ -1,7 +1,7 @@
 /** Container-registry credentials a tenant's pods pull private images with. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { Secret, stringBetween, Timestamp } from "./Common.js"
+import { Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
@@ -10,7 +10,15 @@ export const RegistryCredentialCreate = Schema.Struct({
   server: stringBetween(1, 512).annotations({ description: "Registry server, e.g. registry.example.com" }),
   username: stringBetween(1, 256),
   password: Secret(4096)
-}).annotations({ identifier: "RegistryCredentialCreate" })
+}).annotations({
+  identifier: "RegistryCredentialCreate",
+  examples: wireExample({
+    name: "ghcr",
+    server: "ghcr.io",
+    username: "{registry username}",
+    password: "{registry password}"
+  })
+})
 export type RegistryCredentialCreate = typeof RegistryCredentialCreate.Type
 
 /** A credential as returned: the password is never shown. */

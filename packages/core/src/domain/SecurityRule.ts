@@ -2,7 +2,7 @@
 import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
 import * as Ports from "../rules/Ports.js"
-import { intBetween, nullable, stringBetween, Timestamp } from "./Common.js"
+import { intBetween, nullable, stringBetween, Timestamp, wireExample } from "./Common.js"
 import type { TenantId } from "./Ids.js"
 import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
@@ -55,7 +55,26 @@ export const SecurityRuleCreate = Schema.Struct({
   target_subnet_id: nullable(SubnetId),
   target_pod_ids: nullable(TargetPodIds),
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
-}).annotations({ identifier: "SecurityRuleCreate" })
+}).annotations({
+  identifier: "SecurityRuleCreate",
+  examples: wireExample({
+    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+    name: "Allow HTTPS",
+    direction: "ingress",
+    action: "allow",
+    priority: 100,
+    protocol: "tcp",
+    ports: "443",
+    remote_type: "cidr",
+    remote_cidr: "0.0.0.0/0",
+    target_type: "vpc",
+    description: null,
+    remote_vpc_id: null,
+    target_subnet_id: null,
+    target_pod_ids: null,
+    enabled: true
+  })
+})
 export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
 
 /** Any subset of the create fields except `vpc_id`; only the fields present change. */
@@ -76,6 +95,7 @@ export const SecurityRulePatch = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean)
 }).annotations({
   identifier: "SecurityRulePatch",
+  examples: wireExample({ priority: 50, enabled: false }),
   // Unknown fields (vpc_id among them: it cannot change) are refused, not silently dropped.
   parseOptions: { onExcessProperty: "error" }
 })
@@ -152,7 +172,13 @@ export const ReorderRequest = Schema.Struct({
   rule_ids: Schema.Array(SecurityRuleId).annotations({
     description: "Every rule of the VPC exactly once, in the new evaluation order"
   })
-}).annotations({ identifier: "ReorderRequest" })
+}).annotations({
+  identifier: "ReorderRequest",
+  examples: wireExample({
+    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+    rule_ids: ["5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e", "9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b"]
+  })
+})
 
 /** A flow to judge: "would this traffic be allowed, and by which rule?" */
 export const FlowQuery = Schema.Struct({
@@ -164,7 +190,16 @@ export const FlowQuery = Schema.Struct({
   remote_vpc_id: Schema.optional(VpcId),
   target_subnet_id: Schema.optional(SubnetId),
   target_pod_id: Schema.optional(PodId)
-}).annotations({ identifier: "FlowQuery" })
+}).annotations({
+  identifier: "FlowQuery",
+  examples: wireExample({
+    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+    direction: "ingress",
+    protocol: "tcp",
+    port: 443,
+    remote_ip: "198.51.100.7"
+  })
+})
 
 export const DecidedBy = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("rule"), rule_id: SecurityRuleId, name: Schema.String }),

@@ -5,7 +5,7 @@
  */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { nullable, Timestamp } from "./Common.js"
+import { nullable, Timestamp, wireExample } from "./Common.js"
 import { ServiceTunnelId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
 
@@ -40,7 +40,10 @@ export const ServiceTunnelCreate = Schema.Struct({
   domain: nullable(DomainName),
   /** Defaults to this server's own URL (`TENET_PUBLIC_URL`), i.e. the API itself. */
   target_url: nullable(ServiceUrl)
-}).annotations({ identifier: "ServiceTunnelCreate" })
+}).annotations({
+  identifier: "ServiceTunnelCreate",
+  examples: wireExample({ service: "api", subdomain: "api", domain: null, target_url: null })
+})
 export type ServiceTunnelCreate = typeof ServiceTunnelCreate.Type
 
 export class ServiceTunnel extends Schema.Class<ServiceTunnel>("ServiceTunnel")({

@@ -1,7 +1,7 @@
 /** Subnets: IPv4 blocks inside a VPC. */
 import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
-import { Timestamp } from "./Common.js"
+import { Timestamp, wireExample } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
 import * as Net from "./Net.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
@@ -17,7 +17,17 @@ export const SubnetCreate = Schema.Struct({
   gateway_ip: Ipv4Address.annotations({
     description: "A host address inside `cidr`: not its network or broadcast address"
   })
-}).annotations({ identifier: "SubnetCreate" })
+}).annotations({
+  identifier: "SubnetCreate",
+  examples: wireExample({
+    tenant_id: "2f9c6a1e-4b7d-4c3a-9e8f-1a2b3c4d5e6f",
+    token: "{token}",
+    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+    name: "web",
+    cidr: "10.0.1.0/24",
+    gateway_ip: "10.0.1.1"
+  })
+})
 export type SubnetCreate = typeof SubnetCreate.Type
 
 export class Subnet extends Schema.Class<Subnet>("Subnet")({

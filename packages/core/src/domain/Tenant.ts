@@ -1,7 +1,7 @@
 /** Tenants: the isolation boundary of every other resource. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { nullable, Secret, stringBetween, Timestamp } from "./Common.js"
+import { nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 import { Pod } from "./Pod.js"
@@ -18,7 +18,10 @@ export const TenantCreate = Schema.Struct({
   name: DnsLabel,
   description: nullable(stringBetween(0, 1024)),
   password: TenantPassword
-}).annotations({ identifier: "TenantCreate" })
+}).annotations({
+  identifier: "TenantCreate",
+  examples: wireExample({ name: "acme", description: "Acme Corp", password: "{tenant password}" })
+})
 export type TenantCreate = typeof TenantCreate.Type
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
@@ -39,7 +42,10 @@ export class TenantDetail extends Schema.Class<TenantDetail>("TenantDetail")({
 export const TenantLogin = Schema.Struct({
   name: Schema.String.pipe(Schema.maxLength(256)),
   password: Secret(1024)
-}).annotations({ identifier: "TenantLogin" })
+}).annotations({
+  identifier: "TenantLogin",
+  examples: wireExample({ name: "acme", password: "{tenant password}" })
+})
 
 /** Returned by tenant login and rotate-token: the tenant and its current API token. */
 export class TenantSession extends Schema.Class<TenantSession>("TenantSession")({

@@ -1,3 +1,4 @@
+import { wireExample } from "./Common.js"
 /** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
 import { Schema } from "effect"
 import { TenantId } from "./Ids.js"
@@ -17,7 +18,25 @@ export const TopologyRequest = Schema.Struct({
     gateway_ip: Ipv4Address
   })).pipe(Schema.maxItems(1000)),
   pods: Schema.optionalWith(Schema.Array(PodTopologyItem).pipe(Schema.maxItems(2000)), { default: () => [] })
-}).annotations({ identifier: "TopologyRequest" })
+}).annotations({
+  identifier: "TopologyRequest",
+  examples: wireExample({
+    token: "{token}",
+    vpcs: [{ name: "prod", enable_internet: true }],
+    subnets: [{ name: "web", vpc_name: "prod", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }],
+    pods: [{
+      name: "storefront",
+      vpc_name: "prod",
+      subnet_name: "web",
+      container_image: "nginx:1.27",
+      replica_count: 1,
+      service_port: 80,
+      auto_scaling: false,
+      autoscale_max_replicas: 10,
+      autoscale_cpu_target_millicores: 200
+    }]
+  })
+})
 export type TopologyRequest = typeof TopologyRequest.Type
 
 export class TopologyPod extends Schema.Class<TopologyPod>("TopologyPod")({

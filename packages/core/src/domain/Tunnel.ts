@@ -1,7 +1,7 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { nullable, Port, Timestamp } from "./Common.js"
+import { nullable, Port, Timestamp, wireExample } from "./Common.js"
 import { PodId, TenantId, TunnelId } from "./Ids.js"
 import type { VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
@@ -19,16 +19,29 @@ export const TunnelCreate = Schema.Struct({
   domain: nullable(DomainName).annotations({
     description: "A domain the admin assigned to this tenant; defaults to the provider's edge_domain"
   })
-}).annotations({ identifier: "TunnelCreate" })
+}).annotations({
+  identifier: "TunnelCreate",
+  examples: wireExample({
+    tunnel_name: "storefront",
+    subdomain: "shop",
+    protocol_type: "https",
+    service_port: 443,
+    domain: null
+  })
+})
 export type TunnelCreate = typeof TunnelCreate.Type
 
 /** Body of `POST /tunnels?pod_id=`: everything optional, derived from the pod when absent. */
-export const TunnelAutoCreate = Schema.NullOr(Schema.Struct({
-  subdomain: Schema.optional(DnsLabel),
-  protocol_type: Schema.optional(TunnelProtocol),
-  service_port: Schema.optional(Port),
-  domain: Schema.optional(Schema.NullOr(DomainName))
-})).annotations({ identifier: "TunnelAutoCreate" })
+export const TunnelAutoCreate = Schema.NullOr(
+  Schema.Struct({
+    subdomain: Schema.optional(DnsLabel),
+    protocol_type: Schema.optional(TunnelProtocol),
+    service_port: Schema.optional(Port),
+    domain: Schema.optional(Schema.NullOr(DomainName))
+  }).annotations({ examples: wireExample({ subdomain: "shop", protocol_type: "http" }) })
+).annotations({
+  identifier: "TunnelAutoCreate"
+})
 
 export const TunnelStatus = Schema.Literal("active", "pending", "error").annotations({
   identifier: "TunnelStatus",

@@ -1,7 +1,7 @@
 /** Virtual private clouds. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { Timestamp } from "./Common.js"
+import { Timestamp, wireExample } from "./Common.js"
 import { TenantId, VpcId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
@@ -12,7 +12,15 @@ export const VpcCreate = Schema.Struct({
   }),
   name: DnsLabel,
   enable_internet: Schema.Boolean
-}).annotations({ identifier: "VpcCreate" })
+}).annotations({
+  identifier: "VpcCreate",
+  examples: wireExample({
+    tenant_id: "2f9c6a1e-4b7d-4c3a-9e8f-1a2b3c4d5e6f",
+    token: "{token}",
+    name: "prod",
+    enable_internet: true
+  })
+})
 export type VpcCreate = typeof VpcCreate.Type
 
 export class Vpc extends Schema.Class<Vpc>("Vpc")({
