@@ -39,14 +39,53 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
         detail: `content type '${contentType}' is not supported; send application/json`
       })
     }
+    let parsed: unknown
     try {
-      JSON.parse(text)
+      parsed = JSON.parse(text)
     } catch (e) {
       return yield* new Errors.InvalidInput({
         detail: `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`
       })
     }
+    // PostgreSQL cannot store U+0000 in text; refusing it everywhere keeps every store alike.
+    const nul = fieldWithNul(parsed)
+    if (nul !== null) {
+      const message = "must not contain the NUL character (U+0000)"
+      return yield* request.url.startsWith("/security-rules")
+        ? new Errors.RuleValidation({ field: nul, message })
+        : new Errors.InvalidInput({ detail: `${nul}: ${message}` })
+    }
   })
+
+interface FieldPath {
+  readonly key: string
+  readonly parent: FieldPath | null
+}
+
+const dotted = (path: FieldPath | null): string => {
+  const keys: Array<string> = []
+  for (let p = path; p !== null; p = p.parent) keys.unshift(p.key)
+  return keys.length === 0 ? "body" : keys.join(".")
+}
+
+/**
+ * The first field (as a dotted path) whose name or string value holds U+0000, if any. A loop
+ * over shared path links, not recursion: a body may nest as deep as its size allows.
+ */
+const fieldWithNul = (body: unknown): string | null => {
+  const pending: Array<readonly [unknown, FieldPath | null]> = [[body, null]]
+  while (pending.length > 0) {
+    const [value, path] = pending.pop()!
+    if (typeof value === "string" && value.includes("\u0000")) return dotted(path)
+    if (typeof value === "object" && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes("\u0000")) return dotted(path)
+        pending.push([item, { key, parent: path }])
+      }
+    }
+  }
+  return null
+}
 
 type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
 

@@ -3,7 +3,7 @@ import { MemoryStore } from "@tenet/adapters-memory"
 import { Api } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, storeUnderTest, testServer } from "./Harness.js"
+import { adminLogin, newTenant, raw, storeUnderTest, testServer, workspace } from "./Harness.js"
 
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
@@ -16,6 +16,35 @@ layer(testServer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("reques
         expect(response.contentType).toContain("application/json")
         expect(response.body).toEqual({ detail: `no route for ${method} ${path}` })
       }
+    }))
+
+  it.effect("a NUL character anywhere in a body is refused before any store sees it", () =>
+    Effect.gen(function*() {
+      const { creds, headers, vpc } = yield* workspace
+      const named = yield* raw("POST", "/vpcs", {
+        headers,
+        body: { ...creds, name: "a\u0000b", enable_internet: true }
+      })
+      expect(named).toMatchObject({
+        status: 400,
+        body: { detail: "name: must not contain the NUL character (U+0000)" }
+      })
+      const rule = yield* raw("POST", "/security-rules", {
+        headers,
+        body: {
+          vpc_id: vpc.id,
+          name: "r",
+          description: "x\u0000",
+          direction: "ingress",
+          action: "allow",
+          priority: 1,
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0"
+        }
+      })
+      expect(rule).toMatchObject({ status: 422, body: { detail: { field: "description" } } })
+      const deep = yield* raw("POST", "/vpcs", { headers, body: "[".repeat(1500) + "]".repeat(1500) })
+      expect(deep.status).toBe(400)
     }))
 
   it.effect("malformed JSON is 400, a non-JSON content type 415, an oversized body 413", () =>
