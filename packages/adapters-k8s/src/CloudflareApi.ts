@@ -150,6 +150,7 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
       Effect.withSpan("CloudflareApi.call", { attributes: { method: request.method, url: request.url } })
     )
 
+  // Request bodies below are plain JSON data, so encoding them cannot fail (bodyUnsafeJson).
   const account = (a: EdgeTunnels.EdgeAccount) => `/accounts/${encodeURIComponent(a.account_id)}`
 
   return {
@@ -162,13 +163,12 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         Schema.Array(Tunnel)
       ).pipe(Effect.map((found) => found.find((t) => t.name === name))),
     createTunnel: (a: EdgeTunnels.EdgeAccount, name: string) =>
-      Effect.flatMap(
+      call(
+        a,
         HttpClientRequest.post(`${account(a)}/cfd_tunnel`).pipe(
-          HttpClientRequest.bodyJson({ name, config_src: "cloudflare" })
+          HttpClientRequest.bodyUnsafeJson({ name, config_src: "cloudflare" })
         ),
-        (request) => call(a, request, Tunnel)
-      ).pipe(
-        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
+        Tunnel
       ),
     deleteTunnel: (a: EdgeTunnels.EdgeAccount, tunnelId: string) =>
       call(a, HttpClientRequest.del(`${account(a)}/cfd_tunnel/${tunnelId}`), Schema.Unknown).pipe(Effect.asVoid),
@@ -185,15 +185,13 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
       ),
     /** Replaces the tunnel's whole ingress configuration (the API has no partial update). */
     putIngress: (a: EdgeTunnels.EdgeAccount, tunnelId: string, ingress: ReadonlyArray<IngressRule>) =>
-      Effect.flatMap(
+      call(
+        a,
         HttpClientRequest.put(`${account(a)}/cfd_tunnel/${tunnelId}/configurations`).pipe(
-          HttpClientRequest.bodyJson({ config: { ingress } })
+          HttpClientRequest.bodyUnsafeJson({ config: { ingress } })
         ),
-        (request) => call(a, request, Schema.Unknown)
-      ).pipe(
-        Effect.asVoid,
-        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
-      ),
+        Schema.Unknown
+      ).pipe(Effect.asVoid),
     findZone: (a: EdgeTunnels.EdgeAccount, name: string) =>
       call(
         a,
@@ -207,11 +205,10 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         Schema.Array(DnsRecord)
       ),
     createDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, record: NewDnsRecord) =>
-      Effect.flatMap(
-        HttpClientRequest.post(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.bodyJson(record)),
-        (request) => call(a, request, DnsRecord)
-      ).pipe(
-        Effect.catchTag("HttpBodyError", (e) => new ProviderFailure({ status: 400, codes: [], detail: String(e) }))
+      call(
+        a,
+        HttpClientRequest.post(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.bodyUnsafeJson(record)),
+        DnsRecord
       ),
     deleteDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, recordId: string) =>
       call(a, HttpClientRequest.del(`/zones/${zoneId}/dns_records/${recordId}`), Schema.Unknown).pipe(Effect.asVoid)

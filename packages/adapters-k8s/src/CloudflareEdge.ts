@@ -10,9 +10,9 @@
  * its own, a DNAT rule from it to the pod's VIP, and an A record.
  */
 import { EdgeTunnels } from "@tenet/core"
-import { Effect, Layer, Option, Schedule } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as CloudflareApi from "./CloudflareApi.js"
-import { KubeApi } from "./KubeApi.js"
+import { awaitExternalIp, KubeApi } from "./KubeApi.js"
 import type { KubeError } from "./KubeApi.js"
 import * as Manifests from "./Manifests.js"
 import { Kinds } from "./Manifests.js"
@@ -199,25 +199,6 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
     )
   }
 
-  const awaitExternalIp = (name: string) =>
-    kube.read(Kinds.OvnEip, name).pipe(
-      Effect.mapError(kubeFailure),
-      Effect.flatMap((eip) => {
-        const ip = Option.flatMapNullable(eip, (e) => e.status?.v4Ip || e.spec?.v4Ip || null)
-        return Option.match(ip, {
-          onNone: () =>
-            Effect.fail(
-              new EdgeTunnels.EdgeError({
-                reason: "unavailable",
-                detail: `Kube-OVN has not assigned ${name} an address yet`
-              })
-            ),
-          onSome: Effect.succeed
-        })
-      }),
-      Effect.retry({ schedule: Schedule.spaced(eipWait.spacingMillis), times: eipWait.attempts })
-    )
-
   const publishUdp = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.EdgeRoute) =>
     Effect.gen(function*() {
       const target = /^udp:\/\/([0-9.]+):([0-9]+)$/.exec(route.service_url)
@@ -236,7 +217,16 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
         (m) => Effect.mapError(kube.apply(m), kubeFailure),
         { discard: true }
       )
-      const address = yield* awaitExternalIp(Names.udpRoute(route.key))
+      const assigned = yield* awaitExternalIp(kube, Names.udpRoute(route.key), eipWait).pipe(
+        Effect.mapError(kubeFailure)
+      )
+      if (Option.isNone(assigned)) {
+        return yield* new EdgeTunnels.EdgeError({
+          reason: "unavailable",
+          detail: `Kube-OVN has not assigned ${Names.udpRoute(route.key)} an address yet`
+        })
+      }
+      const address = assigned.value
       yield* provider(
         claimRecord(account, route.key, { type: "A", name: route.hostname, content: address, proxied: false })
       )

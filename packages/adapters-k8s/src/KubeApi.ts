@@ -5,8 +5,10 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Net } from "@tenet/core"
+import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
 import type { Kind, Manifest } from "./Manifests.js"
+import { Kinds } from "./Manifests.js"
 import * as Names from "./Names.js"
 import type { Acl } from "./OvnAcl.js"
 
@@ -156,3 +158,30 @@ export const make = (config: KubeConfig): KubeApiShape => {
       )
   }
 }
+
+/** An address the cluster reported, when it is an IPv4 address. */
+export const ipv4 = (text: unknown): Net.Ipv4Address | null =>
+  typeof text === "string" && Option.isSome(Net.parseIpv4(text)) ? text as Net.Ipv4Address : null
+
+/** The address Kube-OVN gave an OvnEip, once it has. */
+export const externalIpOf = (eip: LiveObject): Net.Ipv4Address | null => ipv4(eip.status?.v4Ip) ?? ipv4(eip.spec?.v4Ip)
+
+export interface Wait {
+  readonly attempts: number
+  readonly spacingMillis: number
+}
+
+/**
+ * Kube-OVN assigns an external IP shortly after the OvnEip appears: reads it until it has one,
+ * a few times; none when it still has not.
+ */
+export const awaitExternalIp = (kube: KubeApiShape, name: string, wait: Wait) =>
+  kube.read(Kinds.OvnEip, name).pipe(
+    Effect.flatMap((eip) => Effect.fromNullable(Option.getOrNull(Option.flatMapNullable(eip, externalIpOf)))),
+    Effect.retry({
+      while: (e) => e._tag === "NoSuchElementException",
+      times: wait.attempts,
+      schedule: Schedule.spaced(wait.spacingMillis)
+    }),
+    Effect.optionFromOptional
+  )

@@ -5,9 +5,9 @@
  * autoscaling) removes what it needed. Deletions go by owner labels, so nothing is orphaned.
  */
 import type { Ids, Plan } from "@tenet/core"
-import { Net, Orchestrator } from "@tenet/core"
-import { Effect, Layer, Option, Schedule } from "effect"
-import { KubeApi } from "./KubeApi.js"
+import { Orchestrator } from "@tenet/core"
+import { Effect, Layer, Option } from "effect"
+import { awaitExternalIp, externalIpOf, ipv4, KubeApi } from "./KubeApi.js"
 import type { KubeError, LiveObject } from "./KubeApi.js"
 import * as Manifests from "./Manifests.js"
 import type { Kind, Manifest, Settings } from "./Manifests.js"
@@ -48,10 +48,6 @@ const orchestratorError = (operation: string) => (e: KubeError) =>
 
 const nameOf = (o: { readonly metadata?: { readonly name?: string } }) => o.metadata?.name ?? ""
 const namespaceOf = (o: { readonly metadata?: { readonly namespace?: string } }) => o.metadata?.namespace
-
-/** An address the cluster reported, when it is an IPv4 address. */
-const ipv4 = (text: unknown): Net.Ipv4Address | null =>
-  typeof text === "string" && Option.isSome(Net.parseIpv4(text)) ? text as Net.Ipv4Address : null
 
 /** A replica's addresses, as the kubelet reported them. */
 const podIps = (pod: LiveObject): ReadonlyArray<string> => {
@@ -98,31 +94,6 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   const replicaAddresses = (podId: Ids.PodId) =>
     Effect.map(kube.list(Kinds.Pod, { [Names.POD]: podId }), (pods) => pods.flatMap(podIps))
 
-  const externalIpOf = (eip: LiveObject) => ipv4(eip.status?.v4Ip) ?? ipv4(eip.spec?.v4Ip)
-
-  /** Kube-OVN assigns an external IP shortly after the OvnEip appears; wait for it, briefly. */
-  const awaitExternalIp = (podId: Ids.PodId) =>
-    kube.read(Kinds.OvnEip, Names.podEip(podId)).pipe(
-      Effect.flatMap((eip) =>
-        Option.match(Option.flatMapNullable(eip, externalIpOf), {
-          onNone: () => Effect.fail("pending" as const),
-          onSome: Effect.succeed
-        })
-      ),
-      Effect.retry({
-        while: (e) => e === "pending",
-        schedule: Schedule.spaced(eipWait.spacingMillis),
-        times: eipWait.attempts
-      }),
-      Effect.catchIf((e) => e === "pending", () =>
-        Effect.fail(
-          new Orchestrator.OrchestratorError({
-            operation: "applyPod",
-            detail: `Kube-OVN has not assigned external IP ${Names.podEip(podId)} yet`
-          })
-        ))
-    )
-
   const applyPod = (spec: Orchestrator.PodSpec) =>
     Effect.gen(function*() {
       const labels = { [Names.POD]: spec.pod_id }
@@ -137,16 +108,18 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
           detail: "the Service got no cluster IP"
         })
       }
-      const replicas = yield* replicaAddresses(spec.pod_id).pipe(Effect.mapError(orchestratorError("applyPod")))
-      yield* applySet(Manifests.pod(spec, settings, { vip, replicas }), POD_KINDS, labels).pipe(
-        Effect.mapError(orchestratorError("applyPod"))
-      )
+      const replicas = yield* replicaAddresses(spec.pod_id)
+      yield* applySet(Manifests.pod(spec, settings, { vip, replicas }), POD_KINDS, labels)
       const external = spec.external_access || spec.external_inbound !== null
       const external_ip = external
-        ? yield* awaitExternalIp(spec.pod_id).pipe(
-          Effect.mapError((e) => e._tag === "KubeError" ? orchestratorError("applyPod")(e) : e)
-        )
+        ? Option.getOrNull(yield* awaitExternalIp(kube, Names.podEip(spec.pod_id), eipWait))
         : null
+      if (external && external_ip === null) {
+        return yield* new Orchestrator.OrchestratorError({
+          operation: "applyPod",
+          detail: `Kube-OVN has not assigned external IP ${Names.podEip(spec.pod_id)} yet`
+        })
+      }
       return { vip, external_ip } satisfies Orchestrator.PodPlacement
     }).pipe(
       Effect.catchTag("KubeError", (e) => Effect.fail(orchestratorError("applyPod")(e))),

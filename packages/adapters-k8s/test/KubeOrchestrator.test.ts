@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Names } from "@tenet/adapters-k8s"
 import { Orchestrator } from "@tenet/core"
 import { Fixtures, OrchestratorContract } from "@tenet/core/testing"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
 
 describe("KubeOrchestrator", () => {
@@ -111,6 +111,5 @@ describe("KubeOrchestrator", () => {
         vpc: Names.vpc(vpc.vpc_id)
       })
       expect(live.spec.acls.length).toBeGreaterThan(0)
-      expect(Option.isSome(yield* cluster.podStatus(Fixtures.pod(subnet).pod_id))).toBe(false)
     }).pipe(Effect.provide(FakeApiServer.layer())))
 })

@@ -13,7 +13,6 @@ import { available, Ovn } from "./Ovn.js"
 import type { Port, Switch } from "./Ovn.js"
 
 const id = <B>(n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}` as B
-const tenant = id<Ids.TenantId>(0)
 const vpc = id<Ids.VpcId>(1)
 const otherVpcs = [id<Ids.VpcId>(2), id<Ids.VpcId>(3)] as const
 const deletedVpc = id<Ids.VpcId>(9)
@@ -199,7 +198,7 @@ suite("OVN differential: rendered ACLs decide flows as evaluate does", () => {
     let traced = 0
     await fc.assert(
       fc.asyncProperty(caseArb, async ([rules, flows]) => {
-        const plan = Plan.compile(rules, context, tenant)
+        const plan = Plan.compile(rules, context)
         const acls = OvnAcl.render(plan, (podId) => pods.filter((p) => p.id === podId).map((p) => p.ip))
         for (const [s, sw] of switches.entries()) await ovn.setAcls(sw, acls.get(subnets[s]!.id) ?? [])
         expect(ovn.northdProblems()).toEqual([])

@@ -7,6 +7,7 @@
  *   const vpc = await tenet.vpcs.create({ payload: { name: "prod", enable_internet: true } })
  */
 import { FetchHttpClient } from "@effect/platform"
+import type { HttpClient } from "@effect/platform"
 import type { Effect } from "effect"
 import { Cause, Exit, ManagedRuntime } from "effect"
 import * as TenetClient from "./TenetClient.js"
@@ -29,11 +30,12 @@ export type PromiseClient =
 const settle = <A, E>(exit: Exit.Exit<A, E>): Promise<A> =>
   Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(Cause.squash(exit.cause))
 
-/** A Promise client: the Effect client on fetch, run for each call. */
-export const createTenetClient = (options: TenetClient.Options): PromiseClient => {
-  const runtime = ManagedRuntime.make(FetchHttpClient.layer)
-  const client = runtime.runPromise(TenetClient.make(options))
-  const groups = new Proxy({} as Record<string, unknown>, {
+/** Each endpoint of the Effect client as a function that runs it on the runtime. */
+const promised = (
+  runtime: ManagedRuntime.ManagedRuntime<HttpClient.HttpClient, never>,
+  client: Promise<TenetClient.Client>
+): PromiseClient =>
+  new Proxy({} as Record<string, unknown>, {
     get: (_, group) =>
       group === "close"
         ? () => runtime.dispose()
@@ -51,42 +53,30 @@ export const createTenetClient = (options: TenetClient.Options): PromiseClient =
                 .then(settle)
             })
         })
-  })
-  return groups as unknown as PromiseClient
+  }) as unknown as PromiseClient
+
+/** A Promise client: the Effect client on fetch, run for each call. */
+export const createTenetClient = (options: TenetClient.Options): PromiseClient => {
+  const runtime = ManagedRuntime.make(FetchHttpClient.layer)
+  return promised(runtime, runtime.runPromise(TenetClient.make(options)))
+}
+
+/** Runs a login on a runtime of its own; the client it answers keeps that runtime. */
+const afterLogin = async (login: Effect.Effect<TenetClient.Client, unknown, HttpClient.HttpClient>) => {
+  const runtime = ManagedRuntime.make(FetchHttpClient.layer)
+  try {
+    const client = await runtime.runPromiseExit(login).then(settle)
+    return promised(runtime, Promise.resolve(client))
+  } catch (error) {
+    await runtime.dispose()
+    throw error
+  }
 }
 
 /** Logs in as a tenant and answers a Promise client acting as it. */
-export const loginTenant = async (
-  options: Omit<TenetClient.Options, "adminToken" | "tenantToken" | "tenantId"> & {
-    readonly name: string
-    readonly password: string
-  }
-): Promise<PromiseClient> => {
-  const anonymous = createTenetClient(options)
-  try {
-    const session = await anonymous.tenantIdentity.login({
-      payload: { name: options.name, password: options.password }
-    })
-    return createTenetClient({ ...options, tenantToken: session.api_token, tenantId: session.id })
-  } finally {
-    await anonymous.close()
-  }
-}
+export const loginTenant = (options: Parameters<typeof TenetClient.loginTenant>[0]): Promise<PromiseClient> =>
+  afterLogin(TenetClient.loginTenant(options))
 
 /** Logs in as the admin and answers a Promise client acting as the admin. */
-export const loginAdmin = async (
-  options: Omit<TenetClient.Options, "adminToken" | "tenantToken" | "tenantId"> & {
-    readonly username: string
-    readonly password: string
-  }
-): Promise<PromiseClient> => {
-  const anonymous = createTenetClient(options)
-  try {
-    const session = await anonymous.adminIdentity.login({
-      payload: { username: options.username, password: options.password }
-    })
-    return createTenetClient({ ...options, adminToken: session.api_token })
-  } finally {
-    await anonymous.close()
-  }
-}
+export const loginAdmin = (options: Parameters<typeof TenetClient.loginAdmin>[0]): Promise<PromiseClient> =>
+  afterLogin(TenetClient.loginAdmin(options))

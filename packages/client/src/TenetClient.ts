@@ -213,7 +213,7 @@ export const loginTenant = (
   Effect.gen(function*() {
     const anonymous = yield* make(options)
     const session = yield* anonymous.tenantIdentity.login({
-      payload: { name: options.name as never, password: options.password }
+      payload: { name: options.name, password: options.password }
     })
     return yield* make({ ...options, tenantToken: session.api_token, tenantId: session.id })
   })

@@ -62,7 +62,7 @@ describe("rule engine, 200-rule VPC", () => {
     Evaluate.evaluate(rules, context, flows[next++ % flows.length]!)
   })
   bench("compile the plan", () => {
-    Plan.compile(rules, context, id<Ids.TenantId>(0))
+    Plan.compile(rules, context)
   })
   bench("analyze", () => {
     Analysis.analyze(rules, context)

@@ -16,7 +16,6 @@ const subnets = [id<Ids.SubnetId>(11), id<Ids.SubnetId>(12), id<Ids.SubnetId>(13
 const deletedSubnet = id<Ids.SubnetId>(19)
 const pods = [id<Ids.PodId>(21), id<Ids.PodId>(22), id<Ids.PodId>(23), id<Ids.PodId>(24)]
 const deletedPod = id<Ids.PodId>(29)
-const tenant = id<Ids.TenantId>(0)
 
 const context: Engine.VpcContext = {
   vpc_id: vpc,
@@ -183,12 +182,12 @@ describe("security-rule engine", () => {
   })
 
   it.prop("the compiled plan decides every packet flow as evaluate does", [rules, ipFlow], ([rs, f]) => {
-    const plan = Plan.compile(rs, context, tenant)
+    const plan = Plan.compile(rs, context)
     expect(Plan.decide(plan, context, f)).toEqual(Evaluate.evaluate(rs, context, f))
   }, { fastCheck: { numRuns: 2000 } })
 
   it.prop("the plan holds exactly the active rules, ranked 1..n without ties, in evaluation order", [rules], ([rs]) => {
-    const plan = Plan.compile(rs, context, tenant)
+    const plan = Plan.compile(rs, context)
     expect(plan.entries.map((e) => e.rank)).toEqual(plan.entries.map((_, i) => i + 1))
     expect(plan.entries.map((e) => e.rule_id)).toEqual(Engine.enforced(rs, context).map((r) => r.id))
   })

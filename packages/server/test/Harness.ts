@@ -45,6 +45,19 @@ export const adminLogin = Effect.flatMap(client(), (c) =>
 
 export const asAdmin = Effect.flatMap(adminLogin, (session) => client({ "x-admin-token": session.api_token }))
 
+/** The provider configuration most tests need (external and peering subnets), with extra fields. */
+export const setProviderConfig = (extra: Record<string, unknown> = {}) =>
+  Effect.flatMap(adminLogin, (admin) =>
+    raw("POST", "/provider-config", {
+      headers: { "x-admin-token": admin.api_token },
+      body: {
+        external_subnet_cidr: "203.0.113.0/24",
+        external_subnet_gateway: "203.0.113.1",
+        peering_subnet_cidr: "100.64.0.0/16",
+        ...extra
+      }
+    }))
+
 /** A unique DNS-label name, so tests sharing one server never collide. */
 export const uniqueName = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`
 

@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Effect } from "effect"
-import { adminLogin, newTenant, raw, testServer, uniqueName } from "./Harness.js"
+import { adminLogin, newTenant, raw, setProviderConfig, testServer, uniqueName } from "./Harness.js"
 
 /** A tenant with raw-request helpers that carry its token in header and body. */
 const tenant = Effect.gen(function*() {
@@ -217,15 +217,7 @@ layer(testServer(), { excludeTestServices: true })("subnets", (it) => {
 
   it.effect("a block overlapping the platform's peering subnet is refused", () =>
     Effect.gen(function*() {
-      const admin = yield* adminLogin
-      yield* raw("POST", "/provider-config", {
-        headers: { "x-admin-token": admin.api_token },
-        body: {
-          external_subnet_cidr: "203.0.113.0/24",
-          external_subnet_gateway: "203.0.113.1",
-          peering_subnet_cidr: "100.64.0.0/16"
-        }
-      })
+      yield* setProviderConfig()
       const a = yield* tenant
       const vpc = (yield* a.createVpc()).body as Json
       const response = yield* a.createSubnet(vpc.id as string, "100.64.10.0/24", "100.64.10.1")

@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Net, Pods as PodsUseCase } from "@tenet/core"
 import { Effect, Fiber } from "effect"
-import { adminLogin, raw, testServer, workspace } from "./Harness.js"
+import { raw, setProviderConfig, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -13,18 +13,6 @@ const setup = Effect.gen(function*() {
   const list = Effect.map(raw("GET", "/pods", { headers }), (r) => r.body as Array<Json>)
   const patch = (id: string, body: Json) => raw("PATCH", `/pods/${id}/config`, { headers, body })
   return { ...w, pod, list, patch }
-})
-
-const withProviderConfig = Effect.gen(function*() {
-  const admin = yield* adminLogin
-  yield* raw("POST", "/provider-config", {
-    headers: { "x-admin-token": admin.api_token },
-    body: {
-      external_subnet_cidr: "203.0.113.0/24",
-      external_subnet_gateway: "203.0.113.1",
-      peering_subnet_cidr: "100.64.0.0/16"
-    }
-  })
 })
 
 layer(testServer(), { excludeTestServices: true })("pods", (it) => {
@@ -116,7 +104,7 @@ layer(testServer(), { excludeTestServices: true })("pods", (it) => {
     Effect.gen(function*() {
       const s = yield* setup
       expect((yield* s.createPod({ external_access: true, external_inbound: true })).status).toBe(409)
-      yield* withProviderConfig
+      yield* setProviderConfig()
       const pod = yield* s.pod({ external_access: true, external_inbound: true })
       const ip = Net.ipv4Of(pod.status.external_ip)
       expect(Net.contains(Net.cidrOf("203.0.113.0/24"), ip)).toBe(true)

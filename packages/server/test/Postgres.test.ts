@@ -8,7 +8,7 @@ import { SimulatedCluster } from "@tenet/adapters-memory"
 import { PgPlatform, PgTesting } from "@tenet/adapters-postgres"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { Reconciler, TestServer } from "../src/index.js"
-import { newTenant, raw, TENANT_PASSWORD } from "./Harness.js"
+import { adminLogin, newTenant, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
@@ -42,20 +42,11 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
           TestServer.layer({ store: PgPlatform.layer({ url: target.toString() }).pipe(Layer.orDie) })
         )
         const secrets = yield* Effect.gen(function*() {
-          const adminSession = yield* raw("POST", "/admin/login", {
-            body: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD }
-          })
-          const adminToken = (adminSession.body as { api_token: string }).api_token
-          yield* raw("POST", "/provider-config", {
-            headers: { "x-admin-token": adminToken },
-            body: {
-              external_subnet_cidr: "203.0.113.0/24",
-              external_subnet_gateway: "203.0.113.1",
-              peering_subnet_cidr: "100.64.0.0/16",
-              edge_account_id: "acct",
-              edge_api_token: "provider-token-in-clear?",
-              edge_domain: "apps.example.com"
-            }
+          const adminToken = (yield* adminLogin).api_token
+          yield* setProviderConfig({
+            edge_account_id: "acct",
+            edge_api_token: "provider-token-in-clear?",
+            edge_domain: "apps.example.com"
           })
           const { session, tenant } = yield* newTenant()
           const headers = { "x-auth-token": session.api_token }

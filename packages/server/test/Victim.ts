@@ -6,7 +6,7 @@
 import { OpenApi } from "@effect/platform"
 import { Api } from "@tenet/core"
 import { Effect } from "effect"
-import { asAdmin, raw, workspace } from "./Harness.js"
+import { asAdmin, raw, setProviderConfig, workspace } from "./Harness.js"
 
 export type Json = Record<string, any>
 
@@ -75,18 +75,7 @@ export const headersFor = (schemes: ReadonlyArray<string>, token: string) =>
 /** The victim: a tenant with one of everything, and the ids the matrix aims at. */
 export const victim = Effect.gen(function*() {
   const admin = yield* asAdmin
-  yield* admin.providerConfig.put({
-    payload: {
-      external_subnet_cidr: "203.0.113.0/24",
-      external_subnet_gateway: "203.0.113.1",
-      peering_subnet_cidr: "100.64.0.0/16",
-      pod_dns_nameservers: [],
-      pod_dns_ndots: null,
-      edge_account_id: "acct",
-      edge_api_token: "edge-token",
-      edge_domain: "apps.example.com"
-    } as never
-  })
+  yield* setProviderConfig({ edge_account_id: "acct", edge_api_token: "edge-token", edge_domain: "apps.example.com" })
   const w = yield* workspace
   const { creds, headers } = w
   const rule = ((yield* raw("POST", "/security-rules", {

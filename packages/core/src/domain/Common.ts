@@ -36,7 +36,9 @@ export const Secret = (max: number) =>
   stringBetween(1, max).annotations({ description: "Secret; stored hashed or encrypted, never returned" })
 
 /**
- * A request body as the OpenAPI document shows it: written as on the wire, with `{...}`
- * placeholders where a caller puts its own ids and secrets (so it is not a decoded value).
+ * A request body example for the OpenAPI document. It must be a valid, complete value of the
+ * schema (defaults included): the document generator silently drops an example its schema
+ * cannot encode, so ids are sample UUIDs and `{...}` strings mark secrets the caller supplies.
+ * Typed loosely because a schema cannot name its own type inside its own definition.
  */
 export const wireExample = (json: object): readonly [never] => [json as never]

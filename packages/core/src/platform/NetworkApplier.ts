@@ -102,14 +102,12 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const config = yield* configs.current
           const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc), vpc.tenant_id)
+          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc))
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
             name: vpc.name,
             enable_internet: vpc.enable_internet,
-            dns_nameservers: Option.match(config, { onNone: () => [], onSome: (c) => c.pod_dns_nameservers }),
-            dns_ndots: Option.match(config, { onNone: () => null, onSome: (c) => c.pod_dns_ndots }),
             uplink: Option.match(config, {
               onNone: () => null,
               onSome: (c) => ({

@@ -24,8 +24,6 @@ export interface VpcSpec {
   readonly vpc_id: VpcId
   readonly name: DnsLabel
   readonly enable_internet: boolean
-  readonly dns_nameservers: ReadonlyArray<Ipv4Address>
-  readonly dns_ndots: number | null
   /** Where the VPC reaches the outside (from the provider configuration); null until configured. */
   readonly uplink: VpcUplink | null
 }

@@ -3,7 +3,7 @@
  * entries with distinct ranks (OVN, for one, leaves equal priorities undefined). Adapters
  * render it; they never re-derive evaluation order.
  */
-import type { PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
+import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import * as Engine from "./Engine.js"
@@ -34,7 +34,6 @@ export interface AclEntry {
 }
 
 export interface SecurityPlan {
-  readonly tenant_id: TenantId
   readonly vpc_id: VpcId
   readonly entries: ReadonlyArray<AclEntry>
   /** Blocks that are always allowed both ways (core services, the subnets' gateways). */
@@ -50,12 +49,7 @@ export interface SecurityPlan {
  * present), in evaluation order, ranked 1, 2, 3, ... Remote VPCs become their subnet blocks,
  * target subnets their block; target pods stay ids for the backend to resolve.
  */
-export const compile = (
-  rules: ReadonlyArray<Engine.Rule>,
-  context: Engine.VpcContext,
-  tenantId: TenantId
-): SecurityPlan => ({
-  tenant_id: tenantId,
+export const compile = (rules: ReadonlyArray<Engine.Rule>, context: Engine.VpcContext): SecurityPlan => ({
   vpc_id: context.vpc_id,
   infrastructure: context.infrastructure.map(Net.formatCidr),
   subnets: [...context.subnets].map(([subnet_id, cidr]) => ({ subnet_id, cidr: Net.formatCidr(cidr) })),

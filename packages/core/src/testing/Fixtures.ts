@@ -87,8 +87,6 @@ export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
     vpc_id: VpcId.make(randomUuid()),
     name: label("vpc"),
     enable_internet: true,
-    dns_nameservers: ["10.96.0.10" as Ipv4Address],
-    dns_ndots: 2,
     uplink: { external_gateway: "203.0.113.1" as Ipv4Address, peering_subnet_cidr: "100.64.0.0/16" as Ipv4Network }
   }
   const subnet: SubnetSpec = {
@@ -114,7 +112,6 @@ export const registrySecret = (tenantId: TenantId): RegistrySecretSpec => ({
 
 /** A VPC's plan with no rules: only the implied ones apply. */
 export const emptyPlan = ({ subnet, vpc }: ReturnType<typeof network>): SecurityPlan => ({
-  tenant_id: vpc.tenant_id,
   vpc_id: vpc.vpc_id,
   entries: [],
   infrastructure: ["100.64.0.0/16", `${subnet.gateway_ip}/32`],
