@@ -13,7 +13,7 @@ import { EdgeTunnels } from "@tenet/core"
 import { Effect, Layer, Option } from "effect"
 import * as CloudflareApi from "./CloudflareApi.js"
 import { awaitExternalIp, KubeApi } from "./KubeApi.js"
-import type { KubeError } from "./KubeApi.js"
+import type { KubeError, Wait } from "./KubeApi.js"
 import * as Manifests from "./Manifests.js"
 import { Kinds } from "./Manifests.js"
 import * as Names from "./Names.js"
@@ -23,7 +23,7 @@ export interface Options {
   readonly settings?: Partial<Manifests.Settings>
   /** Where the platform's own connector runs. */
   readonly platformNamespace?: string
-  readonly externalIpWait?: { readonly attempts: number; readonly spacingMillis: number }
+  readonly externalIpWait?: Wait
 }
 
 const CATCH_ALL: CloudflareApi.IngressRule = { service: "http_status:404" }

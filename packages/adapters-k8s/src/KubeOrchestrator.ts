@@ -8,7 +8,7 @@ import type { Ids, Plan } from "@tenet/core"
 import { Orchestrator } from "@tenet/core"
 import { Effect, Layer, Option } from "effect"
 import { awaitExternalIp, externalIpOf, ipv4, KubeApi } from "./KubeApi.js"
-import type { KubeError, LiveObject } from "./KubeApi.js"
+import type { KubeError, LiveObject, Wait } from "./KubeApi.js"
 import * as Manifests from "./Manifests.js"
 import type { Kind, Manifest, Settings } from "./Manifests.js"
 import { Kinds } from "./Manifests.js"
@@ -18,7 +18,7 @@ import * as OvnAcl from "./OvnAcl.js"
 export interface Options {
   readonly settings?: Partial<Settings>
   /** How long an apply waits for Kube-OVN to assign an external IP before reporting failure. */
-  readonly externalIpWait?: { readonly attempts: number; readonly spacingMillis: number }
+  readonly externalIpWait?: Wait
 }
 
 /** Every kind a pod owns, in the order they are deleted. */
