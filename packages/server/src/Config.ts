@@ -45,6 +45,8 @@ export const ServerConfig = Config.all({
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
   logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  requestTimeout: Config.duration("TENET_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
+  shutdownGrace: Config.duration("TENET_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
   maxBodyBytes: Config.integer("TENET_MAX_BODY_BYTES").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(1024 * 1024)

@@ -9,9 +9,8 @@ import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } fro
 import { PgEmbedded, PgPlatform } from "@tenet/adapters-postgres"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
-import { Console, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { createServer } from "node:http"
 import { join } from "node:path"
 import { ServerConfig } from "./Config.js"
 import * as Server from "./Server.js"
@@ -108,9 +107,8 @@ const announce = (config: ServerConfig, publicUrl: string) =>
     const url = server.address._tag === "TcpAddress"
       ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.address.port}`
       : publicUrl
-    yield* Console.log(
-      `Tenet ${Server.VERSION} listening on ${url} (docs ${url}/docs) - store: ${store.backend}, ` +
-        `orchestrator: ${orchestrator.backend}, tunnels: ${edge.backend}`
+    yield* Effect.logInfo(`Tenet ${Server.VERSION} listening on ${url} (docs ${url}/docs)`).pipe(
+      Effect.annotateLogs({ store: store.backend, orchestrator: orchestrator.backend, tunnels: edge.backend })
     )
   }))
 
@@ -118,13 +116,14 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* ServerConfig
   const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
   const ports = backends(config)
+  // The backends are built first and released last: requests still draining at shutdown use them.
   return Layer.mergeAll(
     Server.layer(config),
     announce(config, publicUrl)
   ).pipe(
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),
+    Layer.provide(NodeHttpServer.layer(Server.nodeServer(config), { host: config.host, port: config.port })),
     Layer.provide(ports),
-    Layer.provide(NodeHttpServer.layer(createServer, { host: config.host, port: config.port })),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
     Layer.provide(Logger.json)
   )

@@ -25,19 +25,23 @@ export const pass = Effect.gen(function*() {
   )
 })
 
-export const layer = (interval: Duration.DurationInput) =>
-  Layer.scopedDiscard(
-    pass.pipe(
-      Effect.tap(Option.match({
-        onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
-        onSome: (converged) =>
-          converged.vpcs + converged.pods + converged.tunnels > 0
-            ? Effect.logInfo("reconciler applied", converged)
-            : Effect.void
-      })),
-      Effect.catchAll((e) => Effect.logWarning("reconciler pass failed; next pass will retry", e.detail)),
+export const layer = (interval: Duration.DurationInput) => {
+  const logged = pass.pipe(
+    Effect.tap(Option.match({
+      onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
+      onSome: (converged) =>
+        converged.vpcs + converged.pods + converged.tunnels > 0
+          ? Effect.logInfo("reconciler applied", converged)
+          : Effect.void
+    })),
+    Effect.catchAll((e) => Effect.logWarning("reconciler pass failed; next pass will retry", e.detail))
+  )
+  return Layer.scopedDiscard(
+    // Each pass's log lines share an id, as a request's do.
+    Effect.suspend(() => Effect.annotateLogs(logged, "reconcile_pass", crypto.randomUUID())).pipe(
       Effect.repeat(Schedule.spaced(interval)),
       Effect.delay(interval),
       Effect.forkScoped
     )
   )
+}

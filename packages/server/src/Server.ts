@@ -3,10 +3,10 @@
  * OpenAPI document (`/openapi.json`) and the interactive docs (`/docs`), over whichever
  * ports it is given.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Api, Identity, Platform } from "@tenet/core"
-import type { Duration } from "effect"
-import { Console, Effect, Layer, Option, Redacted } from "effect"
+import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import * as Auth from "./Auth.js"
 import {
@@ -26,6 +26,7 @@ import {
   TunnelsHandlers
 } from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
+import * as RequestContext from "./RequestContext.js"
 import * as RequestGuard from "./RequestGuard.js"
 
 /** The server's version, from its package.json (one level above both src/ and dist/). */
@@ -55,6 +56,8 @@ const HandlersLive = Layer.mergeAll(
 export interface HttpOptions {
   /** Larger request bodies are refused with 413. */
   readonly maxBodyBytes: number
+  /** On shutdown, how long requests in flight may take to finish; 10 seconds by default. */
+  readonly shutdownGrace?: Duration.DurationInput
 }
 
 export interface Options extends HttpOptions {
@@ -64,16 +67,37 @@ export interface Options extends HttpOptions {
   readonly reconcileInterval: Duration.DurationInput
 }
 
-/** The whole HTTP surface; needs the use-cases (`PlatformLive`) and an `HttpServer`. */
+/**
+ * The whole HTTP surface; needs the use-cases (`PlatformLive`) and an `HttpServer`. Requests
+ * are logged with their id; on release it first waits for the requests in flight.
+ */
 export const layerHttp = (options: HttpOptions) =>
-  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+  RequestContext.drainOnShutdown(options.shutdownGrace ?? Duration.seconds(10)).pipe(
+    Layer.provide(HttpApiBuilder.serve(RequestContext.middleware)),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(RequestGuard.layer(options)),
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),
     Layer.provide(HandlersLive),
-    Layer.provide(Auth.layer)
+    Layer.provide(Auth.layer),
+    Layer.provide(RequestContext.InFlight.layer)
   )
+
+/**
+ * A Node HTTP server that does not wait forever on slow clients: headers and the whole
+ * request must arrive within `requestTimeout` (408 otherwise), and idle keep-alive
+ * connections close after 5 seconds.
+ */
+export const nodeServer = (options: { readonly requestTimeout: Duration.DurationInput }) => () => {
+  const timeout = Duration.toMillis(options.requestTimeout)
+  return createServer({
+    requestTimeout: timeout,
+    headersTimeout: timeout,
+    keepAliveTimeout: 5_000,
+    // How often Node looks for requests past their timeout.
+    connectionsCheckingInterval: Math.min(timeout, 30_000) / 2
+  })
+}
 
 /**
  * The server over the given ports: HTTP surface, use-cases, the reconciler, and the admin
