@@ -1,7 +1,12 @@
 import { defineConfig } from "vitest/config"
 
 /** Tests that choose their own store: run once, in the plain server project. */
-const storeSpecific = ["test/Postgres.test.ts", "test/Restart.test.ts"]
+const storeSpecific = [
+  "test/Postgres.test.ts",
+  "test/Restart.test.ts",
+  "test/Connections.test.ts",
+  "test/Shutdown.test.ts"
+]
 
 export default defineConfig({
   test: {

@@ -64,6 +64,19 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detai
   static readonly Wire = wire(Conflict, 409, "Conflict", "Conflict with the current state")
 }
 
+/**
+ * 411: a body sent without `Content-Length` (chunked). The length is checked against the body
+ * limit before anything is read, so the server can refuse an oversized body with a proper 413.
+ */
+export class LengthRequired extends Schema.TaggedError<LengthRequired>()("LengthRequired", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(LengthRequired, 411, "LengthRequired", "Request body sent without Content-Length")
+}
+
 /** 413: the request body is larger than the server accepts. */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   detail: Schema.String
@@ -142,6 +155,7 @@ export type TenetError =
   | Forbidden
   | NotFound
   | Conflict
+  | LengthRequired
   | PayloadTooLarge
   | UnsupportedMediaType
   | TooManyRequests

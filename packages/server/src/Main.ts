@@ -117,10 +117,9 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
   const ports = backends(config)
   // The backends are built first and released last: requests still draining at shutdown use them.
-  return Layer.mergeAll(
-    Server.layer(config),
-    announce(config, publicUrl)
-  ).pipe(
+  return announce(config, publicUrl).pipe(
+    // Announced once the app serves requests, not merely once the socket listens.
+    Layer.provideMerge(Server.layer(config)),
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),
     Layer.provide(NodeHttpServer.layer(Server.nodeServer(config), { host: config.host, port: config.port })),
     Layer.provide(ports),

@@ -5,6 +5,7 @@
  */
 import type { HttpApp } from "@effect/platform"
 import { HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { Duration } from "effect"
 import { Context, Effect, Layer, Stream, SubscriptionRef } from "effect"
 
@@ -23,6 +24,24 @@ interface State {
   readonly inFlight: number
   readonly draining: boolean
 }
+
+/**
+ * Completes when the client's connection is gone before the response was sent. The platform
+ * writes a response and waits for Node to confirm it; after a connection reset Node never
+ * does, and the request would stay in flight forever.
+ */
+const connectionClosed = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.async<HttpServerResponse.HttpServerResponse>((resume) => {
+    const response = NodeHttpServerRequest.toServerResponse(request)
+    const onClose = () => {
+      if (!response.writableFinished) {
+        resume(Effect.succeed(HttpServerResponse.empty({ status: 499 })))
+      }
+    }
+    if (response.destroyed) onClose()
+    else response.once("close", onClose)
+    return Effect.sync(() => response.off("close", onClose))
+  })
 
 /** Requests being handled right now, and whether the server is shutting down. */
 export class InFlight
@@ -48,8 +67,12 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
       })
     )
     return yield* Effect.acquireUseRelease(
-      SubscriptionRef.update(state, (s) => ({ ...s, inFlight: s.inFlight + 1 })),
-      () => HttpMiddleware.logger(app),
+      SubscriptionRef.update(state, (s) => ({ ...s, inFlight: s.inFlight + 1 })).pipe(
+        Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }))
+      ),
+      // The platform runs all but the route handler uninterruptibly, so a client that hung up
+      // could not stop the body read or the response write; here both can be abandoned.
+      () => Effect.interruptible(Effect.raceFirst(HttpMiddleware.logger(app), connectionClosed(request))),
       () => SubscriptionRef.update(state, (s) => ({ ...s, inFlight: s.inFlight - 1 }))
     ).pipe(Effect.annotateLogs("request_id", id))
   })

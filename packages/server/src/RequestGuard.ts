@@ -23,6 +23,9 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
     if (!HttpMethod.hasBody(request.method)) return
     const tooLarge = new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
     const declared = request.headers["content-length"]
+    if (declared === undefined && request.headers["transfer-encoding"] !== undefined) {
+      return yield* new Errors.LengthRequired({ detail: "send the request body with a Content-Length header" })
+    }
     if (declared !== undefined && Number(declared) > maxBytes) return yield* tooLarge
     const text = yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),

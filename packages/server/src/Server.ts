@@ -80,7 +80,7 @@ export const layerHttp = (options: HttpOptions) =>
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),
     Layer.provide(HandlersLive),
     Layer.provide(Auth.layer),
-    Layer.provide(RequestContext.InFlight.layer)
+    Layer.provideMerge(RequestContext.InFlight.layer)
   )
 
 /**
@@ -90,13 +90,29 @@ export const layerHttp = (options: HttpOptions) =>
  */
 export const nodeServer = (options: { readonly requestTimeout: Duration.DurationInput }) => () => {
   const timeout = Duration.toMillis(options.requestTimeout)
-  return createServer({
+  const server = createServer({
     requestTimeout: timeout,
     headersTimeout: timeout,
     keepAliveTimeout: 5_000,
     // How often Node looks for requests past their timeout.
     connectionsCheckingInterval: Math.min(timeout, 30_000) / 2
   })
+  // The socket listens before the app is attached (the store may still be migrating) and after
+  // it is detached at shutdown; requests in those windows get a 503 rather than no answer.
+  server.on("request", (_request, response) => {
+    if (server.listenerCount("request") > 1) return
+    response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
+    response.end(JSON.stringify({ detail: "the server is starting or shutting down; retry shortly" }))
+  })
+  // The listener is closed only after the requests in flight were drained (or the grace period
+  // ran out): whatever connection is left would otherwise keep `close` waiting forever.
+  const close = server.close.bind(server)
+  server.close = (callback) => {
+    close(callback)
+    server.closeAllConnections()
+    return server
+  }
+  return server
 }
 
 /**

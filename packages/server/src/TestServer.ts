@@ -3,7 +3,8 @@
  * an `HttpClient` pointed at it and the platform's fault switches: for Tenet's own tests and
  * for tenants testing their automation.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
 import { ServerInfo } from "@tenet/core"
@@ -21,6 +22,8 @@ export interface Options {
   readonly orchestrator?: Layer.Layer<Orchestrator.Orchestrator>
   /** How often failed applies are retried; long by default so tests decide when it happens. */
   readonly reconcileInterval?: Duration.DurationInput
+  /** How long a client may take to send a request (408 after); 30 seconds by default. */
+  readonly requestTimeout?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
   readonly logLevel?: LogLevel.LogLevel
 }
@@ -43,7 +46,19 @@ export const layer = (options: Options = {}) => {
       Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })
     ),
     Layer.provideMerge(platform),
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(
+      // NodeHttpServer.layerTest, with the server's own timeouts.
+      HttpServer.layerTestClient.pipe(
+        Layer.provide(NodeHttpClient.layerWithoutAgent),
+        Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+        Layer.provideMerge(
+          NodeHttpServer.layer(Server.nodeServer({ requestTimeout: options.requestTimeout ?? Duration.seconds(30) }), {
+            port: 0,
+            host: "127.0.0.1"
+          })
+        )
+      )
+    ),
     Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.Warning))
   )
 }

@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import {
   InternalError,
   InvalidInput,
+  LengthRequired,
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable,
@@ -39,6 +40,7 @@ export class TenetApi extends HttpApi.make("tenet")
   // Failures any request can meet, whatever its endpoint.
   .addError(InvalidInput.Wire)
   .addError(NotFound.Wire)
+  .addError(LengthRequired.Wire)
   .addError(PayloadTooLarge.Wire)
   .addError(UnsupportedMediaType.Wire)
   .addError(InternalError.Wire)
