@@ -160,13 +160,31 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           } satisfies PodSpec
         })
 
-      /** Runs the pod as stored (recreating it when asked) and records where it is reachable. */
+      // Applies of one pod run one at a time, each with the pod as stored when it starts, so
+      // the cluster ends with the latest record even when changes race. Striped, so bounded.
+      const stripes = yield* Effect.forEach(Array.from({ length: 64 }), () => Effect.makeSemaphore(1))
+      const stripeOf = (id: PodId) => {
+        let hash = 0
+        for (let i = 0; i < id.length; i++) hash = (hash * 31 + id.charCodeAt(i)) | 0
+        return stripes[Math.abs(hash) % stripes.length]!
+      }
+
+      /** What the cluster is asked to run: the record without the outcome of applying it. */
+      const desired = (record: PodRecord) =>
+        JSON.stringify({ ...record, vip: null, external_ip: null, applied: null, apply_error: null, updated_at: null })
+
+      /**
+       * Runs the pod as stored now (recreating it when asked) and records where it is reachable.
+       * The outcome is written onto the latest record under the VPC's lock; a change saved
+       * meanwhile is not in force yet (its own apply follows).
+       */
       const converge = (record: PodRecord, mode: "apply" | "recreate") =>
         Effect.gen(function*() {
-          const spec = yield* specOf(record)
+          const current = Option.getOrElse(yield* store.pods.find(record.id).pipe(storeUnavailable), () => record)
+          const spec = yield* specOf(current)
           const outcome = yield* Effect.gen(function*() {
-            const pullSecrets = record.use_registry_credentials
-              ? yield* credentials.ensureInCluster(record.tenant_id)
+            const pullSecrets = current.use_registry_credentials
+              ? yield* credentials.ensureInCluster(current.tenant_id)
               : []
             const full = { ...spec, registry_credentials: pullSecrets }
             return yield* mode === "apply" ? orchestrator.applyPod(full) : orchestrator.recreatePod(full)
@@ -174,18 +192,22 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             Effect.map(Either.right),
             Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e)))
           )
-          const next: PodRecord = Either.isRight(outcome)
-            ? {
-              ...record,
-              vip: outcome.right.vip as Ipv4Address,
-              external_ip: outcome.right.external_ip as Ipv4Address | null,
-              applied: true,
-              apply_error: null
-            }
-            : { ...record, applied: false, apply_error: outcome.left.message }
-          yield* store.pods.update(next).pipe(storeUnavailable)
-          return next
-        })
+          return yield* store.transaction(Effect.gen(function*() {
+            yield* store.vpcs.lock(current.vpc_id)
+            const latest = Option.getOrElse(yield* store.pods.find(current.id), () => current)
+            const next: PodRecord = Either.isRight(outcome)
+              ? {
+                ...latest,
+                vip: outcome.right.vip as Ipv4Address,
+                external_ip: outcome.right.external_ip as Ipv4Address | null,
+                applied: desired(latest) === desired(current),
+                apply_error: null
+              }
+              : { ...latest, applied: false, apply_error: outcome.left.message }
+            yield* store.pods.update(next)
+            return next
+          })).pipe(storeUnavailable)
+        }).pipe(stripeOf(record.id).withPermits(1))
 
       const apply = (id: PodId) =>
         Effect.flatMap(
@@ -285,26 +307,48 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             ? Effect.fail(new Conflict({ detail: `pod ${id} is being deleted` }))
             : Effect.succeed(record))
 
+      /**
+       * Reads the pod, decides its next record and writes it with the pod's VPC held, so that
+       * concurrent changes to one pod (scaling, configuration, deletion) follow one another
+       * instead of overwriting each other.
+       */
+      const modify = <E>(
+        caller: TenantPrincipal,
+        id: PodId,
+        change: (record: PodRecord) => Effect.Effect<PodRecord, E>
+      ) =>
+        Effect.flatMap(active(caller, id), (first) =>
+          store.transaction(Effect.gen(function*() {
+            yield* store.vpcs.lock(first.vpc_id)
+            const next = yield* Effect.flatMap(active(caller, id), change)
+            yield* store.pods.update(next)
+            return next
+          })).pipe(storeUnavailable))
+
+      const rescaled = (record: PodRecord, delta: 1 | -1) =>
+        Effect.gen(function*() {
+          const id = record.id
+          if (record.auto_scaling) {
+            return yield* new Conflict({ detail: "replicas are managed by the autoscaler while auto_scaling is on" })
+          }
+          const count = record.replica_count + delta
+          if (count > MAX_REPLICAS) {
+            return yield* new Conflict({
+              detail: `pod ${id} already has ${MAX_REPLICAS} replicas, the most it may have`
+            })
+          }
+          if (count < MIN_REPLICAS) {
+            return yield* new Conflict({
+              detail: `pod ${id} already has ${MIN_REPLICAS} replica, the fewest it may have`
+            })
+          }
+          return { ...record, replica_count: count, updated_at: yield* DateTime.now }
+        })
+
       const scale = (delta: 1 | -1) =>
         Effect.fn(delta === 1 ? "Pods.addReplica" : "Pods.removeReplica")(
           function*(caller: TenantPrincipal, id: PodId) {
-            const record = yield* active(caller, id)
-            if (record.auto_scaling) {
-              return yield* new Conflict({ detail: "replicas are managed by the autoscaler while auto_scaling is on" })
-            }
-            const count = record.replica_count + delta
-            if (count > MAX_REPLICAS) {
-              return yield* new Conflict({
-                detail: `pod ${id} already has ${MAX_REPLICAS} replicas, the most it may have`
-              })
-            }
-            if (count < MIN_REPLICAS) {
-              return yield* new Conflict({
-                detail: `pod ${id} already has ${MIN_REPLICAS} replica, the fewest it may have`
-              })
-            }
-            const next = { ...record, replica_count: count, updated_at: yield* DateTime.now }
-            yield* store.pods.update(next).pipe(storeUnavailable)
+            const next = yield* modify(caller, id, (record) => rescaled(record, delta))
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )
@@ -321,48 +365,55 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       const configure = Effect.fn("Pods.configure")(
         function*(caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) {
-          const record = yield* active(caller, id)
-          const status = yield* statusOf(record)
+          const status = yield* Effect.flatMap(active(caller, id), statusOf)
           if (status.phase === "stopped") {
             return yield* new Conflict({ detail: `pod ${id} is stopped; restart it before changing its configuration` })
           }
           if (patch.auto_scaling === true && patch.auto_healing === false) {
             return yield* new InvalidInput({ detail: "auto_healing: cannot be off while auto_scaling is on" })
           }
-          const autoScaling = patch.auto_healing === false ? false : patch.auto_scaling ?? record.auto_scaling
-          const autoHealing = autoScaling ? true : patch.auto_healing ?? record.auto_healing
-          const min = patch.autoscale_min_replicas ?? record.autoscale_min_replicas
-          const max = patch.autoscale_max_replicas ?? record.autoscale_max_replicas
-          if (min > max) {
-            return yield* new InvalidInput({
-              detail: `autoscale_min_replicas: ${min} is above autoscale_max_replicas ${max}`
-            })
-          }
-          const env = patch.env_vars === undefined
-            ? { env_var_names: record.env_var_names, env_ciphertext: record.env_ciphertext }
-            : yield* encryptEnv(patch.env_vars)
-          const next: PodRecord = {
-            ...record,
-            ...env,
-            auto_scaling: autoScaling,
-            auto_healing: autoHealing,
-            autoscale_min_replicas: min,
-            autoscale_max_replicas: max,
-            autoscale_cpu_target_millicores: patch.autoscale_cpu_target_millicores ??
-              record.autoscale_cpu_target_millicores,
-            persistent: patch.persistent ?? record.persistent,
-            persistent_mount_path: patch.persistent_mount_path ?? record.persistent_mount_path,
-            replica_count: autoScaling ? Math.min(Math.max(record.replica_count, min), max) : record.replica_count,
-            updated_at: yield* DateTime.now
-          }
-          yield* store.pods.update(next).pipe(storeUnavailable)
+          const env = patch.env_vars === undefined ? undefined : yield* encryptEnv(patch.env_vars)
+          const now = yield* DateTime.now
+          const next = yield* modify(caller, id, (record) => reconfigured(record, patch, env, now))
           return yield* Effect.flatMap(converge(next, "recreate"), view)
         }
       )
 
+      const reconfigured = (
+        record: PodRecord,
+        patch: PodConfigPatch,
+        env: Pick<PodRecord, "env_var_names" | "env_ciphertext"> | undefined,
+        now: DateTime.Utc
+      ): Effect.Effect<PodRecord, InvalidInput> => {
+        const autoScaling = patch.auto_healing === false ? false : patch.auto_scaling ?? record.auto_scaling
+        const autoHealing = autoScaling ? true : patch.auto_healing ?? record.auto_healing
+        const min = patch.autoscale_min_replicas ?? record.autoscale_min_replicas
+        const max = patch.autoscale_max_replicas ?? record.autoscale_max_replicas
+        if (min > max) {
+          return Effect.fail(
+            new InvalidInput({ detail: `autoscale_min_replicas: ${min} is above autoscale_max_replicas ${max}` })
+          )
+        }
+        return Effect.succeed({
+          ...record,
+          ...(env ?? {}),
+          auto_scaling: autoScaling,
+          auto_healing: autoHealing,
+          autoscale_min_replicas: min,
+          autoscale_max_replicas: max,
+          autoscale_cpu_target_millicores: patch.autoscale_cpu_target_millicores ??
+            record.autoscale_cpu_target_millicores,
+          persistent: patch.persistent ?? record.persistent,
+          persistent_mount_path: patch.persistent_mount_path ?? record.persistent_mount_path,
+          replica_count: autoScaling ? Math.min(Math.max(record.replica_count, min), max) : record.replica_count,
+          updated_at: now
+        })
+      }
+
       const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
         const record = yield* active(caller, id)
-        yield* store.pods.update({ ...record, lifecycle: "deleting" }).pipe(storeUnavailable)
+        // Marked under the VPC's lock: of concurrent deletes one proceeds, the others are 409.
+        yield* modify(caller, id, (current) => Effect.succeed({ ...current, lifecycle: "deleting" as const }))
         yield* orchestrator.deletePod(id).pipe(
           Effect.tapError(() => store.pods.update(record).pipe(Effect.ignore)),
           Effect.mapError((e) =>

@@ -110,9 +110,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const view = (rule: SecurityRuleRecord, context: Engine.VpcContext) =>
         toSecurityRule(rule, Engine.statusOf(toEngineRule(rule), context))
 
-      const listOf = (vpc: VpcRecord) =>
+      /** The VPC's rules (as read now, or as given) in evaluation order, with their statuses. */
+      const listOf = (vpc: VpcRecord, given?: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
-          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
           const current = yield* store.vpcs.find(vpc.id).pipe(storeUnavailable, Effect.map(Option.getOrElse(() => vpc)))
           const context = yield* applier.context(current)
           const byId = new Map(rules.map((r) => [r.id, r]))
@@ -166,22 +167,28 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const update = Effect.fn("SecurityRules.update")(
         function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch) {
-          const current = yield* ownedRule(caller, id)
-          const vpc = yield* vpcs.owned(caller, current.vpc_id)
+          const first = yield* ownedRule(caller, id)
+          const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
-          const next = yield* Either.match(Validate.applyPatch(current, patch), {
-            onLeft: (e) => Effect.fail(invalid(e)),
-            onRight: Effect.succeed
-          })
-          yield* Either.match(Validate.validate(next, references(context)), {
-            onLeft: (e) => Effect.fail(invalid(e)),
-            onRight: () => Effect.void
-          })
-          const saved = { ...next, updated_at: yield* DateTime.now }
-          const updated = yield* store.transaction(
-            Effect.zipRight(store.vpcs.lock(vpc.id), store.securityRules.update(saved))
-          ).pipe(storeUnavailable)
-          if (!updated) return yield* new NotFound({ detail: `security rule ${id} not found` })
+          const now = yield* DateTime.now
+          // The patch is applied to the rule as it stands under the VPC's lock: a reorder or
+          // another patch that committed meanwhile is kept, not overwritten.
+          const saved = yield* store.transaction(Effect.gen(function*() {
+            yield* store.vpcs.lock(vpc.id)
+            const current = yield* store.securityRules.find(id)
+            if (Option.isNone(current)) return yield* new NotFound({ detail: `security rule ${id} not found` })
+            const next = yield* Either.match(Validate.applyPatch(current.value, patch), {
+              onLeft: (e) => Effect.fail(invalid(e)),
+              onRight: Effect.succeed
+            })
+            yield* Either.match(Validate.validate(next, references(context)), {
+              onLeft: (e) => Effect.fail(invalid(e)),
+              onRight: () => Effect.void
+            })
+            const saved = { ...next, updated_at: now }
+            yield* store.securityRules.update(saved)
+            return saved
+          })).pipe(storeUnavailable)
           return yield* mutation(vpc, saved)
         }
       )
@@ -198,7 +205,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>) {
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
-          yield* store.transaction(Effect.gen(function*() {
+          const reordered = yield* store.transaction(Effect.gen(function*() {
             yield* store.vpcs.lock(vpc.id)
             const rules = yield* store.securityRules.listByVpc(vpc.id)
             const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
@@ -215,14 +222,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
                     })
                 )
             })
-            yield* Effect.forEach(
-              rules,
-              (r) => store.securityRules.update({ ...r, priority: priorities.get(r.id)!, updated_at: now }),
-              { discard: true }
-            )
+            const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
+            yield* Effect.forEach(next, store.securityRules.update, { discard: true })
+            return next
           })).pipe(storeUnavailable)
           yield* applier.apply(vpc.id)
-          return yield* listOf(vpc)
+          // The order this reorder committed, whatever changed since.
+          return yield* listOf(vpc, reordered)
         }
       )
 
