@@ -1,0 +1,80 @@
+/**
+ * `pnpm bench`: every package's micro-benchmarks (vitest bench), then the soak; prints the
+ * results and writes them, with the machine they ran on, to BENCHMARKS.md at the root.
+ *
+ * TENET_SOAK_SECONDS sets the soak's length (default 120).
+ */
+import { execFileSync } from "node:child_process"
+import { readFileSync, writeFileSync } from "node:fs"
+import { cpus, totalmem } from "node:os"
+import { fileURLToPath } from "node:url"
+import { runSoak, toMarkdown } from "./Soak.js"
+
+const root = fileURLToPath(new URL("../../../", import.meta.url))
+
+interface VitestBench {
+  readonly name: string
+  readonly hz: number
+  readonly mean: number
+  readonly p99: number
+  readonly sampleCount: number
+}
+
+interface VitestReport {
+  readonly files: ReadonlyArray<{
+    readonly filepath: string
+    readonly groups: ReadonlyArray<{ readonly fullName: string; readonly benchmarks: ReadonlyArray<VitestBench> }>
+  }>
+}
+
+const microBenchmarks = () => {
+  const output = `${root}build/bench.json`
+  execFileSync("pnpm", ["exec", "vitest", "bench", "--run", `--outputJson=${output}`], {
+    cwd: root,
+    stdio: "inherit"
+  })
+  const report = JSON.parse(readFileSync(output, "utf8")) as VitestReport
+  const rows = report.files.flatMap((file) =>
+    file.groups.flatMap((group) =>
+      group.benchmarks.map((b) =>
+        `| ${group.fullName.split(" > ").slice(1).join(" > ") || group.fullName} | ${b.name} | ` +
+        `${Math.round(b.hz).toLocaleString("en-US")} | ${(b.mean * 1000).toFixed(1)} | ${(b.p99 * 1000).toFixed(1)} |`
+      )
+    )
+  )
+  return [
+    "| group | benchmark | ops/s | mean (us) | p99 (us) |",
+    "|---|---|---:|---:|---:|",
+    ...rows
+  ].join("\n")
+}
+
+const machine = () =>
+  `${cpus().length} x ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+  `Node ${process.version}, ${process.platform}/${process.arch}`
+
+const micro = microBenchmarks()
+const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 120), tenants: 8 })
+const soakText = toMarkdown(soak)
+console.log(`\n${soakText}\n`)
+
+writeFileSync(
+  `${root}BENCHMARKS.md`,
+  [
+    "# Benchmarks",
+    "",
+    `Written by \`pnpm bench\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.`,
+    "Figures are from one run on that machine; compare runs on one machine, not across machines.",
+    "",
+    "## Micro-benchmarks",
+    "",
+    micro,
+    "",
+    "## Soak",
+    "",
+    soakText,
+    ""
+  ].join("\n")
+)
+console.log("wrote BENCHMARKS.md")
+if (soak.errors > 0) process.exitCode = 1
