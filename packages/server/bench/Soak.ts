@@ -39,6 +39,7 @@ const heapMb = () => {
   return process.memoryUsage().heapUsed / 2 ** 20
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, read field by field
 type Json = Record<string, any>
 
 export const runSoak = async (options: { readonly seconds: number; readonly tenants: number }): Promise<SoakReport> => {
