@@ -21,6 +21,7 @@ export default defineConfig({
           name: "server-on-embedded",
           env: { TENET_TEST_STORE: "embedded" },
           exclude: storeSpecific,
+          benchmark: { include: [] },
           testTimeout: 60_000,
           hookTimeout: 60_000
         }
@@ -29,7 +30,12 @@ export default defineConfig({
       ...(process.env.TENET_TEST_DATABASE_URL === undefined ? [] : [{
         extends: "./packages/server/vitest.config.ts",
         root: "./packages/server",
-        test: { name: "server-on-postgres", env: { TENET_TEST_STORE: "postgres" }, exclude: storeSpecific }
+        test: {
+          name: "server-on-postgres",
+          env: { TENET_TEST_STORE: "postgres" },
+          exclude: storeSpecific,
+          benchmark: { include: [] }
+        }
       }])
     ]
   }
