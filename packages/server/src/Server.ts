@@ -121,8 +121,8 @@ export const nodeServer = (options: { readonly requestTimeout: Duration.Duration
  */
 export const layer = (options: Options) =>
   Layer.mergeAll(
-    layerHttp(options),
-    bootstrapAdmin(options.adminUsername, options.adminPassword),
+    // The admin exists before the first request is served.
+    layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options.adminUsername, options.adminPassword))),
     Reconciler.layer(options.reconcileInterval)
   ).pipe(Layer.provideMerge(PlatformLive))
 

@@ -3,6 +3,7 @@
  * SIGTERM a request already in flight is answered, and the process exits 0 once it is.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { onTestFinished } from "vitest"
 import { spawn } from "node:child_process"
 import { connect, createServer } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -49,6 +50,10 @@ describe("graceful shutdown", () => {
     server.stdout.on("data", (chunk) => (output += chunk))
     server.stderr.on("data", (chunk) => (output += chunk))
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)))
+    // A failed run must not leave the server behind.
+    onTestFinished(() => {
+      if (server.exitCode === null) server.kill("SIGKILL")
+    })
     await until(() => output.includes("listening on"), "the server to listen")
 
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
