@@ -5,7 +5,8 @@ const storeSpecific = [
   "test/Postgres.test.ts",
   "test/Restart.test.ts",
   "test/Connections.test.ts",
-  "test/Shutdown.test.ts"
+  "test/Shutdown.test.ts",
+  "test/PgOutage.test.ts"
 ]
 
 export default defineConfig({
