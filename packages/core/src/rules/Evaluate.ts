@@ -65,10 +65,122 @@ export const isInfrastructure = (flow: Flow, context: VpcContext): boolean =>
 export const fallback = (flow: Flow): Verdict =>
   flow.direction === "egress" ? implied("implied-allow-egress", "allow") : implied("implied-deny-ingress", "deny")
 
-export const evaluate = (rules: ReadonlyArray<Rule>, context: VpcContext, flow: Flow): Verdict => {
-  if (isInfrastructure(flow, context)) return implied("implied-allow-infrastructure", "allow")
-  const decisive = enforced(rules, context).find((rule) => matches(rule, flow, context))
-  return decisive === undefined
-    ? fallback(flow)
-    : { action: decisive.action, decided_by: { kind: "rule", rule_id: decisive.id } }
+/** A VPC's rules compiled for deciding many flows: build once per change, then `decide`. */
+export interface Matcher {
+  readonly decide: (flow: Flow) => Verdict
 }
+
+/** A rule reduced to integer and set tests, with its verdict built once. */
+interface CompiledRule {
+  readonly verdict: Verdict
+  /** Port ranges as [from, to, from, to, ...]; null for every port. */
+  readonly ports: ReadonlyArray<number> | null
+  /** For a remote address: the rule's block, as network and mask (a VPC remote: its blocks). */
+  readonly networks: ReadonlyArray<number>
+  readonly masks: ReadonlyArray<number>
+  /** For a remote VPC (a flow naming a VPC): the VPCs this rule's remote covers. */
+  readonly vpcs: ReadonlySet<string>
+  /** The local subnet the rule targets, the pods it targets, or neither (the whole VPC). */
+  readonly subnet: string | undefined
+  readonly pods: ReadonlySet<string> | undefined
+}
+
+const maskOf = (prefix: number) => (prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0)
+
+const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
+  const blocks = rule.remote.kind === "cidr" ? [rule.remote.cidr] : context.vpcs.get(rule.remote.vpc_id) ?? []
+  const cidr = rule.remote.kind === "cidr" ? rule.remote.cidr : undefined
+  const vpcs = cidr === undefined
+    ? new Set<string>([rule.remote.kind === "vpc" ? rule.remote.vpc_id : ""])
+    : new Set<string>(
+      [...context.vpcs].filter(([, bs]) =>
+        bs.length > 0 && bs.every((b) => b.prefix >= cidr.prefix && Net.contains(cidr, Net.networkOf(b)))
+      ).map(([id]) => id)
+    )
+  return {
+    verdict: { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } },
+    ports: rule.ports === null ? null : rule.ports.flatMap((r) => [r.from, r.to]),
+    networks: blocks.map(Net.networkOf),
+    masks: blocks.map((b) => maskOf(b.prefix)),
+    vpcs,
+    subnet: rule.target.kind === "subnet" ? rule.target.subnet_id : undefined,
+    pods: rule.target.kind === "pods" ? new Set(rule.target.pod_ids) : undefined
+  }
+}
+
+const PROTOCOLS = ["tcp", "udp", "icmp"] as const
+
+const IMPLIED_INFRASTRUCTURE = implied("implied-allow-infrastructure", "allow")
+const IMPLIED_EGRESS = implied("implied-allow-egress", "allow")
+const IMPLIED_INGRESS = implied("implied-deny-ingress", "deny")
+
+/**
+ * Compiles the enforced rules, in evaluation order, into one list per direction and protocol,
+ * each rule reduced to masks, flat port ranges and sets; deciding a flow is then a scan of
+ * its list with integer comparisons and no allocation.
+ */
+export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matcher => {
+  const ordered = enforced(rules, context)
+  const lists = new Map<string, Array<CompiledRule>>()
+  for (const direction of ["ingress", "egress"] as const) {
+    for (const protocol of PROTOCOLS) {
+      lists.set(
+        direction + protocol,
+        ordered.filter((r) => r.direction === direction && (r.protocol === "all" || r.protocol === protocol))
+          .map((r) => compileRule(r, context))
+      )
+    }
+  }
+  const infraNetworks = context.infrastructure.map(Net.networkOf)
+  const infraMasks = context.infrastructure.map((c) => maskOf(c.prefix))
+
+  const decide = (flow: Flow): Verdict => {
+    const remote = flow.remote
+    const ip = remote.kind === "ip" ? remote.ip : -1
+    if (ip >= 0) {
+      for (let i = 0; i < infraNetworks.length; i++) {
+        if (((ip & infraMasks[i]!) >>> 0) === infraNetworks[i]) return IMPLIED_INFRASTRUCTURE
+      }
+    }
+    const podId = flow.local.pod_id
+    const subnet = podId !== undefined ? context.pods.get(podId) : flow.local.subnet_id
+    const port = flow.port
+    const list = lists.get(flow.direction + flow.protocol)!
+    for (let i = 0; i < list.length; i++) {
+      const rule = list[i]!
+      const ports = rule.ports
+      if (ports !== null) {
+        if (port === null) continue
+        let hit = false
+        for (let k = 0; k < ports.length; k += 2) {
+          if (port >= ports[k]! && port <= ports[k + 1]!) {
+            hit = true
+            break
+          }
+        }
+        if (!hit) continue
+      }
+      if (ip >= 0) {
+        let hit = false
+        for (let k = 0; k < rule.networks.length; k++) {
+          if (((ip & rule.masks[k]!) >>> 0) === rule.networks[k]) {
+            hit = true
+            break
+          }
+        }
+        if (!hit) continue
+      } else if (!rule.vpcs.has((remote as { readonly vpc_id: string }).vpc_id)) {
+        continue
+      }
+      if (rule.subnet !== undefined && subnet !== rule.subnet) continue
+      if (rule.pods !== undefined && (podId === undefined || !rule.pods.has(podId))) continue
+      return rule.verdict
+    }
+    return flow.direction === "egress" ? IMPLIED_EGRESS : IMPLIED_INGRESS
+  }
+  return { decide }
+}
+
+/** One flow's verdict; for many flows over the same rules, `compile` once and `decide`. */
+export const evaluate = (rules: ReadonlyArray<Rule>, context: VpcContext, flow: Flow): Verdict =>
+  compile(rules, context).decide(flow)
