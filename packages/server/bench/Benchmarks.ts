@@ -1,13 +1,17 @@
 /**
- * `pnpm bench`: every package's micro-benchmarks (vitest bench), then the soak; prints the
- * results and writes them, with the machine they ran on, to BENCHMARKS.md at the root.
+ * `pnpm bench`: every package's micro-benchmarks (vitest bench), HTTP load against the server
+ * and a bare node:http ceiling, scale, then the soak; prints the results and writes them, with
+ * the machine they ran on, to BENCHMARKS.md at the root. Loopback only; about 8 minutes.
  *
- * TENET_SOAK_SECONDS sets the soak's length (default 120).
+ * TENET_LOAD_SECONDS (default 5 per run), TENET_SCALE_TENANTS (default 2,000) and
+ * TENET_SOAK_SECONDS (default 120) shorten or lengthen the parts.
  */
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
+import * as Load from "./Load.js"
+import * as Scale from "./Scale.js"
 import { runSoak, toMarkdown } from "./Soak.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -53,7 +57,23 @@ const machine = () =>
   `${cpus().length} x ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
   `Node ${process.version}, ${process.platform}/${process.arch}`
 
+/** Decisions per second, from the benchmarks that decide 1,000 flows per iteration. */
+const decisions = (report: string) =>
+  report.split("\n").filter((line) => line.includes("decide 1000 flows")).map((line) => {
+    const cells = line.split("|").map((c) => c.trim())
+    const perSecond = Number(cells[3]!.replaceAll(",", "")) * 1000
+    return `- ${cells[2]!.replace("decide 1000 flows, ", "")}: ${
+      Math.round(perSecond).toLocaleString("en-US")
+    } decisions/s`
+  }).join("\n")
+
 const micro = microBenchmarks()
+const load = await Load.runLoad({ connections: [8, 64], seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) })
+const loadText = Load.toMarkdown(load)
+console.log(`\n${loadText}\n`)
+const scale = await Scale.runScale({ tenants: Number(process.env.TENET_SCALE_TENANTS ?? 2_000) })
+const scaleText = Scale.toMarkdown(scale)
+console.log(`\n${scaleText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 120), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
@@ -65,6 +85,18 @@ writeFileSync(
     "",
     `Written by \`pnpm bench\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.`,
     "Figures are from one run on that machine; compare runs on one machine, not across machines.",
+    "",
+    "## Rule engine (200-rule VPC, random flows)",
+    "",
+    decisions(micro),
+    "",
+    "## HTTP load (autocannon, keep-alive; the server in its own process)",
+    "",
+    loadText,
+    "",
+    "## Scale (memory store)",
+    "",
+    scaleText,
     "",
     "## Micro-benchmarks",
     "",

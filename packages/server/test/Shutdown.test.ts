@@ -3,10 +3,10 @@
  * SIGTERM a request already in flight is answered, and the process exits 0 once it is.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { onTestFinished } from "vitest"
 import { spawn } from "node:child_process"
 import { connect, createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { onTestFinished } from "vitest"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 

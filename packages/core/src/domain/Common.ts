@@ -42,3 +42,9 @@ export const Secret = (max: number) =>
  * Typed loosely because a schema cannot name its own type inside its own definition.
  */
 export const wireExample = (json: object): readonly [never] => [json as never]
+
+/**
+ * For views built from stored records, which were validated when written: constructing a
+ * Schema class validates every field again, and on list endpoints that was most of the cost.
+ */
+export const TRUSTED = { disableValidation: true } as const

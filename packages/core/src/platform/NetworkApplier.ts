@@ -5,6 +5,7 @@
  * calls `apply` again for every VPC whose last apply failed.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { TRUSTED } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -46,7 +47,7 @@ export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => ({
 
 export const toSecurityRule = (r: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
   const { seq: _seq, tenant_id: _tenant, ...fields } = r
-  return SecurityRule.make({ ...fields, status })
+  return SecurityRule.make({ ...fields, status }, TRUSTED)
 }
 
 export interface NetworkApplierShape {

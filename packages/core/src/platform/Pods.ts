@@ -5,6 +5,7 @@
  * status is read from the cluster each time it is shown.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
@@ -119,7 +120,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             vip: _v,
             ...fields
           } = record
-          return Pod.make({ ...fields, status })
+          return Pod.make({ ...fields, status }, TRUSTED)
         })
 
       const specOf = (record: PodRecord) =>

@@ -4,6 +4,7 @@
  * in force (`applied`) or why not yet (`apply_error`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { TRUSTED } from "../domain/Common.js"
 import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
@@ -123,7 +124,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             implied: IMPLIED_RULES,
             applied: current.applied,
             apply_error: current.apply_error
-          })
+          }, TRUSTED)
         })
 
       /** Applies the VPC and reports the rule as it now stands. */

@@ -1,0 +1,266 @@
+/**
+ * HTTP load against the server as operators run it (`tenet-server` in a child process, so the
+ * load generator does not share its event loop), on the memory and embedded stores, and the
+ * same load against a bare `node:http` server answering the same bytes: the ceiling Tenet's
+ * throughput is reported against. Load comes from autocannon over keep-alive connections.
+ */
+import autocannon from "autocannon"
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer as createHttpServer } from "node:http"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+export interface LoadRow {
+  readonly target: string
+  readonly endpoint: string
+  readonly connections: number
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  /** Tenet's throughput over the bare server's on the same bytes; null for the ceiling itself. */
+  readonly ofCeiling: number | null
+}
+
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const PASSWORD = "load-admin-password"
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers
+
+const call = async (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return { text, json: (text === "" ? {} : JSON.parse(text)) as Json }
+}
+
+/** Starts `tenet-server` on the given store and waits until it answers. */
+const startTenet = async (store: "memory" | "embedded") => {
+  const port = await freePort()
+  const dataDir = mkdtempSync(join(tmpdir(), "tenet-load-"))
+  const child = spawn(process.execPath, ["--import", "tsx", bin], {
+    env: {
+      ...process.env,
+      TENET_STORE: store,
+      TENET_PORT: String(port),
+      TENET_DATA_DIR: dataDir,
+      TENET_ADMIN_PASSWORD: PASSWORD,
+      TENET_LOG_LEVEL: "warn"
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  for (let i = 0; i < 600; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    port,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.on("exit", resolve))
+      child.kill("SIGTERM")
+      await exited
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A tenant with 100 VPCs, 100 pods, a VPC of 200 rules, and 100 VPCs to POST rules into. */
+const seed = async (port: number) => {
+  const admin = (await call(port, "POST", "/admin/login", {}, { username: "admin", password: PASSWORD })).json
+  const adminHeaders = { "x-admin-token": admin.api_token }
+  await call(port, "POST", "/tenants", adminHeaders, { name: "load", password: "load-password" })
+  const session = (await call(port, "POST", "/tenants/login", {}, { name: "load", password: "load-password" })).json
+  const headers = { "x-auth-token": session.api_token as string }
+  const creds = { token: session.api_token, tenant_id: session.id }
+  const vpcs: Array<Json> = []
+  for (let i = 0; i < 100; i++) {
+    vpcs.push((await call(port, "POST", "/vpcs", headers, { ...creds, name: `v${i}`, enable_internet: false })).json)
+  }
+  const subnet = (await call(port, "POST", "/subnets", headers, {
+    ...creds,
+    vpc_id: vpcs[0]!.id,
+    name: "apps",
+    cidr: "10.0.0.0/16",
+    gateway_ip: "10.0.0.1"
+  })).json
+  for (let i = 0; i < 100; i++) {
+    await call(port, "POST", "/pods", headers, {
+      ...creds,
+      vpc_id: vpcs[0]!.id,
+      subnet_id: subnet.id,
+      name: `p${i}`,
+      container_image: "nginx:1.27"
+    })
+  }
+  // 199 rules besides the one every VPC starts with.
+  for (let i = 0; i < 199; i++) {
+    await call(port, "POST", "/security-rules", headers, rule(vpcs[0]!.id, i))
+  }
+  return { headers, ruleVpc: vpcs[0]!.id as string, postVpcs: vpcs.slice(1).map((v) => v.id as string) }
+}
+
+const rule = (vpcId: string, i: number) => ({
+  vpc_id: vpcId,
+  name: `r${i}`,
+  direction: i % 2 === 0 ? "ingress" : "egress",
+  action: i % 3 === 0 ? "deny" : "allow",
+  priority: 1 + (i % 2000),
+  protocol: "tcp",
+  ports: String(1 + (i % 60000)),
+  remote_type: "cidr",
+  remote_cidr: `10.${i % 256}.0.0/16`
+})
+
+interface Endpoint {
+  readonly name: string
+  readonly method: "GET" | "POST"
+  readonly path: string
+  /** For POSTs: the body of the n-th request. */
+  readonly body?: (n: number) => string
+}
+
+const endpoints = (seeded: Awaited<ReturnType<typeof seed>>): ReadonlyArray<Endpoint> => [
+  { name: "GET /security-rules?vpc_id= (200 rules)", method: "GET", path: `/security-rules?vpc_id=${seeded.ruleVpc}` },
+  { name: "GET /vpcs (100 VPCs)", method: "GET", path: "/vpcs" },
+  { name: "GET /pods (100 pods)", method: "GET", path: "/pods" },
+  {
+    name: "POST /security-rules",
+    method: "POST",
+    path: "/security-rules",
+    // Spread over 99 VPCs, so the 200-rule limit is far away.
+    body: (n) => JSON.stringify(rule(seeded.postVpcs[n % seeded.postVpcs.length]!, 1000 + n))
+  }
+]
+
+const load = (
+  port: number,
+  endpoint: Endpoint,
+  headers: Record<string, string>,
+  connections: number,
+  seconds: number
+) =>
+  new Promise<{ rps: number; p50: number; p99: number; errors: number }>((resolve, reject) => {
+    let n = 0
+    autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections,
+      duration: seconds,
+      requests: [{
+        method: endpoint.method,
+        path: endpoint.path,
+        headers: { ...headers, "content-type": "application/json" },
+        ...(endpoint.body === undefined ? {} : {
+          setupRequest: (request) => ({ ...request, body: endpoint.body!(n++) })
+        })
+      }]
+    }, (error, result) => {
+      if (error) return reject(error)
+      resolve({
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.errors + result.timeouts + result.non2xx
+      })
+    })
+  })
+
+/** A bare node:http server answering each path with the bytes Tenet answered it with. */
+const startCeiling = async (answers: ReadonlyMap<string, string>) => {
+  const server = createHttpServer((request, response) => {
+    const key = `${request.method} ${request.url}`
+    request.resume()
+    request.on("end", () => {
+      const body = answers.get(key) ?? "{}"
+      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      response.end(body)
+    })
+  })
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      resolve(typeof address === "object" && address !== null ? address.port : 0)
+    })
+  )
+  return { port, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
+
+export const runLoad = async (options: {
+  readonly connections: ReadonlyArray<number>
+  readonly seconds: number
+}): Promise<ReadonlyArray<LoadRow>> => {
+  const rows: Array<LoadRow> = []
+  const ceilings = new Map<string, number>()
+  for (const store of ["memory", "embedded"] as const) {
+    const tenet = await startTenet(store)
+    try {
+      const seeded = await seed(tenet.port)
+      const targets = endpoints(seeded)
+      if (store === "memory") {
+        // The ceiling answers with exactly the bytes Tenet answers with.
+        const answers = new Map<string, string>()
+        for (const e of targets) {
+          const answer = await call(tenet.port, e.method, e.path, seeded.headers, e.body && JSON.parse(e.body(10_000)))
+          answers.set(`${e.method} ${e.path}`, answer.text)
+        }
+        const ceiling = await startCeiling(answers)
+        try {
+          for (const e of targets) {
+            for (const connections of options.connections) {
+              const result = await load(ceiling.port, e, {}, connections, options.seconds)
+              ceilings.set(`${e.name}@${connections}`, result.rps)
+              rows.push({ target: "node:http ceiling", endpoint: e.name, connections, ...result, ofCeiling: null })
+            }
+          }
+        } finally {
+          await ceiling.stop()
+        }
+      }
+      for (const e of targets) {
+        for (const connections of options.connections) {
+          const result = await load(tenet.port, e, seeded.headers, connections, options.seconds)
+          const ceiling = ceilings.get(`${e.name}@${connections}`)
+          rows.push({
+            target: `tenet, ${store} store`,
+            endpoint: e.name,
+            connections,
+            ...result,
+            ofCeiling: ceiling === undefined ? null : result.rps / ceiling
+          })
+        }
+      }
+    } finally {
+      await tenet.stop()
+    }
+  }
+  return rows
+}
+
+export const toMarkdown = (rows: ReadonlyArray<LoadRow>) =>
+  [
+    "| target | endpoint | connections | req/s | p50 (ms) | p99 (ms) | errors | of ceiling |",
+    "|---|---|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) =>
+      `| ${r.target} | ${r.endpoint} | ${r.connections} | ${Math.round(r.rps).toLocaleString("en-US")} | ` +
+      `${r.p50} | ${r.p99} | ${r.errors} | ${r.ofCeiling === null ? "" : `${Math.round(r.ofCeiling * 100)}%`} |`
+    )
+  ].join("\n")
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(toMarkdown(await runLoad({ connections: [8, 64], seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) })))
+}
