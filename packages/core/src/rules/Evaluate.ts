@@ -8,7 +8,6 @@ import * as Net from "../domain/Net.js"
 import type { ImpliedRuleKey, RuleAction } from "../domain/SecurityRule.js"
 import type { Flow, Rule, VpcContext } from "./Engine.js"
 import { enforced } from "./Engine.js"
-import { includes } from "./Ports.js"
 
 export type DecidedBy =
   | { readonly kind: "rule"; readonly rule_id: SecurityRuleId }
@@ -21,49 +20,17 @@ export interface Verdict {
 
 const implied = (key: ImpliedRuleKey, action: RuleAction): Verdict => ({ action, decided_by: { kind: "implied", key } })
 
-/** The subnet of the flow's local end, when it has one. */
-const localSubnet = (flow: Flow, context: VpcContext) =>
-  flow.local.pod_id !== undefined ? context.pods.get(flow.local.pod_id) : flow.local.subnet_id
-
-const remoteMatches = (rule: Rule, flow: Flow, context: VpcContext): boolean => {
-  const remote = flow.remote
-  if (rule.remote.kind === "cidr") {
-    const cidr = rule.remote.cidr
-    if (remote.kind === "ip") return Net.contains(cidr, remote.ip)
-    // A VPC is inside a range when every one of its blocks is.
-    const blocks = context.vpcs.get(remote.vpc_id) ?? []
-    return blocks.length > 0 && blocks.every((b) => b.prefix >= cidr.prefix && Net.contains(cidr, Net.networkOf(b)))
-  }
-  if (remote.kind === "vpc") return remote.vpc_id === rule.remote.vpc_id
-  return (context.vpcs.get(rule.remote.vpc_id) ?? []).some((b) => Net.contains(b, remote.ip))
-}
-
-const targetMatches = (rule: Rule, flow: Flow, context: VpcContext): boolean => {
-  switch (rule.target.kind) {
-    case "vpc":
-      return true
-    case "subnet":
-      return localSubnet(flow, context) === rule.target.subnet_id
-    case "pods":
-      return flow.local.pod_id !== undefined && rule.target.pod_ids.includes(flow.local.pod_id)
-  }
-}
-
-/** Whether one rule matches the flow (ignoring whether it is enforced). */
-export const matches = (rule: Rule, flow: Flow, context: VpcContext): boolean =>
-  rule.direction === flow.direction &&
-  (rule.protocol === "all" || rule.protocol === flow.protocol) &&
-  (rule.ports === null || (flow.port !== null && includes(rule.ports, flow.port))) &&
-  remoteMatches(rule, flow, context) &&
-  targetMatches(rule, flow, context)
-
 /** Traffic to or from the core network, which no rule can block. */
 export const isInfrastructure = (flow: Flow, context: VpcContext): boolean =>
   flow.remote.kind === "ip" && context.infrastructure.some((c) => Net.contains(c, (flow.remote as { ip: number }).ip))
 
+/** Core network traffic's verdict, whatever the rules say. */
+export const INFRASTRUCTURE: Verdict = implied("implied-allow-infrastructure", "allow")
+const IMPLIED_EGRESS = implied("implied-allow-egress", "allow")
+const IMPLIED_INGRESS = implied("implied-deny-ingress", "deny")
+
 /** Beneath every rule. */
-export const fallback = (flow: Flow): Verdict =>
-  flow.direction === "egress" ? implied("implied-allow-egress", "allow") : implied("implied-deny-ingress", "deny")
+export const fallback = (flow: Flow): Verdict => flow.direction === "egress" ? IMPLIED_EGRESS : IMPLIED_INGRESS
 
 /** A VPC's rules compiled for deciding many flows: build once per change, then `decide`. */
 export interface Matcher {
@@ -110,10 +77,6 @@ const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
 
 const PROTOCOLS = ["tcp", "udp", "icmp"] as const
 
-const IMPLIED_INFRASTRUCTURE = implied("implied-allow-infrastructure", "allow")
-const IMPLIED_EGRESS = implied("implied-allow-egress", "allow")
-const IMPLIED_INGRESS = implied("implied-deny-ingress", "deny")
-
 /**
  * Compiles the enforced rules, in evaluation order, into one list per direction and protocol,
  * each rule reduced to masks, flat port ranges and sets; deciding a flow is then a scan of
@@ -139,7 +102,7 @@ export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matche
     const ip = remote.kind === "ip" ? remote.ip : -1
     if (ip >= 0) {
       for (let i = 0; i < infraNetworks.length; i++) {
-        if (((ip & infraMasks[i]!) >>> 0) === infraNetworks[i]) return IMPLIED_INFRASTRUCTURE
+        if (((ip & infraMasks[i]!) >>> 0) === infraNetworks[i]) return INFRASTRUCTURE
       }
     }
     const podId = flow.local.pod_id
@@ -176,7 +139,7 @@ export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matche
       if (rule.pods !== undefined && (podId === undefined || !rule.pods.has(podId))) continue
       return rule.verdict
     }
-    return flow.direction === "egress" ? IMPLIED_EGRESS : IMPLIED_INGRESS
+    return fallback(flow)
   }
   return { decide }
 }

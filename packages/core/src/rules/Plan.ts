@@ -102,9 +102,7 @@ export const decide = (
   context: Engine.VpcContext,
   flow: Engine.Flow & { remote: { kind: "ip" } }
 ): Evaluate.Verdict => {
-  if (Evaluate.isInfrastructure(flow, context)) {
-    return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
-  }
+  if (Evaluate.isInfrastructure(flow, context)) return Evaluate.INFRASTRUCTURE
   const entry = [...plan.entries].sort((a, b) => a.rank - b.rank).find((e) => entryMatches(e, flow, context))
   return entry === undefined
     ? Evaluate.fallback(flow)
