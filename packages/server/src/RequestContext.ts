@@ -9,13 +9,13 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { Duration } from "effect"
 import { Context, Effect, Layer, Stream, SubscriptionRef } from "effect"
 
-export const HEADER = "x-request-id"
+const HEADER = "x-request-id"
 
 /** Ids a caller may choose: short, and harmless inside a log line. */
 const CALLER_ID = /^[\w.:-]{1,128}$/
 
 /** The caller's `X-Request-Id` when it is a sane one, a fresh UUID otherwise. */
-export const requestId = (request: HttpServerRequest.HttpServerRequest): string => {
+const requestId = (request: HttpServerRequest.HttpServerRequest): string => {
   const given = request.headers[HEADER]
   return given !== undefined && CALLER_ID.test(given) ? given : crypto.randomUUID()
 }
@@ -55,8 +55,10 @@ export class InFlight
  * response the header, and while the server drains, `Connection: close` so keep-alive
  * clients move on.
  */
-export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight> =>
-  Effect.gen(function*() {
+export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight> => {
+  // Wrapped once: the request logger numbers its spans across requests.
+  const logged = HttpMiddleware.logger(app)
+  return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const state = yield* InFlight
     const id = requestId(request)
@@ -72,10 +74,11 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
       ),
       // The platform runs all but the route handler uninterruptibly, so a client that hung up
       // could not stop the body read or the response write; here both can be abandoned.
-      () => Effect.interruptible(Effect.raceFirst(HttpMiddleware.logger(app), connectionClosed(request))),
+      () => Effect.interruptible(Effect.raceFirst(logged, connectionClosed(request))),
       () => SubscriptionRef.update(state, (s) => ({ ...s, inFlight: s.inFlight - 1 }))
     ).pipe(Effect.annotateLogs("request_id", id))
   })
+}
 
 /**
  * On release, before the handler is detached and the listener closed: marks the server as

@@ -412,11 +412,14 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       }
 
       const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
-        const record = yield* active(caller, id)
         // Marked under the VPC's lock: of concurrent deletes one proceeds, the others are 409.
-        yield* modify(caller, id, (current) => Effect.succeed({ ...current, lifecycle: "deleting" as const }))
+        const marked = yield* modify(
+          caller,
+          id,
+          (current) => Effect.succeed({ ...current, lifecycle: "deleting" as const })
+        )
         yield* orchestrator.deletePod(id).pipe(
-          Effect.tapError(() => store.pods.update(record).pipe(Effect.ignore)),
+          Effect.tapError(() => store.pods.update({ ...marked, lifecycle: "active" }).pipe(Effect.ignore)),
           Effect.mapError((e) =>
             new ServiceUnavailable({
               detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
@@ -426,7 +429,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         yield* tunnels.withdrawForPod(id)
         yield* store.pods.delete(id).pipe(storeUnavailable)
         // Rules that targeted the pod can no longer be enforced.
-        yield* applier.apply(record.vpc_id)
+        yield* applier.apply(marked.vpc_id)
       })
 
       const reconcile = Effect.gen(function*() {
