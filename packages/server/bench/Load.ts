@@ -8,10 +8,10 @@ import autocannon from "autocannon"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { call, freePort } from "../test/Loopback.js"
 
 export interface LoadRow {
   readonly target: string
@@ -28,25 +28,13 @@ export interface LoadRow {
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const PASSWORD = "load-admin-password"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers
 
-const call = async (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await response.text()
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return { text, json: (text === "" ? {} : JSON.parse(text)) as Json }
+/** A request the setup needs to succeed. */
+const must = async (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+  const response = await call(port, method, path, body, headers)
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${response.text}`)
+  return response
 }
 
 /** Starts `tenet-server` on the given store and waits until it answers. */
@@ -82,25 +70,25 @@ const startTenet = async (store: "memory" | "embedded") => {
 
 /** A tenant with 100 VPCs, 100 pods, a VPC of 200 rules, and 100 VPCs to POST rules into. */
 const seed = async (port: number) => {
-  const admin = (await call(port, "POST", "/admin/login", {}, { username: "admin", password: PASSWORD })).json
+  const admin = (await must(port, "POST", "/admin/login", {}, { username: "admin", password: PASSWORD })).body
   const adminHeaders = { "x-admin-token": admin.api_token }
-  await call(port, "POST", "/tenants", adminHeaders, { name: "load", password: "load-password" })
-  const session = (await call(port, "POST", "/tenants/login", {}, { name: "load", password: "load-password" })).json
+  await must(port, "POST", "/tenants", adminHeaders, { name: "load", password: "load-password" })
+  const session = (await must(port, "POST", "/tenants/login", {}, { name: "load", password: "load-password" })).body
   const headers = { "x-auth-token": session.api_token as string }
   const creds = { token: session.api_token, tenant_id: session.id }
   const vpcs: Array<Json> = []
   for (let i = 0; i < 100; i++) {
-    vpcs.push((await call(port, "POST", "/vpcs", headers, { ...creds, name: `v${i}`, enable_internet: false })).json)
+    vpcs.push((await must(port, "POST", "/vpcs", headers, { ...creds, name: `v${i}`, enable_internet: false })).body)
   }
-  const subnet = (await call(port, "POST", "/subnets", headers, {
+  const subnet = (await must(port, "POST", "/subnets", headers, {
     ...creds,
     vpc_id: vpcs[0]!.id,
     name: "apps",
     cidr: "10.0.0.0/16",
     gateway_ip: "10.0.0.1"
-  })).json
+  })).body
   for (let i = 0; i < 100; i++) {
-    await call(port, "POST", "/pods", headers, {
+    await must(port, "POST", "/pods", headers, {
       ...creds,
       vpc_id: vpcs[0]!.id,
       subnet_id: subnet.id,
@@ -110,7 +98,7 @@ const seed = async (port: number) => {
   }
   // 199 rules besides the one every VPC starts with.
   for (let i = 0; i < 199; i++) {
-    await call(port, "POST", "/security-rules", headers, rule(vpcs[0]!.id, i))
+    await must(port, "POST", "/security-rules", headers, rule(vpcs[0]!.id, i))
   }
   return { headers, ruleVpc: vpcs[0]!.id as string, postVpcs: vpcs.slice(1).map((v) => v.id as string) }
 }
@@ -215,7 +203,7 @@ export const runLoad = async (options: {
         // The ceiling answers with exactly the bytes Tenet answers with.
         const answers = new Map<string, string>()
         for (const e of targets) {
-          const answer = await call(tenet.port, e.method, e.path, seeded.headers, e.body && JSON.parse(e.body(10_000)))
+          const answer = await must(tenet.port, e.method, e.path, seeded.headers, e.body && JSON.parse(e.body(10_000)))
           answers.set(`${e.method} ${e.path}`, answer.text)
         }
         const ceiling = await startCeiling(answers)

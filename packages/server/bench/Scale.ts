@@ -8,6 +8,7 @@ import type { Principal } from "@tenet/core"
 import { Identity, SecurityRule, SecurityRules, Tenant, Tenants, Vpc, Vpcs } from "@tenet/core"
 import { Effect, ManagedRuntime, Schema } from "effect"
 import { TestServer } from "../src/index.js"
+import { heapMb } from "./Soak.js"
 
 export interface ScaleReport {
   readonly topologyMs: number
@@ -18,11 +19,6 @@ export interface ScaleReport {
 }
 
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers
-
-const heapMb = () => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-  return process.memoryUsage().heapUsed / 2 ** 20
-}
 
 const send = (method: "GET" | "POST", path: string, headers: Record<string, string>, body?: unknown) =>
   Effect.gen(function*() {

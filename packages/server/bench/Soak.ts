@@ -34,7 +34,8 @@ export interface SoakReport {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
-const heapMb = () => {
+/** Heap in use after a collection (run node with --expose-gc for it to collect). */
+export const heapMb = () => {
   ;(globalThis as { gc?: () => void }).gc?.()
   return process.memoryUsage().heapUsed / 2 ** 20
 }

@@ -9,10 +9,10 @@ import { NodeVault } from "@tenet/core/node"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Main } from "../src/index.js"
+import { call, freePort } from "./Loopback.js"
 
 /** The PostgreSQL server binaries (initdb, pg_ctl), from Debian's layout or PATH. */
 const pgBin = (() => {
@@ -36,23 +36,6 @@ const asPostgres = (tool: string, args: ReadonlyArray<string>) => {
     ? ["runuser", ["-u", "postgres", "--", join(pgBin!, tool), ...args]]
     : [join(pgBin!, tool), [...args]]
   execFileSync(command, argv, { stdio: "pipe" })
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const call = async (port: number, method: string, path: string, body?: unknown, headers = {}) => {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: await response.json() as any }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Main } from "../src/index.js"
+import { call } from "./Loopback.js"
 
 const start = (dataDir: string, port: number) =>
   ManagedRuntime.make(
@@ -23,21 +24,6 @@ const start = (dataDir: string, port: number) =>
       )))
     )
   )
-
-const call = async (
-  port: number,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {}
-) => {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: await response.json() as any }
-}
 
 describe("restarts", () => {
   it.live("stop the server, start it on the same data directory, find everything", () =>

@@ -4,19 +4,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
-import { connect, createServer } from "node:net"
+import { connect } from "node:net"
 import { fileURLToPath } from "node:url"
 import { onTestFinished } from "vitest"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+import { freePort } from "./Loopback.js"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
 const until = (check: () => boolean, what: string, ms = 30_000) =>
   new Promise<void>((resolve, reject) => {
