@@ -26,8 +26,14 @@ export const layerClient = (options: Options) =>
 /** Runs the migrations that have not run yet (no schema dumps, so no shell or files needed). */
 export const layerMigrations = Layer.effectDiscard(Migrator.make({})({ loader: Migrations.loader }))
 
-/** Store and OperationsLog on a migrated database; the pool lives as long as the layer. */
+/**
+ * Store and OperationsLog on a migrated database, and the SqlClient they use; the pool lives
+ * as long as the layer.
+ */
 export const layer = (options: Options) => {
   const client = layerClient(options)
-  return PgStore.layer(options).pipe(Layer.provide(Layer.merge(client, layerMigrations.pipe(Layer.provide(client)))))
+  return PgStore.layer(options).pipe(
+    Layer.provide(layerMigrations.pipe(Layer.provide(client))),
+    Layer.provideMerge(client)
+  )
 }

@@ -437,7 +437,16 @@ export const make = (options: Options = {}) =>
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
       exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
-      transaction: (self) => sqlFailureUnavailable(sql.withTransaction(self)),
+      transaction: (self) =>
+        sqlFailureUnavailable(sql.withTransaction(self)).pipe(
+          // @effect/sql makes a failed COMMIT or ROLLBACK a defect; when the connection is lost
+          // that is the store being unavailable (and the outcome unknown), not a bug.
+          Effect.catchSomeDefect((defect) =>
+            isSqlError(defect)
+              ? Option.some(Effect.fail(new Store.StoreUnavailable({ detail: describe(defect) })))
+              : Option.none()
+          )
+        ),
       ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
       admins,
       tenants,
