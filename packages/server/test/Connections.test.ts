@@ -5,7 +5,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, SubscriptionRef } from "effect"
+import { Effect } from "effect"
 import { connect, type Socket } from "node:net"
 import { RequestContext, Server, TestServer } from "../src/index.js"
 import { raw } from "./Harness.js"
@@ -40,11 +40,11 @@ const healthy = Effect.gen(function*() {
 
 /** Requests still in flight once the server has had a moment: none, unless one was leaked. */
 const settled = Effect.gen(function*() {
-  const state = yield* RequestContext.InFlight
-  for (let i = 0; i < 50 && (yield* SubscriptionRef.get(state)).inFlight > 0; i++) {
+  const inFlight = yield* RequestContext.InFlight
+  for (let i = 0; i < 50 && inFlight.inFlight > 0; i++) {
     yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
   }
-  return (yield* SubscriptionRef.get(state)).inFlight
+  return inFlight.inFlight
 })
 
 describe("connections", () => {
@@ -107,6 +107,21 @@ describe("connections", () => {
         }
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
         for (const c of quitters) c.socket.destroy()
+        expect(yield* healthy).toBe(true)
+        expect(yield* settled).toBe(0)
+      }))
+
+    it.effect("clients that stop reading a large response and then hang up leave nothing in flight", () =>
+      Effect.gen(function*() {
+        const p = yield* port
+        const readers = yield* Effect.all(Array.from({ length: 20 }, () => open(p)), { concurrency: 20 })
+        for (const c of readers) {
+          c.socket.pause()
+          // Pipelined: the responses pile up in the kernel's buffers until the writes stall.
+          c.socket.write("GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(40))
+        }
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
+        for (const c of readers) c.socket.resetAndDestroy()
         expect(yield* healthy).toBe(true)
         expect(yield* settled).toBe(0)
       }))
