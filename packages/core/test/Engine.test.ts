@@ -224,45 +224,48 @@ describe("rule analysis", () => {
     ([rs]) => {
       const decided = Analysis.decided(rs, context)
       const shadowed = new Set(Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed").map((f) => f.rule_id))
+      const matcher = Evaluate.compile(rs, context)
       for (const rule of Engine.enforced(rs, context)) {
         const boxes = decided.get(rule.id)!
         expect(boxes.length === 0).toBe(shadowed.has(rule.id))
         for (const box of boxes) {
           for (const flow of corners(box, rule.direction)) {
-            expect(Evaluate.evaluate(rs, context, flow).decided_by).toEqual({ kind: "rule", rule_id: rule.id })
+            expect(matcher.decide(flow).decided_by).toEqual({ kind: "rule", rule_id: rule.id })
           }
         }
       }
     },
-    { fastCheck: { numRuns: 300 } }
+    { fastCheck: { numRuns: 300 }, timeout: 30_000 }
   )
 
   it.prop("a shadowed rule decides none of its own traffic", [rules], ([rs]) => {
+    const matcher = Evaluate.compile(rs, context)
     for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed")) {
       const rule = rs.find((r) => r.id === finding.rule_id)!
       for (const box of Analysis.boxesOf(rule, context)) {
         for (const flow of corners(box, rule.direction)) {
-          expect(Evaluate.evaluate(rs, context, flow).decided_by).not.toEqual({ kind: "rule", rule_id: rule.id })
+          expect(matcher.decide(flow).decided_by).not.toEqual({ kind: "rule", rule_id: rule.id })
         }
       }
     }
-  }, { fastCheck: { numRuns: 300 } })
+  }, { fastCheck: { numRuns: 300 }, timeout: 30_000 })
 
   it.prop(
     "removing a redundant rule changes no verdict's action",
     [rules, fc.array(ipFlow, { maxLength: 30 })],
     ([rs, flows]) => {
       const decided = Analysis.decided(rs, context)
+      const matcher = Evaluate.compile(rs, context)
       for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "redundant")) {
         const rule = rs.find((r) => r.id === finding.rule_id)!
-        const without = rs.filter((r) => r.id !== rule.id)
+        const without = Evaluate.compile(rs.filter((r) => r.id !== rule.id), context)
         const probes = [...flows, ...decided.get(rule.id)!.flatMap((b) => corners(b, rule.direction))]
         for (const flow of probes) {
-          expect(Evaluate.evaluate(without, context, flow).action).toBe(Evaluate.evaluate(rs, context, flow).action)
+          expect(without.decide(flow).action).toBe(matcher.decide(flow).action)
         }
       }
     },
-    { fastCheck: { numRuns: 300 } }
+    { fastCheck: { numRuns: 300 }, timeout: 30_000 }
   )
 
   it("finds the textbook cases", () => {
