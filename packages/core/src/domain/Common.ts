@@ -15,7 +15,10 @@ export const nullable = <S extends Schema.Schema.Any>(schema: S) =>
 export const intBetween = (min: number, max: number) =>
   Schema.Int.pipe(
     Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`),
-    Schema.annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
+    Schema.annotations({
+      jsonSchema: { type: "integer", minimum: min, maximum: max },
+      arbitrary: () => (fc) => fc.integer({ min, max })
+    })
   )
 
 /** A string of bounded length, with a message that states the bounds. */
@@ -25,7 +28,10 @@ export const stringBetween = (min: number, max: number) =>
       (s.length >= min && s.length <= max) ||
       (min === 0 ? `must be at most ${max} characters` : `must be ${min} to ${max} characters`)
     ),
-    Schema.annotations({ jsonSchema: { type: "string", minLength: min, maxLength: max } })
+    Schema.annotations({
+      jsonSchema: { type: "string", minLength: min, maxLength: max },
+      arbitrary: () => (fc) => fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, 64)) })
+    })
   )
 
 /** A TCP/UDP port number. */

@@ -116,7 +116,8 @@ export const DnsLabel = Schema.String.pipe(
   Schema.annotations({
     identifier: "DnsLabel",
     description: "RFC 1123 DNS label (1-63 characters: a-z, 0-9, '-'; alphanumeric at both ends)",
-    examples: ["web" as never]
+    examples: ["web" as never],
+    arbitrary: () => (fc) => fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/).map((s) => s as never)
   })
 )
 export type DnsLabel = typeof DnsLabel.Type
@@ -134,7 +135,8 @@ export const DomainName = Schema.transform(
 ).pipe(Schema.brand("DomainName")).annotations({
   identifier: "DomainName",
   description: "Fully-qualified domain name without the trailing dot",
-  examples: ["apps.example.com" as never]
+  examples: ["apps.example.com" as never],
+  arbitrary: () => (fc) => fc.domain().filter(isDomainName).map((s) => s as never)
 })
 export type DomainName = typeof DomainName.Type
 
@@ -146,7 +148,8 @@ export const Ipv4Address = Schema.String.pipe(
   Schema.annotations({
     identifier: "Ipv4Address",
     description: "IPv4 address in dotted-quad form",
-    examples: ["10.0.1.1" as never]
+    examples: ["10.0.1.1" as never],
+    arbitrary: () => (fc) => fc.ipV4().map((s) => s as never)
   })
 )
 export type Ipv4Address = typeof Ipv4Address.Type
@@ -169,7 +172,11 @@ export const Ipv4Network = Ipv4CidrText.pipe(
   Schema.annotations({
     identifier: "Ipv4Network",
     description: "IPv4 CIDR block with host bits clear",
-    examples: ["10.0.0.0/16" as never]
+    examples: ["10.0.0.0/16" as never],
+    arbitrary: () => (fc) =>
+      fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 })).map(([address, prefix]) =>
+        formatCidr(normalizeCidr({ address, prefix })) as never
+      )
   })
 )
 export type Ipv4Network = typeof Ipv4Network.Type

@@ -18,7 +18,13 @@ export const ContainerImage = Schema.String.pipe(
         .test(s)) ||
     "must be a container image reference such as registry.example.com/team/app:1.2"
   ),
-  Schema.annotations({ identifier: "ContainerImage", examples: ["nginx:1.27"] })
+  Schema.annotations({
+    identifier: "ContainerImage",
+    examples: ["nginx:1.27"],
+    arbitrary: () => (fc) =>
+      fc.tuple(fc.stringMatching(/^[a-z0-9]{1,12}(?:\/[a-z0-9]{1,12})?$/), fc.stringMatching(/^\w[\w.-]{0,16}$/))
+        .map(([path, tag]) => `${path}:${tag}`)
+  })
 )
 
 /** Environment variable names as Kubernetes accepts them. */
@@ -38,7 +44,9 @@ export const EnvVars = Schema.Record({ key: Schema.String, value: stringBetween(
   }),
   Schema.annotations({
     identifier: "EnvVars",
-    description: "Names and values are strings only; stored encrypted, never returned (only the names are)"
+    description: "Names and values are strings only; stored encrypted, never returned (only the names are)",
+    arbitrary: () => (fc) =>
+      fc.dictionary(fc.stringMatching(/^[A-Za-z_][\w.-]{0,20}$/), fc.string({ maxLength: 32 }), { maxKeys: 8 })
   })
 )
 
@@ -46,7 +54,8 @@ export const ReplicaCount = intBetween(MIN_REPLICAS, MAX_REPLICAS)
 export const AutoscaleReplicas = intBetween(2, 50)
 export const CpuTargetMillicores = intBetween(10, 10000)
 export const MountPath = Schema.String.pipe(
-  Schema.filter((s) => /^\/[^\0]{0,4095}$/.test(s) || "must be an absolute path")
+  Schema.filter((s) => /^\/[^\0]{0,4095}$/.test(s) || "must be an absolute path"),
+  Schema.annotations({ arbitrary: () => (fc) => fc.stringMatching(/^\/[\w./-]{0,40}$/) })
 )
 
 export const PodCreate = Schema.Struct({

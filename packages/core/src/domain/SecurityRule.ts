@@ -32,7 +32,17 @@ export const RulePriority = intBetween(1, 2000).annotations({ description: "1-20
 /** `"80"`, `"8000-8080"` or a comma list of those (at most 32 entries); only with tcp or udp. */
 export const PortsExpression = Schema.String.pipe(
   Schema.filter((s) => Either.match(Ports.parse(s), { onLeft: (message) => message, onRight: () => true })),
-  Schema.annotations({ identifier: "PortsExpression", examples: ["80,443,8000-8100"] })
+  Schema.annotations({
+    identifier: "PortsExpression",
+    examples: ["80,443,8000-8100"],
+    arbitrary: () => (fc) =>
+      fc.array(
+        fc.tuple(fc.integer({ min: 1, max: 65535 }), fc.integer({ min: 0, max: 100 })).map(([from, span]) =>
+          span === 0 || from + span > 65535 ? String(from) : `${from}-${from + span}`
+        ),
+        { minLength: 1, maxLength: 32 }
+      ).map((entries) => entries.join(","))
+  })
 )
 
 export const TargetPodIds = Schema.Array(PodId).pipe(

@@ -22,7 +22,13 @@ export const ServiceUrl = Schema.String.pipe(
   }),
   Schema.maxLength(2048),
   Schema.brand("ServiceUrl"),
-  Schema.annotations({ identifier: "ServiceUrl", examples: ["http://tenet-api.tenet-system:8080" as never] })
+  Schema.annotations({
+    identifier: "ServiceUrl",
+    examples: ["http://tenet-api.tenet-system:8080" as never],
+    arbitrary: () => (fc) =>
+      fc.tuple(fc.constantFrom("http", "https"), fc.domain(), fc.integer({ min: 1, max: 65535 }))
+        .map(([scheme, host, port]) => `${scheme}://${host}:${port}` as never)
+  })
 )
 export type ServiceUrl = typeof ServiceUrl.Type
 

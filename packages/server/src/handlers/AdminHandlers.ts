@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Api, Domains, OperationLog, OperationsLog, ProviderConfigs, ServiceTunnels, Tenants } from "@tenet/core"
 import { Errors } from "@tenet/core"
 import { Effect } from "effect"
+import * as ResponseEncoder from "../ResponseEncoder.js"
 
-export const TenantsHandlers = HttpApiBuilder.group(
+export const TenantsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "tenants",
   (handlers) =>
@@ -15,7 +15,7 @@ export const TenantsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => tenants.delete(path.tenant_id)))
 )
 
-export const DomainsHandlers = HttpApiBuilder.group(
+export const DomainsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "domains",
   (handlers) =>
@@ -26,7 +26,7 @@ export const DomainsHandlers = HttpApiBuilder.group(
         .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain)))
 )
 
-export const ProviderConfigHandlers = HttpApiBuilder.group(
+export const ProviderConfigHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "providerConfig",
   (handlers) =>
@@ -36,7 +36,7 @@ export const ProviderConfigHandlers = HttpApiBuilder.group(
         .handle("get", () => configs.get))
 )
 
-export const ServiceTunnelsHandlers = HttpApiBuilder.group(
+export const ServiceTunnelsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "serviceTunnels",
   (handlers) =>
@@ -47,7 +47,7 @@ export const ServiceTunnelsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id)))
 )
 
-export const OperationsLogHandlers = HttpApiBuilder.group(
+export const OperationsLogHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "operationsLog",
   (handlers) =>

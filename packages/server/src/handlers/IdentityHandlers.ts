@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Api, Identity, Principal } from "@tenet/core"
 import { Effect } from "effect"
+import * as ResponseEncoder from "../ResponseEncoder.js"
 import { originOf } from "./Origin.js"
 
-export const AdminIdentityHandlers = HttpApiBuilder.group(
+export const AdminIdentityHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "adminIdentity",
   (handlers) =>
@@ -22,7 +22,7 @@ export const AdminIdentityHandlers = HttpApiBuilder.group(
         ))
 )
 
-export const TenantIdentityHandlers = HttpApiBuilder.group(
+export const TenantIdentityHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "tenantIdentity",
   (handlers) =>

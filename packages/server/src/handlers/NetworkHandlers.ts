@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Api, SecurityRules, Subnets, Vpcs } from "@tenet/core"
 import { Effect } from "effect"
+import * as ResponseEncoder from "../ResponseEncoder.js"
 import { asTenant } from "./AsTenant.js"
 
-export const VpcsHandlers = HttpApiBuilder.group(
+export const VpcsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "vpcs",
   (handlers) =>
@@ -14,7 +14,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id))))
 )
 
-export const SubnetsHandlers = HttpApiBuilder.group(
+export const SubnetsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "subnets",
   (handlers) =>
@@ -24,7 +24,7 @@ export const SubnetsHandlers = HttpApiBuilder.group(
         .handle("list", () => asTenant(subnets.list)))
 )
 
-export const SecurityRulesHandlers = HttpApiBuilder.group(
+export const SecurityRulesHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "securityRules",
   (handlers) =>

@@ -1,9 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Api, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
+import * as ResponseEncoder from "../ResponseEncoder.js"
 import { asTenant } from "./AsTenant.js"
 
-export const PodsHandlers = HttpApiBuilder.group(
+export const PodsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "pods",
   (handlers) =>
@@ -18,7 +18,7 @@ export const PodsHandlers = HttpApiBuilder.group(
         .handle("configure", ({ path, payload }) => asTenant((caller) => pods.configure(caller, path.pod_id, payload))))
 )
 
-export const TunnelsHandlers = HttpApiBuilder.group(
+export const TunnelsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "tunnels",
   (handlers) =>
@@ -37,7 +37,7 @@ export const TunnelsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id))))
 )
 
-export const RegistryCredentialsHandlers = HttpApiBuilder.group(
+export const RegistryCredentialsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "registryCredentials",
   (handlers) =>
@@ -51,7 +51,7 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => asTenant((caller) => credentials.delete(caller, path.tenant_id, path.name))))
 )
 
-export const TopologyHandlers = HttpApiBuilder.group(
+export const TopologyHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "topology",
   (handlers) =>

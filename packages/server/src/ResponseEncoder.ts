@@ -1,0 +1,179 @@
+/**
+ * Responses encoded without re-validating them. The platform encodes a handler's result with
+ * `Schema.encode`, which checks every refinement on the way out (a UUID regex per id, an
+ * `Either` per field): on a 200-rule list that was a third of the request's cost. What
+ * handlers return was built by the use-cases from validated records, so here the encode
+ * direction of the success schema is compiled once into a plain function that only
+ * transforms (dates to ISO strings, class instances to their fields). Shapes it does not
+ * know fall back to `Schema.encode` for that part, so the output is always what
+ * `Schema.encode` gives; the property tests hold it to that for every endpoint.
+ */
+import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { Chunk, Effect, Either, ParseResult, Schema, SchemaAST as AST } from "effect"
+
+/** The encoded (JSON) form of a value of the schema's type. */
+export type Encoder = (value: unknown) => unknown
+
+const identity: Encoder = (value) => value
+
+const OPTIONS: AST.ParseOptions = {}
+
+const fallback = (ast: AST.AST): Encoder => ParseResult.encodeSync(Schema.make(ast))
+
+const typeLiteral = (ast: AST.TypeLiteral): Encoder => {
+  if (ast.indexSignatures.length > 0) return fallback(ast)
+  const fields = ast.propertySignatures.map((ps) => ({ key: ps.name, optional: ps.isOptional, encode: go(ps.type) }))
+  return (value) => {
+    const input = value as Record<PropertyKey, unknown>
+    const out: Record<PropertyKey, unknown> = {}
+    for (const field of fields) {
+      if (field.optional && !Object.hasOwn(input, field.key)) continue
+      out[field.key] = field.encode(input[field.key])
+    }
+    return out
+  }
+}
+
+const union = (ast: AST.Union): Encoder => {
+  const members = ast.types.map((member) => ({ member, encode: go(member) }))
+  if (members.every((m) => m.encode === identity)) return identity
+  // `NullOr(X)`: the only union the API's responses use with a member that transforms.
+  const others = members.filter((m) => !(AST.isLiteral(m.member) && m.member.literal === null))
+  if (others.length === 1 && members.length === 2) {
+    const encode = others[0]!.encode
+    return (value) => value === null ? null : encode(value)
+  }
+  return fallback(ast)
+}
+
+const transformation = (ast: AST.Transformation): Encoder => {
+  const from = go(ast.from)
+  const to = go(ast.to)
+  const kind = ast.transformation
+  switch (kind._tag) {
+    case "ComposeTransformation":
+      return (value) => from(to(value))
+    case "FinalTransformation": {
+      const slow = fallback(ast)
+      return (value) => {
+        const encoded = kind.encode(to(value), OPTIONS, ast, value)
+        // Synchronous transformations answer with an Either; anything else takes the slow path.
+        return Either.isEither(encoded) && Either.isRight(encoded) ? from(encoded.right) : slow(value)
+      }
+    }
+    case "TypeLiteralTransformation":
+      return fallback(ast)
+  }
+}
+
+const go = (ast: AST.AST): Encoder => {
+  switch (ast._tag) {
+    case "Refinement":
+      return go(ast.from)
+    case "Transformation":
+      return transformation(ast)
+    case "TypeLiteral":
+      return typeLiteral(ast)
+    case "Union":
+      return union(ast)
+    case "TupleType": {
+      if (ast.elements.length > 0 || ast.rest.length !== 1) return fallback(ast)
+      const item = go(ast.rest[0]!.type)
+      return item === identity ? identity : (value) => (value as ReadonlyArray<unknown>).map(item)
+    }
+    case "Suspend": {
+      let inner: Encoder | undefined
+      return (value) => (inner ??= go(ast.f()))(value)
+    }
+    case "Declaration":
+      // Without type parameters a declaration (a class, a DateTime) encodes to itself.
+      return ast.typeParameters.length === 0 ? identity : fallback(ast)
+    case "Literal":
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "Enums":
+    case "TemplateLiteral":
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return identity
+    default:
+      return fallback(ast)
+  }
+}
+
+/** Compiles the encode direction of `schema` for values known to be of its type. */
+export const compile = <A, I, R>(schema: Schema.Schema<A, I, R>): (value: A) => I => go(schema.ast) as (value: A) => I
+
+/**
+ * What the platform would answer for the endpoint's success value, or null for endpoints
+ * without a body (204), which stay with the platform.
+ */
+export const responder = (
+  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+): ((value: unknown) => HttpServerResponse.HttpServerResponse) | null => {
+  const ast = endpoint.successSchema.ast
+  if (HttpApiSchema.isVoid(ast)) return null
+  const encoding = HttpApiSchema.getEncoding(ast)
+  if (encoding.kind !== "Json") return null
+  const encode = go(ast)
+  const status = HttpApiSchema.getStatusSuccessAST(ast)
+  return (value) => HttpServerResponse.unsafeJson(encode(value), { status, contentType: encoding.contentType })
+}
+
+/**
+ * `HttpApiBuilder.group`, with every JSON success answered through `responder`: the
+ * handlers are registered again on the group, each followed by its endpoint's encoder.
+ */
+export const group = <
+  ApiId extends string,
+  Groups extends HttpApiGroup.HttpApiGroup.Any,
+  ApiError,
+  ApiR,
+  const Name extends HttpApiGroup.HttpApiGroup.Name<Groups>,
+  Return
+>(
+  api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
+  groupName: Name,
+  build: (
+    handlers: HttpApiBuilder.Handlers.FromGroup<ApiError, ApiR, HttpApiGroup.HttpApiGroup.WithName<Groups, Name>>
+  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
+) =>
+  HttpApiBuilder.group(api, groupName, (empty) => {
+    const rebuild = (built: Built) =>
+      Chunk.reduce(built.handlers, empty as Built, (handlers, item: Item) => {
+        const respond = responder(item.endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+        const handler: Item["handler"] = respond === null ? item.handler : (request) =>
+          Effect.map(
+            item.handler(request),
+            (value) => HttpServerResponse.isServerResponse(value) ? value : respond(value)
+          )
+        // Re-registering an endpoint of this very group, with the options it was registered with.
+        const target = handlers as unknown as Registrar
+        return item.withFullRequest
+          ? target.handleRaw(item.endpoint.name, handler, { uninterruptible: item.uninterruptible })
+          : target.handle(item.endpoint.name, handler, { uninterruptible: item.uninterruptible })
+      })
+    const built: unknown = build(empty)
+    return (Effect.isEffect(built)
+      ? Effect.map(built as Effect.Effect<Built>, rebuild)
+      : rebuild(built as Built)) as unknown as HttpApiBuilder.Handlers.ValidateReturn<Return>
+  })
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers of any endpoint of the group
+type Built = HttpApiBuilder.Handlers<any, any, any, any>
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers of any endpoint of the group
+type Item = HttpApiBuilder.Handlers.Item<any, any>
+
+type Register = (
+  name: string,
+  handler: Item["handler"],
+  options: { readonly uninterruptible: boolean }
+) => Built
+
+interface Registrar {
+  readonly handle: Register
+  readonly handleRaw: Register
+}
