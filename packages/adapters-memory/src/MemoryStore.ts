@@ -20,6 +20,52 @@ import type {
 } from "@tenet/core"
 import { Store } from "@tenet/core"
 import { Context, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+import * as Table from "./Table.js"
+
+const Domains = Table.define<Domain.DomainRow, "tenant" | "name">({
+  key: (d) => d.id,
+  indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain }
+})
+const Vpcs = Table.define<Vpc.VpcRecord, "tenant" | "name" | "unapplied">({
+  key: (v) => v.id,
+  indexes: {
+    tenant: (v) => v.tenant_id,
+    name: (v) => `${v.tenant_id}/${v.name}`,
+    unapplied: (v) => v.applied ? null : ""
+  }
+})
+const Subnets = Table.define<Subnet.SubnetRecord, "tenant" | "vpc" | "name">({
+  key: (n) => n.id,
+  indexes: { tenant: (n) => n.tenant_id, vpc: (n) => n.vpc_id, name: (n) => `${n.vpc_id}/${n.name}` }
+})
+const Rules = Table.define<SecurityRule.SecurityRuleRecord, "vpc" | "remote">({
+  key: (r) => r.id,
+  indexes: { vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id }
+})
+const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">({
+  key: (p) => p.id,
+  indexes: {
+    tenant: (p) => p.tenant_id,
+    vpc: (p) => p.vpc_id,
+    name: (p) => `${p.vpc_id}/${p.name}`,
+    unapplied: (p) => p.applied ? null : ""
+  }
+})
+const Tunnels = Table.define<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">({
+  key: (t) => t.id,
+  indexes: {
+    tenant: (t) => t.tenant_id,
+    vpc: (t) => t.vpc_id,
+    pod: (t) => t.pod_id,
+    name: (t) => `${t.tenant_id}/${t.tunnel_name}`,
+    hostname: (t) => t.hostname,
+    inactive: (t) => t.status === "active" ? null : ""
+  }
+})
+const Credentials = Table.define<RegistryCredential.RegistryCredentialRecord, "tenant">({
+  key: (c) => `${c.tenant_id}/${c.name}`,
+  indexes: { tenant: (c) => c.tenant_id }
+})
 
 interface State {
   readonly admins: HashMap.HashMap<string, Admin.AdminRecord>
@@ -27,17 +73,16 @@ interface State {
   readonly tenants: HashMap.HashMap<Ids.TenantId, Tenant.TenantRecord>
   readonly tenantByName: HashMap.HashMap<string, Ids.TenantId>
   readonly tenantByToken: HashMap.HashMap<string, Ids.TenantId>
-  readonly domains: HashMap.HashMap<Ids.DomainId, Domain.DomainRow>
-  readonly domainByName: HashMap.HashMap<string, Ids.DomainId>
+  readonly domains: Table.Table<Domain.DomainRow, "tenant" | "name">
   readonly providerConfig: Option.Option<ProviderConfig.ProviderConfigRecord>
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
-  readonly vpcs: HashMap.HashMap<Ids.VpcId, Vpc.VpcRecord>
-  readonly subnets: HashMap.HashMap<Ids.SubnetId, Subnet.SubnetRecord>
-  readonly rules: HashMap.HashMap<Ids.SecurityRuleId, SecurityRule.SecurityRuleRecord>
-  readonly pods: HashMap.HashMap<Ids.PodId, Pod.PodRecord>
-  readonly tunnels: HashMap.HashMap<Ids.TunnelId, Tunnel.TunnelRecord>
+  readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied">
+  readonly subnets: Table.Table<Subnet.SubnetRecord, "tenant" | "vpc" | "name">
+  readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "vpc" | "remote">
+  readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">
+  readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
-  readonly credentials: HashMap.HashMap<string, RegistryCredential.RegistryCredentialRecord>
+  readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
   /** Insertion order of every record, breaking ties between equal creation times. */
   readonly order: HashMap.HashMap<string, number>
   readonly nextOrder: number
@@ -49,16 +94,15 @@ const emptyState: State = {
   tenants: HashMap.empty(),
   tenantByName: HashMap.empty(),
   tenantByToken: HashMap.empty(),
-  domains: HashMap.empty(),
-  domainByName: HashMap.empty(),
+  domains: Table.empty(Domains),
   providerConfig: Option.none(),
   serviceTunnels: HashMap.empty(),
-  vpcs: HashMap.empty(),
-  subnets: HashMap.empty(),
-  rules: HashMap.empty(),
-  pods: HashMap.empty(),
-  tunnels: HashMap.empty(),
-  credentials: HashMap.empty(),
+  vpcs: Table.empty(Vpcs),
+  subnets: Table.empty(Subnets),
+  rules: Table.empty(Rules),
+  pods: Table.empty(Pods),
+  tunnels: Table.empty(Tunnels),
+  credentials: Table.empty(Credentials),
   order: HashMap.empty(),
   nextOrder: 0
 }
@@ -156,29 +200,23 @@ export const make = Effect.gen(function*() {
   /** A VPC goes with its subnets, rules and pods. */
   const removeVpc = (s: State, id: Ids.VpcId): State => ({
     ...s,
-    vpcs: HashMap.remove(s.vpcs, id),
-    subnets: HashMap.filter(s.subnets, (subnet) => subnet.vpc_id !== id),
-    rules: HashMap.filter(s.rules, (rule) => rule.vpc_id !== id),
-    pods: HashMap.filter(s.pods, (pod) => pod.vpc_id !== id),
-    tunnels: HashMap.filter(s.tunnels, (tunnel) => tunnel.vpc_id !== id)
+    vpcs: Table.remove(Vpcs, s.vpcs, id),
+    subnets: Table.removeAll(Subnets, s.subnets, "vpc", id),
+    rules: Table.removeAll(Rules, s.rules, "vpc", id),
+    pods: Table.removeAll(Pods, s.pods, "vpc", id),
+    tunnels: Table.removeAll(Tunnels, s.tunnels, "vpc", id)
   })
 
   const removeTenant = (state: State, id: Ids.TenantId): State => {
     const tenant = Option.getOrThrow(HashMap.get(state.tenants, id))
-    const ownedDomains = HashMap.filter(state.domains, (d) => d.tenant_id === id)
-    const s = HashMap.reduce(
-      HashMap.filter(state.vpcs, (vpc) => vpc.tenant_id === id),
-      state,
-      (acc, vpc) => removeVpc(acc, vpc.id)
-    )
+    const s = Table.lookup(state.vpcs, "tenant", id).reduce((acc, vpc) => removeVpc(acc, vpc.id), state)
     return {
       ...s,
       tenants: HashMap.remove(s.tenants, id),
       tenantByName: HashMap.remove(s.tenantByName, tenant.name),
       tenantByToken: HashMap.remove(s.tenantByToken, tenant.token_hash),
-      domains: HashMap.filter(s.domains, (d) => d.tenant_id !== id),
-      credentials: HashMap.filter(s.credentials, (c) => c.tenant_id !== id),
-      domainByName: HashMap.reduce(ownedDomains, s.domainByName, (index, d) => HashMap.remove(index, d.domain))
+      domains: Table.removeAll(Domains, s.domains, "tenant", id),
+      credentials: Table.removeAll(Credentials, s.credentials, "tenant", id)
     }
   }
 
@@ -227,31 +265,21 @@ export const make = Effect.gen(function*() {
   const domains: Store.DomainRepository = {
     insert: (row) =>
       write((s) =>
-        HashMap.has(s.domainByName, row.domain)
+        Table.lookup(s.domains, "name", row.domain).length > 0
           ? violation(Store.Constraints.domainName)
           : Effect.succeed(
-            [undefined, {
-              ...inserted(s, row.id),
-              domains: HashMap.set(s.domains, row.id, row),
-              domainByName: HashMap.set(s.domainByName, row.domain, row.id)
-            }] as const
+            [undefined, { ...inserted(s, row.id), domains: Table.put(Domains, s.domains, row) }] as const
           )
       ),
-    listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.domains)).filter((d) => d.tenant_id === tenantId).sort(byCreation(s))),
-    findByDomain: (domain) =>
-      read((s) => Option.flatMap(HashMap.get(s.domainByName, domain), (id) => HashMap.get(s.domains, id))),
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.domains, "tenant", tenantId).sort(byCreation(s))),
+    findByDomain: (domain) => read((s) => Option.fromNullable(Table.lookup(s.domains, "name", domain)[0])),
     delete: (id) =>
       write((s) =>
-        Effect.succeed(Option.match(HashMap.get(s.domains, id), {
-          onNone: () => [false, s] as const,
-          onSome: (row) =>
-            [true, {
-              ...s,
-              domains: HashMap.remove(s.domains, id),
-              domainByName: HashMap.remove(s.domainByName, row.domain)
-            }] as const
-        }))
+        Effect.succeed(
+          Table.has(s.domains, id)
+            ? [true, { ...s, domains: Table.remove(Domains, s.domains, id) }] as const
+            : [false, s] as const
+        )
       )
   }
 
@@ -295,150 +323,115 @@ export const make = Effect.gen(function*() {
       )
   }
 
+  /** Replaces a row that exists; answers whether it did. */
+  const replace = <R, I extends string>(
+    definition: Table.Definition<R, I>,
+    table: (s: State) => Table.Table<R, I>,
+    set: (s: State, table: Table.Table<R, I>) => State
+  ) =>
+  (record: R) =>
+    write((s) =>
+      Effect.succeed(
+        Table.has(table(s), definition.key(record))
+          ? [true, set(s, Table.put(definition, table(s), record))] as const
+          : [false, s] as const
+      )
+    )
+
+  /** Removes a row that exists; answers whether it did. */
+  const drop = (exists: (s: State) => boolean, without: (s: State) => State) =>
+    write((s) => Effect.succeed(exists(s) ? [true, without(s)] as const : [false, s] as const))
+
   const vpcs: Store.VpcRepository = {
     insert: (record) =>
       write((s) =>
-        Array.from(HashMap.values(s.vpcs)).some((v) => v.tenant_id === record.tenant_id && v.name === record.name)
+        Table.lookup(s.vpcs, "name", `${record.tenant_id}/${record.name}`).length > 0
           ? violation(Store.Constraints.vpcName)
-          : Effect.succeed(
-            [undefined, { ...inserted(s, record.id), vpcs: HashMap.set(s.vpcs, record.id, record) }] as const
-          )
+          : Effect.succeed([undefined, { ...inserted(s, record.id), vpcs: Table.put(Vpcs, s.vpcs, record) }] as const)
       ),
-    find: (id) => read((s) => HashMap.get(s.vpcs, id)),
-    listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => v.tenant_id === tenantId).sort(byCreation(s))),
-    listUnapplied: read((s) => Array.from(HashMap.values(s.vpcs)).filter((v) => !v.applied).sort(byCreation(s))),
+    find: (id) => read((s) => Table.get(s.vpcs, id)),
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.vpcs, "tenant", tenantId).sort(byCreation(s))),
+    listUnapplied: read((s) => Table.lookup(s.vpcs, "unapplied", "").sort(byCreation(s))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
-    lock: (id) => transaction(read((s) => HashMap.has(s.vpcs, id))),
+    lock: (id) => transaction(read((s) => Table.has(s.vpcs, id))),
     setApplyState: (id, applied, applyError) =>
       write((s) =>
-        Effect.succeed(Option.match(HashMap.get(s.vpcs, id), {
+        Effect.succeed(Option.match(Table.get(s.vpcs, id), {
           onNone: () => [false, s] as const,
           onSome: (vpc) =>
-            [true, { ...s, vpcs: HashMap.set(s.vpcs, id, { ...vpc, applied, apply_error: applyError }) }] as const
+            [true, { ...s, vpcs: Table.put(Vpcs, s.vpcs, { ...vpc, applied, apply_error: applyError }) }] as const
         }))
       ),
-    delete: (id) =>
-      write((s) => Effect.succeed(HashMap.has(s.vpcs, id) ? [true, removeVpc(s, id)] as const : [false, s] as const))
+    delete: (id) => drop((s) => Table.has(s.vpcs, id), (s) => removeVpc(s, id))
   }
 
   const subnets: Store.SubnetRepository = {
     insert: (record) =>
       write((s) =>
-        Array.from(HashMap.values(s.subnets)).some((n) => n.vpc_id === record.vpc_id && n.name === record.name)
+        Table.lookup(s.subnets, "name", `${record.vpc_id}/${record.name}`).length > 0
           ? violation(Store.Constraints.subnetName)
           : Effect.succeed(
-            [undefined, { ...inserted(s, record.id), subnets: HashMap.set(s.subnets, record.id, record) }] as const
+            [undefined, { ...inserted(s, record.id), subnets: Table.put(Subnets, s.subnets, record) }] as const
           )
       ),
-    find: (id) => read((s) => HashMap.get(s.subnets, id)),
-    listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.tenant_id === tenantId).sort(byCreation(s))),
-    listByVpc: (vpcId) =>
-      read((s) => Array.from(HashMap.values(s.subnets)).filter((n) => n.vpc_id === vpcId).sort(byCreation(s)))
+    find: (id) => read((s) => Table.get(s.subnets, id)),
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.subnets, "tenant", tenantId).sort(byCreation(s))),
+    listByVpc: (vpcId) => read((s) => Table.lookup(s.subnets, "vpc", vpcId).sort(byCreation(s)))
   }
 
   const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
 
   const securityRules: Store.SecurityRuleRepository = {
     insert: (record) =>
-      write((s) => Effect.succeed([undefined, { ...s, rules: HashMap.set(s.rules, record.id, record) }] as const)),
-    find: (id) => read((s) => HashMap.get(s.rules, id)),
-    listByVpc: (vpcId) =>
-      read((s) => Array.from(HashMap.values(s.rules)).filter((r) => r.vpc_id === vpcId).sort(bySeq)),
+      write((s) => Effect.succeed([undefined, { ...s, rules: Table.put(Rules, s.rules, record) }] as const)),
+    find: (id) => read((s) => Table.get(s.rules, id)),
+    listByVpc: (vpcId) => read((s) => Table.lookup(s.rules, "vpc", vpcId).sort(bySeq)),
     listByRemoteVpc: (vpcId) =>
-      read((s) =>
-        Array.from(HashMap.values(s.rules)).filter((r) => r.remote_vpc_id === vpcId && r.vpc_id !== vpcId).sort(bySeq)
-      ),
-    update: (record) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.rules, record.id)
-            ? [true, { ...s, rules: HashMap.set(s.rules, record.id, record) }] as const
-            : [false, s] as const
-        )
-      ),
-    delete: (id) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.rules, id) ? [true, { ...s, rules: HashMap.remove(s.rules, id) }] as const : [false, s] as const
-        )
-      )
+      read((s) => Table.lookup(s.rules, "remote", vpcId).filter((r) => r.vpc_id !== vpcId).sort(bySeq)),
+    update: replace(Rules, (s) => s.rules, (s, rules) => ({ ...s, rules })),
+    delete: (id) => drop((s) => Table.has(s.rules, id), (s) => ({ ...s, rules: Table.remove(Rules, s.rules, id) }))
   }
 
   const pods: Store.PodRepository = {
     insert: (record) =>
       write((s) =>
-        Array.from(HashMap.values(s.pods)).some((p) => p.vpc_id === record.vpc_id && p.name === record.name)
+        Table.lookup(s.pods, "name", `${record.vpc_id}/${record.name}`).length > 0
           ? violation(Store.Constraints.podName)
-          : Effect.succeed(
-            [undefined, { ...inserted(s, record.id), pods: HashMap.set(s.pods, record.id, record) }] as const
-          )
+          : Effect.succeed([undefined, { ...inserted(s, record.id), pods: Table.put(Pods, s.pods, record) }] as const)
       ),
-    find: (id) => read((s) => HashMap.get(s.pods, id)),
-    listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.tenant_id === tenantId).sort(byCreation(s))),
-    listByVpc: (vpcId) =>
-      read((s) => Array.from(HashMap.values(s.pods)).filter((p) => p.vpc_id === vpcId).sort(byCreation(s))),
-    listUnapplied: read((s) => Array.from(HashMap.values(s.pods)).filter((p) => !p.applied).sort(byCreation(s))),
-    update: (record) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.pods, record.id)
-            ? [true, { ...s, pods: HashMap.set(s.pods, record.id, record) }] as const
-            : [false, s] as const
-        )
-      ),
+    find: (id) => read((s) => Table.get(s.pods, id)),
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.pods, "tenant", tenantId).sort(byCreation(s))),
+    listByVpc: (vpcId) => read((s) => Table.lookup(s.pods, "vpc", vpcId).sort(byCreation(s))),
+    listUnapplied: read((s) => Table.lookup(s.pods, "unapplied", "").sort(byCreation(s))),
+    update: replace(Pods, (s) => s.pods, (s, pods) => ({ ...s, pods })),
     delete: (id) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.pods, id)
-            ? [true, {
-              ...s,
-              pods: HashMap.remove(s.pods, id),
-              tunnels: HashMap.filter(s.tunnels, (t) => t.pod_id !== id)
-            }] as const
-            : [false, s] as const
-        )
-      )
+      drop((s) => Table.has(s.pods, id), (s) => ({
+        ...s,
+        pods: Table.remove(Pods, s.pods, id),
+        tunnels: Table.removeAll(Tunnels, s.tunnels, "pod", id)
+      }))
   }
 
   const tunnels: Store.TunnelRepository = {
     insert: (record) =>
       write((s) => {
-        const all = Array.from(HashMap.values(s.tunnels))
-        if (all.some((t) => t.tenant_id === record.tenant_id && t.tunnel_name === record.tunnel_name)) {
+        if (Table.lookup(s.tunnels, "name", `${record.tenant_id}/${record.tunnel_name}`).length > 0) {
           return violation(Store.Constraints.tunnelName)
         }
-        if (all.some((t) => t.hostname === record.hostname)) return violation(Store.Constraints.tunnelHostname)
+        if (Table.lookup(s.tunnels, "hostname", record.hostname).length > 0) {
+          return violation(Store.Constraints.tunnelHostname)
+        }
         return Effect.succeed(
-          [undefined, { ...inserted(s, record.id), tunnels: HashMap.set(s.tunnels, record.id, record) }] as const
+          [undefined, { ...inserted(s, record.id), tunnels: Table.put(Tunnels, s.tunnels, record) }] as const
         )
       }),
-    find: (id) => read((s) => HashMap.get(s.tunnels, id)),
-    listByTenant: (tenantId) =>
-      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.tenant_id === tenantId).sort(byCreation(s))),
-    listByPod: (podId) =>
-      read((s) => Array.from(HashMap.values(s.tunnels)).filter((t) => t.pod_id === podId).sort(byCreation(s))),
-    listInactive: read((s) =>
-      Array.from(HashMap.values(s.tunnels)).filter((t) => t.status !== "active").sort(byCreation(s))
-    ),
-    update: (record) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.tunnels, record.id)
-            ? [true, { ...s, tunnels: HashMap.set(s.tunnels, record.id, record) }] as const
-            : [false, s] as const
-        )
-      ),
+    find: (id) => read((s) => Table.get(s.tunnels, id)),
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.tunnels, "tenant", tenantId).sort(byCreation(s))),
+    listByPod: (podId) => read((s) => Table.lookup(s.tunnels, "pod", podId).sort(byCreation(s))),
+    listInactive: read((s) => Table.lookup(s.tunnels, "inactive", "").sort(byCreation(s))),
+    update: replace(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
     delete: (id) =>
-      write((s) =>
-        Effect.succeed(
-          HashMap.has(s.tunnels, id)
-            ? [true, { ...s, tunnels: HashMap.remove(s.tunnels, id) }] as const
-            : [false, s] as const
-        )
-      )
+      drop((s) => Table.has(s.tunnels, id), (s) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, id) }))
   }
 
   const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
@@ -447,26 +440,21 @@ export const make = Effect.gen(function*() {
     insert: (record) =>
       write((s) => {
         const key = credentialKey(record.tenant_id, record.name)
-        return HashMap.has(s.credentials, key)
+        return Table.has(s.credentials, key)
           ? violation(Store.Constraints.registryCredentialName)
           : Effect.succeed(
-            [undefined, { ...inserted(s, key), credentials: HashMap.set(s.credentials, key, record) }] as const
+            [undefined, { ...inserted(s, key), credentials: Table.put(Credentials, s.credentials, record) }] as const
           )
       }),
-    listByTenant: (tenantId) =>
-      read((s) =>
-        Array.from(HashMap.values(s.credentials)).filter((c) => c.tenant_id === tenantId).sort(byCreation(s))
-      ),
-    find: (tenantId, name) => read((s) => HashMap.get(s.credentials, credentialKey(tenantId, name))),
-    delete: (tenantId, name) =>
-      write((s) => {
-        const key = credentialKey(tenantId, name)
-        return Effect.succeed(
-          HashMap.has(s.credentials, key)
-            ? [true, { ...s, credentials: HashMap.remove(s.credentials, key) }] as const
-            : [false, s] as const
-        )
-      })
+    listByTenant: (tenantId) => read((s) => Table.lookup(s.credentials, "tenant", tenantId).sort(byCreation(s))),
+    find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name))),
+    delete: (tenantId, name) => {
+      const key = credentialKey(tenantId, name)
+      return drop(
+        (s) => Table.has(s.credentials, key),
+        (s) => ({ ...s, credentials: Table.remove(Credentials, s.credentials, key) })
+      )
+    }
   }
 
   const store = Store.Store.of({

@@ -121,6 +121,48 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "VPCs and rules are listed per tenant and VPC, follow their apply state, and go with their VPC",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const a1 = Fixtures.vpc(a.id)
+        const a2 = Fixtures.vpc(a.id)
+        const b1 = Fixtures.vpc(b.id, { name: a1.name })
+        for (const vpc of [a1, a2, b1]) yield* store.vpcs.insert(vpc)
+        const clash = yield* Effect.flip(store.vpcs.insert(Fixtures.vpc(a.id, { name: a1.name })))
+        expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.vpcName })
+        expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a1.id, a2.id])
+        expect((yield* store.vpcs.listByTenant(b.id)).map((v) => v.id)).toEqual([b1.id])
+
+        const r1 = Fixtures.rule(a1, 2)
+        const r2 = Fixtures.rule(a1, 1, { remote_type: "vpc", remote_cidr: null, remote_vpc_id: a2.id })
+        const r3 = Fixtures.rule(a2, 1)
+        for (const rule of [r1, r2, r3]) yield* store.securityRules.insert(rule)
+        expect((yield* store.securityRules.listByVpc(a1.id)).map((r) => r.id)).toEqual([r2.id, r1.id])
+        expect((yield* store.securityRules.listByRemoteVpc(a2.id)).map((r) => r.id)).toEqual([r2.id])
+        expect(yield* store.securityRules.update({ ...r2, remote_vpc_id: b1.id })).toBe(true)
+        expect(yield* store.securityRules.listByRemoteVpc(a2.id)).toEqual([])
+
+        expect(yield* store.vpcs.listUnapplied).toEqual([])
+        expect(yield* store.vpcs.setApplyState(a2.id, false, "cluster unreachable")).toBe(true)
+        expect((yield* store.vpcs.listUnapplied).map((v) => [v.id, v.apply_error])).toEqual([
+          [a2.id, "cluster unreachable"]
+        ])
+        expect(yield* store.vpcs.setApplyState(a2.id, true, null)).toBe(true)
+        expect(yield* store.vpcs.listUnapplied).toEqual([])
+
+        expect(yield* store.vpcs.delete(a1.id)).toBe(true)
+        expect(yield* store.securityRules.listByVpc(a1.id)).toEqual([])
+        expect(yield* store.securityRules.find(r1.id)).toEqual(Option.none())
+        expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a2.id])
+        // The name is free again.
+        yield* store.vpcs.insert(Fixtures.vpc(a.id, { name: a1.name }))
+        expect(yield* store.tenants.delete(b.id)).toBe(true)
+        expect(yield* store.vpcs.listByTenant(b.id)).toEqual([])
+      })
+    )
+
+    test(
       "the provider configuration is one document, replaced as a whole",
       Effect.gen(function*() {
         const store = yield* Store

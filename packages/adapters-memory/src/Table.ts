@@ -1,0 +1,102 @@
+/**
+ * A table of records in the memory store: rows by key, and secondary indexes (for each value
+ * of an indexed field, the keys of the rows that have it). Everything is persistent, so a
+ * transaction's draft is a cheap copy, and a list costs what it returns rather than what the
+ * store holds: with 10,000 tenants, scanning every VPC to list one tenant's was the cost.
+ */
+import { HashMap, HashSet, Option } from "effect"
+
+type Index = HashMap.HashMap<string, HashSet.HashSet<string>>
+
+export interface Table<R, I extends string> {
+  readonly rows: HashMap.HashMap<string, R>
+  readonly indexes: { readonly [K in I]: Index }
+}
+
+/** How a table keys its rows and what it indexes; an index function answers null to leave a row out. */
+export interface Definition<R, I extends string> {
+  readonly key: (record: R) => string
+  readonly indexes: { readonly [K in I]: (record: R) => string | null }
+}
+
+export const define = <R, I extends string>(definition: Definition<R, I>) => definition
+
+export const empty = <R, I extends string>(definition: Definition<R, I>): Table<R, I> => ({
+  rows: HashMap.empty(),
+  indexes: Object.fromEntries(
+    Object.keys(definition.indexes).map((name) => [name, HashMap.empty()])
+  ) as unknown as Table<
+    R,
+    I
+  >["indexes"]
+})
+
+const names = <R, I extends string>(definition: Definition<R, I>) => Object.keys(definition.indexes) as Array<I>
+
+const withEntry = (index: Index, value: string, key: string) =>
+  HashMap.modifyAt(index, value, (keys) => Option.some(HashSet.add(Option.getOrElse(keys, HashSet.empty<string>), key)))
+
+const withoutEntry = (index: Index, value: string, key: string) =>
+  HashMap.modifyAt(index, value, (keys) =>
+    Option.flatMap(keys, (set) => {
+      const rest = HashSet.remove(set, key)
+      return HashSet.size(rest) === 0 ? Option.none() : Option.some(rest)
+    }))
+
+export const get = <R, I extends string>(table: Table<R, I>, key: string): Option.Option<R> =>
+  HashMap.get(table.rows, key)
+
+export const has = <R, I extends string>(table: Table<R, I>, key: string): boolean => HashMap.has(table.rows, key)
+
+/** Inserts or replaces the row, moving it between index entries when indexed fields changed. */
+export const put = <R, I extends string>(definition: Definition<R, I>, table: Table<R, I>, record: R): Table<R, I> => {
+  const key = definition.key(record)
+  const previous = Option.getOrUndefined(HashMap.get(table.rows, key))
+  const indexes: Record<I, Index> = { ...table.indexes }
+  for (const name of names(definition)) {
+    const valueOf = definition.indexes[name]
+    const before = previous === undefined ? null : valueOf(previous)
+    const after = valueOf(record)
+    if (before === after) continue
+    let index = indexes[name]
+    if (before !== null) index = withoutEntry(index, before, key)
+    if (after !== null) index = withEntry(index, after, key)
+    indexes[name] = index
+  }
+  return { rows: HashMap.set(table.rows, key, record), indexes }
+}
+
+export const remove = <R, I extends string>(
+  definition: Definition<R, I>,
+  table: Table<R, I>,
+  key: string
+): Table<R, I> => {
+  const previous = Option.getOrUndefined(HashMap.get(table.rows, key))
+  if (previous === undefined) return table
+  const indexes: Record<I, Index> = { ...table.indexes }
+  for (const name of names(definition)) {
+    const value = definition.indexes[name](previous)
+    if (value !== null) indexes[name] = withoutEntry(indexes[name], value, key)
+  }
+  return { rows: HashMap.remove(table.rows, key), indexes }
+}
+
+/** The rows whose indexed field `index` has `value`, in no particular order. */
+export const lookup = <R, I extends string>(table: Table<R, I>, index: NoInfer<I>, value: string): Array<R> => {
+  const keys = HashMap.get(table.indexes[index], value)
+  if (Option.isNone(keys)) return []
+  const rows: Array<R> = []
+  for (const key of keys.value) rows.push(Option.getOrThrow(HashMap.get(table.rows, key)))
+  return rows
+}
+
+/** Removes every row whose indexed field `index` has `value`. */
+export const removeAll = <R, I extends string>(
+  definition: Definition<R, I>,
+  table: Table<R, I>,
+  index: NoInfer<I>,
+  value: string
+): Table<R, I> =>
+  lookup(table, index, value).reduce((t, record) => remove(definition, t, definition.key(record)), table)
+
+export const values = <R, I extends string>(table: Table<R, I>): Array<R> => Array.from(HashMap.values(table.rows))
