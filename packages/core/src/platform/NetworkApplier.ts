@@ -10,6 +10,7 @@ import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { SecurityRule } from "../domain/SecurityRule.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
@@ -25,8 +26,23 @@ export interface ApplyState {
   readonly apply_error: string | null
 }
 
+/**
+ * Records are immutable, so what was parsed from one stays true of it: a store that hands out
+ * the same record objects again (the memory store does) parses each rule once, not per request.
+ */
+const engineRules = new WeakMap<SecurityRuleRecord, Engine.Rule>()
+
 /** A stored rule as the engine sees it. Stored rules were validated, so parsing cannot fail. */
-export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => ({
+export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => {
+  let parsed = engineRules.get(r)
+  if (parsed === undefined) {
+    parsed = parseRule(r)
+    engineRules.set(r, parsed)
+  }
+  return parsed
+}
+
+const parseRule = (r: SecurityRuleRecord): Engine.Rule => ({
   id: r.id,
   seq: r.seq,
   priority: r.priority,
@@ -44,6 +60,18 @@ export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => ({
     : { kind: "pods", pod_ids: r.target_pod_ids! },
   enabled: r.enabled
 })
+
+const subnetBlocks = new WeakMap<SubnetRecord, Net.Cidr>()
+
+/** A subnet's CIDR block, parsed once per record. */
+const blockOf = (subnet: SubnetRecord): Net.Cidr => {
+  let block = subnetBlocks.get(subnet)
+  if (block === undefined) {
+    block = Net.cidrOf(subnet.cidr)
+    subnetBlocks.set(subnet, block)
+  }
+  return block
+}
 
 export const toSecurityRule = (r: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
   const { seq: _seq, tenant_id: _tenant, ...fields } = r
@@ -81,14 +109,13 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             const tenantVpcs = yield* store.vpcs.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
             const own = tenantSubnets.filter((s) => s.vpc_id === vpc.id)
             const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
+            const blocks = new Map<VpcId, Array<Net.Cidr>>(tenantVpcs.map((v) => [v.id, []]))
+            for (const s of tenantSubnets) blocks.get(s.vpc_id)?.push(blockOf(s))
             return {
               vpc_id: vpc.id,
-              subnets: new Map(own.map((s) => [s.id, Net.cidrOf(s.cidr)])),
+              subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
               pods: new Map(pods.map((p) => [p.id, p.subnet_id])),
-              vpcs: new Map(tenantVpcs.map((v) => [
-                v.id,
-                tenantSubnets.filter((s) => s.vpc_id === v.id).map((s) => Net.cidrOf(s.cidr))
-              ])),
+              vpcs: blocks,
               infrastructure: [
                 ...Option.match(config, { onNone: () => [], onSome: (c) => [Net.cidrOf(c.peering_subnet_cidr)] }),
                 ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
