@@ -27,6 +27,16 @@ export const layer = (vipRange = "172.30.0.0/16") =>
       state.pods.set(spec.pod_id, { spec, vip })
       return Effect.succeed({ vip, external_ip: null })
     }
+    const runtimeOf = (
+      { spec, vip }: { spec: Orchestrator.PodSpec; vip: Net.Ipv4Address }
+    ): Orchestrator.PodRuntime => ({
+      phase: "running",
+      ready_replicas: spec.replicas,
+      desired_replicas: spec.replicas,
+      vip,
+      external_ip: null,
+      last_error: null
+    })
     const forget = <K>(map: Map<K, unknown>, key: K) => Effect.sync(() => void map.delete(key))
     const orchestrator = Orchestrator.Orchestrator.of({
       backend: "host-cluster",
@@ -39,16 +49,14 @@ export const layer = (vipRange = "172.30.0.0/16") =>
       recreatePod: place,
       restartPod: () => Effect.void,
       deletePod: (podId: Ids.PodId) => forget(state.pods, podId),
-      podStatus: (podId) =>
+      podStatus: (podId) => Effect.sync(() => Option.map(Option.fromNullable(state.pods.get(podId)), runtimeOf)),
+      podStatuses: (tenantId) =>
         Effect.sync(() =>
-          Option.map(Option.fromNullable(state.pods.get(podId)), ({ spec, vip }) => ({
-            phase: "running" as const,
-            ready_replicas: spec.replicas,
-            desired_replicas: spec.replicas,
-            vip,
-            external_ip: null,
-            last_error: null
-          }))
+          new Map(
+            Array.from(state.pods.values())
+              .filter(({ spec }) => spec.tenant_id === tenantId)
+              .map((pod) => [pod.spec.pod_id, runtimeOf(pod)])
+          )
         ),
       applyRegistrySecret: () => Effect.void,
       deleteRegistrySecret: () => Effect.void,

@@ -126,6 +126,40 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       Effect.withSpan("KubeOrchestrator.applyPod", { attributes: { pod: spec.pod_id } })
     )
 
+  /** A pod's runtime as its Deployment, Service and external-IP object report it. */
+  const runtimeOf = (
+    deployment: LiveObject,
+    service: LiveObject | undefined,
+    eip: LiveObject | undefined
+  ): Orchestrator.PodRuntime => {
+    const desired = deployment.spec?.replicas ?? 1
+    const ready = deployment.status?.readyReplicas ?? 0
+    const conditions = deployment.status?.conditions ?? []
+    const failed = conditions.find((c) =>
+      (c.type === "ReplicaFailure" && c.status === "True") ||
+      (c.type === "Progressing" && c.reason === "ProgressDeadlineExceeded")
+    )
+    const phase = deployment.metadata?.deletionTimestamp !== undefined
+      ? "deleting"
+      : desired === 0
+      ? "stopped"
+      : failed !== undefined && ready === 0
+      ? "failed"
+      : ready >= desired
+      ? "running"
+      : ready === 0
+      ? "pending"
+      : "degraded"
+    return {
+      phase,
+      ready_replicas: ready,
+      desired_replicas: desired,
+      vip: ipv4(service?.spec?.clusterIP),
+      external_ip: eip === undefined ? null : externalIpOf(eip),
+      last_error: failed?.message ?? null
+    } satisfies Orchestrator.PodRuntime
+  }
+
   const podStatus = (podId: Ids.PodId) =>
     Effect.gen(function*() {
       const deployments = yield* kube.list(Kinds.Deployment, { [Names.POD]: podId })
@@ -133,35 +167,33 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       if (deployment === undefined) return Option.none()
       const services = yield* kube.list(Kinds.Service, { [Names.POD]: podId })
       const eip = yield* kube.read(Kinds.OvnEip, Names.podEip(podId))
-      const desired = deployment.spec?.replicas ?? 1
-      const ready = deployment.status?.readyReplicas ?? 0
-      const conditions = deployment.status?.conditions ?? []
-      const failed = conditions.find((c) =>
-        (c.type === "ReplicaFailure" && c.status === "True") ||
-        (c.type === "Progressing" && c.reason === "ProgressDeadlineExceeded")
-      )
-      const phase = deployment.metadata?.deletionTimestamp !== undefined
-        ? "deleting"
-        : desired === 0
-        ? "stopped"
-        : failed !== undefined && ready === 0
-        ? "failed"
-        : ready >= desired
-        ? "running"
-        : ready === 0
-        ? "pending"
-        : "degraded"
-      return Option.some(
-        {
-          phase,
-          ready_replicas: ready,
-          desired_replicas: desired,
-          vip: ipv4(services[0]?.spec?.clusterIP),
-          external_ip: Option.getOrNull(Option.flatMapNullable(eip, externalIpOf)),
-          last_error: failed?.message ?? null
-        } satisfies Orchestrator.PodRuntime
-      )
+      return Option.some(runtimeOf(deployment, services[0], Option.getOrUndefined(eip)))
     }).pipe(Effect.mapError(orchestratorError("podStatus")))
+
+  /** Three cluster-wide list calls by the tenant's label, whatever the number of pods. */
+  const podStatuses = (tenantId: Ids.TenantId) =>
+    Effect.gen(function*() {
+      const selector = { [Names.TENANT]: tenantId }
+      const [deployments, services, eips] = yield* Effect.all([
+        kube.list(Kinds.Deployment, selector),
+        kube.list(Kinds.Service, selector),
+        kube.list(Kinds.OvnEip, selector)
+      ], { concurrency: 3 })
+      const podOf = (o: LiveObject) => o.metadata?.labels?.[Names.POD] as Ids.PodId | undefined
+      const serviceOf = new Map<string, LiveObject>()
+      for (const service of services) {
+        const id = podOf(service)
+        if (id !== undefined && !serviceOf.has(id)) serviceOf.set(id, service)
+      }
+      const eipByName = new Map(eips.map((e) => [e.metadata?.name, e]))
+      const statuses = new Map<Ids.PodId, Orchestrator.PodRuntime>()
+      for (const deployment of deployments) {
+        const id = podOf(deployment)
+        if (id === undefined || statuses.has(id)) continue
+        statuses.set(id, runtimeOf(deployment, serviceOf.get(id), eipByName.get(Names.podEip(id))))
+      }
+      return statuses as ReadonlyMap<Ids.PodId, Orchestrator.PodRuntime>
+    }).pipe(Effect.mapError(orchestratorError("podStatuses")))
 
   const applySecurityPlan = (plan: Plan.SecurityPlan) =>
     Effect.gen(function*() {
@@ -236,6 +268,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         Effect.mapError(orchestratorError("deletePod"))
       ),
     podStatus,
+    podStatuses,
     applyRegistrySecret: (spec) =>
       Effect.gen(function*() {
         const namespaces = yield* kube.list(Kinds.Namespace, { [Names.TENANT]: spec.tenant_id })

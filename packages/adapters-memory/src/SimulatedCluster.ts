@@ -294,6 +294,16 @@ export const make = (options: Options = {}) =>
           Effect.zipRight(Clock.currentTimeMillis),
           Effect.map((now) => Option.map(Option.fromNullable(pods.get(podId)), (pod) => runtimeOf(pod, now)))
         ),
+      podStatuses: (tenantId) =>
+        slow.pipe(
+          Effect.zipRight(unreachable("podStatuses")),
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.map((now) => {
+            const statuses = new Map<Ids.PodId, Orchestrator.PodRuntime>()
+            for (const [id, pod] of pods) if (pod.spec.tenant_id === tenantId) statuses.set(id, runtimeOf(pod, now))
+            return statuses
+          })
+        ),
       applyRegistrySecret: (spec) =>
         change(
           "applyRegistrySecret",

@@ -12,7 +12,7 @@ import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/
 import { MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, InternalError, NotFound, Unauthorized } from "../Errors.js"
-import type { PodSpec } from "../ports/Orchestrator.js"
+import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
@@ -79,49 +79,55 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const owned = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
 
+      /** The pod as the cluster reports it (none: the cluster does not know it). */
+      const statusFrom = (record: PodRecord, runtime: Option.Option<PodRuntime>): PodStatus =>
+        Option.match(runtime, {
+          onNone: (): PodStatus => ({
+            phase: record.applied ? "failed" : "pending",
+            ready_replicas: 0,
+            desired_replicas: initialReplicas(record),
+            vip: record.vip,
+            external_ip: record.external_ip,
+            last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error
+          }),
+          onSome: (runtime): PodStatus => ({
+            ...runtime,
+            phase: record.lifecycle === "deleting" ? "deleting" : runtime.phase,
+            last_error: runtime.last_error ?? (record.applied ? null : record.apply_error)
+          })
+        })
+
+      /** The pod when the cluster could not be asked. */
+      const statusUnknown = (record: PodRecord, error: OrchestratorError): PodStatus => ({
+        phase: "unknown",
+        ready_replicas: 0,
+        desired_replicas: initialReplicas(record),
+        vip: record.vip,
+        external_ip: record.external_ip,
+        last_error: error.message
+      })
+
       const statusOf = (record: PodRecord): Effect.Effect<PodStatus> =>
         orchestrator.podStatus(record.id).pipe(
-          Effect.map(Option.match({
-            onNone: (): PodStatus => ({
-              phase: record.applied ? "failed" : "pending",
-              ready_replicas: 0,
-              desired_replicas: initialReplicas(record),
-              vip: record.vip,
-              external_ip: record.external_ip,
-              last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error
-            }),
-            onSome: (runtime): PodStatus => ({
-              ...runtime,
-              phase: record.lifecycle === "deleting" ? "deleting" : runtime.phase,
-              last_error: runtime.last_error ?? (record.applied ? null : record.apply_error)
-            })
-          })),
-          Effect.catchAll((e) =>
-            Effect.succeed<PodStatus>({
-              phase: "unknown",
-              ready_replicas: 0,
-              desired_replicas: initialReplicas(record),
-              vip: record.vip,
-              external_ip: record.external_ip,
-              last_error: e.message
-            })
-          )
+          Effect.map((runtime) => statusFrom(record, runtime)),
+          Effect.catchAll((e) => Effect.succeed(statusUnknown(record, e)))
         )
 
-      const view = (record: PodRecord) =>
-        Effect.map(statusOf(record), (status) => {
-          const {
-            apply_error: _e,
-            applied: _a,
-            env_ciphertext: _c,
-            external_ip: _x,
-            lifecycle: _l,
-            updated_at: _u,
-            vip: _v,
-            ...fields
-          } = record
-          return Pod.make({ ...fields, status }, TRUSTED)
-        })
+      const toPod = (record: PodRecord, status: PodStatus) => {
+        const {
+          apply_error: _e,
+          applied: _a,
+          env_ciphertext: _c,
+          external_ip: _x,
+          lifecycle: _l,
+          updated_at: _u,
+          vip: _v,
+          ...fields
+        } = record
+        return Pod.make({ ...fields, status }, TRUSTED)
+      }
+
+      const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
       const specOf = (record: PodRecord) =>
         Effect.gen(function*() {
@@ -441,10 +447,19 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       return Pods.of({
         create,
         list: (caller) =>
-          store.pods.listByTenant(caller.tenant_id).pipe(
-            storeUnavailable,
-            Effect.flatMap((records) => Effect.forEach(records, view, { concurrency: 16 }))
-          ),
+          Effect.gen(function*() {
+            const records = yield* store.pods.listByTenant(caller.tenant_id).pipe(storeUnavailable)
+            const runtimes = yield* Effect.either(orchestrator.podStatuses(caller.tenant_id))
+            return records.map((record) =>
+              toPod(
+                record,
+                Either.match(runtimes, {
+                  onLeft: (e) => statusUnknown(record, e),
+                  onRight: (known) => statusFrom(record, Option.fromNullable(known.get(record.id)))
+                })
+              )
+            )
+          }),
         delete: remove,
         addReplica: scale(1),
         removeReplica: scale(-1),

@@ -116,6 +116,11 @@ export interface OrchestratorShape {
   readonly deletePod: (podId: PodId) => Effect.Effect<void, OrchestratorError>
   /** What the cluster reports for the pod; none when it does not know it. */
   readonly podStatus: (podId: PodId) => Effect.Effect<Option.Option<PodRuntime>, OrchestratorError>
+  /**
+   * What the cluster reports for each of the tenant's pods it knows, in one round of reads:
+   * listing pods must not cost a cluster call per pod.
+   */
+  readonly podStatuses: (tenantId: TenantId) => Effect.Effect<ReadonlyMap<PodId, PodRuntime>, OrchestratorError>
   readonly applyRegistrySecret: (spec: RegistrySecretSpec) => Effect.Effect<void, OrchestratorError>
   readonly deleteRegistrySecret: (tenantId: TenantId, name: DnsLabel) => Effect.Effect<void, OrchestratorError>
   /** Removes whatever the tenant still has in the cluster. Absent is success. */

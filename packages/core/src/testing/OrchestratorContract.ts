@@ -86,6 +86,28 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) 
     )
 
     test(
+      "the statuses of a tenant's pods, read at once, are each pod's status and no one else's",
+      Effect.gen(function*() {
+        const { cluster, subnet } = yield* withNetwork
+        const plain = Fixtures.pod(subnet, { replicas: 2 })
+        const exposed = Fixtures.pod(subnet, { external_access: true, external_inbound: externalPool })
+        yield* cluster.applyPod(plain)
+        yield* cluster.applyPod(exposed)
+        const other = yield* withNetwork
+        const stranger = Fixtures.pod(other.subnet)
+        yield* cluster.applyPod(stranger)
+
+        const statuses = yield* cluster.podStatuses(subnet.tenant_id)
+        expect([...statuses.keys()].sort()).toEqual([plain.pod_id, exposed.pod_id].sort())
+        for (const spec of [plain, exposed]) {
+          expect(statuses.get(spec.pod_id)).toEqual(Option.getOrThrow(yield* cluster.podStatus(spec.pod_id)))
+        }
+        yield* cluster.deletePod(plain.pod_id)
+        expect([...(yield* cluster.podStatuses(subnet.tenant_id)).keys()]).toEqual([exposed.pod_id])
+      })
+    )
+
+    test(
       "deleting is idempotent and forgets the pod",
       Effect.gen(function*() {
         const { cluster, subnet } = yield* withNetwork
