@@ -56,14 +56,33 @@ const transformation = (ast: AST.Transformation): Encoder => {
       return (value) => from(to(value))
     case "FinalTransformation": {
       const slow = fallback(ast)
-      return (value) => {
+      const encode: Encoder = (value) => {
         const encoded = kind.encode(to(value), OPTIONS, ast, value)
         // Synchronous transformations answer with an Either; anything else takes the slow path.
         return Either.isEither(encoded) && Either.isRight(encoded) ? from(encoded.right) : slow(value)
       }
+      return isImmutableDeclaration(ast.to) ? memoized(encode) : encode
     }
     case "TypeLiteralTransformation":
       return fallback(ast)
+  }
+}
+
+/**
+ * The API's parameterless declarations are class instances and DateTimes: immutable, so an
+ * object encodes the same every time. A store that hands out the same records gets the same
+ * views back, and each is encoded once rather than on every request.
+ */
+const isImmutableDeclaration = (ast: AST.AST) => AST.isDeclaration(ast) && ast.typeParameters.length === 0
+
+const memoized = (encode: Encoder): Encoder => {
+  const encoded = new WeakMap<object, unknown>()
+  return (value) => {
+    if (typeof value !== "object" || value === null) return encode(value)
+    if (encoded.has(value)) return encoded.get(value)
+    const result = encode(value)
+    encoded.set(value, result)
+    return result
   }
 }
 

@@ -54,3 +54,18 @@ export const wireExample = (json: object): readonly [never] => [json as never]
  * Schema class validates every field again, and on list endpoints that was most of the cost.
  */
 export const TRUSTED = { disableValidation: true } as const
+
+/**
+ * `derive`, computed once per record object. Records are immutable, so what was derived from
+ * one stays true of it: a store that hands out the same objects again (the memory store does)
+ * pays for parsing and views once per change instead of once per request.
+ */
+export const oncePerRecord = <R extends object, A>(derive: (record: R) => A): (record: R) => A => {
+  const derived = new WeakMap<R, A>()
+  return (record) => {
+    if (derived.has(record)) return derived.get(record)!
+    const value = derive(record)
+    derived.set(record, value)
+    return value
+  }
+}

@@ -1,7 +1,7 @@
 /** Subnets: IPv4 blocks inside a VPC. */
 import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
-import { Timestamp, TRUSTED, wireExample } from "./Common.js"
+import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
 import * as Net from "./Net.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
@@ -50,7 +50,7 @@ export interface SubnetRecord {
   readonly created_at: DateTime.Utc
 }
 
-export const toSubnet = (record: SubnetRecord): Subnet => Subnet.make(record, TRUSTED)
+export const toSubnet = oncePerRecord((record: SubnetRecord): Subnet => Subnet.make(record, TRUSTED))
 
 export const MIN_PREFIX = 8
 export const MAX_PREFIX = 30

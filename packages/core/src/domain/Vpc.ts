@@ -1,7 +1,7 @@
 /** Virtual private clouds. */
 import type { DateTime } from "effect"
 import { Schema } from "effect"
-import { Timestamp, TRUSTED, wireExample } from "./Common.js"
+import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { TenantId, VpcId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
@@ -45,4 +45,4 @@ export interface VpcRecord {
   readonly created_at: DateTime.Utc
 }
 
-export const toVpc = (record: VpcRecord): Vpc => Vpc.make(record, TRUSTED)
+export const toVpc = oncePerRecord((record: VpcRecord): Vpc => Vpc.make(record, TRUSTED))

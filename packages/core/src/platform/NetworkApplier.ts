@@ -5,7 +5,7 @@
  * calls `apply` again for every VPC whose last apply failed.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import { TRUSTED } from "../domain/Common.js"
+import { oncePerRecord, TRUSTED } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -26,23 +26,8 @@ export interface ApplyState {
   readonly apply_error: string | null
 }
 
-/**
- * Records are immutable, so what was parsed from one stays true of it: a store that hands out
- * the same record objects again (the memory store does) parses each rule once, not per request.
- */
-const engineRules = new WeakMap<SecurityRuleRecord, Engine.Rule>()
-
 /** A stored rule as the engine sees it. Stored rules were validated, so parsing cannot fail. */
-export const toEngineRule = (r: SecurityRuleRecord): Engine.Rule => {
-  let parsed = engineRules.get(r)
-  if (parsed === undefined) {
-    parsed = parseRule(r)
-    engineRules.set(r, parsed)
-  }
-  return parsed
-}
-
-const parseRule = (r: SecurityRuleRecord): Engine.Rule => ({
+export const toEngineRule = oncePerRecord((r: SecurityRuleRecord): Engine.Rule => ({
   id: r.id,
   seq: r.seq,
   priority: r.priority,
@@ -59,23 +44,23 @@ const parseRule = (r: SecurityRuleRecord): Engine.Rule => ({
     ? { kind: "subnet", subnet_id: r.target_subnet_id! }
     : { kind: "pods", pod_ids: r.target_pod_ids! },
   enabled: r.enabled
-})
+}))
 
-const subnetBlocks = new WeakMap<SubnetRecord, Net.Cidr>()
+/** A subnet's CIDR block. */
+const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(subnet.cidr))
 
-/** A subnet's CIDR block, parsed once per record. */
-const blockOf = (subnet: SubnetRecord): Net.Cidr => {
-  let block = subnetBlocks.get(subnet)
-  if (block === undefined) {
-    block = Net.cidrOf(subnet.cidr)
-    subnetBlocks.set(subnet, block)
-  }
-  return block
-}
+/** A rule's views, one per status it has been shown with: the status follows its VPC's context. */
+const ruleViews = oncePerRecord((_: SecurityRuleRecord) => new Map<RuleStatus, SecurityRule>())
 
 export const toSecurityRule = (r: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
-  const { seq: _seq, tenant_id: _tenant, ...fields } = r
-  return SecurityRule.make({ ...fields, status }, TRUSTED)
+  const views = ruleViews(r)
+  let view = views.get(status)
+  if (view === undefined) {
+    const { seq: _seq, tenant_id: _tenant, ...fields } = r
+    view = SecurityRule.make({ ...fields, status }, TRUSTED)
+    views.set(status, view)
+  }
+  return view
 }
 
 export interface NetworkApplierShape {
