@@ -6,7 +6,7 @@
  */
 import autocannon from "autocannon"
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -168,6 +168,34 @@ const load = (
     })
   })
 
+const floorBin = fileURLToPath(new URL("./Floor.ts", import.meta.url))
+
+/** The framework's floor (Floor.ts) in its own process, answering with the given bytes. */
+const startFloor = async (answers: ReadonlyMap<string, string>) => {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), "tenet-floor-"))
+  const file = join(dir, "answers.json")
+  writeFileSync(file, JSON.stringify(Object.fromEntries(answers)))
+  const child = spawn(process.execPath, ["--import", "tsx", floorBin], {
+    env: { ...process.env, TENET_FLOOR_PORT: String(port), TENET_FLOOR_ANSWERS: file },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  for (let i = 0; i < 600; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/vpcs`).then((r) => r.ok, () => false)
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    port,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.on("exit", resolve))
+      child.kill("SIGTERM")
+      await exited
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
 /** A bare node:http server answering each path with the bytes Tenet answered it with. */
 const startCeiling = async (answers: ReadonlyMap<string, string>) => {
   const server = createHttpServer((request, response) => {
@@ -217,6 +245,23 @@ export const runLoad = async (options: {
           }
         } finally {
           await ceiling.stop()
+        }
+        const floor = await startFloor(answers)
+        try {
+          for (const e of targets) {
+            for (const connections of options.connections) {
+              const result = await load(floor.port, e, {}, connections, options.seconds)
+              rows.push({
+                target: "Effect HttpApi, routes only",
+                endpoint: e.name,
+                connections,
+                ...result,
+                ofCeiling: result.rps / ceilings.get(`${e.name}@${connections}`)!
+              })
+            }
+          }
+        } finally {
+          await floor.stop()
         }
       }
       for (const e of targets) {

@@ -165,5 +165,5 @@ export const toMarkdown = (report: ScaleReport) =>
   ].join("\n")
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(toMarkdown(await runScale({ tenants: Number(process.env.TENET_SCALE_TENANTS ?? 2_000) })))
+  console.log(toMarkdown(await runScale({ tenants: Number(process.env.TENET_SCALE_TENANTS ?? 10_000) })))
 }

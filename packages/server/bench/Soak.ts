@@ -5,7 +5,7 @@
  * fails when any request got a 5xx or an answer the workload did not expect.
  *
  * Run alone: `node --expose-gc --import tsx packages/server/bench/Soak.ts` (TENET_SOAK_SECONDS,
- * default 120); `pnpm bench` runs it after the benchmarks.
+ * default 60); `pnpm bench` runs it after the benchmarks.
  */
 import { HttpServer } from "@effect/platform"
 import { Effect, ManagedRuntime } from "effect"
@@ -192,7 +192,7 @@ export const toMarkdown = (report: SoakReport) =>
   ].join("\n")
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const report = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 120), tenants: 8 })
+  const report = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
   console.log(toMarkdown(report))
   process.exitCode = report.errors === 0 ? 0 : 1
 }
