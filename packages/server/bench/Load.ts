@@ -37,23 +37,23 @@ const must = async (port: number, method: string, path: string, headers: Record<
   return response
 }
 
-/** Starts `tenet-server` on the given store and waits until it answers. */
-const startTenet = async (store: "memory" | "embedded") => {
+/**
+ * Runs a TypeScript entry point in its own process with a fresh temporary directory, waits
+ * until `probe` answers 200, and stops it (SIGTERM) and removes the directory on `stop`.
+ */
+const startChild = async (
+  entry: string,
+  env: (port: number, dir: string) => Record<string, string>,
+  probe: string
+) => {
   const port = await freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), "tenet-load-"))
-  const child = spawn(process.execPath, ["--import", "tsx", bin], {
-    env: {
-      ...process.env,
-      TENET_STORE: store,
-      TENET_PORT: String(port),
-      TENET_DATA_DIR: dataDir,
-      TENET_ADMIN_PASSWORD: PASSWORD,
-      TENET_LOG_LEVEL: "warn"
-    },
+  const dir = mkdtempSync(join(tmpdir(), "tenet-load-"))
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    env: { ...process.env, ...env(port, dir) },
     stdio: ["ignore", "ignore", "inherit"]
   })
   for (let i = 0; i < 600; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)
+    const up = await fetch(`http://127.0.0.1:${port}${probe}`).then((r) => r.ok, () => false)
     if (up) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -63,10 +63,20 @@ const startTenet = async (store: "memory" | "embedded") => {
       const exited = new Promise((resolve) => child.on("exit", resolve))
       child.kill("SIGTERM")
       await exited
-      rmSync(dataDir, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true })
     }
   }
 }
+
+/** `tenet-server` on the given store. */
+const startTenet = (store: "memory" | "embedded") =>
+  startChild(bin, (port, dir) => ({
+    TENET_STORE: store,
+    TENET_PORT: String(port),
+    TENET_DATA_DIR: dir,
+    TENET_ADMIN_PASSWORD: PASSWORD,
+    TENET_LOG_LEVEL: "warn"
+  }), "/healthz")
 
 /** A tenant with 100 VPCs, 100 pods, a VPC of 200 rules, and 100 VPCs to POST rules into. */
 const seed = async (port: number) => {
@@ -171,30 +181,12 @@ const load = (
 const floorBin = fileURLToPath(new URL("./Floor.ts", import.meta.url))
 
 /** The framework's floor (Floor.ts) in its own process, answering with the given bytes. */
-const startFloor = async (answers: ReadonlyMap<string, string>) => {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), "tenet-floor-"))
-  const file = join(dir, "answers.json")
-  writeFileSync(file, JSON.stringify(Object.fromEntries(answers)))
-  const child = spawn(process.execPath, ["--import", "tsx", floorBin], {
-    env: { ...process.env, TENET_FLOOR_PORT: String(port), TENET_FLOOR_ANSWERS: file },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  for (let i = 0; i < 600; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/vpcs`).then((r) => r.ok, () => false)
-    if (up) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return {
-    port,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.on("exit", resolve))
-      child.kill("SIGTERM")
-      await exited
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-}
+const startFloor = (answers: ReadonlyMap<string, string>) =>
+  startChild(floorBin, (port, dir) => {
+    const file = join(dir, "answers.json")
+    writeFileSync(file, JSON.stringify(Object.fromEntries(answers)))
+    return { TENET_FLOOR_PORT: String(port), TENET_FLOOR_ANSWERS: file }
+  }, "/vpcs")
 
 /** A bare node:http server answering each path with the bytes Tenet answered it with. */
 const startCeiling = async (answers: ReadonlyMap<string, string>) => {
