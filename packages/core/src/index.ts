@@ -5,6 +5,7 @@
 export * as Errors from "./Errors.js"
 
 export * as Admin from "./domain/Admin.js"
+export * as Common from "./domain/Common.js"
 export * as Domain from "./domain/Domain.js"
 export * as Ids from "./domain/Ids.js"
 export * as LoginThrottle from "./domain/LoginThrottle.js"

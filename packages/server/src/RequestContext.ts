@@ -51,7 +51,10 @@ export class Counter {
   readonly drain: Effect.Effect<void> = Effect.async<void>((resume) => {
     this.#draining = true
     if (this.#inFlight === 0) return resume(Effect.void)
-    const wake = () => resume(Effect.void)
+    const wake = () => {
+      this.#idle.delete(wake)
+      resume(Effect.void)
+    }
     this.#idle.add(wake)
     return Effect.sync(() => this.#idle.delete(wake))
   })

@@ -10,6 +10,7 @@
  */
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { Common } from "@tenet/core"
 import { Chunk, Effect, Either, ParseResult, Schema, SchemaAST as AST } from "effect"
 
 /** The encoded (JSON) form of a value of the schema's type. */
@@ -61,7 +62,9 @@ const transformation = (ast: AST.Transformation): Encoder => {
         // Synchronous transformations answer with an Either; anything else takes the slow path.
         return Either.isEither(encoded) && Either.isRight(encoded) ? from(encoded.right) : slow(value)
       }
-      return isImmutableDeclaration(ast.to) ? memoized(encode) : encode
+      if (!isImmutableDeclaration(ast.to)) return encode
+      const once = Common.oncePerRecord(encode)
+      return (value) => typeof value === "object" && value !== null ? once(value) : encode(value)
     }
     case "TypeLiteralTransformation":
       return fallback(ast)
@@ -74,17 +77,6 @@ const transformation = (ast: AST.Transformation): Encoder => {
  * views back, and each is encoded once rather than on every request.
  */
 const isImmutableDeclaration = (ast: AST.AST) => AST.isDeclaration(ast) && ast.typeParameters.length === 0
-
-const memoized = (encode: Encoder): Encoder => {
-  const encoded = new WeakMap<object, unknown>()
-  return (value) => {
-    if (typeof value !== "object" || value === null) return encode(value)
-    if (encoded.has(value)) return encoded.get(value)
-    const result = encode(value)
-    encoded.set(value, result)
-    return result
-  }
-}
 
 const go = (ast: AST.AST): Encoder => {
   switch (ast._tag) {

@@ -7,7 +7,7 @@ import type { HttpClient } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { RawResponse } from "./Harness.js"
-import { adminLogin, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, EDGE_ACCOUNT, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -121,11 +121,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("concurrent
 
   it.effect("one hostname across tenants and one tunnel name per tenant: one each", () =>
     Effect.gen(function*() {
-      yield* setProviderConfig({
-        edge_account_id: "acct",
-        edge_api_token: "edge-token",
-        edge_domain: "apps.example.com"
-      })
+      yield* setProviderConfig(EDGE_ACCOUNT)
       const a = yield* workspace
       const b = yield* workspace
       const podA = (yield* a.createPod()).body as Json

@@ -47,6 +47,23 @@ const settled = Effect.gen(function*() {
   return inFlight.inFlight
 })
 
+/** Clients that connect, send something, and after `after` ms leave the way `leave` says. */
+const hangUps = (options: {
+  readonly clients: number
+  readonly send: (socket: Socket) => void
+  readonly after: number
+  readonly leave: (socket: Socket) => void
+}) =>
+  Effect.gen(function*() {
+    const p = yield* port
+    const opened = yield* Effect.all(Array.from({ length: options.clients }, () => open(p)), {
+      concurrency: options.clients
+    })
+    for (const c of opened) options.send(c.socket)
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, options.after)))
+    for (const c of opened) options.leave(c.socket)
+  })
+
 describe("connections", () => {
   it.layer(TestServer.layer({ requestTimeout: "1 second", maxBodyBytes: 64 * 1024 }), { timeout: 60_000 })((it) => {
     it.effect("a body trickled in slower than the request timeout is cut off with 408; others are served meanwhile", () =>
@@ -98,30 +115,31 @@ describe("connections", () => {
 
     it.effect("clients that hang up mid-body leave the server healthy", () =>
       Effect.gen(function*() {
-        const p = yield* port
-        const quitters = yield* Effect.all(Array.from({ length: 50 }, () => open(p)), { concurrency: 50 })
-        for (const c of quitters) {
-          c.socket.write(
-            "POST /vpcs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"na"
-          )
-        }
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-        for (const c of quitters) c.socket.destroy()
+        yield* hangUps({
+          clients: 50,
+          send: (socket) =>
+            socket.write(
+              "POST /vpcs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"na"
+            ),
+          after: 50,
+          leave: (socket) => socket.destroy()
+        })
         expect(yield* healthy).toBe(true)
         expect(yield* settled).toBe(0)
       }))
 
     it.effect("clients that stop reading a large response and then hang up leave nothing in flight", () =>
       Effect.gen(function*() {
-        const p = yield* port
-        const readers = yield* Effect.all(Array.from({ length: 20 }, () => open(p)), { concurrency: 20 })
-        for (const c of readers) {
-          c.socket.pause()
-          // Pipelined: the responses pile up in the kernel's buffers until the writes stall.
-          c.socket.write("GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(40))
-        }
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
-        for (const c of readers) c.socket.resetAndDestroy()
+        yield* hangUps({
+          clients: 20,
+          send: (socket) => {
+            socket.pause()
+            // Pipelined: the responses pile up in the kernel's buffers until the writes stall.
+            socket.write("GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(40))
+          },
+          after: 500,
+          leave: (socket) => socket.resetAndDestroy()
+        })
         expect(yield* healthy).toBe(true)
         expect(yield* settled).toBe(0)
       }))

@@ -6,7 +6,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { Effect, Fiber, Option } from "effect"
-import { raw, setProviderConfig, testServer, workspace } from "./Harness.js"
+import { EDGE_ACCOUNT, raw, setProviderConfig, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -40,11 +40,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("slow depend
 
   it.effect("a slow tunnel provider holds up only tunnel changes", () =>
     Effect.gen(function*() {
-      yield* setProviderConfig({
-        edge_account_id: "acct",
-        edge_api_token: "edge-token",
-        edge_domain: "apps.example.com"
-      })
+      yield* setProviderConfig(EDGE_ACCOUNT)
       const w = yield* workspace
       const pod = (yield* w.createPod()).body as Json
       const edge = yield* SimulatedEdge.EdgeSwitches

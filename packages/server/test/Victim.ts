@@ -6,7 +6,7 @@
 import { OpenApi } from "@effect/platform"
 import { Api } from "@tenet/core"
 import { Effect } from "effect"
-import { asAdmin, raw, setProviderConfig, workspace } from "./Harness.js"
+import { asAdmin, EDGE_ACCOUNT, raw, setProviderConfig, workspace } from "./Harness.js"
 
 export type Json = Record<string, any>
 
@@ -75,7 +75,7 @@ export const headersFor = (schemes: ReadonlyArray<string>, token: string) =>
 /** The victim: a tenant with one of everything, and the ids the matrix aims at. */
 export const victim = Effect.gen(function*() {
   const admin = yield* asAdmin
-  yield* setProviderConfig({ edge_account_id: "acct", edge_api_token: "edge-token", edge_domain: "apps.example.com" })
+  yield* setProviderConfig(EDGE_ACCOUNT)
   const w = yield* workspace
   const { creds, headers } = w
   const rule = ((yield* raw("POST", "/security-rules", {

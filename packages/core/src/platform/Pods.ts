@@ -4,7 +4,7 @@
  * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
  * status is read from the cluster each time it is shown.
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Hash, Layer, Option } from "effect"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
@@ -170,11 +170,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       // Applies of one pod run one at a time, each with the pod as stored when it starts, so
       // the cluster ends with the latest record even when changes race. Striped, so bounded.
       const stripes = yield* Effect.forEach(Array.from({ length: 64 }), () => Effect.makeSemaphore(1))
-      const stripeOf = (id: PodId) => {
-        let hash = 0
-        for (let i = 0; i < id.length; i++) hash = (hash * 31 + id.charCodeAt(i)) | 0
-        return stripes[Math.abs(hash) % stripes.length]!
-      }
+      const stripeOf = (id: PodId) => stripes[Math.abs(Hash.string(id)) % stripes.length]!
 
       /** What the cluster is asked to run: the record without the outcome of applying it. */
       const desired = (record: PodRecord) =>

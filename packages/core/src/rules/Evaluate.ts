@@ -52,8 +52,6 @@ interface CompiledRule {
   readonly pods: ReadonlySet<string> | undefined
 }
 
-const maskOf = (prefix: number) => (prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0)
-
 const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
   const blocks = rule.remote.kind === "cidr" ? [rule.remote.cidr] : context.vpcs.get(rule.remote.vpc_id) ?? []
   const cidr = rule.remote.kind === "cidr" ? rule.remote.cidr : undefined
@@ -68,7 +66,7 @@ const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
     verdict: { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } },
     ports: rule.ports === null ? null : rule.ports.flatMap((r) => [r.from, r.to]),
     networks: blocks.map(Net.networkOf),
-    masks: blocks.map((b) => maskOf(b.prefix)),
+    masks: blocks.map((b) => Net.maskOf(b.prefix)),
     vpcs,
     subnet: rule.target.kind === "subnet" ? rule.target.subnet_id : undefined,
     pods: rule.target.kind === "pods" ? new Set(rule.target.pod_ids) : undefined
@@ -95,7 +93,7 @@ export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matche
     }
   }
   const infraNetworks = context.infrastructure.map(Net.networkOf)
-  const infraMasks = context.infrastructure.map((c) => maskOf(c.prefix))
+  const infraMasks = context.infrastructure.map((c) => Net.maskOf(c.prefix))
 
   const decide = (flow: Flow): Verdict => {
     const remote = flow.remote
