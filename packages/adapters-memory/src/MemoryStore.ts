@@ -124,10 +124,20 @@ type Created = { readonly created_at: { readonly epochMillis: number } }
 const keyOf = (record: Created & { readonly id?: string; readonly tenant_id?: string; readonly name?: string }) =>
   record.id ?? `${record.tenant_id}/${record.name}`
 
-/** Oldest first; records created in the same millisecond keep the order they were inserted in. */
-const byCreation = (s: State) => <A extends Created>(a: A, b: A) =>
-  a.created_at.epochMillis - b.created_at.epochMillis ||
-  Option.getOrElse(HashMap.get(s.order, keyOf(a)), () => 0) - Option.getOrElse(HashMap.get(s.order, keyOf(b)), () => 0)
+/**
+ * Oldest first; records created in the same millisecond keep the order they were inserted in.
+ * Each record's insertion number is looked up once, not at every comparison (hashing two keys
+ * per comparison was a tenth of listing 200 rules).
+ */
+const inCreationOrder = <A extends Created>(s: State, records: ReadonlyArray<A>): Array<A> =>
+  records
+    .map((record) => ({
+      record,
+      at: record.created_at.epochMillis,
+      order: Option.getOrElse(HashMap.get(s.order, keyOf(record)), () => 0)
+    }))
+    .sort((a, b) => a.at - b.at || a.order - b.order)
+    .map(({ record }) => record)
 
 export const make = Effect.gen(function*() {
   const committed = yield* Ref.make(emptyState)
@@ -239,7 +249,7 @@ export const make = Effect.gen(function*() {
       read((s) => Option.flatMap(HashMap.get(s.tenantByName, name), (id) => HashMap.get(s.tenants, id))),
     findByTokenHash: (hash) =>
       read((s) => Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id))),
-    list: read((s) => Array.from(HashMap.values(s.tenants)).sort(byCreation(s))),
+    list: read((s) => inCreationOrder(s, Array.from(HashMap.values(s.tenants)))),
     setToken: (id, tokenHash, tokenCiphertext) =>
       write((s) =>
         Effect.succeed(Option.match(HashMap.get(s.tenants, id), {
@@ -271,7 +281,7 @@ export const make = Effect.gen(function*() {
             [undefined, { ...inserted(s, row.id), domains: Table.put(Domains, s.domains, row) }] as const
           )
       ),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.domains, "tenant", tenantId).sort(byCreation(s))),
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.domains, "tenant", tenantId))),
     findByDomain: (domain) => read((s) => Option.fromNullable(Table.lookup(s.domains, "name", domain)[0])),
     delete: (id) =>
       write((s) =>
@@ -303,7 +313,7 @@ export const make = Effect.gen(function*() {
           }] as const
         )
       }),
-    list: read((s) => Array.from(HashMap.values(s.serviceTunnels)).sort(byCreation(s))),
+    list: read((s) => inCreationOrder(s, Array.from(HashMap.values(s.serviceTunnels)))),
     find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),
     update: (record) =>
       write((s) =>
@@ -350,8 +360,8 @@ export const make = Effect.gen(function*() {
           : Effect.succeed([undefined, { ...inserted(s, record.id), vpcs: Table.put(Vpcs, s.vpcs, record) }] as const)
       ),
     find: (id) => read((s) => Table.get(s.vpcs, id)),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.vpcs, "tenant", tenantId).sort(byCreation(s))),
-    listUnapplied: read((s) => Table.lookup(s.vpcs, "unapplied", "").sort(byCreation(s))),
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.vpcs, "tenant", tenantId))),
+    listUnapplied: read((s) => inCreationOrder(s, Table.lookup(s.vpcs, "unapplied", ""))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
     lock: (id) => transaction(read((s) => Table.has(s.vpcs, id))),
     setApplyState: (id, applied, applyError) =>
@@ -375,8 +385,8 @@ export const make = Effect.gen(function*() {
           )
       ),
     find: (id) => read((s) => Table.get(s.subnets, id)),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.subnets, "tenant", tenantId).sort(byCreation(s))),
-    listByVpc: (vpcId) => read((s) => Table.lookup(s.subnets, "vpc", vpcId).sort(byCreation(s)))
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.subnets, "tenant", tenantId))),
+    listByVpc: (vpcId) => read((s) => inCreationOrder(s, Table.lookup(s.subnets, "vpc", vpcId)))
   }
 
   const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
@@ -400,9 +410,9 @@ export const make = Effect.gen(function*() {
           : Effect.succeed([undefined, { ...inserted(s, record.id), pods: Table.put(Pods, s.pods, record) }] as const)
       ),
     find: (id) => read((s) => Table.get(s.pods, id)),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.pods, "tenant", tenantId).sort(byCreation(s))),
-    listByVpc: (vpcId) => read((s) => Table.lookup(s.pods, "vpc", vpcId).sort(byCreation(s))),
-    listUnapplied: read((s) => Table.lookup(s.pods, "unapplied", "").sort(byCreation(s))),
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.pods, "tenant", tenantId))),
+    listByVpc: (vpcId) => read((s) => inCreationOrder(s, Table.lookup(s.pods, "vpc", vpcId))),
+    listUnapplied: read((s) => inCreationOrder(s, Table.lookup(s.pods, "unapplied", ""))),
     update: replace(Pods, (s) => s.pods, (s, pods) => ({ ...s, pods })),
     delete: (id) =>
       drop((s) => Table.has(s.pods, id), (s) => ({
@@ -426,9 +436,9 @@ export const make = Effect.gen(function*() {
         )
       }),
     find: (id) => read((s) => Table.get(s.tunnels, id)),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.tunnels, "tenant", tenantId).sort(byCreation(s))),
-    listByPod: (podId) => read((s) => Table.lookup(s.tunnels, "pod", podId).sort(byCreation(s))),
-    listInactive: read((s) => Table.lookup(s.tunnels, "inactive", "").sort(byCreation(s))),
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.tunnels, "tenant", tenantId))),
+    listByPod: (podId) => read((s) => inCreationOrder(s, Table.lookup(s.tunnels, "pod", podId))),
+    listInactive: read((s) => inCreationOrder(s, Table.lookup(s.tunnels, "inactive", ""))),
     update: replace(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
     delete: (id) =>
       drop((s) => Table.has(s.tunnels, id), (s) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, id) }))
@@ -446,7 +456,7 @@ export const make = Effect.gen(function*() {
             [undefined, { ...inserted(s, key), credentials: Table.put(Credentials, s.credentials, record) }] as const
           )
       }),
-    listByTenant: (tenantId) => read((s) => Table.lookup(s.credentials, "tenant", tenantId).sort(byCreation(s))),
+    listByTenant: (tenantId) => read((s) => inCreationOrder(s, Table.lookup(s.credentials, "tenant", tenantId))),
     find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name))),
     delete: (tenantId, name) => {
       const key = credentialKey(tenantId, name)

@@ -1,16 +1,17 @@
 /**
  * A table of records in the memory store: rows by key, and secondary indexes (for each value
- * of an indexed field, the keys of the rows that have it). Everything is persistent, so a
+ * of an indexed field, the rows that have it, by key). Everything is persistent, so a
  * transaction's draft is a cheap copy, and a list costs what it returns rather than what the
  * store holds: with 10,000 tenants, scanning every VPC to list one tenant's was the cost.
+ * Index entries hold the rows themselves, so a list reads them without hashing each key again.
  */
-import { HashMap, HashSet, Option } from "effect"
+import { HashMap, Option } from "effect"
 
-type Index = HashMap.HashMap<string, HashSet.HashSet<string>>
+type Index<R> = HashMap.HashMap<string, HashMap.HashMap<string, R>>
 
 export interface Table<R, I extends string> {
   readonly rows: HashMap.HashMap<string, R>
-  readonly indexes: { readonly [K in I]: Index }
+  readonly indexes: { readonly [K in I]: Index<R> }
 }
 
 /** How a table keys its rows and what it indexes; an index function answers null to leave a row out. */
@@ -33,14 +34,14 @@ export const empty = <R, I extends string>(definition: Definition<R, I>): Table<
 
 const names = <R, I extends string>(definition: Definition<R, I>) => Object.keys(definition.indexes) as Array<I>
 
-const withEntry = (index: Index, value: string, key: string) =>
-  HashMap.modifyAt(index, value, (keys) => Option.some(HashSet.add(Option.getOrElse(keys, HashSet.empty<string>), key)))
+const withEntry = <R>(index: Index<R>, value: string, key: string, record: R) =>
+  HashMap.modifyAt(index, value, (rows) => Option.some(HashMap.set(Option.getOrElse(rows, HashMap.empty), key, record)))
 
-const withoutEntry = (index: Index, value: string, key: string) =>
-  HashMap.modifyAt(index, value, (keys) =>
-    Option.flatMap(keys, (set) => {
-      const rest = HashSet.remove(set, key)
-      return HashSet.size(rest) === 0 ? Option.none() : Option.some(rest)
+const withoutEntry = <R>(index: Index<R>, value: string, key: string) =>
+  HashMap.modifyAt(index, value, (rows) =>
+    Option.flatMap(rows, (entry) => {
+      const rest = HashMap.remove(entry, key)
+      return HashMap.size(rest) === 0 ? Option.none() : Option.some(rest)
     }))
 
 export const get = <R, I extends string>(table: Table<R, I>, key: string): Option.Option<R> =>
@@ -52,15 +53,14 @@ export const has = <R, I extends string>(table: Table<R, I>, key: string): boole
 export const put = <R, I extends string>(definition: Definition<R, I>, table: Table<R, I>, record: R): Table<R, I> => {
   const key = definition.key(record)
   const previous = Option.getOrUndefined(HashMap.get(table.rows, key))
-  const indexes: Record<I, Index> = { ...table.indexes }
+  const indexes: Record<I, Index<R>> = { ...table.indexes }
   for (const name of names(definition)) {
     const valueOf = definition.indexes[name]
     const before = previous === undefined ? null : valueOf(previous)
     const after = valueOf(record)
-    if (before === after) continue
     let index = indexes[name]
-    if (before !== null) index = withoutEntry(index, before, key)
-    if (after !== null) index = withEntry(index, after, key)
+    if (before !== null && before !== after) index = withoutEntry(index, before, key)
+    if (after !== null) index = withEntry(index, after, key, record)
     indexes[name] = index
   }
   return { rows: HashMap.set(table.rows, key, record), indexes }
@@ -73,7 +73,7 @@ export const remove = <R, I extends string>(
 ): Table<R, I> => {
   const previous = Option.getOrUndefined(HashMap.get(table.rows, key))
   if (previous === undefined) return table
-  const indexes: Record<I, Index> = { ...table.indexes }
+  const indexes: Record<I, Index<R>> = { ...table.indexes }
   for (const name of names(definition)) {
     const value = definition.indexes[name](previous)
     if (value !== null) indexes[name] = withoutEntry(indexes[name], value, key)
@@ -83,11 +83,8 @@ export const remove = <R, I extends string>(
 
 /** The rows whose indexed field `index` has `value`, in no particular order. */
 export const lookup = <R, I extends string>(table: Table<R, I>, index: NoInfer<I>, value: string): Array<R> => {
-  const keys = HashMap.get(table.indexes[index], value)
-  if (Option.isNone(keys)) return []
-  const rows: Array<R> = []
-  for (const key of keys.value) rows.push(Option.getOrThrow(HashMap.get(table.rows, key)))
-  return rows
+  const rows = HashMap.get(table.indexes[index], value)
+  return Option.isNone(rows) ? [] : Array.from(HashMap.values(rows.value))
 }
 
 /** Removes every row whose indexed field `index` has `value`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc, HashSet, Option } from "effect"
+import { FastCheck as fc, HashMap, Option } from "effect"
 import * as Table from "../src/Table.js"
 
 interface Row {
@@ -54,7 +54,7 @@ describe("Table", () => {
       }
       // No empty index entries are left behind.
       for (const index of Object.values(table.indexes)) {
-        for (const [, keys] of index) expect(HashSet.size(keys)).toBeGreaterThan(0)
+        for (const [, rows] of index) expect(HashMap.size(rows)).toBeGreaterThan(0)
       }
     }
   )
