@@ -200,6 +200,19 @@ layer(testServer(), { excludeTestServices: true })("pods", (it) => {
       expect(snap.pods.find((p) => p.spec.pod_id === pod.id)!.spec.persistent_mount_path).toBe("/data")
     }))
 
+  it.effect("listed pods show the cluster's status as of each request, also when only the status changed", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const pod = yield* s.pod()
+      const phase = Effect.map(s.list, (pods) => pods.find((p) => p.id === pod.id)!.status.phase)
+      expect(yield* phase).toBe("running")
+      yield* cluster.stopPod(pod.id)
+      expect(yield* phase).toBe("stopped")
+      yield* raw("POST", `/pods/${pod.id}/restart`, { headers: s.headers })
+      expect(yield* phase).toBe("running")
+    }))
+
   it.effect("config PATCH is 409 while the pod is stopped or being deleted", () =>
     Effect.gen(function*() {
       const s = yield* setup

@@ -58,6 +58,10 @@ export interface PodsShape {
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
 
+/** Statuses are flat: equal when every field is. */
+const sameStatus = (a: PodStatus, b: PodStatus) =>
+  (Object.keys(b) as Array<keyof PodStatus>).every((k) => a[k] === b[k])
+
 /** The replica count a pod starts with: at least 2 when autoscaling (the spec's minimum). */
 const initialReplicas = (record: Pick<PodRecord, "auto_scaling" | "replica_count" | "autoscale_min_replicas">) =>
   record.auto_scaling ? Math.max(record.replica_count, record.autoscale_min_replicas) : record.replica_count
@@ -113,7 +117,17 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           Effect.catchAll((e) => Effect.succeed(statusUnknown(record, e)))
         )
 
+      // Each record's last view, kept while its status reads the same: a list of pods whose
+      // state did not change is then built, and written as JSON, once rather than per request.
+      const lastViews = new WeakMap<PodRecord, Pod>()
       const toPod = (record: PodRecord, status: PodStatus) => {
+        const last = lastViews.get(record)
+        if (last !== undefined && sameStatus(last.status, status)) return last
+        const view = podOf(record, status)
+        lastViews.set(record, view)
+        return view
+      }
+      const podOf = (record: PodRecord, status: PodStatus) => {
         const {
           apply_error: _e,
           applied: _a,
