@@ -21,17 +21,18 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
 const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Effect.gen(function*() {
     if (!HttpMethod.hasBody(request.method)) return
-    const tooLarge = new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
+    // Built only when needed: an error captures a stack trace, which every POST paid for.
+    const tooLarge = () => new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
     const declared = request.headers["content-length"]
     if (declared === undefined && request.headers["transfer-encoding"] !== undefined) {
       return yield* new Errors.LengthRequired({ detail: "send the request body with a Content-Length header" })
     }
-    if (declared !== undefined && Number(declared) > maxBytes) return yield* tooLarge
+    if (declared !== undefined && Number(declared) > maxBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
       Effect.mapError((e) =>
         String(e.cause).includes("maxBytes")
-          ? tooLarge
+          ? tooLarge()
           : new Errors.InvalidInput({ detail: "the request body could not be read" })
       )
     )
