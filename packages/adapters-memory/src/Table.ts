@@ -84,7 +84,18 @@ export const remove = <R, I extends string>(
 /** The rows whose indexed field `index` has `value`, in no particular order. */
 export const lookup = <R, I extends string>(table: Table<R, I>, index: NoInfer<I>, value: string): Array<R> => {
   const rows = HashMap.get(table.indexes[index], value)
-  return Option.isNone(rows) ? [] : Array.from(HashMap.values(rows.value))
+  return Option.isNone(rows) ? [] : rowsOf(rows.value).slice()
+}
+
+/** An index entry's rows: entries are immutable, so each is walked once, not at every list. */
+const entryRows = new WeakMap<object, ReadonlyArray<unknown>>()
+const rowsOf = <R>(entry: HashMap.HashMap<string, R>): ReadonlyArray<R> => {
+  let rows = entryRows.get(entry) as ReadonlyArray<R> | undefined
+  if (rows === undefined) {
+    rows = Array.from(HashMap.values(entry))
+    entryRows.set(entry, rows)
+  }
+  return rows
 }
 
 /** Removes every row whose indexed field `index` has `value`. */
