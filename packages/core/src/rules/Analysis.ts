@@ -12,6 +12,7 @@
  * endpoint of subnet S", and "an endpoint in no known subnet". Box difference is exact, so
  * the verdicts are too. Pure.
  */
+import { oncePerRecord } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
@@ -35,13 +36,14 @@ const ELSEWHERE = "elsewhere"
 const podAtom = (id: PodId) => `pod:${id}`
 const otherAtom = (id: SubnetId) => `subnet:${id}`
 
-/** Every local endpoint of the VPC, as atoms. */
-const universe = (context: VpcContext): ReadonlySet<string> =>
+/** Every local endpoint of the VPC, as atoms; one set per context, shared by the rules aimed at the whole VPC. */
+const universe = oncePerRecord((context: VpcContext): ReadonlySet<string> =>
   new Set([
     ELSEWHERE,
     ...[...context.subnets.keys()].map(otherAtom),
     ...[...context.pods.keys()].map(podAtom)
   ])
+)
 
 const localsOf = (rule: Rule, context: VpcContext): ReadonlySet<string> => {
   switch (rule.target.kind) {
@@ -90,9 +92,18 @@ const minus = (a: readonly [number, number], b: readonly [number, number]): Arra
   return out
 }
 
+/** Whether two sets of endpoints share one; called for every pair of boxes, so it allocates nothing. */
+const meet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
+  if (a === b) return a.size > 0
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
+  for (const local of small) {
+    if (large.has(local)) return true
+  }
+  return false
+}
+
 const intersects = (a: Box, b: Box) =>
-  a.protocol === b.protocol && overlap(a.ports, b.ports) && overlap(a.remote, b.remote) &&
-  [...a.locals].some((l) => b.locals.has(l))
+  a.protocol === b.protocol && overlap(a.ports, b.ports) && overlap(a.remote, b.remote) && meet(a.locals, b.locals)
 
 /** `a` minus `b`, as disjoint boxes. */
 export const subtract = (a: Box, b: Box): Array<Box> => {

@@ -76,19 +76,74 @@ const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
 const PROTOCOLS = ["tcp", "udp", "icmp"] as const
 
 /**
- * Compiles the enforced rules, in evaluation order, into one list per direction and protocol,
- * each rule reduced to masks, flat port ranges and sets; deciding a flow is then a scan of
- * its list with integer comparisons and no allocation.
+ * One direction and protocol's rules, in evaluation order, indexed by port: the ports 0-65535
+ * cut at every rule's range ends into intervals over which every rule either covers all ports
+ * or none, and for each interval the rules that can match a port in it. A flow without a port
+ * can only match the rules that name no ports.
+ */
+interface PortIndex {
+  /** Interval k is [starts[k], starts[k + 1]). */
+  readonly starts: Int32Array
+  readonly candidates: ReadonlyArray<ReadonlyArray<CompiledRule>>
+  readonly portless: ReadonlyArray<CompiledRule>
+}
+
+const covers = (rule: CompiledRule, port: number) => {
+  const ports = rule.ports
+  if (ports === null) return true
+  for (let k = 0; k < ports.length; k += 2) {
+    if (port >= ports[k]! && port <= ports[k + 1]!) return true
+  }
+  return false
+}
+
+const indexByPort = (rules: ReadonlyArray<CompiledRule>): PortIndex => {
+  const cuts = new Set<number>([0])
+  for (const rule of rules) {
+    for (let k = 0; rule.ports !== null && k < rule.ports.length; k += 2) {
+      cuts.add(rule.ports[k]!)
+      cuts.add(rule.ports[k + 1]! + 1)
+    }
+  }
+  const starts = Int32Array.from([...cuts].sort((a, b) => a - b))
+  return {
+    starts,
+    candidates: Array.from(starts, (start) => rules.filter((rule) => covers(rule, start))),
+    portless: rules.filter((rule) => rule.ports === null)
+  }
+}
+
+/** The rules that can match `port`: the candidates of the interval holding it. */
+const candidatesFor = (index: PortIndex, port: number | null): ReadonlyArray<CompiledRule> => {
+  if (port === null) return index.portless
+  const starts = index.starts
+  let low = 0
+  let high = starts.length - 1
+  while (low < high) {
+    const middle = (low + high + 1) >> 1
+    if (starts[middle]! <= port) low = middle
+    else high = middle - 1
+  }
+  return index.candidates[low]!
+}
+
+/**
+ * Compiles the enforced rules, in evaluation order, into one port index per direction and
+ * protocol, each rule reduced to masks, flat port ranges and sets; deciding a flow is then a
+ * binary search and a scan of the rules its port can match, with integer comparisons and no
+ * allocation.
  */
 export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matcher => {
   const ordered = enforced(rules, context)
-  const lists = new Map<string, Array<CompiledRule>>()
+  const lists = new Map<string, PortIndex>()
   for (const direction of ["ingress", "egress"] as const) {
     for (const protocol of PROTOCOLS) {
       lists.set(
         direction + protocol,
-        ordered.filter((r) => r.direction === direction && (r.protocol === "all" || r.protocol === protocol))
-          .map((r) => compileRule(r, context))
+        indexByPort(
+          ordered.filter((r) => r.direction === direction && (r.protocol === "all" || r.protocol === protocol))
+            .map((r) => compileRule(r, context))
+        )
       )
     }
   }
@@ -105,22 +160,9 @@ export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matche
     }
     const podId = flow.local.pod_id
     const subnet = podId !== undefined ? context.pods.get(podId) : flow.local.subnet_id
-    const port = flow.port
-    const list = lists.get(flow.direction + flow.protocol)!
+    const list = candidatesFor(lists.get(flow.direction + flow.protocol)!, flow.port)
     for (let i = 0; i < list.length; i++) {
       const rule = list[i]!
-      const ports = rule.ports
-      if (ports !== null) {
-        if (port === null) continue
-        let hit = false
-        for (let k = 0; k < ports.length; k += 2) {
-          if (port >= ports[k]! && port <= ports[k + 1]!) {
-            hit = true
-            break
-          }
-        }
-        if (!hit) continue
-      }
       if (ip >= 0) {
         let hit = false
         for (let k = 0; k < rule.networks.length; k++) {
