@@ -3,14 +3,14 @@
  * it with, and doing nothing else. It runs in a process of its own, as Tenet and the floor do,
  * so that none of the three shares a core with the load generator.
  *
- * Run as a child process: TENET_CEILING_PORT and TENET_CEILING_ANSWERS (a JSON file mapping
+ * Run as a child process: TENET_REPLAY_PORT and TENET_REPLAY_ANSWERS (a JSON file mapping
  * "METHOD path" to the body) configure it.
  */
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 
 const answers = new Map<string, string>(
-  Object.entries(JSON.parse(readFileSync(process.env.TENET_CEILING_ANSWERS!, "utf8")) as Record<string, string>)
+  Object.entries(JSON.parse(readFileSync(process.env.TENET_REPLAY_ANSWERS!, "utf8")) as Record<string, string>)
 )
 
 const server = createServer((request, response) => {
@@ -22,5 +22,5 @@ const server = createServer((request, response) => {
     response.end(body)
   })
 })
-server.listen(Number(process.env.TENET_CEILING_PORT), "127.0.0.1")
+server.listen(Number(process.env.TENET_REPLAY_PORT), "127.0.0.1")
 process.on("SIGTERM", () => server.close(() => process.exit(0)))

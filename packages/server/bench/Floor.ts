@@ -4,7 +4,7 @@
  * Tenet answers it with. Tenet cannot be faster than this; the load benchmark reports it
  * beside the bare node:http ceiling so the gap between the two is visible as the framework's.
  *
- * Run as a child process: TENET_FLOOR_PORT and TENET_FLOOR_ANSWERS (a JSON file mapping
+ * Run as a child process: TENET_REPLAY_PORT and TENET_REPLAY_ANSWERS (a JSON file mapping
  * "METHOD path" to the body) configure it.
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServerResponse } from "@effect/platform"
@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 
 const answers = new Map<string, string>(
-  Object.entries(JSON.parse(readFileSync(process.env.TENET_FLOOR_ANSWERS!, "utf8")) as Record<string, string>)
+  Object.entries(JSON.parse(readFileSync(process.env.TENET_REPLAY_ANSWERS!, "utf8")) as Record<string, string>)
 )
 
 const Api = HttpApi.make("floor").add(
@@ -45,7 +45,7 @@ const Routes = HttpApiBuilder.group(
 
 HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(Routes))),
-  Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: Number(process.env.TENET_FLOOR_PORT) })),
+  Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: Number(process.env.TENET_REPLAY_PORT) })),
   Layer.launch,
   NodeRuntime.runMain
 )

@@ -204,24 +204,16 @@ const load = (
 
 const round = (ms: number) => Math.round(ms * 10) / 10
 
-const floorBin = fileURLToPath(new URL("./Floor.ts", import.meta.url))
-
-/** The framework's floor (Floor.ts) in its own process, answering with the given bytes. */
-const startFloor = (answers: ReadonlyMap<string, string>) =>
-  startChild(floorBin, (port, dir) => {
+/**
+ * A program that answers each request with the bytes Tenet answered it with (Floor.ts or
+ * Ceiling.ts), in its own process: TENET_REPLAY_PORT and TENET_REPLAY_ANSWERS (a JSON file
+ * mapping "METHOD path" to the body) configure it.
+ */
+const startReplay = (program: string, answers: ReadonlyMap<string, string>) =>
+  startChild(fileURLToPath(new URL(program, import.meta.url)), (port, dir) => {
     const file = join(dir, "answers.json")
     writeFileSync(file, JSON.stringify(Object.fromEntries(answers)))
-    return { TENET_FLOOR_PORT: String(port), TENET_FLOOR_ANSWERS: file }
-  }, "/vpcs")
-
-const ceilingBin = fileURLToPath(new URL("./Ceiling.ts", import.meta.url))
-
-/** The bare node:http server (Ceiling.ts) in its own process, answering with the given bytes. */
-const startCeiling = (answers: ReadonlyMap<string, string>) =>
-  startChild(ceilingBin, (port, dir) => {
-    const file = join(dir, "answers.json")
-    writeFileSync(file, JSON.stringify(Object.fromEntries(answers)))
-    return { TENET_CEILING_PORT: String(port), TENET_CEILING_ANSWERS: file }
+    return { TENET_REPLAY_PORT: String(port), TENET_REPLAY_ANSWERS: file }
   }, "/vpcs")
 
 export const runLoad = async (options: {
@@ -242,7 +234,7 @@ export const runLoad = async (options: {
           const answer = await must(tenet.port, e.method, e.path, seeded.headers, e.body && JSON.parse(e.body(10_000)))
           answers.set(`${e.method} ${e.path}`, answer.text)
         }
-        const ceiling = await startCeiling(answers)
+        const ceiling = await startReplay("./Ceiling.ts", answers)
         try {
           for (const e of targets) {
             for (const connections of options.connections) {
@@ -260,7 +252,7 @@ export const runLoad = async (options: {
         } finally {
           await ceiling.stop()
         }
-        const floor = await startFloor(answers)
+        const floor = await startReplay("./Floor.ts", answers)
         try {
           for (const e of targets) {
             for (const connections of options.connections) {
