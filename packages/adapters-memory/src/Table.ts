@@ -84,6 +84,7 @@ export const remove = <R, I extends string>(
 /** The rows whose indexed field `index` has `value`, in no particular order. */
 export const lookup = <R, I extends string>(table: Table<R, I>, index: NoInfer<I>, value: string): Array<R> => {
   const rows = HashMap.get(table.indexes[index], value)
+  // A copy: callers sort what they get in place, and the cached array is shared.
   return Option.isNone(rows) ? [] : rowsOf(rows.value).slice()
 }
 

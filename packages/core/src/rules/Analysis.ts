@@ -95,9 +95,9 @@ const minus = (a: readonly [number, number], b: readonly [number, number]): Arra
 /** Whether two sets of endpoints share one; called for every pair of boxes, so it allocates nothing. */
 const meet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   if (a === b) return a.size > 0
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
-  for (const local of small) {
-    if (large.has(local)) return true
+  if (a.size > b.size) return meet(b, a)
+  for (const local of a) {
+    if (b.has(local)) return true
   }
   return false
 }
