@@ -13,6 +13,7 @@ export default defineConfig({
   test: {
     projects: [
       "packages/*",
+      "test/*",
       "examples/*",
       // The whole API suite once more on embedded PostgreSQL (PGlite).
       {

@@ -1,0 +1,268 @@
+/**
+ * What users install is what we test: every package is packed as `pnpm publish` would pack it,
+ * the tarballs are installed with plain npm into a project outside the workspace (everything
+ * else from the registry), with the very install lines the READMEs give, and there:
+ * (a) an embedding control plane runs a use-case over `@tenet/core` + `@tenet/adapters-memory`;
+ * (b) `tenet-server` starts from the installed package on the memory and embedded stores;
+ * (c) the Promise client drives it;
+ * (d) a TypeScript consumer type-checks under `module: NodeNext` and `moduleResolution: bundler`
+ *     with `skipLibCheck: false`;
+ * (e) the tenant integration-test example, copied out of the repository, passes.
+ */
+import { execFile, spawn } from "node:child_process"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Manifest, missingBuild, staleBuild } from "./Tarballs.js"
+
+const run = promisify(execFile)
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
+const work = mkdtempSync(join(tmpdir(), "tenet-consumer-"))
+const packs = join(work, "packs")
+
+/** The install lines of the READMEs, run as written but for `@tenet/*`, which come from the tarballs. */
+const installLines = {
+  embedder: "npm i @tenet/core @tenet/adapters-memory effect@^3.22.4 @effect/platform@^0.97.2",
+  tenant:
+    "npm i -D @tenet/server @tenet/adapters-memory @tenet/client effect@^3.22.4 @effect/platform@^0.97.2 @effect/vitest@^0.30.0 vitest@^3.2.4",
+  operator: "npm i @tenet/server"
+}
+
+interface Packed {
+  readonly manifest: Manifest & { readonly dependencies?: Record<string, string> }
+  readonly file: string
+  readonly files: ReadonlyArray<string>
+}
+
+const tar = async (...args: Array<string>) => (await run("tar", args, { maxBuffer: 64 << 20 })).stdout
+
+const readPacked = async (file: string): Promise<Packed> => ({
+  file,
+  manifest: JSON.parse(await tar("-xzOf", file, "package/package.json")),
+  files: (await tar("-tzf", file)).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
+})
+
+let packed: ReadonlyArray<Packed> = []
+
+/** A project of its own, outside the workspace. */
+const project = (name: string) => {
+  const dir = join(work, name)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2))
+  return dir
+}
+
+/**
+ * Points the `@tenet/*` packages that the project does not depend on directly (and the line
+ * does not name) at their tarballs, so that npm takes them from there rather than the registry.
+ * npm refuses an override of a direct dependency, which the tarball on the command line is.
+ */
+const overrideTransitive = (dir: string, named: ReadonlyArray<string>) => {
+  const file = join(dir, "package.json")
+  const manifest = JSON.parse(readFileSync(file, "utf8"))
+  const direct = new Set([...named, ...Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })])
+  manifest.overrides = Object.fromEntries(
+    packed.filter((p) => !direct.has(p.manifest.name)).map((p) => [p.manifest.name, `file:${p.file}`])
+  )
+  writeFileSync(file, JSON.stringify(manifest, null, 2))
+}
+
+const npm = (cwd: string, args: ReadonlyArray<string>) =>
+  run("npm", ["--no-audit", "--no-fund", "--loglevel=error", ...args], { cwd, maxBuffer: 64 << 20 })
+
+/** Runs a README install line in `cwd`, with each `@tenet/<name>` taken from its tarball. */
+const install = (cwd: string, line: string) => {
+  const [command, ...args] = line.split(" ")
+  expect(command).toBe("npm")
+  const byName = new Map(packed.map((p) => [p.manifest.name, p.file]))
+  overrideTransitive(cwd, args.filter((a) => byName.has(a)))
+  return npm(cwd, args.map((a) => byName.get(a) ?? a))
+}
+
+const freePort = () =>
+  new Promise<number>((done) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => done(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const ADMIN_PASSWORD = "consumer-admin-password"
+
+/** Starts the installed `tenet-server`; resolves once `/healthz` answers 200, with the time it took. */
+const startServer = async (cwd: string, env: Record<string, string>) => {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawn(join(cwd, "node_modules/.bin/tenet-server"), [], {
+    cwd,
+    env: { ...process.env, TENET_PORT: String(port), TENET_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (child.exitCode !== null) throw new Error(`tenet-server exited ${child.exitCode}:\n${output}`)
+    const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false)
+    if (ok) {
+      const stop = () =>
+        new Promise<void>((done) => {
+          child.once("exit", () => done())
+          child.kill("SIGTERM")
+        })
+      return { url, coldStartMillis: Math.round(performance.now() - started), stop }
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  child.kill("SIGKILL")
+  throw new Error(`tenet-server did not answer /healthz within 60 s:\n${output}`)
+}
+
+beforeAll(async () => {
+  // `pnpm pack` runs each package's prepack (its build) and applies publishConfig, as publish does.
+  await run("pnpm", ["-r", "pack", "--pack-destination", packs], { cwd: repo, maxBuffer: 64 << 20 })
+  packed = await Promise.all(readdirSync(packs).map((f) => readPacked(join(packs, f))))
+}, 300_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe("the packed packages", () => {
+  it("are the six public packages, each with its whole build and nothing stale", () => {
+    expect(packed.map((p) => p.manifest.name).sort()).toEqual([
+      "@tenet/adapters-k8s",
+      "@tenet/adapters-memory",
+      "@tenet/adapters-postgres",
+      "@tenet/client",
+      "@tenet/core",
+      "@tenet/server"
+    ])
+    for (const p of packed) {
+      expect({ name: p.manifest.name, missing: missingBuild(p.manifest, p.files) }).toEqual({
+        name: p.manifest.name,
+        missing: []
+      })
+      expect(staleBuild(p.files)).toEqual([])
+      expect(p.files.some((f) => f.startsWith("test/") || f.includes("tsbuildinfo"))).toBe(false)
+    }
+  })
+
+  it("a tarball without its build is caught", () => {
+    for (const p of packed) {
+      expect(missingBuild(p.manifest, p.files.filter((f) => !f.startsWith("dist/")))).toContain("dist/index.js")
+    }
+  })
+
+  it("share Effect with the host: effect and @effect/* are peers, never dependencies", () => {
+    for (const p of packed) {
+      const bundled = Object.keys(p.manifest.dependencies ?? {}).filter((d) =>
+        d === "effect" || d.startsWith("@effect/")
+      )
+      expect({ name: p.manifest.name, bundled }).toEqual({ name: p.manifest.name, bundled: [] })
+    }
+  })
+
+  it("the READMEs give the install lines this test runs", () => {
+    const docs = ["README.md", "packages/core/README.md", "packages/client/README.md", "packages/server/README.md"]
+      .map((f) => readFileSync(join(repo, f), "utf8"))
+      .join("\n")
+    for (const line of Object.values(installLines)) expect(docs).toContain(line)
+  })
+})
+
+describe("installed with npm outside the workspace", () => {
+  const tenantProject = () => join(work, "tenant")
+
+  beforeAll(async () => {
+    const dir = project("tenant")
+    await install(dir, installLines.embedder)
+    await install(dir, installLines.tenant)
+    // What a TypeScript consumer adds to compile.
+    await npm(dir, ["i", "-D", "typescript@~5.9.3", "@types/node@^20.19.0"])
+    cpSync(join(repo, "examples/embedded-sdk/src"), join(dir, "embedded"), { recursive: true })
+    cpSync(join(repo, "examples/quickstart/src"), join(dir, "quickstart"), { recursive: true })
+    cpSync(join(repo, "examples/tenant-integration-test/src"), join(dir, "src"), { recursive: true })
+    cpSync(join(repo, "examples/tenant-integration-test/test"), join(dir, "test"), { recursive: true })
+    const compilerOptions = { target: "ES2022", strict: true, skipLibCheck: false, types: ["node"] }
+    const include = ["embedded", "quickstart", "src", "test"]
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: "NodeNext", moduleResolution: "NodeNext", outDir: "dist" },
+        include
+      })
+    )
+    writeFileSync(
+      join(dir, "tsconfig.bundler.json"),
+      JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: "ESNext", moduleResolution: "bundler", noEmit: true },
+        include
+      })
+    )
+  }, 600_000)
+
+  it("installs one copy of effect, shared by every package", async () => {
+    const { stdout } = await npm(tenantProject(), ["ls", "effect", "--all", "--parseable"])
+    const copies = new Set(stdout.split("\n").filter((l) => l.endsWith("/effect")))
+    expect([...copies]).toEqual([join(tenantProject(), "node_modules/effect")])
+  })
+
+  it("(d) type-checks under NodeNext and under bundler resolution, skipLibCheck off", async () => {
+    await run(join(tenantProject(), "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], { cwd: tenantProject() })
+    await run(join(tenantProject(), "node_modules/.bin/tsc"), ["-p", "tsconfig.bundler.json"], {
+      cwd: tenantProject()
+    })
+  }, 120_000)
+
+  it("(a) an embedding control plane runs the use-cases over core and the memory adapters", async () => {
+    const { stdout } = await run(process.execPath, ["dist/embedded/main.js"], { cwd: tenantProject() })
+    expect(stdout).toContain("tenant embedded-acme: VPC core, subnet 10.50.0.0/24")
+    expect(stdout).toContain("postgres from 10.60.3.4: allow; from 198.51.100.7: deny")
+  }, 60_000)
+
+  it("(e) the tenant integration-test example passes with vitest", async () => {
+    const { stdout } = await run(join(tenantProject(), "node_modules/.bin/vitest"), ["run", "test"], {
+      cwd: tenantProject(),
+      env: { ...process.env, CI: "true", NO_COLOR: "1" }
+    })
+    expect(stdout).toMatch(/Tests\s+\d+ passed/)
+  }, 120_000)
+
+  describe("tenet-server, as an operator installs it", () => {
+    const operatorProject = () => join(work, "operator")
+
+    beforeAll(async () => {
+      await install(project("operator"), installLines.operator)
+    }, 300_000)
+
+    // (b) and (c): the server starts on each store, and the Promise client runs the quick start on it.
+    for (const store of ["memory", "embedded"] as const) {
+      it(`(b, c) starts on the ${store} store and serves the Promise client's quick start`, async () => {
+        const server = await startServer(operatorProject(), {
+          TENET_STORE: store,
+          TENET_DATA_DIR: join(work, `data-${store}`)
+        })
+        try {
+          console.info(`tenet-server cold start to /healthz on ${store}: ${server.coldStartMillis} ms`)
+          const { stdout } = await run(process.execPath, ["dist/quickstart/main.js"], {
+            cwd: tenantProject(),
+            env: {
+              ...process.env,
+              TENET_URL: server.url,
+              TENET_ADMIN_USERNAME: "admin",
+              TENET_ADMIN_PASSWORD: ADMIN_PASSWORD
+            }
+          })
+          expect(stdout).toMatch(/VPC \S+ applied/)
+          expect(stdout).toContain("tcp/443 from 198.51.100.7: allow")
+        } finally {
+          await server.stop()
+        }
+      }, 180_000)
+    }
+  })
+})
