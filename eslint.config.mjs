@@ -33,8 +33,8 @@ export default tseslint.config(
     }
   },
   {
-    // Tests read JSON bodies as plain records.
-    files: ["**/test/**/*.ts"],
+    // Tests and test doubles read JSON bodies as plain records.
+    files: ["**/test/**/*.ts", "**/src/testing/FakeApiServer.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }
   }
 )

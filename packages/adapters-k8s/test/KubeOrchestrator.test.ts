@@ -1,12 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Names } from "@tenet/adapters-k8s"
+import { Names, Permissions } from "@tenet/adapters-k8s"
+import type { FakeApiServer as Recording } from "@tenet/adapters-k8s/testing"
 import { Orchestrator } from "@tenet/core"
 import { Fixtures, OrchestratorContract } from "@tenet/core/testing"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
 
+/** Every request any test of this file made, for the RBAC check at the end. */
+const seen: Array<Recording.RecordedRequest> = []
+
+/** A fresh fake cluster whose requests are kept in `seen` when the test ends. */
+const cluster = () =>
+  Layer.scopedDiscard(
+    Effect.flatMap(FakeApiServer.Fake, (fake) =>
+      Effect.addFinalizer(() => Effect.sync(() => seen.push(...fake.requests))))
+  ).pipe(Layer.provideMerge(FakeApiServer.layer()))
+
 describe("KubeOrchestrator", () => {
-  OrchestratorContract.run("kubernetes (recording API server)", () => FakeApiServer.layer())
+  OrchestratorContract.run("kubernetes (recording API server)", cluster)
 
   const withNetwork = Effect.gen(function*() {
     const cluster = yield* Orchestrator.Orchestrator
@@ -31,7 +42,7 @@ describe("KubeOrchestrator", () => {
           query: { fieldManager: Names.FIELD_MANAGER, force: "true" }
         })
       }
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
 
   it.effect("applying twice leaves every object as it was", () =>
     Effect.gen(function*() {
@@ -47,7 +58,7 @@ describe("KubeOrchestrator", () => {
       yield* cluster.applySubnet(subnet)
       yield* cluster.applyPod(spec)
       expect([...fake.objects]).toEqual(before)
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
 
   it.effect("turning a feature off removes what it needed; the VIP stays", () =>
     Effect.gen(function*() {
@@ -74,7 +85,7 @@ describe("KubeOrchestrator", () => {
       for (const kind of ["HorizontalPodAutoscaler", "PersistentVolumeClaim", "OvnDnatRule", "OvnEip"]) {
         expect(fake.ofKind(kind).filter((o) => o.metadata.labels?.[Names.POD] === spec.pod_id)).toEqual([])
       }
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
 
   it.effect("deleting a tenant leaves nothing of it in the cluster", () =>
     Effect.gen(function*() {
@@ -86,7 +97,7 @@ describe("KubeOrchestrator", () => {
         o.metadata.labels?.[Names.TENANT] === vpc.tenant_id || o.metadata.namespace === Names.namespace(vpc.vpc_id)
       )
       expect(left).toEqual([])
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
 
   it.effect("a refused apply is an OrchestratorError with the API server's message", () =>
     Effect.gen(function*() {
@@ -96,7 +107,7 @@ describe("KubeOrchestrator", () => {
       expect(error).toBeInstanceOf(Orchestrator.OrchestratorError)
       expect(error.message).toContain("403")
       expect(error.message).toContain("injected failure")
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
 
   it.effect("the security plan lands on every subnet's acls; the subnet's own fields survive", () =>
     Effect.gen(function*() {
@@ -111,5 +122,16 @@ describe("KubeOrchestrator", () => {
         vpc: Names.vpc(vpc.vpc_id)
       })
       expect(live.spec.acls.length).toBeGreaterThan(0)
-    }).pipe(Effect.provide(FakeApiServer.layer())))
+    }).pipe(Effect.provide(cluster())))
+
+  // Runs last: what the tests above asked of the API server, against what the ClusterRole grants.
+  it("asks for every permission the shipped ClusterRole grants, and for nothing it does not", () => {
+    expect(seen.filter((r) => !r.allowed).map((r) => `${r.method} ${r.path}`)).toEqual([])
+    const used = new Set(seen.flatMap((r) => r.attributes === undefined ? [] : [Permissions.grant(r.attributes)]))
+    // Applying an object that does not exist yet is a create as well as a patch.
+    for (const r of seen) {
+      if (r.attributes?.verb === "patch") used.add(Permissions.grant({ ...r.attributes, verb: "create" }))
+    }
+    expect(Permissions.grants(Permissions.rules).filter((g) => !used.has(g))).toEqual([])
+  })
 })

@@ -1,14 +1,15 @@
 /**
  * The whole API on the Kubernetes orchestrator: the reference server, its real client calls,
- * and the recording API server in place of a cluster. What a tenant does through the API
- * becomes Kube-OVN and Kubernetes objects; what the cluster reports comes back in the API.
+ * and the recording API server in place of a cluster, granting only the shipped ClusterRole's
+ * rules. What a tenant does through the API becomes Kube-OVN and Kubernetes objects; what the
+ * cluster reports comes back in the API.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
-import { Names } from "@tenet/adapters-k8s"
+import { Names, Permissions } from "@tenet/adapters-k8s"
+import { FakeApiServer } from "@tenet/adapters-k8s/testing"
 import { TestServer } from "@tenet/server"
 import { Effect, Layer } from "effect"
-import * as FakeApiServer from "./FakeApiServer.js"
 
 type Json = Record<string, any>
 
@@ -22,31 +23,38 @@ const call = (method: "GET" | "POST", path: string, headers: Record<string, stri
     return { status: response.status, body: (yield* response.json) as Json }
   })
 
-// One cluster: the server's orchestrator and the test see the same fake (layers are memoized).
-const cluster = FakeApiServer.layer()
-const server = Layer.merge(TestServer.layer({ orchestrator: cluster }), cluster)
+/** The admin sets up the provider and a tenant; the tenant's headers and body credentials. */
+const signUp = Effect.gen(function*() {
+  const admin = yield* call("POST", "/admin/login", {}, {
+    username: TestServer.ADMIN_USERNAME,
+    password: TestServer.ADMIN_PASSWORD
+  })
+  const asAdmin = { "x-admin-token": admin.body.api_token }
+  expect(
+    (yield* call("POST", "/provider-config", asAdmin, {
+      external_subnet_cidr: "203.0.113.0/29",
+      external_subnet_gateway: "203.0.113.1",
+      peering_subnet_cidr: "100.64.0.0/16"
+    })).status
+  ).toBe(200)
+  const tenant = yield* call("POST", "/tenants", asAdmin, { name: "acme", password: "correct horse battery" })
+  const login = yield* call("POST", "/tenants/login", {}, { name: "acme", password: "correct horse battery" })
+  return {
+    headers: { "x-auth-token": login.body.api_token },
+    creds: { token: login.body.api_token, tenant_id: tenant.body.id }
+  }
+})
+
+/** The server on a fake cluster; the test sees the same fake (layers are memoized). */
+const onCluster = (cluster: ReturnType<typeof FakeApiServer.layer>) =>
+  Layer.merge(TestServer.layer({ orchestrator: cluster }), cluster)
 
 describe("the API on Kubernetes", () =>
-  layer(server, { excludeTestServices: true })((it) => {
+  layer(onCluster(FakeApiServer.layer()), { excludeTestServices: true })((it) => {
     it.effect("a tenant's network, rules and pod become cluster objects; the pod's VIP is the Service's", () =>
       Effect.gen(function*() {
         const fake = yield* FakeApiServer.Fake
-        const admin = yield* call("POST", "/admin/login", {}, {
-          username: TestServer.ADMIN_USERNAME,
-          password: TestServer.ADMIN_PASSWORD
-        })
-        const asAdmin = { "x-admin-token": admin.body.api_token }
-        expect(
-          (yield* call("POST", "/provider-config", asAdmin, {
-            external_subnet_cidr: "203.0.113.0/29",
-            external_subnet_gateway: "203.0.113.1",
-            peering_subnet_cidr: "100.64.0.0/16"
-          })).status
-        ).toBe(200)
-        const tenant = yield* call("POST", "/tenants", asAdmin, { name: "acme", password: "correct horse battery" })
-        const login = yield* call("POST", "/tenants/login", {}, { name: "acme", password: "correct horse battery" })
-        const headers = { "x-auth-token": login.body.api_token }
-        const creds = { token: login.body.api_token, tenant_id: tenant.body.id }
+        const { creds, headers } = yield* signUp
         const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: true })
         expect(vpc.body).toMatchObject({ applied: true, apply_error: null })
         const subnet = yield* call("POST", "/subnets", headers, {
@@ -104,5 +112,32 @@ describe("the API on Kubernetes", () =>
           `Deployment/${Names.namespace(vpc.body.id)}/${Names.workload(pod.body.id)}`
         )!
         expect(deployment.spec.replicas).toBe(2)
+      }))
+  }))
+
+// The ClusterRole without the rule for Kube-OVN subnets: the cluster refuses the apply, as a real one would.
+const withoutSubnets = Permissions.rules.map((rule) =>
+  rule.apiGroups.includes("kubeovn.io") ? { ...rule, resources: rule.resources.filter((r) => r !== "subnets") } : rule
+)
+
+describe("the API on Kubernetes, with one rule less than the shipped ClusterRole", () =>
+  layer(onCluster(FakeApiServer.layer({ rules: withoutSubnets })), { excludeTestServices: true })((it) => {
+    it.effect("a subnet is saved but not applied, and the VPC says the cluster forbade it", () =>
+      Effect.gen(function*() {
+        const { creds, headers } = yield* signUp
+        const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: false })
+        const subnet = yield* call("POST", "/subnets", headers, {
+          ...creds,
+          vpc_id: vpc.body.id,
+          name: "web",
+          cidr: "10.10.0.0/24",
+          gateway_ip: "10.10.0.1"
+        })
+        expect(subnet.status).toBe(200)
+        const vpcs = (yield* call("GET", "/vpcs", headers)).body as unknown as Array<Json>
+        expect(vpcs.find((v) => v.id === vpc.body.id)).toMatchObject({
+          applied: false,
+          apply_error: expect.stringMatching(/403 .* cannot \w+ resource "subnets" in API group "kubeovn.io"/)
+        })
       }))
   }))
