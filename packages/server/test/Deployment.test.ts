@@ -149,4 +149,18 @@ describe("deploy/kubernetes", () => {
     )
     expect(parsed).toMatchObject({ store: "embedded", dataDir: "/var/lib/tenet" })
   })
+
+  it("the image recipe is multi-stage and runs the installed server as a non-root user, with a health check", () => {
+    const dockerfile = readFileSync(join(repo, "Dockerfile"), "utf8")
+    const stages = dockerfile.split(/^FROM /m).slice(1)
+    expect(stages.length).toBeGreaterThanOrEqual(3)
+    const runtime = stages.at(-1)!
+    // Only the installed packages reach the runtime stage: no sources, no workspace, no build tools.
+    expect(runtime.match(/^COPY .*$/gm)).toEqual(["COPY --from=install /opt/tenet /opt/tenet"])
+    expect(runtime).toMatch(/^USER 1000:1000$/m)
+    expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD .*\/healthz/m)
+    expect(runtime).toMatch(/^ENTRYPOINT \["node", "\/opt\/tenet\/node_modules\/@tenet\/server\/dist\/bin\.js"\]$/m)
+    // The Deployment's user is the image's, so a read-only root filesystem needs nothing else.
+    expect(one(render("base"), "Deployment").spec.template.spec.securityContext.runAsUser).toBe(1000)
+  })
 })
