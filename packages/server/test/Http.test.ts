@@ -146,6 +146,13 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
         expect(document.paths[path]?.[method], `${method} ${path}`).toBeDefined()
       }
       expect(document.paths["/tenants"]?.get?.security).toEqual([{ adminToken: [] }])
+      // Body failures only where there is a body.
+      const statuses = (method: string, path: string) =>
+        Object.keys((document.paths[path]?.[method] as unknown as { responses: object }).responses)
+      for (const status of ["411", "413", "415"]) {
+        expect(statuses("get", "/healthz")).not.toContain(status)
+        expect(statuses("post", "/vpcs")).toContain(status)
+      }
       // Every operation says what it does; every request body comes with an example.
       const operations = Object.values(document.paths).flatMap((ops) => Object.values(ops)) as Array<{
         summary?: string

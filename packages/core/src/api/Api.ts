@@ -18,6 +18,23 @@ import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
 import { SystemApi } from "./SystemApi.js"
 import { PodsApi, RegistryCredentialsApi, TopologyApi, TunnelsApi } from "./WorkloadApi.js"
 
+/**
+ * The body failures (411, 413, 415) are declared for the whole API, so the client decodes them
+ * wherever they come from, but only an operation that takes a body can meet them: the OpenAPI
+ * document lists them there alone.
+ */
+type Operations = Record<string, Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>>
+
+const bodyFailuresOnlyWithBodies = (spec: Record<string, unknown>): Record<string, unknown> => {
+  for (const operations of Object.values(spec.paths as Operations)) {
+    for (const operation of Object.values(operations)) {
+      if (operation.requestBody !== undefined) continue
+      for (const status of ["411", "413", "415"]) delete operation.responses?.[status]
+    }
+  }
+  return spec
+}
+
 /** The version of this contract, reported by `GET /version`. */
 export const API_VERSION = "2026-11-22"
 
@@ -45,6 +62,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .addError(UnsupportedMediaType.Wire)
   .addError(InternalError.Wire)
   .addError(ServiceUnavailable.Wire)
+  .annotate(OpenApi.Transform, bodyFailuresOnlyWithBodies)
   .annotate(OpenApi.Title, "Tenet")
   .annotate(OpenApi.Version, API_VERSION)
   .annotate(
