@@ -9,124 +9,30 @@
  *     with `skipLibCheck: false`;
  * (e) the tenant integration-test example, copied out of the repository, passes.
  */
-import { execFile, spawn } from "node:child_process"
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Manifest, missingBuild, staleBuild } from "./Tarballs.js"
+import {
+  ADMIN_PASSWORD,
+  install,
+  installLines,
+  npm,
+  packAll,
+  type Packed,
+  project,
+  repo,
+  run,
+  startServer
+} from "./Installed.js"
+import { missingBuild, staleBuild } from "./Tarballs.js"
 
-const run = promisify(execFile)
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 const work = mkdtempSync(join(tmpdir(), "tenet-consumer-"))
-const packs = join(work, "packs")
-
-/** The install lines of the READMEs, run as written but for `@tenet/*`, which come from the tarballs. */
-const installLines = {
-  embedder: "npm i @tenet/core @tenet/adapters-memory effect@^3.22.4 @effect/platform@^0.97.2",
-  tenant:
-    "npm i -D @tenet/server @tenet/adapters-memory @tenet/client effect@^3.22.4 @effect/platform@^0.97.2 @effect/vitest@^0.30.0 vitest@^3.2.4",
-  operator: "npm i @tenet/server"
-}
-
-interface Packed {
-  readonly manifest: Manifest & { readonly dependencies?: Record<string, string> }
-  readonly file: string
-  readonly files: ReadonlyArray<string>
-}
-
-const tar = async (...args: Array<string>) => (await run("tar", args, { maxBuffer: 64 << 20 })).stdout
-
-const readPacked = async (file: string): Promise<Packed> => ({
-  file,
-  manifest: JSON.parse(await tar("-xzOf", file, "package/package.json")),
-  files: (await tar("-tzf", file)).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
-})
 
 let packed: ReadonlyArray<Packed> = []
 
-/** A project of its own, outside the workspace. */
-const project = (name: string) => {
-  const dir = join(work, name)
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2))
-  return dir
-}
-
-/**
- * Points the `@tenet/*` packages that the project does not depend on directly (and the line
- * does not name) at their tarballs, so that npm takes them from there rather than the registry.
- * npm refuses an override of a direct dependency, which the tarball on the command line is.
- */
-const overrideTransitive = (dir: string, named: ReadonlyArray<string>) => {
-  const file = join(dir, "package.json")
-  const manifest = JSON.parse(readFileSync(file, "utf8"))
-  const direct = new Set([...named, ...Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })])
-  manifest.overrides = Object.fromEntries(
-    packed.filter((p) => !direct.has(p.manifest.name)).map((p) => [p.manifest.name, `file:${p.file}`])
-  )
-  writeFileSync(file, JSON.stringify(manifest, null, 2))
-}
-
-const npm = (cwd: string, args: ReadonlyArray<string>) =>
-  run("npm", ["--no-audit", "--no-fund", "--loglevel=error", ...args], { cwd, maxBuffer: 64 << 20 })
-
-/** Runs a README install line in `cwd`, with each `@tenet/<name>` taken from its tarball. */
-const install = (cwd: string, line: string) => {
-  const [command, ...args] = line.split(" ")
-  expect(command).toBe("npm")
-  const byName = new Map(packed.map((p) => [p.manifest.name, p.file]))
-  overrideTransitive(cwd, args.filter((a) => byName.has(a)))
-  return npm(cwd, args.map((a) => byName.get(a) ?? a))
-}
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => done(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const ADMIN_PASSWORD = "consumer-admin-password"
-
-/** Starts the installed `tenet-server`; resolves once `/healthz` answers 200, with the time it took. */
-const startServer = async (cwd: string, env: Record<string, string>) => {
-  const port = await freePort()
-  const started = performance.now()
-  const child = spawn(join(cwd, "node_modules/.bin/tenet-server"), [], {
-    cwd,
-    env: { ...process.env, TENET_PORT: String(port), TENET_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  child.stdout.on("data", (chunk) => (output += chunk))
-  child.stderr.on("data", (chunk) => (output += chunk))
-  const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (child.exitCode !== null) throw new Error(`tenet-server exited ${child.exitCode}:\n${output}`)
-    const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false)
-    if (ok) {
-      const stop = () =>
-        new Promise<void>((done) => {
-          child.once("exit", () => done())
-          child.kill("SIGTERM")
-        })
-      return { url, coldStartMillis: Math.round(performance.now() - started), stop }
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  child.kill("SIGKILL")
-  throw new Error(`tenet-server did not answer /healthz within 60 s:\n${output}`)
-}
-
 beforeAll(async () => {
-  // `pnpm pack` runs each package's prepack (its build) and applies publishConfig, as publish does.
-  await run("pnpm", ["-r", "pack", "--pack-destination", packs], { cwd: repo, maxBuffer: 64 << 20 })
-  packed = await Promise.all(readdirSync(packs).map((f) => readPacked(join(packs, f))))
+  packed = await packAll(join(work, "packs"))
 }, 300_000)
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
@@ -178,9 +84,9 @@ describe("installed with npm outside the workspace", () => {
   const tenantProject = () => join(work, "tenant")
 
   beforeAll(async () => {
-    const dir = project("tenant")
-    await install(dir, installLines.embedder)
-    await install(dir, installLines.tenant)
+    const dir = project(work, "tenant")
+    await install(dir, packed, installLines.embedder)
+    await install(dir, packed, installLines.tenant)
     // What a TypeScript consumer adds to compile.
     await npm(dir, ["i", "-D", "typescript@~5.9.3", "@types/node@^20.19.0"])
     cpSync(join(repo, "examples/embedded-sdk/src"), join(dir, "embedded"), { recursive: true })
@@ -236,7 +142,7 @@ describe("installed with npm outside the workspace", () => {
     const operatorProject = () => join(work, "operator")
 
     beforeAll(async () => {
-      await install(project("operator"), installLines.operator)
+      await install(project(work, "operator"), packed, installLines.operator)
     }, 300_000)
 
     // (b) and (c): the server starts on each store, and the Promise client runs the quick start on it.

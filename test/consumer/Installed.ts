@@ -1,0 +1,121 @@
+/**
+ * Tenet as its users get it: the packages packed as `pnpm publish` packs them, installed with
+ * plain npm into a project outside the workspace, and `tenet-server` started from there. Shared
+ * by the consumer test and the cold-start benchmark.
+ */
+import { execFile, spawn } from "node:child_process"
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import type { Manifest } from "./Tarballs.js"
+
+export const run = promisify(execFile)
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** The install lines of the READMEs, run as written but for `@tenet/*`, which come from the tarballs. */
+export const installLines = {
+  embedder: "npm i @tenet/core @tenet/adapters-memory effect@^3.22.4 @effect/platform@^0.97.2",
+  tenant:
+    "npm i -D @tenet/server @tenet/adapters-memory @tenet/client effect@^3.22.4 @effect/platform@^0.97.2 @effect/vitest@^0.30.0 vitest@^3.2.4",
+  operator: "npm i @tenet/server"
+}
+
+export interface Packed {
+  readonly manifest: Manifest & { readonly dependencies?: Record<string, string> }
+  readonly file: string
+  readonly files: ReadonlyArray<string>
+}
+
+const tar = async (...args: Array<string>) => (await run("tar", args, { maxBuffer: 64 << 20 })).stdout
+
+const readPacked = async (file: string): Promise<Packed> => ({
+  file,
+  manifest: JSON.parse(await tar("-xzOf", file, "package/package.json")),
+  files: (await tar("-tzf", file)).split("\n").filter((f) => f !== "").map((f) => f.replace(/^package\//, ""))
+})
+
+/** Packs every public package into `destination`; `pnpm pack` runs each prepack (its build) and applies publishConfig. */
+export const packAll = async (destination: string): Promise<ReadonlyArray<Packed>> => {
+  await run("pnpm", ["-r", "pack", "--pack-destination", destination], { cwd: repo, maxBuffer: 64 << 20 })
+  return Promise.all(readdirSync(destination).map((f) => readPacked(join(destination, f))))
+}
+
+/** A project of its own in `parent`, outside the workspace. */
+export const project = (parent: string, name: string) => {
+  const dir = join(parent, name)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2))
+  return dir
+}
+
+/**
+ * Points the `@tenet/*` packages that the project does not depend on directly (and the line
+ * does not name) at their tarballs, so that npm takes them from there rather than the registry.
+ * npm refuses an override of a direct dependency, which the tarball on the command line is.
+ */
+const overrideTransitive = (dir: string, packed: ReadonlyArray<Packed>, named: ReadonlyArray<string>) => {
+  const file = join(dir, "package.json")
+  const manifest = JSON.parse(readFileSync(file, "utf8"))
+  const direct = new Set([...named, ...Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })])
+  manifest.overrides = Object.fromEntries(
+    packed.filter((p) => !direct.has(p.manifest.name)).map((p) => [p.manifest.name, `file:${p.file}`])
+  )
+  writeFileSync(file, JSON.stringify(manifest, null, 2))
+}
+
+export const npm = (cwd: string, args: ReadonlyArray<string>) =>
+  run("npm", ["--no-audit", "--no-fund", "--loglevel=error", ...args], { cwd, maxBuffer: 64 << 20 })
+
+/** Runs a README install line in `cwd`, with each `@tenet/<name>` taken from its tarball. */
+export const install = (cwd: string, packed: ReadonlyArray<Packed>, line: string) => {
+  const [command, ...args] = line.split(" ")
+  if (command !== "npm") throw new Error(`not an npm line: ${line}`)
+  const byName = new Map(packed.map((p) => [p.manifest.name, p.file]))
+  overrideTransitive(cwd, packed, args.filter((a) => byName.has(a)))
+  return npm(cwd, args.map((a) => byName.get(a) ?? a))
+}
+
+const freePort = () =>
+  new Promise<number>((done) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => done(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+export const ADMIN_PASSWORD = "consumer-admin-password"
+
+/**
+ * Starts the `tenet-server` installed in `cwd`; resolves once `/healthz` answers 200, with the
+ * time from spawning the process to that answer.
+ */
+export const startServer = async (cwd: string, env: Record<string, string>) => {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawn(join(cwd, "node_modules/.bin/tenet-server"), [], {
+    cwd,
+    env: { ...process.env, TENET_PORT: String(port), TENET_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 1200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`tenet-server exited ${child.exitCode}:\n${output}`)
+    const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false)
+    if (ok) {
+      const stop = () =>
+        new Promise<void>((done) => {
+          child.once("exit", () => done())
+          child.kill("SIGTERM")
+        })
+      return { url, coldStartMillis: Math.round(performance.now() - started), stop }
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  child.kill("SIGKILL")
+  throw new Error(`tenet-server did not answer /healthz within 60 s:\n${output}`)
+}
