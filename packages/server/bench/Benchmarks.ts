@@ -1,7 +1,8 @@
 /**
  * `pnpm bench`: every package's micro-benchmarks (vitest bench), HTTP load against the server
- * and a bare node:http ceiling, scale, then the soak; prints the results and writes them, with
- * the machine they ran on, to BENCHMARKS.md at the root. Loopback only; about 10 minutes on 2 vCPU.
+ * and a bare node:http ceiling, scale, the soak, then the cold start of the installed server on
+ * each store; prints the results and writes them, with the machine they ran on, to BENCHMARKS.md
+ * at the root. Loopback only; about 10 minutes on 2 vCPU.
  *
  * TENET_LOAD_SECONDS (default 5 per run), TENET_SCALE_TENANTS (default 10,000) and
  * TENET_SOAK_SECONDS (default 60) shorten or lengthen the parts.
@@ -96,6 +97,13 @@ console.log(`\n${scaleText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
+// A program of its own (test/consumer/ColdStart.ts): it packs and installs the packages with npm.
+const coldStartText = execFileSync(process.execPath, ["--import", "tsx", "test/consumer/ColdStart.ts"], {
+  cwd: root,
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"]
+}).trim()
+console.log(`\n${coldStartText}\n`)
 
 writeFileSync(
   `${root}BENCHMARKS.md`,
@@ -137,6 +145,13 @@ writeFileSync(
     "## Soak",
     "",
     soakText,
+    "",
+    "## Cold start (the installed `tenet-server`, spawn to the first 200 from /healthz)",
+    "",
+    "The packages packed and installed with npm as an operator installs them; PostgreSQL when",
+    "TENET_BENCH_DATABASE_URL or TENET_TEST_DATABASE_URL names a server.",
+    "",
+    coldStartText,
     ""
   ].join("\n")
 )

@@ -4,9 +4,7 @@
  */
 import { FetchHttpClient, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { CloudflareEdge, KubeApi, KubeOrchestrator } from "@tenet/adapters-k8s"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
-import { PgEmbedded, PgPlatform } from "@tenet/adapters-postgres"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
 import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
@@ -56,17 +54,30 @@ const vaultLayer = (config: ServerConfig) =>
     }
   }))
 
+/**
+ * The PostgreSQL and Kubernetes adapters (with their drivers) are imported only when the
+ * configuration names them: loading them costs about half a second of every start.
+ */
+const postgres = Effect.promise(() => import("@tenet/adapters-postgres"))
+const kubernetes = Effect.promise(() => import("@tenet/adapters-k8s"))
+
 /** The Store and OperationsLog `TENET_STORE` selects. */
 const storeLayer = (config: ServerConfig) => {
   switch (config.store) {
     case "memory":
       return Layer.merge(MemoryStore.layer, MemoryOperationsLog.layer())
     case "embedded":
-      return Layer.orDie(PgEmbedded.layer({ dataDir: join(config.dataDir, "pgdata") }))
+      return Layer.unwrapEffect(
+        Effect.map(
+          postgres,
+          ({ PgEmbedded }) => Layer.orDie(PgEmbedded.layer({ dataDir: join(config.dataDir, "pgdata") }))
+        )
+      )
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
-        onSome: (url) => Layer.orDie(PgPlatform.layer({ url }))
+        onSome: (url) =>
+          Layer.unwrapEffect(Effect.map(postgres, ({ PgPlatform }) => Layer.orDie(PgPlatform.layer({ url }))))
       })
   }
 }
@@ -84,15 +95,16 @@ const clusterLayer = (config: ServerConfig) => {
     )
   }
   const settings = { externalSubnet: config.kubeOvnExternalSubnet, peeringSubnet: config.kubeOvnPeeringSubnet }
-  return Layer.merge(
-    KubeOrchestrator.layer({ settings }),
-    config.tunnels === "simulated"
-      ? SimulatedEdge.layer
-      : CloudflareEdge.layer({ api: { baseUrl: config.edgeApiUrl }, settings, platformNamespace: config.namespace })
-        .pipe(
-          Layer.provide(FetchHttpClient.layer)
-        )
-  ).pipe(Layer.provide(Layer.orDie(KubeApi.KubeApi.layer)))
+  return Layer.unwrapEffect(Effect.map(kubernetes, ({ CloudflareEdge, KubeApi, KubeOrchestrator }) =>
+    Layer.merge(
+      KubeOrchestrator.layer({ settings }),
+      config.tunnels === "simulated"
+        ? SimulatedEdge.layer
+        : CloudflareEdge.layer({ api: { baseUrl: config.edgeApiUrl }, settings, platformNamespace: config.namespace })
+          .pipe(
+            Layer.provide(FetchHttpClient.layer)
+          )
+    ).pipe(Layer.provide(Layer.orDie(KubeApi.KubeApi.layer)))))
 }
 
 /** The backends the configuration selects. */
