@@ -1,15 +1,21 @@
 /**
  * `pnpm start [file.json]`: starts Tenet in this process on the in-memory platform (a random
- * loopback port), deploys the topology in the file through the client, prints the result.
- * Set TENET_URL (with TENET_ADMIN_USERNAME / TENET_ADMIN_PASSWORD) to use a running server.
+ * loopback port), deploys the topology in the file (default: this example's topology.json)
+ * through the client, prints the result. Set TENET_URL (with TENET_ADMIN_USERNAME /
+ * TENET_ADMIN_PASSWORD) to use a running server.
  */
 import { HttpServer } from "@effect/platform"
 import { TestServer } from "@tenet/server"
 import { Console, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import { deploy, describe } from "./deploy.js"
 
-const file = process.argv[2] ?? "topology.json"
+// A file named on the command line is relative to where pnpm was run (INIT_CWD), not to this package.
+const file = process.argv[2] === undefined
+  ? fileURLToPath(new URL("../topology.json", import.meta.url))
+  : resolve(process.env.INIT_CWD ?? process.cwd(), process.argv[2])
 const topology = JSON.parse(readFileSync(file, "utf8"))
 const tenantName = `example-${Date.now().toString(36)}`
 

@@ -1,8 +1,13 @@
 import { HttpServer } from "@effect/platform"
-import { expect, layer } from "@effect/vitest"
+import { expect, it, layer } from "@effect/vitest"
 import { TestServer } from "@tenet/server"
 import { Effect } from "effect"
-import { readFileSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import { deploy, describe } from "../src/deploy.js"
 
 const topology = JSON.parse(readFileSync(new URL("../topology.json", import.meta.url), "utf8"))
@@ -27,3 +32,27 @@ layer(TestServer.layer(), { excludeTestServices: true })("topology example", (it
       expect(lines.join("\n")).toContain("pod storefront nginx:1.27: running, 2/2 ready")
     }))
 })
+
+// What a newcomer types at the repository root: the file is theirs, not the example's.
+it("`pnpm --filter @tenet/example-topology start <file>` deploys the file it is given", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tenet-topology-"))
+  writeFileSync(
+    join(dir, "solo.json"),
+    JSON.stringify({ vpcs: [{ name: "solo", enable_internet: false }], subnets: [], pods: [] })
+  )
+  const { INIT_CWD: _, ...env } = process.env
+  const { stdout } = await promisify(execFile)(
+    "pnpm",
+    [
+      "--dir",
+      fileURLToPath(new URL("../../..", import.meta.url)),
+      "--filter",
+      "@tenet/example-topology",
+      "start",
+      "solo.json"
+    ],
+    { cwd: dir, env }
+  )
+  expect(stdout).toContain("VPC solo (internet: no")
+  expect(stdout).not.toContain("VPC shop")
+}, 60_000)
