@@ -9,7 +9,7 @@
  *     with `skipLibCheck: false`;
  * (e) the tenant integration-test example, copied out of the repository, passes.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -72,11 +72,18 @@ describe("the packed packages", () => {
     }
   })
 
-  it("the READMEs give the install lines this test runs", () => {
-    const docs = ["README.md", "packages/core/README.md", "packages/client/README.md", "packages/server/README.md"]
-      .map((f) => readFileSync(join(repo, f), "utf8"))
-      .join("\n")
-    for (const line of Object.values(installLines)) expect(docs).toContain(line)
+  it("the docs give exactly the install lines this test runs", () => {
+    const docs = [
+      "README.md",
+      "deploy/README.md",
+      ...["packages", "examples"].flatMap((dir) =>
+        readdirSync(join(repo, dir)).map((name) => `${dir}/${name}/README.md`)
+      )
+    ].filter((f) => existsSync(join(repo, f)))
+    const lines = docs.flatMap((f) =>
+      [...readFileSync(join(repo, f), "utf8").matchAll(/npm i (?:-D )?@tenet\/[^`\n]*/g)].map((m) => m[0].trim())
+    )
+    expect(new Set(lines)).toEqual(new Set(Object.values(installLines)))
   })
 })
 
@@ -116,6 +123,24 @@ describe("installed with npm outside the workspace", () => {
     const copies = new Set(stdout.split("\n").filter((l) => l.endsWith("/effect")))
     expect([...copies]).toEqual([join(tenantProject(), "node_modules/effect")])
   })
+
+  it("every other install line of the docs installs, and its packages load", async () => {
+    const others = [
+      installLines.client,
+      installLines.promiseClient,
+      installLines.memory,
+      installLines.postgres,
+      installLines.kubernetes
+    ]
+    for (const [i, line] of others.entries()) {
+      const dir = project(work, `line-${i}`)
+      await install(dir, packed, line)
+      const names = line.split(" ").filter((a) => a.startsWith("@tenet/"))
+      await run(process.execPath, ["--input-type=module", "-e", names.map((n) => `await import("${n}")`).join(";")], {
+        cwd: dir
+      })
+    }
+  }, 600_000)
 
   it("(d) type-checks under NodeNext and under bundler resolution, skipLibCheck off", async () => {
     await run(join(tenantProject(), "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], { cwd: tenantProject() })

@@ -14,12 +14,21 @@ import type { Manifest } from "./Tarballs.js"
 export const run = promisify(execFile)
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 
-/** The install lines of the READMEs, run as written but for `@tenet/*`, which come from the tarballs. */
+/**
+ * Every install line of the docs, run as written but for `@tenet/*`, which come from the
+ * tarballs. The consumer test holds the docs to exactly these.
+ */
 export const installLines = {
   embedder: "npm i @tenet/core @tenet/adapters-memory effect@^3.22.4 @effect/platform@^0.97.2",
   tenant:
     "npm i -D @tenet/server @tenet/adapters-memory @tenet/client effect@^3.22.4 @effect/platform@^0.97.2 @effect/vitest@^0.30.0 vitest@^3.2.4",
-  operator: "npm i @tenet/server"
+  operator: "npm i @tenet/server",
+  client: "npm i @tenet/client effect@^3.22.4 @effect/platform@^0.97.2",
+  promiseClient: "npm i @tenet/client",
+  memory: "npm i @tenet/adapters-memory @tenet/core effect@^3.22.4 @effect/platform@^0.97.2",
+  postgres:
+    "npm i @tenet/adapters-postgres @tenet/core effect@^3.22.4 @effect/platform@^0.97.2 @effect/sql@^0.52.1 @effect/sql-pg@^0.53.0 @effect/experimental@^0.61.1",
+  kubernetes: "npm i @tenet/adapters-k8s @tenet/core effect@^3.22.4 @effect/platform@^0.97.2"
 }
 
 export interface Packed {
