@@ -45,6 +45,16 @@ const signUp = Effect.gen(function*() {
   }
 })
 
+/** The subnet `web` (10.10.0.0/24) in the VPC. */
+const webSubnet = (vpcId: string, creds: Record<string, string>, headers: Record<string, string>) =>
+  call("POST", "/subnets", headers, {
+    ...creds,
+    vpc_id: vpcId,
+    name: "web",
+    cidr: "10.10.0.0/24",
+    gateway_ip: "10.10.0.1"
+  })
+
 /** The server on a fake cluster; the test sees the same fake (layers are memoized). */
 const onCluster = (cluster: ReturnType<typeof FakeApiServer.layer>) =>
   Layer.merge(TestServer.layer({ orchestrator: cluster }), cluster)
@@ -57,13 +67,7 @@ describe("the API on Kubernetes", () =>
         const { creds, headers } = yield* signUp
         const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: true })
         expect(vpc.body).toMatchObject({ applied: true, apply_error: null })
-        const subnet = yield* call("POST", "/subnets", headers, {
-          ...creds,
-          vpc_id: vpc.body.id,
-          name: "web",
-          cidr: "10.10.0.0/24",
-          gateway_ip: "10.10.0.1"
-        })
+        const subnet = yield* webSubnet(vpc.body.id, creds, headers)
         expect(subnet.status).toBe(200)
         const rule = yield* call("POST", "/security-rules", headers, {
           ...creds,
@@ -126,13 +130,7 @@ describe("the API on Kubernetes, with one rule less than the shipped ClusterRole
       Effect.gen(function*() {
         const { creds, headers } = yield* signUp
         const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: false })
-        const subnet = yield* call("POST", "/subnets", headers, {
-          ...creds,
-          vpc_id: vpc.body.id,
-          name: "web",
-          cidr: "10.10.0.0/24",
-          gateway_ip: "10.10.0.1"
-        })
+        const subnet = yield* webSubnet(vpc.body.id, creds, headers)
         expect(subnet.status).toBe(200)
         const vpcs = (yield* call("GET", "/vpcs", headers)).body as unknown as Array<Json>
         expect(vpcs.find((v) => v.id === vpc.body.id)).toMatchObject({
