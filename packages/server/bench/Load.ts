@@ -70,9 +70,12 @@ const startChild = async (
   return {
     port,
     stop: async () => {
-      const exited = new Promise((resolve) => child.on("exit", resolve))
-      child.kill("SIGTERM")
-      await exited
+      // A child that already exited (it crashed) would never emit "exit" again.
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.on("exit", resolve))
+        child.kill("SIGTERM")
+        await exited
+      }
       rmSync(dir, { recursive: true, force: true })
     }
   }
