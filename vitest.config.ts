@@ -6,7 +6,8 @@ const storeSpecific = [
   "test/Restart.test.ts",
   "test/Connections.test.ts",
   "test/Shutdown.test.ts",
-  "test/PgOutage.test.ts"
+  "test/PgOutage.test.ts",
+  "test/DataDirectory.test.ts"
 ]
 
 export default defineConfig({

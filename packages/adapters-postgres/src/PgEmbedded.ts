@@ -1,7 +1,8 @@
 /**
  * PostgreSQL embedded in the process: PGlite (PostgreSQL compiled to WebAssembly) behind
  * pglite-socket, so the very same `@effect/sql-pg` code path serves it as a real server. Data
- * lives in `dataDir` (in memory when none is given).
+ * lives in `dataDir` (in memory when none is given), which one process holds at a time
+ * (`DataDirectoryLock`).
  *
  * PGlite is one session: the socket server queues statements from all connections, and a
  * transaction holds the others until it ends. Tenet never waits on a second connection from
@@ -11,6 +12,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
+import * as DataDirectoryLock from "./DataDirectoryLock.js"
 import * as PgPlatform from "./PgPlatform.js"
 
 export interface Options {
@@ -26,7 +28,10 @@ export interface Options {
 export const layer = (options: Options = {}) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const pool = options.maxConnections ?? 1
-    if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true })
+    if (options.dataDir !== undefined) {
+      mkdirSync(options.dataDir, { recursive: true })
+      yield* DataDirectoryLock.hold(options.dataDir)
+    }
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(options.dataDir ?? "memory://")),
       (db) => Effect.promise(() => db.close())

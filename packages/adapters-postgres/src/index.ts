@@ -1,4 +1,5 @@
 /** @tenet/adapters-postgres: the Store and OperationsLog on PostgreSQL. */
+export * as DataDirectoryLock from "./DataDirectoryLock.js"
 export * as Migrations from "./Migrations.js"
 export * as PgEmbedded from "./PgEmbedded.js"
 export * as PgPlatform from "./PgPlatform.js"
