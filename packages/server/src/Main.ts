@@ -7,7 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
-import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { Cause, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ServerConfig } from "./Config.js"
@@ -75,7 +75,7 @@ const storeLayer = (config: ServerConfig) => {
       )
     case "postgres":
       return Option.match(config.databaseUrl, {
-        onNone: () => Layer.die(new Error("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
+        onNone: () => Layer.die(new Cause.RuntimeException("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
         onSome: (url) =>
           Layer.unwrapEffect(Effect.map(postgres, ({ PgPlatform }) => Layer.orDie(PgPlatform.layer({ url }))))
       })
@@ -90,7 +90,9 @@ const clusterLayer = (config: ServerConfig) => {
       config.tunnels === "simulated"
         ? SimulatedEdge.layer
         : Layer.die(
-          new Error("TENET_TUNNELS=edge needs TENET_ORCHESTRATOR=kubernetes: tunnel connectors run in the cluster")
+          new Cause.RuntimeException(
+            "TENET_TUNNELS=edge needs TENET_ORCHESTRATOR=kubernetes: tunnel connectors run in the cluster"
+          )
         )
     )
   }

@@ -30,3 +30,18 @@ export const call = async (
 
   return { status: response.status, text, body: (text === "" ? undefined : JSON.parse(text)) as any }
 }
+
+/** Resolves once `check` holds, polling every 20 ms; rejects after `ms`. */
+export const until = (check: () => boolean, what: string, ms = 30_000) =>
+  new Promise<void>((resolve, reject) => {
+    const started = Date.now()
+    const tick = setInterval(() => {
+      if (check()) {
+        clearInterval(tick)
+        resolve()
+      } else if (Date.now() - started > ms) {
+        clearInterval(tick)
+        reject(new Error(`timed out waiting for ${what}`))
+      }
+    }, 20)
+  })
