@@ -3,14 +3,14 @@
  * Node HTTP listener, JSON logs, and one startup line saying where it listens and on what.
  */
 import { FetchHttpClient, HttpMiddleware, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
-import { Cause, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { Cause, Duration, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ServerConfig } from "./Config.js"
+import * as ProcessLifecycle from "./ProcessLifecycle.js"
 import * as Server from "./Server.js"
 
 const parseKeyOrDie = (text: string, source: string) =>
@@ -126,16 +126,21 @@ const announce = (config: ServerConfig, publicUrl: string) =>
     )
   }))
 
+/** Past the grace period: interrupted requests unwinding, connections and the store closing. */
+const SHUTDOWN_MARGIN = Duration.seconds(10)
+
 export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* ServerConfig
   const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
   const ports = backends(config)
   // The backends are built first and released last: requests still draining at shutdown use them.
-  return announce(config, publicUrl).pipe(
+  // The deadline is acquired last, so its timer starts as soon as shutdown does.
+  return Layer.scopedDiscard(ProcessLifecycle.deadline(Duration.sum(config.shutdownGrace, SHUTDOWN_MARGIN))).pipe(
+    Layer.provideMerge(announce(config, publicUrl)),
     // Announced once the app serves requests, not merely once the socket listens.
     Layer.provideMerge(Server.layer(config)),
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),
-    Layer.provide(NodeHttpServer.layer(Server.nodeServer(config), { host: config.host, port: config.port })),
+    Layer.provide(Server.listen({ requestTimeout: config.requestTimeout, host: config.host, port: config.port })),
     Layer.provide(ports),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
     Layer.provide(Logger.json),

@@ -10,8 +10,7 @@
 import type { HttpApp } from "@effect/platform"
 import { HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import type { Duration } from "effect"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { Socket } from "node:net"
 
 const HEADER = "x-request-id"
@@ -30,6 +29,8 @@ export class Counter {
   #inFlight = 0
   #draining = false
   readonly #idle = new Set<() => void>()
+  /** How to interrupt each request in flight, for when the grace period runs out. */
+  readonly #abandon = new Set<() => void>()
 
   get inFlight(): number {
     return this.#inFlight
@@ -39,12 +40,19 @@ export class Counter {
     return this.#draining
   }
 
-  enter(): void {
+  enter(abandon: () => void): void {
     this.#inFlight++
+    this.#abandon.add(abandon)
   }
 
-  leave(): void {
+  leave(abandon: () => void): void {
+    this.#abandon.delete(abandon)
     if (--this.#inFlight === 0) { for (const wake of this.#idle) wake() }
+  }
+
+  /** Interrupts every request still in flight. */
+  abandonAll(): void {
+    for (const abandon of this.#abandon) abandon()
   }
 
   /** Marks the server as draining and completes once no request is in flight. */
@@ -63,6 +71,22 @@ export class Counter {
 export class InFlight extends Context.Tag("@tenet/server/InFlight")<InFlight, Counter>() {
   static readonly layer = Layer.sync(InFlight, () => new Counter())
 }
+
+/**
+ * The Node listener, where the server has one of its own (`Server.listen`): shutdown stops it
+ * accepting connections as soon as it starts draining, and closes what connections are left
+ * once it has drained.
+ */
+export class Listener extends Context.Tag("@tenet/server/Listener")<Listener, {
+  readonly stopAccepting: () => void
+  readonly closeConnections: () => void
+}>() {}
+
+/** Answers requests that arrive on an open connection while the server drains. */
+const shuttingDown = HttpServerResponse.unsafeJson(
+  { detail: "the server is shutting down; retry on a new connection" },
+  { status: 503, headers: { "retry-after": "1", connection: "close" } }
+)
 
 /** Per connection: how to abandon each of its requests whose response is not yet sent. */
 const unanswered = new WeakMap<Socket, Set<() => void>>()
@@ -101,7 +125,9 @@ const responseLine = (
   const fields = { method: request.method, url: request.url }
   if (Exit.isSuccess(exit)) return Effect.logInfo("Sent HTTP response", { ...fields, status: exit.value.status })
   return Effect.logInfo(
-    Exit.isInterrupted(exit) ? "HTTP request abandoned: the client left" : "HTTP request failed",
+    Exit.isInterrupted(exit)
+      ? "HTTP request abandoned: the client left, or shutdown could wait no longer"
+      : "HTTP request failed",
     fields
   )
 }
@@ -115,37 +141,62 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     const request = yield* HttpServerRequest.HttpServerRequest
     const inFlight = yield* InFlight
     const id = requestId(request)
+    // Too late to start: the drain waits only for requests that arrived before it began.
+    if (inFlight.draining) return HttpServerResponse.setHeader(shuttingDown, HEADER, id)
     yield* App.appendPreResponseHandler((_, response) => {
       const tagged = HttpServerResponse.setHeader(response, HEADER, id)
       return Effect.succeed(inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged)
     })
-    return yield* Effect.acquireUseRelease(
-      Effect.sync(() => inFlight.enter()).pipe(
-        Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }))
-      ),
-      () => abandonWhenClosed(request, app).pipe(Effect.onExit((exit) => responseLine(request, exit))),
-      () => Effect.sync(() => inFlight.leave())
-    ).pipe(Effect.annotateLogs("request_id", id))
+    return yield* Effect.withFiberRuntime<
+      HttpServerResponse.HttpServerResponse,
+      never,
+      HttpServerRequest.HttpServerRequest
+    >((fiber) => {
+      const abandon = () => fiber.unsafeInterruptAsFork(fiber.id())
+      return Effect.acquireUseRelease(
+        Effect.sync(() => inFlight.enter(abandon)).pipe(
+          Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }))
+        ),
+        () => abandonWhenClosed(request, app).pipe(Effect.onExit((exit) => responseLine(request, exit))),
+        () => Effect.sync(() => inFlight.leave(abandon))
+      )
+    }).pipe(Effect.annotateLogs("request_id", id))
   })
 
+/** After the grace period, how long interrupted requests get to unwind (roll back, release). */
+const UNWIND = Duration.seconds(2)
+
 /**
- * On release, before the handler is detached and the listener closed: marks the server as
- * draining and waits, up to `grace`, for the requests in flight to finish.
+ * On release, before the handler is detached: stops accepting connections (where the server
+ * has its own listener), marks the server as draining (requests arriving on open connections
+ * get 503 and `Connection: close`), and waits up to `grace` for the requests in flight. Those
+ * still running then are interrupted and get a moment to unwind; then every connection left
+ * is closed. So shutdown takes at most `grace` plus that moment, whatever the clients do.
  */
 export const drainOnShutdown = (grace: Duration.DurationInput) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const inFlight = yield* InFlight
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
+        const listener = yield* Effect.serviceOption(Listener)
+        Option.map(listener, (l) => l.stopAccepting())
         if (inFlight.inFlight > 0) {
           yield* Effect.logInfo("shutting down: waiting for requests in flight", { in_flight: inFlight.inFlight })
         }
-        const drained = yield* inFlight.drain.pipe(
-          Effect.timeoutTo({ duration: grace, onSuccess: () => true, onTimeout: () => false })
-        )
-        if (!drained) {
-          yield* Effect.logWarning("shutting down with requests still in flight", { in_flight: inFlight.inFlight })
+        // Finalizers run uninterruptibly, and a timeout cannot cut short what cannot be
+        // interrupted: without `interruptible` the grace period would wait for the last request.
+        const waitFor = (duration: Duration.DurationInput) =>
+          Effect.interruptible(inFlight.drain).pipe(
+            Effect.timeoutTo({ duration, onSuccess: () => true, onTimeout: () => false })
+          )
+        if (!(yield* waitFor(grace))) {
+          yield* Effect.logWarning("shutting down: the grace period is over, interrupting the requests in flight", {
+            in_flight: inFlight.inFlight
+          })
+          inFlight.abandonAll()
+          yield* waitFor(UNWIND)
         }
+        Option.map(listener, (l) => l.closeConnections())
       })
     )
   }))

@@ -4,6 +4,7 @@
  * ports it is given.
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
 import { Api, Identity, Platform } from "@tenet/core"
 import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createServer } from "node:http"
@@ -86,9 +87,9 @@ export const layerHttp = (options: HttpOptions) =>
 /**
  * A Node HTTP server that does not wait forever on slow clients: headers and the whole
  * request must arrive within `requestTimeout` (408 otherwise), and idle keep-alive
- * connections close after 5 seconds.
+ * connections close after 5 seconds. With the controls shutdown uses (`RequestContext.Listener`).
  */
-export const nodeServer = (options: { readonly requestTimeout: Duration.DurationInput }) => () => {
+const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInput }) => {
   const timeout = Duration.toMillis(options.requestTimeout)
   const server = createServer({
     requestTimeout: timeout,
@@ -104,16 +105,43 @@ export const nodeServer = (options: { readonly requestTimeout: Duration.Duration
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
     response.end(JSON.stringify({ detail: "the server is starting or shutting down; retry shortly" }))
   })
-  // The listener is closed only after the requests in flight were drained (or the grace period
-  // ran out): whatever connection is left would otherwise keep `close` waiting forever.
+  // Whoever closes the listener last closes the connections left too: `close` alone would wait
+  // for every keep-alive connection to go idle.
   const close = server.close.bind(server)
   server.close = (callback) => {
     close(callback)
     server.closeAllConnections()
     return server
   }
-  return server
+  return {
+    server,
+    stopAccepting: () => {
+      if (server.listening) close()
+    },
+    closeConnections: () => server.closeAllConnections()
+  }
 }
+
+/** The Node `http.Server` to give `NodeHttpServer.layer`, for embedders with a listener of their own. */
+export const nodeServer = (options: { readonly requestTimeout: Duration.DurationInput }) => () =>
+  makeNodeServer(options).server
+
+/**
+ * Listens on `host:port` with the server's own Node listener: the `HttpServer`, and the
+ * `RequestContext.Listener` that shutdown stops accepting at once and closes last.
+ */
+export const listen = (options: {
+  readonly requestTimeout: Duration.DurationInput
+  readonly host: string
+  readonly port: number
+}) =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    const { closeConnections, server, stopAccepting } = makeNodeServer(options)
+    return Layer.merge(
+      NodeHttpServer.layer(() => server, { host: options.host, port: options.port }),
+      Layer.succeed(RequestContext.Listener, { stopAccepting, closeConnections })
+    )
+  }))
 
 /**
  * The server over the given ports: HTTP surface, use-cases, the reconciler, and the admin

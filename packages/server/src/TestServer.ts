@@ -4,7 +4,7 @@
  * for tenants testing their automation.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient } from "@effect/platform-node"
 import { MemoryPlatform } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
 import { ServerInfo } from "@tenet/core"
@@ -52,10 +52,7 @@ export const layer = (options: Options = {}) => {
         Layer.provide(NodeHttpClient.layerWithoutAgent),
         Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
         Layer.provideMerge(
-          NodeHttpServer.layer(Server.nodeServer({ requestTimeout: options.requestTimeout ?? Duration.seconds(30) }), {
-            port: 0,
-            host: "127.0.0.1"
-          })
+          Server.listen({ requestTimeout: options.requestTimeout ?? Duration.seconds(30), host: "127.0.0.1", port: 0 })
         )
       )
     ),

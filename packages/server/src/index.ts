@@ -2,6 +2,7 @@
 export * as Auth from "./Auth.js"
 export * as Config from "./Config.js"
 export * as Main from "./Main.js"
+export * as ProcessLifecycle from "./ProcessLifecycle.js"
 export * as Reconciler from "./Reconciler.js"
 export * as RequestContext from "./RequestContext.js"
 export * as RequestGuard from "./RequestGuard.js"

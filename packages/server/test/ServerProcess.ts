@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { onTestFinished } from "vitest"
 import { freePort } from "./Loopback.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+export const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
 /**
  * `tenet-server` in a process of its own (the sources through tsx, as one node process: the

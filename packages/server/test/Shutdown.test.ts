@@ -1,11 +1,42 @@
 /**
  * Graceful shutdown of the server as operators run it (`tenet-server`, here through tsx): on
- * SIGTERM a request already in flight is answered, and the process exits 0 once it is.
+ * SIGTERM a request already in flight is answered and the process exits 0 once it is; a
+ * repeated signal does not cut the drain short; the grace period is a limit whatever clients
+ * do; no connection is accepted once draining starts; an orphaned server stops by itself.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { connect } from "node:net"
-import { until } from "./Loopback.js"
-import { spawnServer } from "./ServerProcess.js"
+import { spawn } from "node:child_process"
+import { connect, type Socket } from "node:net"
+import { onTestFinished } from "vitest"
+import { freePort, until } from "./Loopback.js"
+import { bin, spawnServer } from "./ServerProcess.js"
+
+const memoryServer = (grace: string) =>
+  spawnServer({
+    TENET_STORE: "memory",
+    TENET_ADMIN_PASSWORD: "shutdown-admin-password",
+    TENET_SHUTDOWN_GRACE: grace,
+    TENET_LOG_LEVEL: "debug"
+  })
+
+/** An open connection and what it has received. */
+const open = async (port: number) => {
+  const socket = connect(port, "127.0.0.1")
+  let received = ""
+  socket.on("data", (chunk) => (received += chunk))
+  socket.on("error", () => {})
+  await new Promise<void>((resolve) => socket.on("connect", () => resolve()))
+  return { socket, received: () => received }
+}
+
+const LOGIN = JSON.stringify({ username: "admin", password: "shutdown-admin-password" })
+
+/** Sends a login's headers and the first 10 bytes of its body: a request in flight. */
+const startLogin = (socket: Socket) =>
+  socket.write(
+    `POST /admin/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${LOGIN.length}\r\n\r\n` +
+      LOGIN.slice(0, 10)
+  )
 
 describe("graceful shutdown", () => {
   it("SIGTERM lets the request in flight finish, then the process exits 0", async () => {
@@ -39,5 +70,91 @@ describe("graceful shutdown", () => {
     expect(answer).toContain("api_token")
     expect(code).toBe(0)
     expect(output()).not.toMatch(/"logLevel":"(ERROR|FATAL)"/)
+  }, 60_000)
+
+  it("a second signal, as wrappers and process groups send, does not cut the drain short", async () => {
+    const server = await memoryServer("20 seconds")
+    await until(() => server.output().includes("listening on"), "the server to listen")
+    const client = await open(server.port)
+    startLogin(client.socket)
+    await until(() => server.output().includes("request received"), "the request to be in flight")
+    server.child.kill("SIGTERM")
+    server.child.kill("SIGTERM")
+    server.child.kill("SIGINT")
+    await until(() => server.output().includes("already shutting down"), "the repeated signals to be seen")
+    client.socket.write(LOGIN.slice(10))
+    expect(await server.exited).toBe(0)
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200/)
+  }, 60_000)
+
+  it("the grace period is a limit: a client trickling its body cannot hold shutdown", async () => {
+    const server = await memoryServer("2 seconds")
+    await until(() => server.output().includes("listening on"), "the server to listen")
+    const client = await open(server.port)
+    startLogin(client.socket)
+    const trickle = setInterval(() => client.socket.write(" "), 500)
+    onTestFinished(() => clearInterval(trickle))
+    await until(() => server.output().includes("request received"), "the request to be in flight")
+    const started = Date.now()
+    server.child.kill("SIGTERM")
+    await server.exited
+    // The grace, the moment interrupted requests get to unwind, and the process's own exit.
+    expect(Date.now() - started).toBeLessThan(6_000)
+    expect(server.output()).toContain("the grace period is over")
+  }, 60_000)
+
+  it("draining refuses new connections and answers requests on open ones with 503 and Connection: close", async () => {
+    const server = await memoryServer("20 seconds")
+    await until(() => server.output().includes("listening on"), "the server to listen")
+    const inFlight = await open(server.port)
+    const idle = await open(server.port)
+    startLogin(inFlight.socket)
+    await until(() => server.output().includes("request received"), "the request to be in flight")
+    server.child.kill("SIGTERM")
+    await until(() => server.output().includes("waiting for requests in flight"), "the server to start draining")
+    const refused = await new Promise<string>((resolve) => {
+      const probe = connect(server.port, "127.0.0.1")
+      probe.on("connect", () => resolve("connected"))
+      probe.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error"))
+    })
+    expect(refused).toBe("ECONNREFUSED")
+    idle.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    await until(() => idle.received().includes("}"), "the answer on the open connection")
+    expect(idle.received()).toMatch(/^HTTP\/1\.1 503/)
+    expect(idle.received().toLowerCase()).toContain("connection: close")
+    expect(idle.received()).toContain(`"detail":"the server is shutting down`)
+    inFlight.socket.write(LOGIN.slice(10))
+    expect(await server.exited).toBe(0)
+    expect(inFlight.received()).toMatch(/^HTTP\/1\.1 200/)
+  }, 60_000)
+
+  it("a server whose parent is killed (pnpm start, say) shuts down instead of running on orphaned", async () => {
+    // A parent that starts the server, prints its pid, and waits.
+    const port = await freePort()
+    const parent = spawn(process.execPath, [
+      "-e",
+      `const c = require("node:child_process").spawn(process.execPath, ["--import", "tsx", ${JSON.stringify(bin)}], ` +
+      `{ stdio: "ignore", env: { ...process.env, TENET_STORE: "memory", TENET_PORT: "${port}", TENET_ADMIN_PASSWORD: "x-password" } });` +
+      `console.log(c.pid); setInterval(() => {}, 1000)`
+    ], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    parent.stdout.on("data", (chunk) => (out += chunk))
+    await until(() => out.includes("\n"), "the server's pid")
+    const pid = Number(out.trim())
+    const running = () => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    onTestFinished(() => {
+      if (running()) process.kill(pid, "SIGKILL")
+    })
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    expect(running()).toBe(true)
+    parent.kill("SIGKILL")
+    await until(() => !running(), "the orphaned server to exit", 15_000)
   }, 60_000)
 })

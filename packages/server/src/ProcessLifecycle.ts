@@ -1,0 +1,71 @@
+/**
+ * How the `tenet-server` process starts and stops, whoever runs it (a terminal, systemd, a
+ * container runtime, npx or pnpm):
+ *
+ * - The first SIGTERM or SIGINT starts a graceful shutdown. Later ones are logged and ignored:
+ *   wrappers and process-group signals deliver the same signal twice, and Node's default for a
+ *   second one (what `NodeRuntime.runMain` leaves in place) kills the process with its requests
+ *   in flight. The shutdown is bounded anyway (`deadline`), so nothing needs a second signal.
+ * - When the process that started it goes away (`pnpm start` killed on its own, say), the
+ *   server shuts down as on SIGTERM instead of running on orphaned, holding the port and the
+ *   data directory.
+ * - The exit code is 0 after a shutdown that was asked for, 1 after a failure.
+ */
+import type { Fiber } from "effect"
+import { Cause, Duration, Effect, Exit } from "effect"
+
+/** How often the parent process is looked at. */
+const PARENT_CHECK = Duration.seconds(1)
+
+/** Runs the server program until a signal (or its parent's exit) stops it. */
+export const runMain = <E>(
+  program: Effect.Effect<never, E>,
+  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<void>
+) => {
+  const fiber = Effect.runFork(program)
+  let stopping = false
+  const stop = (why: string) => {
+    if (stopping) {
+      console.error(JSON.stringify({ message: `${why}: already shutting down`, logLevel: "INFO" }))
+      return
+    }
+    stopping = true
+    fiber.unsafeInterruptAsFork(fiber.id())
+  }
+  const onSignal = (signal: NodeJS.Signals) => stop(`received ${signal}`)
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+
+  // A parent of pid 1 (or none) is init or a container runtime: it does not go away.
+  const parent = process.ppid
+  const parentCheck = parent > 1
+    ? setInterval(() => {
+      if (process.ppid !== parent) stop(`the parent process ${parent} exited`)
+    }, Duration.toMillis(PARENT_CHECK)).unref()
+    : undefined
+
+  fiber.addObserver((exit) => {
+    clearInterval(parentCheck)
+    const failed = Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+    const report = failed ? onFailure(exit.cause as Cause.Cause<E>) : Effect.void
+    Effect.runPromise(report).finally(() => process.exit(failed ? 1 : 0))
+  })
+  return fiber as Fiber.RuntimeFiber<never, E>
+}
+
+/**
+ * Acquired last, so released first: when shutdown starts, a timer that ends the process if
+ * shutting down takes longer than `limit` (the grace period plus a margin for closing).
+ */
+export const deadline = (limit: Duration.DurationInput) =>
+  Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      setTimeout(() => {
+        console.error(JSON.stringify({
+          message: `shutdown took longer than ${Duration.format(limit)}: exiting with what is left`,
+          logLevel: "ERROR"
+        }))
+        process.exit(1)
+      }, Duration.toMillis(limit)).unref()
+    })
+  )
