@@ -51,13 +51,11 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
         detail: `the request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`
       })
     }
-    // PostgreSQL cannot store U+0000 in text; refusing it everywhere keeps every store alike.
-    const nul = fieldWithNul(parsed)
-    if (nul !== null) {
-      const message = "must not contain the NUL character (U+0000)"
+    const problem = bodyProblem(parsed)
+    if (problem !== null) {
       return yield* request.url.startsWith("/security-rules")
-        ? new Errors.RuleValidation({ field: nul, message })
-        : new Errors.InvalidInput({ detail: `${nul}: ${message}` })
+        ? new Errors.RuleValidation(problem)
+        : new Errors.InvalidInput({ detail: `${problem.field}: ${problem.message}` })
     }
   })
 
@@ -72,19 +70,40 @@ const dotted = (path: FieldPath | null): string => {
   return keys.length === 0 ? "body" : keys.join(".")
 }
 
+/** Far deeper than any body of the API; decoding (and printing) a deeper one would exhaust the stack. */
+export const MAX_DEPTH = 32
+
+/** A UTF-16 surrogate without its pair: not a character, and not storable as sent. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** What no stored text may hold, whatever the store: PostgreSQL refuses U+0000 and replaces lone surrogates. */
+const textProblem = (text: string): string | null =>
+  text.includes("\u0000")
+    ? "must not contain the NUL character (U+0000)"
+    : LONE_SURROGATE.test(text)
+    ? "must not contain a lone UTF-16 surrogate (text that is not Unicode)"
+    : null
+
 /**
- * The first field (as a dotted path) whose name or string value holds U+0000, if any. A loop
- * over shared path links, not recursion: a body may nest as deep as its size allows.
+ * The first field (as a dotted path) that no endpoint may accept, and why: nesting deeper than
+ * `MAX_DEPTH`, text that cannot be stored as sent, or a key named `__proto__` (an object built
+ * from the body would take it as its prototype and silently lose it). A loop over shared path
+ * links, not recursion: a body may nest as deep as its size allows.
  */
-const fieldWithNul = (body: unknown): string | null => {
-  const pending: Array<readonly [unknown, FieldPath | null]> = [[body, null]]
+export const bodyProblem = (body: unknown): { readonly field: string; readonly message: string } | null => {
+  const pending: Array<readonly [unknown, FieldPath | null, number]> = [[body, null, 0]]
   while (pending.length > 0) {
-    const [value, path] = pending.pop()!
-    if (typeof value === "string" && value.includes("\u0000")) return dotted(path)
+    const [value, path, depth] = pending.pop()!
+    if (typeof value === "string") {
+      const message = textProblem(value)
+      if (message !== null) return { field: dotted(path), message }
+    }
     if (typeof value === "object" && value !== null) {
+      if (depth >= MAX_DEPTH) return { field: dotted(path), message: `nests deeper than ${MAX_DEPTH} levels` }
       for (const [key, item] of Object.entries(value)) {
-        if (key.includes("\u0000")) return dotted(path)
-        pending.push([item, { key, parent: path }])
+        const message = key === "__proto__" ? "'__proto__' is not accepted as a name" : textProblem(key)
+        if (message !== null) return { field: dotted({ key, parent: path }), message }
+        pending.push([item, { key, parent: path }, depth + 1])
       }
     }
   }
@@ -95,6 +114,12 @@ type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
 
 const fieldOf = (issue: Issue) => issue.path.length === 0 ? "body" : issue.path.map(String).join(".")
 
+/** Issue messages quote the value they refused; a huge value must not come back whole. */
+const MAX_MESSAGE = 300
+
+const short = (message: string) =>
+  message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE)}... (${message.length} characters)`
+
 /**
  * Schema failures answer 400 with every problem listed, except in the security-rule
  * endpoints, where the spec asks for 422 naming the offending field.
@@ -104,13 +129,13 @@ const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: Http
   if (request.url.startsWith("/security-rules")) {
     return new Errors.RuleValidation({
       field: first === undefined ? "body" : fieldOf(first),
-      message: first?.message ?? error.message
+      message: short(first?.message ?? error.message)
     })
   }
   return new Errors.InvalidInput({
     detail: error.issues.length === 0
-      ? error.message
-      : error.issues.map((i) => `${fieldOf(i)}: ${i.message}`).join("; ")
+      ? short(error.message)
+      : error.issues.slice(0, 10).map((i) => `${fieldOf(i)}: ${short(i.message)}`).join("; ")
   })
 }
 

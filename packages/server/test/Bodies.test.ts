@@ -1,0 +1,77 @@
+/**
+ * Bodies no endpoint accepts, whoever sends them: nesting past the limit (a stack overflow
+ * answered 500 before, even unauthenticated), text that cannot be stored as sent (a lone
+ * surrogate read back as U+FFFD on the SQL stores), `__proto__` keys (silently dropped from
+ * env_vars), and refused values echoed back whole.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, FastCheck as fc } from "effect"
+import { RequestGuard, TestServer } from "../src/index.js"
+import { asAdmin, raw, testServer, uniqueName, workspace } from "./Harness.js"
+
+const adminToken = Effect.map(
+  raw("POST", "/admin/login", { body: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD } }),
+  (r) => (r.body as { api_token: string }).api_token
+)
+
+const nested = (depth: number, leaf: unknown = "x"): unknown => {
+  let value = leaf
+  for (let i = 0; i < depth; i++) value = { a: value }
+  return value
+}
+
+layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
+  it.effect("a login nested 5,000 levels deep is a 400 naming the limit, not a 500", () =>
+    Effect.gen(function*() {
+      const deep = `{"username":${"{\"a\":".repeat(5_000)}"x"${"}".repeat(5_000)},"password":"x"}`
+      const response = yield* raw("POST", "/admin/login", { body: deep })
+      expect(response.status).toBe(400)
+      expect((response.body as { detail: string }).detail).toContain(
+        `nests deeper than ${RequestGuard.MAX_DEPTH} levels`
+      )
+    }))
+
+  it.prop(
+    "nesting is refused exactly past the limit",
+    [fc.integer({ min: 1, max: 2 * RequestGuard.MAX_DEPTH })],
+    ([depth]) => {
+      const problem = RequestGuard.bodyProblem(nested(depth))
+      expect(problem === null).toBe(depth <= RequestGuard.MAX_DEPTH)
+    }
+  )
+
+  it.effect("a lone surrogate is refused (400) and nothing is created", () =>
+    Effect.gen(function*() {
+      const admin = yield* asAdmin
+      const name = uniqueName("lone")
+      const response = yield* raw("POST", "/tenants", {
+        headers: { "x-admin-token": yield* adminToken },
+        body: `{"name":"${name}","password":"long enough password","description":"lone\\ud800"}`
+      })
+      expect(response.status).toBe(400)
+      expect((response.body as { detail: string }).detail).toBe(
+        "description: must not contain a lone UTF-16 surrogate (text that is not Unicode)"
+      )
+      expect((yield* admin.tenants.list()).some((t) => t.name === name)).toBe(false)
+      // A whole pair is a character like any other.
+      expect(RequestGuard.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
+    }))
+
+  it.effect("an env var named __proto__ is refused, not silently dropped", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const response = yield* w.createPod({ env_vars: JSON.parse("{\"MODE\":\"a\",\"__proto__\":\"b\"}") })
+      expect(response.status).toBe(400)
+      expect((response.body as { detail: string }).detail).toBe(
+        "env_vars.__proto__: '__proto__' is not accepted as a name"
+      )
+    }))
+
+  it.effect("a refused value is not echoed back whole", () =>
+    Effect.gen(function*() {
+      const huge = Array.from({ length: 100_000 }, (_, i) => `n${i}`)
+      const response = yield* raw("POST", "/admin/login", { body: { username: huge, password: "x" } })
+      expect(response.status).toBe(400)
+      expect(response.text.length).toBeLessThan(4_000)
+    }))
+})
