@@ -29,10 +29,24 @@ describe("ports expressions", () => {
     }
   )
 
-  it("refuses reversed ranges, empty entries and non-numbers; spaces around entries are tolerated", () => {
-    for (const text of ["", "80,", ",80", "90-80", "http", "1e3", "-5", "80-", "0x50", "80 443"]) {
+  it("refuses reversed ranges, empty entries, non-numbers and whitespace", () => {
+    for (const text of ["", "80,", ",80", "90-80", "http", "1e3", "-5", "80-", "0x50", "80 443", "+80", " 80", "80 "]) {
       expect(Either.isLeft(Ports.parse(text)), text).toBe(true)
     }
-    expect(Ports.parse(" 80 , 443 ")).toEqual(Either.right([{ from: 80, to: 80 }, { from: 443, to: 443 }]))
   })
+
+  it.prop(
+    "whitespace anywhere in a valid expression makes it invalid",
+    [
+      fc.array(fc.integer({ min: 1, max: 65535 }), { minLength: 1, maxLength: 5 }),
+      fc.nat(),
+      fc.constantFrom(" ", "\t", "\n", "\u00a0", "\u2003")
+    ],
+    ([ports, at, space]) => {
+      const text = ports.join(",")
+      const i = at % (text.length + 1)
+      expect(Either.isRight(Ports.parse(text))).toBe(true)
+      expect(Either.isLeft(Ports.parse(text.slice(0, i) + space + text.slice(i)))).toBe(true)
+    }
+  )
 })

@@ -54,7 +54,8 @@ export const ReplicaCount = intBetween(MIN_REPLICAS, MAX_REPLICAS)
 export const AutoscaleReplicas = intBetween(2, 50)
 export const CpuTargetMillicores = intBetween(10, 10000)
 export const MountPath = Schema.String.pipe(
-  Schema.filter((s) => /^\/[^\0]{0,4095}$/.test(s) || "must be an absolute path"),
+  // Control characters (a trailing newline, say) would reach the cluster as part of the path.
+  Schema.filter((s) => /^\/[^\x00-\x1f\x7f]{0,4095}$/.test(s) || "must be an absolute path without control characters"),
   Schema.annotations({ arbitrary: () => (fc) => fc.stringMatching(/^\/[\w./-]{0,40}$/) })
 )
 

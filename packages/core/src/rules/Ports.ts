@@ -1,7 +1,8 @@
 /**
  * The `ports` field of a security rule: `"80"`, `"8000-8080"`, or a comma list of those
- * (at most 32 entries), every port in 1-65535. Parsing is pure and total: it returns the
- * ranges or a message saying what is wrong.
+ * (at most 32 entries), every port in 1-65535, written with digits alone: no signs, exponents
+ * or whitespace, which would otherwise be stored as sent and reach the cluster. Parsing is pure
+ * and total: it returns the ranges or a message saying what is wrong.
  */
 import { Either } from "effect"
 
@@ -17,9 +18,8 @@ export const MAX_PORT = 65535
 const NUMBER = /^[0-9]{1,5}$/
 
 const parsePort = (text: string): Either.Either<number, string> => {
-  const trimmed = text.trim()
-  if (!NUMBER.test(trimmed)) return Either.left(`'${text}' is not a port number`)
-  const port = Number(trimmed)
+  if (!NUMBER.test(text)) return Either.left(`'${text}' is not a port number (digits only, no spaces)`)
+  const port = Number(text)
   if (port < MIN_PORT || port > MAX_PORT) return Either.left(`port ${port} is outside ${MIN_PORT}-${MAX_PORT}`)
   return Either.right(port)
 }
@@ -29,8 +29,7 @@ const parseEntry = (entry: string): Either.Either<PortRange, string> => {
   if (dash < 0) return Either.map(parsePort(entry), (port) => ({ from: port, to: port }))
   return Either.flatMap(
     Either.all([parsePort(entry.slice(0, dash)), parsePort(entry.slice(dash + 1))]),
-    ([from, to]) =>
-      from <= to ? Either.right({ from, to }) : Either.left(`range '${entry.trim()}' ends before it starts`)
+    ([from, to]) => from <= to ? Either.right({ from, to }) : Either.left(`range '${entry}' ends before it starts`)
   )
 }
 
