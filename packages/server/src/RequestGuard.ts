@@ -13,10 +13,17 @@ import {
   HttpServerError,
   HttpServerRequest
 } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Errors } from "@tenet/core"
 import { Cause, Effect, Option } from "effect"
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
+
+/** HTTP/1.1 requires a Host header (RFC 9112, 3.2). */
+const checkHost = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers.host === undefined && NodeHttpServerRequest.toIncomingMessage(request).httpVersion === "1.1"
+    ? new Errors.InvalidInput({ detail: "the Host header is required" })
+    : Effect.void
 
 const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Effect.gen(function*() {
@@ -142,6 +149,7 @@ const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: Http
 const guard = (maxBodyBytes: number) => (app: HttpApp.Default): HttpApp.Default<Errors.TenetError> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    yield* checkHost(request)
     yield* checkBody(request, maxBodyBytes)
     return yield* app
   }).pipe(

@@ -7,8 +7,9 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Api, Identity, Platform } from "@tenet/core"
 import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer } from "node:http"
+import { createServer, STATUS_CODES } from "node:http"
 import { createRequire } from "node:module"
+import type { Duplex } from "node:stream"
 import * as Auth from "./Auth.js"
 import {
   DomainsHandlers,
@@ -95,6 +96,8 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
     requestTimeout: timeout,
     headersTimeout: timeout,
     keepAliveTimeout: 5_000,
+    // Node would answer a missing Host with an empty 400; the request guard answers it in JSON.
+    requireHostHeader: false,
     // How often Node looks for requests past their timeout.
     connectionsCheckingInterval: Math.min(timeout, 30_000) / 2
   })
@@ -105,6 +108,8 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
     response.end(JSON.stringify({ detail: "the server is starting or shutting down; retry shortly" }))
   })
+  // What Node's HTTP parser refuses never reaches the app; its answer is JSON too.
+  server.on("clientError", answerClientError)
   // Whoever closes the listener last closes the connections left too: `close` alone would wait
   // for every keep-alive connection to go idle.
   const close = server.close.bind(server)
@@ -120,6 +125,33 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
     },
     closeConnections: () => server.closeAllConnections()
   }
+}
+
+/** The status and words for a request Node's parser refused. */
+export const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly detail: string } => {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return { status: 431, detail: "the request line and headers are too large" }
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { status: 408, detail: "the request did not arrive in time" }
+    default:
+      return { status: 400, detail: `the request is not valid HTTP/1.1 (${code ?? "unreadable"})` }
+  }
+}
+
+const answerClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
+  // Nothing to answer on a connection that is gone, or whose response has begun.
+  const response = (socket as { _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
+  if (error.code === "ECONNRESET" || !socket.writable || response?.headersSent === true) {
+    socket.destroy()
+    return
+  }
+  const { detail, status } = clientErrorAnswer(error.code)
+  const body = JSON.stringify({ detail })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  )
 }
 
 /** The Node `http.Server` to give `NodeHttpServer.layer`, for embedders with a listener of their own. */

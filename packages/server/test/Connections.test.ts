@@ -78,6 +78,7 @@ describe("connections", () => {
         yield* Effect.promise(() => slow.closed)
         clearInterval(trickle)
         expect(slow.received()).toMatch(/^HTTP\/1\.1 408/)
+        expect(slow.received()).toContain(`{"detail":"the request did not arrive in time"}`)
       }))
 
     it.effect("hundreds of idle or half-sent connections do not keep others from being served", () =>
@@ -111,6 +112,28 @@ describe("connections", () => {
           expect(c.received()).toContain("\"detail\"")
         }
         expect(yield* settled).toBe(0)
+      }))
+
+    it.effect("what Node's HTTP parser refuses is answered with a JSON detail too", () =>
+      Effect.gen(function*() {
+        const cases: ReadonlyArray<readonly [string, number]> = [
+          [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(64 * 1024)}\r\n\r\n`, 431],
+          [`GET /${"a".repeat(100 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+          ["GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", 400],
+          ["POST /vpcs HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400],
+          ["BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400],
+          ["GET /heal\u0000thz HTTP/1.1\r\nHost: x\r\n\r\n", 400]
+        ]
+        for (const [request, status] of cases) {
+          const c = yield* open(yield* port)
+          c.socket.write(request)
+          yield* Effect.promise(() => c.closed)
+          const [head, body] = c.received().split("\r\n\r\n")
+          expect(head, request.slice(0, 40)).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
+          expect(head!.toLowerCase()).toContain("content-type: application/json")
+          expect(JSON.parse(body!)).toEqual({ detail: expect.any(String) })
+        }
+        expect(yield* healthy).toBe(true)
       }))
 
     it.effect("clients that hang up mid-body leave the server healthy", () =>
