@@ -7,11 +7,10 @@
  *
  * A program: prints the results as a Markdown table, which `pnpm bench` puts in BENCHMARKS.md.
  */
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { install, installLines, packAll, project, repo, run, startServer } from "./Installed.js"
+import { install, installLines, packAll, project, repo, run, startProcess, startServer } from "./Installed.js"
 
 interface ColdStartRow {
   readonly store: string
@@ -28,29 +27,13 @@ const timeStart = async (cwd: string, env: Record<string, string>) => {
 }
 
 /** `pnpm start` as a developer runs it: the sources through tsx, memory store. */
-const timeDevelopmentStart = () =>
-  new Promise<number>((resolve, reject) => {
-    const started = performance.now()
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const child = spawn(process.execPath, ["--import", "tsx", "packages/server/src/bin.ts"], {
-      cwd: repo,
-      env: { ...process.env, TENET_STORE: "memory", TENET_PORT: String(port), TENET_ADMIN_PASSWORD: "bench-password" },
-      stdio: "ignore"
-    })
-    const poll = async () => {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false)
-      if (ok) {
-        const millis = Math.round(performance.now() - started)
-        child.once("exit", () => resolve(millis))
-        child.kill("SIGTERM")
-      } else if (child.exitCode !== null) {
-        reject(new Error(`the development server exited ${child.exitCode}`))
-      } else {
-        setTimeout(poll, 50)
-      }
-    }
-    void poll()
+const timeDevelopmentStart = async () => {
+  const server = await startProcess(process.execPath, ["--import", "tsx", "packages/server/src/bin.ts"], repo, {
+    TENET_STORE: "memory"
   })
+  await server.stop()
+  return server.coldStartMillis
+}
 
 const measure = async (): Promise<ReadonlyArray<ColdStartRow>> => {
   const work = mkdtempSync(join(tmpdir(), "tenet-coldstart-"))

@@ -7,7 +7,8 @@
  * (c) the Promise client drives it;
  * (d) a TypeScript consumer type-checks under `module: NodeNext` and `moduleResolution: bundler`
  *     with `skipLibCheck: false`;
- * (e) the tenant integration-test example, copied out of the repository, passes.
+ * (e) the tenant integration-test example, copied out of the repository, passes, and every
+ *     entry point every package exports loads (inside vitest, as `@tenet/core/testing` needs).
  */
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -100,6 +101,18 @@ describe("installed with npm outside the workspace", () => {
     cpSync(join(repo, "examples/quickstart/src"), join(dir, "quickstart"), { recursive: true })
     cpSync(join(repo, "examples/tenant-integration-test/src"), join(dir, "src"), { recursive: true })
     cpSync(join(repo, "examples/tenant-integration-test/test"), join(dir, "test"), { recursive: true })
+    const entryPoints = packed.flatMap((p) =>
+      Object.keys(p.manifest.exports ?? {}).filter((k) => !k.includes("*")).map((k) => p.manifest.name + k.slice(1))
+    )
+    writeFileSync(
+      join(dir, "test/entryPoints.test.ts"),
+      [
+        `import { expect, it } from "vitest"`,
+        `it.each(${JSON.stringify(entryPoints)})("%s loads from the installed package", async (name) => {`,
+        `  expect(Object.keys(await import(name)).length).toBeGreaterThan(0)`,
+        `})`
+      ].join("\n")
+    )
     const compilerOptions = { target: "ES2022", strict: true, skipLibCheck: false, types: ["node"] }
     const include = ["embedded", "quickstart", "src", "test"]
     writeFileSync(
@@ -155,12 +168,17 @@ describe("installed with npm outside the workspace", () => {
     expect(stdout).toContain("postgres from 10.60.3.4: allow; from 198.51.100.7: deny")
   }, 60_000)
 
-  it("(e) the tenant integration-test example passes with vitest", async () => {
-    const { stdout } = await run(join(tenantProject(), "node_modules/.bin/vitest"), ["run", "test"], {
+  it("(e) the tenant integration-test example and every package entry point pass with vitest", async () => {
+    const { stdout } = await run(join(tenantProject(), "node_modules/.bin/vitest"), [
+      "run",
+      "test",
+      "--reporter=verbose"
+    ], {
       cwd: tenantProject(),
       env: { ...process.env, CI: "true", NO_COLOR: "1" }
     })
     expect(stdout).toMatch(/Tests\s+\d+ passed/)
+    expect(stdout).toContain("@tenet/adapters-k8s/testing loads from the installed package")
   }, 120_000)
 
   describe("tenet-server, as an operator installs it", () => {

@@ -97,13 +97,18 @@ const freePort = () =>
 export const ADMIN_PASSWORD = "consumer-admin-password"
 
 /**
- * Starts the `tenet-server` installed in `cwd`; resolves once `/healthz` answers 200, with the
- * time from spawning the process to that answer.
+ * Runs `command` as a Tenet server on a free port; resolves once `/healthz` answers 200, with
+ * the time from spawning the process to that answer, and a `stop` that sends SIGTERM and waits.
  */
-export const startServer = async (cwd: string, env: Record<string, string>) => {
+export const startProcess = async (
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Record<string, string>
+) => {
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(join(cwd, "node_modules/.bin/tenet-server"), [], {
+  const child = spawn(command, args, {
     cwd,
     env: { ...process.env, TENET_PORT: String(port), TENET_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -113,7 +118,7 @@ export const startServer = async (cwd: string, env: Record<string, string>) => {
   child.stderr.on("data", (chunk) => (output += chunk))
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; attempt < 1200; attempt++) {
-    if (child.exitCode !== null) throw new Error(`tenet-server exited ${child.exitCode}:\n${output}`)
+    if (child.exitCode !== null) throw new Error(`${command} exited ${child.exitCode}:\n${output}`)
     const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false)
     if (ok) {
       const stop = () =>
@@ -126,5 +131,9 @@ export const startServer = async (cwd: string, env: Record<string, string>) => {
     await new Promise((r) => setTimeout(r, 50))
   }
   child.kill("SIGKILL")
-  throw new Error(`tenet-server did not answer /healthz within 60 s:\n${output}`)
+  throw new Error(`${command} did not answer /healthz within 60 s:\n${output}`)
 }
+
+/** The `tenet-server` installed in `cwd`, started as `startProcess` starts it. */
+export const startServer = (cwd: string, env: Record<string, string>) =>
+  startProcess(join(cwd, "node_modules/.bin/tenet-server"), [], cwd, env)
