@@ -77,8 +77,9 @@ const read = (path: string): { owner: Owner | undefined; ageMillis: number } | u
   }
 }
 
-const createExclusive = (path: string) => {
-  const fd = openSync(path, "wx", 0o600)
+/** Writes this process as the owner; `wx` creates the file only if it does not exist yet. */
+const writeOwner = (path: string, flags: "wx" | "w") => {
+  const fd = openSync(path, flags, 0o600)
   try {
     writeSync(fd, JSON.stringify(me))
   } finally {
@@ -99,7 +100,7 @@ const take = (directory: string) =>
       const path = join(directory, FILE)
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
-          createExclusive(path)
+          writeOwner(path, "wx")
           heldHere.add(directory)
           return
         } catch (e) {
@@ -112,9 +113,7 @@ const take = (directory: string) =>
         }
         // Stale: replace it atomically, then check that no other process replaced it after us.
         const mine = `${path}.${process.pid}`
-        const fd = openSync(mine, "w", 0o600)
-        writeSync(fd, JSON.stringify(me))
-        closeSync(fd)
+        writeOwner(mine, "w")
         renameSync(mine, path)
         if (isMine(path)) {
           heldHere.add(directory)
