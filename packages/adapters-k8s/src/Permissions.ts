@@ -1,6 +1,6 @@
 /**
  * The Kubernetes permissions the adapters need, as RBAC policy rules: the one list the shipped
- * ClusterRole (`deploy/kubernetes/rbac.yaml`) must equal, and the rules the recording API server
+ * ClusterRole (`deploy/kubernetes/base/rbac.yaml`) must equal, and the rules the recording API server
  * of `@tenet/adapters-k8s/testing` enforces, so that a call outside them fails the tests as it
  * would fail in a cluster. Kept beside the code that makes the calls, as kubebuilder's RBAC
  * markers are.

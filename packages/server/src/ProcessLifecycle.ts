@@ -11,7 +11,6 @@
  *   data directory.
  * - The exit code is 0 after a shutdown that was asked for, 1 after a failure.
  */
-import type { Fiber } from "effect"
 import { Cause, Duration, Effect, Exit } from "effect"
 
 /** How often the parent process is looked at. */
@@ -47,10 +46,9 @@ export const runMain = <E>(
   fiber.addObserver((exit) => {
     clearInterval(parentCheck)
     const failed = Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-    const report = failed ? onFailure(exit.cause as Cause.Cause<E>) : Effect.void
+    const report = failed ? onFailure(exit.cause) : Effect.void
     Effect.runPromise(report).finally(() => process.exit(failed ? 1 : 0))
   })
-  return fiber as Fiber.RuntimeFiber<never, E>
 }
 
 /**

@@ -128,8 +128,9 @@ const short = (message: string) =>
   message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE)}... (${message.length} characters)`
 
 /**
- * Schema failures answer 400 with every problem listed, except in the security-rule
- * endpoints, where the spec asks for 422 naming the offending field.
+ * Schema failures answer 400 listing the first ten problems, each quoted at most
+ * `MAX_MESSAGE` characters, except in the security-rule endpoints, where the spec asks for
+ * 422 naming the offending field.
  */
 const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
   const first = error.issues[0]

@@ -128,7 +128,7 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
 }
 
 /** The status and words for a request Node's parser refused. */
-export const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly detail: string } => {
+const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly detail: string } => {
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
       return { status: 431, detail: "the request line and headers are too large" }
