@@ -5,7 +5,9 @@
  * at the root. Loopback only; about 10 minutes on 2 vCPU.
  *
  * TENET_LOAD_SECONDS (default 5 per run), TENET_SCALE_TENANTS (default 10,000) and
- * TENET_SOAK_SECONDS (default 60) shorten or lengthen the parts.
+ * TENET_SOAK_SECONDS (default 60) shorten or lengthen the parts. With TENET_BENCH_DATABASE_URL
+ * (or TENET_TEST_DATABASE_URL) naming a PostgreSQL server, the load and the cold start run on
+ * it too.
  */
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -117,7 +119,7 @@ writeFileSync(
     "",
     decisions(micro),
     "",
-    "## HTTP load (autocannon, keep-alive; each server in a process of its own)",
+    "## HTTP load (autocannon, keep-alive; each server in a process of its own; PostgreSQL when a server is named)",
     "",
     "Three servers answer the same bytes: a bare `node:http` server (`bench/Ceiling.ts`, the",
     "ceiling), an `@effect/platform` HttpApi server with Tenet's routes and nothing else",

@@ -1,6 +1,8 @@
 /**
  * HTTP load against the server as operators run it (`tenet-server` in a child process, so the
- * load generator does not share its event loop), on the memory and embedded stores, and the
+ * load generator does not share its event loop), on the memory and embedded stores (and on
+ * PostgreSQL when TENET_BENCH_DATABASE_URL or TENET_TEST_DATABASE_URL names a server: a fresh
+ * database there, dropped afterwards), and the
  * same load against a bare `node:http` server answering the same bytes (`Ceiling.ts`, also in
  * a process of its own): the ceiling Tenet's throughput is reported against. Load comes from
  * autocannon over keep-alive connections.
@@ -13,7 +15,7 @@
  * connections into a saturated server, not of serving requests on them.
  */
 import autocannon from "autocannon"
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -81,15 +83,41 @@ const startChild = async (
   }
 }
 
+type StoreKind = "memory" | "embedded" | "postgres"
+
+const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
+
+/** A database of its own on `databaseServer`, and how to drop it. */
+const freshDatabase = (server: string) => {
+  const name = `tenet_load_${process.pid}`
+  execFileSync("psql", [server, "-qc", `CREATE DATABASE ${name}`])
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return {
+    env: { TENET_DATABASE_URL: url.toString(), TENET_ENCRYPTION_KEY: "0".repeat(64) },
+    drop: () => execFileSync("psql", [server, "-qc", `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`])
+  }
+}
+
 /** `tenet-server` on the given store. */
-const startTenet = (store: "memory" | "embedded") =>
-  startChild(bin, (port, dir) => ({
+const startTenet = async (store: StoreKind) => {
+  const database = store === "postgres" ? freshDatabase(databaseServer!) : undefined
+  const child = await startChild(bin, (port, dir) => ({
     TENET_STORE: store,
     TENET_PORT: String(port),
     TENET_DATA_DIR: dir,
     TENET_ADMIN_PASSWORD: PASSWORD,
-    TENET_LOG_LEVEL: "warn"
+    TENET_LOG_LEVEL: "warn",
+    ...database?.env
   }), "/healthz")
+  return {
+    port: child.port,
+    stop: async () => {
+      await child.stop()
+      database?.drop()
+    }
+  }
+}
 
 /** A tenant with 100 VPCs, 100 pods, a VPC of 200 rules, and 100 VPCs to POST rules into. */
 const seed = async (port: number) => {
@@ -225,7 +253,12 @@ export const runLoad = async (options: {
 }): Promise<ReadonlyArray<LoadRow>> => {
   const rows: Array<LoadRow> = []
   const ceilings = new Map<string, number>()
-  for (const store of ["memory", "embedded"] as const) {
+  const stores: ReadonlyArray<StoreKind> = [
+    "memory",
+    "embedded",
+    ...(databaseServer === undefined ? [] : ["postgres" as const])
+  ]
+  for (const store of stores) {
     const tenet = await startTenet(store)
     try {
       const seeded = await seed(tenet.port)
