@@ -7,6 +7,7 @@
 import type {
   Admin,
   Domain,
+  IdempotencyKey,
   Ids,
   Pod,
   ProviderConfig,
@@ -19,7 +20,7 @@ import type {
   Vpc
 } from "@tenet/core"
 import { Store } from "@tenet/core"
-import { Context, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+import { Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 import * as Table from "./Table.js"
 
 const Domains = Table.define<Domain.DomainRow, "tenant" | "name">({
@@ -67,6 +68,14 @@ const Credentials = Table.define<RegistryCredential.RegistryCredentialRecord, "t
   indexes: { tenant: (c) => c.tenant_id }
 })
 
+/** A scope (a tenant id or `admin`) never holds a slash, so `scope/key` names one key. */
+const idempotencyKeyOf = (scope: string, key: string) => `${scope}/${key}`
+
+const IdempotencyKeys = Table.define<IdempotencyKey.IdempotencyKeyRecord, "scope">({
+  key: (k) => idempotencyKeyOf(k.scope, k.key),
+  indexes: { scope: (k) => k.scope }
+})
+
 interface State {
   readonly admins: HashMap.HashMap<string, Admin.AdminRecord>
   readonly adminByToken: HashMap.HashMap<string, string>
@@ -83,6 +92,7 @@ interface State {
   readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
+  readonly idempotencyKeys: Table.Table<IdempotencyKey.IdempotencyKeyRecord, "scope">
   /** Insertion order of every record, breaking ties between equal creation times. */
   readonly order: HashMap.HashMap<string, number>
   readonly nextOrder: number
@@ -103,6 +113,7 @@ const emptyState: State = {
   pods: Table.empty(Pods),
   tunnels: Table.empty(Tunnels),
   credentials: Table.empty(Credentials),
+  idempotencyKeys: Table.empty(IdempotencyKeys),
   order: HashMap.empty(),
   nextOrder: 0
 }
@@ -230,7 +241,8 @@ export const make = Effect.gen(function*() {
       tenantByName: HashMap.remove(s.tenantByName, tenant.name),
       tenantByToken: HashMap.remove(s.tenantByToken, tenant.token_hash),
       domains: Table.removeAll(Domains, s.domains, "tenant", id),
-      credentials: Table.removeAll(Credentials, s.credentials, "tenant", id)
+      credentials: Table.removeAll(Credentials, s.credentials, "tenant", id),
+      idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id)
     }
   }
 
@@ -471,6 +483,31 @@ export const make = Effect.gen(function*() {
     }
   }
 
+  const idempotencyKeys: Store.IdempotencyKeyRepository = {
+    find: (scope, key) => read((s) => Table.get(s.idempotencyKeys, idempotencyKeyOf(scope, key))),
+    claim: (record, liveSince) =>
+      write((s) => {
+        const held = Table.get(s.idempotencyKeys, idempotencyKeyOf(record.scope, record.key))
+        return Effect.succeed(
+          Option.isSome(held) && DateTime.greaterThanOrEqualTo(held.value.created_at, liveSince)
+            ? [false, s] as const
+            : [true, { ...s, idempotencyKeys: Table.put(IdempotencyKeys, s.idempotencyKeys, record) }] as const
+        )
+      }),
+    purge: (liveSince) =>
+      write((s) => {
+        let kept = s.idempotencyKeys
+        let purged = 0
+        for (const record of Table.values(s.idempotencyKeys)) {
+          if (DateTime.lessThan(record.created_at, liveSince)) {
+            kept = Table.remove(IdempotencyKeys, kept, IdempotencyKeys.key(record))
+            purged++
+          }
+        }
+        return Effect.succeed([purged, { ...s, idempotencyKeys: kept }] as const)
+      })
+  }
+
   const store = Store.Store.of({
     backend: "memory",
     transaction,
@@ -486,7 +523,8 @@ export const make = Effect.gen(function*() {
     securityRules,
     pods,
     tunnels,
-    registryCredentials
+    registryCredentials,
+    idempotencyKeys
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

@@ -189,7 +189,25 @@ const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     );
   `))
 
+/**
+ * Idempotency keys: per scope (a tenant id, or `admin`), what each key's request made. Written
+ * in the transaction of that write; forgotten after the retention period (by `created_at`).
+ */
+const idempotencyKeys = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE idempotency_keys (
+      scope text NOT NULL,
+      key text NOT NULL,
+      fingerprint text NOT NULL,
+      resource_id text NOT NULL,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT idempotency_keys_pkey PRIMARY KEY (scope, key)
+    );
+    CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_idempotency_keys": idempotencyKeys
 })

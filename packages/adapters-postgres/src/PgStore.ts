@@ -157,6 +157,14 @@ const CredentialRow = Schema.Struct({
   created_at: Timestamp
 })
 
+const IdempotencyKeyRow = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  fingerprint: Schema.String,
+  resource_id: Schema.String,
+  created_at: Timestamp
+})
+
 const OperationRow = Schema.Struct({
   seq: Schema.Union(Schema.Number, Schema.NumberFromString),
   at: Timestamp,
@@ -270,7 +278,11 @@ export const make = (options: Options = {}) =>
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
         WHERE id = ${id} RETURNING id
       `),
-      delete: (id) => affected(sql`DELETE FROM tenants WHERE id = ${id} RETURNING id`)
+      delete: (id) =>
+        affected(sql`
+        WITH keys AS (DELETE FROM idempotency_keys WHERE scope = ${id})
+        DELETE FROM tenants WHERE id = ${id} RETURNING id
+      `)
     }
 
     const domains: Store.DomainRepository = {
@@ -434,6 +446,29 @@ export const make = (options: Options = {}) =>
         return Option.some(yield* self)
       })).pipe(sqlFailureUnavailable<Option.Option<A>, E, R>)
 
+    const idempotencyKeys: Store.IdempotencyKeyRepository = {
+      find: (scope, key) =>
+        one(IdempotencyKeyRow, () => sql`SELECT * FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`)(
+          undefined
+        ),
+      // Replaces only an expired record: a live one keeps the key, and the insert answers no row.
+      claim: (record, liveSince) =>
+        affected(sql`
+        INSERT INTO idempotency_keys ${sql.insert(row(record))}
+        ON CONFLICT (scope, key) DO UPDATE SET
+          fingerprint = EXCLUDED.fingerprint,
+          resource_id = EXCLUDED.resource_id,
+          created_at = EXCLUDED.created_at
+        WHERE idempotency_keys.created_at < ${DateTime.toDateUtc(liveSince)}
+        RETURNING key
+      `),
+      purge: (liveSince) =>
+        unavailable(Effect.map(
+          sql`DELETE FROM idempotency_keys WHERE created_at < ${DateTime.toDateUtc(liveSince)} RETURNING key`,
+          (rows) => rows.length
+        ))
+    }
+
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
       exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
@@ -458,7 +493,8 @@ export const make = (options: Options = {}) =>
       securityRules,
       pods,
       tunnels,
-      registryCredentials
+      registryCredentials,
+      idempotencyKeys
     })
 
     const log = OperationsLog.OperationsLog.of({

@@ -2,7 +2,8 @@
  * The typed Tenet client, derived from the shared contract: every endpoint, field and error
  * is typed and cannot drift from the server. It carries the caller's token in the header the
  * API wants, fills the `token` / `tenant_id` body fields the spec requires on tenant creates
- * from the tenant session, and retries idempotent calls on network errors and 503.
+ * from the tenant session, names every POST and DELETE with a fresh `Idempotency-Key`, and
+ * retries on network errors and 503 every call that is safe to send again.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
@@ -36,7 +37,11 @@ export interface Options {
    * carry in their bodies are filled in from `tenantToken` and this when left out.
    */
   readonly tenantId?: string
-  /** Retries of GET, PUT and DELETE on network errors and 503; 0 turns them off. Default 3. */
+  /**
+   * Retries on network errors and 503; 0 turns them off. Default 3. Every call is retried but
+   * PATCH, a pod restart and a token rotation: a POST or DELETE is retried with the
+   * `Idempotency-Key` it was first sent with, so the server does it at most once.
+   */
   readonly retries?: number
 }
 
@@ -51,13 +56,31 @@ class StillUnavailable extends Data.TaggedError("StillUnavailable")<{
   readonly response: HttpClientResponse.HttpClientResponse
 }> {}
 
-const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+const IDEMPOTENCY_KEY = "idempotency-key"
+
+/** Each POST and DELETE gets a key of its own, once: its retries carry the same one. */
+const withIdempotencyKey = (request: HttpClientRequest.HttpClientRequest) =>
+  (request.method === "POST" || request.method === "DELETE") && request.headers[IDEMPOTENCY_KEY] === undefined
+    ? HttpClientRequest.setHeader(request, IDEMPOTENCY_KEY, crypto.randomUUID())
+    : request
+
+/**
+ * Whether a call may be sent again after a lost answer. A PATCH is not (a later patch may have
+ * landed in between); a restart would restart again, and a rotation that went through has
+ * already revoked the token the retry would carry.
+ */
+const safeToRetry = (request: HttpClientRequest.HttpClientRequest) => {
+  if (request.method === "PATCH") return false
+  if (request.method !== "POST") return true
+  const path = new URL(request.url).pathname
+  return !path.endsWith("/restart") && !path.endsWith("/rotate-token")
+}
 
 /** Retries a call that can safely run twice when the network failed or the server said 503. */
-const retryIdempotent = (retries: number) =>
+const retrySafely = (retries: number) =>
   HttpClient.transform<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
     (effect, request) =>
-      retries <= 0 || !IDEMPOTENT.has(request.method) ? effect : effect.pipe(
+      retries <= 0 || !safeToRetry(request) ? effect : effect.pipe(
         Effect.filterOrFail((response) => response.status !== 503, (response) => new StillUnavailable({ response })),
         Effect.retry({
           schedule: Schedule.jittered(Schedule.exponential(Duration.millis(100))),
@@ -131,8 +154,8 @@ const contractClient = (options: Options) =>
     baseUrl: options.baseUrl,
     transformClient: (client) =>
       client.pipe(
-        HttpClient.mapRequest(HttpClientRequest.setHeaders(headersOf(options))),
-        retryIdempotent(options.retries ?? 3)
+        HttpClient.mapRequest((request) => withIdempotencyKey(HttpClientRequest.setHeaders(request, headersOf(options)))),
+        retrySafely(options.retries ?? 3)
       )
   })
 

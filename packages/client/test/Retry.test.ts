@@ -1,10 +1,12 @@
 /**
- * Retries: idempotent calls ride out a 503 or a dropped connection; calls that may not be
- * safe to repeat (POST, PATCH) are sent once. A local server answers 503 a set number of times.
+ * Retries: calls ride out a 503 or a dropped connection, a POST with the same Idempotency-Key
+ * on every attempt; calls that are not safe to repeat (PATCH, a restart, a token rotation) are
+ * sent once. A local server answers 503 a set number of times.
  */
 import { FetchHttpClient } from "@effect/platform"
 import { expect, it } from "@effect/vitest"
 import { Errors, TenetClient } from "@tenet/client"
+import { Ids } from "@tenet/core"
 import { Effect } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -12,10 +14,12 @@ import type { AddressInfo } from "node:net"
 /** A server that answers 503 to the first `failures` requests, then what a Tenet server would. */
 const flaky = (failures: number) =>
   Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; url: string; hits: Array<string> }>((resume) => {
+    Effect.async<{ server: Http.Server; url: string; hits: Array<string>; keys: Array<string | undefined> }>((resume) => {
       const hits: Array<string> = []
+      const keys: Array<string | undefined> = []
       const server = Http.createServer((req, res) => {
         hits.push(`${req.method} ${req.url}`)
+        keys.push(req.headers["idempotency-key"] as string | undefined)
         res.setHeader("content-type", "application/json")
         if (hits.length <= failures) {
           res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
@@ -28,7 +32,9 @@ const flaky = (failures: number) =>
         }
       })
       server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits })))
+        resume(
+          Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, keys })
+        ))
     }),
     ({ server }) =>
       Effect.async<void>((resume) =>
@@ -37,10 +43,10 @@ const flaky = (failures: number) =>
   )
 
 it.scopedLive(
-  "a GET is retried through 503s; a POST is sent once and fails with the server's error",
+  "a GET is retried through 503s; a POST is retried with one Idempotency-Key, then fails with the server's error",
   () =>
     Effect.gen(function*() {
-      const { hits, url } = yield* flaky(2)
+      const { hits, keys, url } = yield* flaky(2)
       const client = yield* TenetClient.make({ baseUrl: url, retries: 3 }).pipe(Effect.provide(FetchHttpClient.layer))
       const health = yield* client.system.healthz().pipe(Effect.provide(FetchHttpClient.layer))
       expect(health.status).toBe("ok")
@@ -51,8 +57,32 @@ it.scopedLive(
         )
       )
       expect(refused).toBeInstanceOf(Errors.ServiceUnavailable)
-      expect(hits.filter((h) => h.startsWith("POST"))).toHaveLength(1)
+      const posts = hits.flatMap((h, i) => h.startsWith("POST") ? [keys[i]] : [])
+      expect(posts).toHaveLength(4)
+      expect(new Set(posts).size).toBe(1)
+      expect(posts[0]).toMatch(/^[0-9a-f-]{36}$/)
+      expect(keys.slice(0, 3)).toEqual([undefined, undefined, undefined])
     }).pipe(Effect.provide(FetchHttpClient.layer)),
+  { timeout: 20_000 }
+)
+
+it.scopedLive("each call gets a key of its own; PATCH, restart and token rotation are sent once", () =>
+  Effect.gen(function*() {
+    const { hits, keys, url } = yield* flaky(0)
+    const client = yield* TenetClient.make({ baseUrl: url, retries: 3, tenantToken: "t", tenantId: crypto.randomUUID() })
+    const pod = Ids.PodId.make(crypto.randomUUID())
+    yield* Effect.flip(client.pods.restart({ path: { pod_id: pod } }))
+    yield* Effect.flip(client.pods.configure({ path: { pod_id: pod }, payload: { auto_healing: true } }))
+    yield* Effect.flip(client.tenantIdentity.rotateToken({ path: { tenant_id: Ids.TenantId.make(pod) } }))
+    expect(hits.map((h) => h.split(" ")[0])).toEqual(["POST", "PATCH", "POST"])
+    yield* Effect.flip(client.pods.addReplica({ path: { pod_id: pod } }))
+    yield* Effect.flip(client.pods.removeReplica({ path: { pod_id: pod } }))
+    const scaling = keys.slice(3)
+    expect(scaling).toHaveLength(8)
+    expect(new Set(scaling.slice(0, 4)).size).toBe(1)
+    expect(new Set(scaling.slice(4)).size).toBe(1)
+    expect(scaling[0]).not.toBe(scaling[4])
+  }).pipe(Effect.provide(FetchHttpClient.layer)),
   { timeout: 20_000 }
 )
 

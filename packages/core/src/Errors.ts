@@ -148,6 +148,24 @@ export class RuleValidation extends Schema.TaggedError<RuleValidation>()("RuleVa
   })
 }
 
+/**
+ * 422: an `Idempotency-Key` sent again with a different request (another body, path or
+ * method). The key names one request; a new request needs a new key.
+ */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(
+    IdempotencyKeyReused,
+    422,
+    "IdempotencyKeyReused",
+    "The Idempotency-Key was already used for a different request"
+  )
+}
+
 /** Every error a caller can receive. */
 export type TenetError =
   | InvalidInput
@@ -162,3 +180,4 @@ export type TenetError =
   | InternalError
   | ServiceUnavailable
   | RuleValidation
+  | IdempotencyKeyReused

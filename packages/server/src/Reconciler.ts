@@ -1,9 +1,10 @@
 /**
  * The reconciler: a fiber that, every `interval`, applies again each VPC and pod whose last
  * apply failed and publishes again each tunnel that is not active, until the cluster and the
- * provider take them. It stops with the server.
+ * provider take them, and forgets the idempotency keys past their retention. It stops with
+ * the server.
  */
-import { NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
+import { Idempotency, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
 import type { Duration } from "effect"
 import { Effect, Layer, Option, Schedule } from "effect"
 
@@ -11,17 +12,23 @@ import { Effect, Layer, Option, Schedule } from "effect"
 export const RECONCILER_LOCK = "tenet.reconciler"
 
 /**
- * One pass: every VPC and pod whose last apply failed, every tunnel not active. None when
- * another replica is running a pass right now.
+ * One pass: every VPC and pod whose last apply failed, every tunnel not active, and the
+ * expired idempotency keys. None when another replica is running a pass right now.
  */
 export const pass = Effect.gen(function*() {
   const applier = yield* NetworkApplier.NetworkApplier
   const pods = yield* Pods.Pods
   const tunnels = yield* Tunnels.Tunnels
   const store = yield* Store.Store
+  const idempotency = yield* Idempotency.Idempotency
   return yield* store.exclusive(
     RECONCILER_LOCK,
-    Effect.all({ vpcs: applier.reconcile, pods: pods.reconcile, tunnels: tunnels.reconcile })
+    Effect.all({
+      vpcs: applier.reconcile,
+      pods: pods.reconcile,
+      tunnels: tunnels.reconcile,
+      expired_keys: idempotency.purgeExpired
+    })
   )
 })
 
@@ -30,7 +37,7 @@ export const layer = (interval: Duration.DurationInput) => {
     Effect.tap(Option.match({
       onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
       onSome: (converged) =>
-        converged.vpcs + converged.pods + converged.tunnels > 0
+        converged.vpcs + converged.pods + converged.tunnels + converged.expired_keys > 0
           ? Effect.logInfo("reconciler applied", converged)
           : Effect.void
     })),

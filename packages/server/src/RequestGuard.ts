@@ -16,6 +16,7 @@ import {
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Errors } from "@tenet/core"
 import { Cause, Effect, Option } from "effect"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
 
@@ -25,9 +26,10 @@ const checkHost = (request: HttpServerRequest.HttpServerRequest) =>
     ? new Errors.InvalidInput({ detail: "the Host header is required" })
     : Effect.void
 
+/** Checks the body, and answers it parsed (undefined when there is none). */
 const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Effect.gen(function*() {
-    if (!HttpMethod.hasBody(request.method)) return
+    if (!HttpMethod.hasBody(request.method)) return undefined
     // Built only when needed: an error captures a stack trace, which every POST paid for.
     const tooLarge = () => new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
     const declared = request.headers["content-length"]
@@ -43,7 +45,7 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
           : new Errors.InvalidInput({ detail: "the request body could not be read" })
       )
     )
-    if (text.trim() === "") return
+    if (text.trim() === "") return undefined
     const contentType = request.headers["content-type"]
     if (contentType !== undefined && !JSON_TYPE.test(contentType.trim())) {
       return yield* new Errors.UnsupportedMediaType({
@@ -64,6 +66,7 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
         ? new Errors.RuleValidation(problem)
         : new Errors.InvalidInput({ detail: `${problem.field}: ${problem.message}` })
     }
+    return parsed
   })
 
 interface FieldPath {
@@ -151,8 +154,8 @@ const guard = (maxBodyBytes: number) => (app: HttpApp.Default): HttpApp.Default<
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* checkHost(request)
-    yield* checkBody(request, maxBodyBytes)
-    return yield* app
+    const body = yield* checkBody(request, maxBodyBytes)
+    return yield* IdempotencyKey.within(request, body, app)
   }).pipe(
     Effect.catchAllCause((cause) =>
       Effect.gen(function*() {

@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import {
+  IdempotencyKeyReused,
   InternalError,
   InvalidInput,
   LengthRequired,
@@ -18,16 +19,55 @@ import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
 import { SystemApi } from "./SystemApi.js"
 import { PodsApi, RegistryCredentialsApi, TopologyApi, TunnelsApi } from "./WorkloadApi.js"
 
-/**
- * The body failures (411, 413, 415) are declared for the whole API, so the client decodes them
- * wherever they come from, but only an operation that takes a body can meet them: the OpenAPI
- * document lists them there alone.
- */
-type Operations = Record<string, Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>>
+interface Operation {
+  requestBody?: unknown
+  parameters?: Array<unknown>
+  responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>
+}
 
-const bodyFailuresOnlyWithBodies = (spec: Record<string, unknown>): Record<string, unknown> => {
+type Operations = Record<string, Record<string, Operation>>
+
+const KEY_REUSED = "#/components/schemas/IdempotencyKeyReused"
+
+/** The `Idempotency-Key` header, as the server reads it (see `Idempotency`). */
+const idempotencyKeyParameter = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+  description: "Names this request so that it can be sent again safely: a repeat within 24 hours answers " +
+    "with what the first one made instead of doing it again; the same key with a different request is " +
+    "refused with 422. Creates and replica changes honour it; other writes are safe to repeat as they are."
+}
+
+/** Takes the idempotency-key failure out of an operation's 422, leaving any other 422 it has. */
+const withoutKeyReused = (operation: Operation) => {
+  const schema = operation.responses?.["422"]?.content?.["application/json"]?.schema
+  if (schema === undefined) return
+  if (schema.$ref === KEY_REUSED) {
+    delete operation.responses!["422"]
+    return
+  }
+  const anyOf = schema.anyOf as Array<{ $ref?: string }> | undefined
+  if (anyOf !== undefined) {
+    const rest = anyOf.filter((s) => s.$ref !== KEY_REUSED)
+    operation.responses!["422"]!.content!["application/json"]!.schema = rest.length === 1 ? rest[0]! : { anyOf: rest }
+  }
+}
+
+/**
+ * Failures declared for the whole API (so the client decodes them wherever they come from)
+ * that only some operations can meet: the body failures (411, 413, 415) where there is a body,
+ * and a reused `Idempotency-Key` (422) on POST and DELETE, which alone read the header.
+ */
+const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, unknown> => {
   for (const operations of Object.values(spec.paths as Operations)) {
-    for (const operation of Object.values(operations)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      if (method === "post" || method === "delete") {
+        operation.parameters = [...(operation.parameters ?? []), idempotencyKeyParameter]
+      } else {
+        withoutKeyReused(operation)
+      }
       if (operation.requestBody !== undefined) continue
       for (const status of ["411", "413", "415"]) delete operation.responses?.[status]
     }
@@ -62,7 +102,8 @@ export class TenetApi extends HttpApi.make("tenet")
   .addError(UnsupportedMediaType.Wire)
   .addError(InternalError.Wire)
   .addError(ServiceUnavailable.Wire)
-  .annotate(OpenApi.Transform, bodyFailuresOnlyWithBodies)
+  .addError(IdempotencyKeyReused.Wire)
+  .annotate(OpenApi.Transform, failuresWhereTheyHappen)
   .annotate(OpenApi.Title, "Tenet")
   .annotate(OpenApi.Version, API_VERSION)
   .annotate(

@@ -1,9 +1,17 @@
 /**
- * The Vault on node:crypto: scrypt password hashes, SHA-256 token digests and AES-256-GCM
- * encryption under one 32-byte key.
+ * The Vault on node:crypto: scrypt password hashes, SHA-256 token digests, HMAC-SHA256 request
+ * digests and AES-256-GCM encryption under one 32-byte key.
  */
 import { Effect, Either, Layer } from "effect"
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  scrypt,
+  timingSafeEqual
+} from "node:crypto"
 import { Vault, VaultError } from "../ports/Vault.js"
 
 export interface Options {
@@ -57,6 +65,9 @@ export const make = (options: Options) => {
   const logN = options.scryptLogN ?? 15
   const r = 8
   const p = 1
+  // Digests get a key of their own, derived from the encryption key, so that no value is ever
+  // both a ciphertext key and a MAC key.
+  const digestKey = createHmac("sha256", key).update("tenet digest v1").digest()
 
   return Vault.of({
     hashPassword: (password) =>
@@ -78,6 +89,7 @@ export const make = (options: Options) => {
     newToken: Effect.sync(() => `tenet_${randomBytes(32).toString("base64url")}`),
     newPassword: Effect.sync(() => randomBytes(18).toString("base64url")),
     hashToken: (token) => createHash("sha256").update(token, "utf8").digest("hex"),
+    digest: (text) => createHmac("sha256", digestKey).update(text, "utf8").digest("base64url"),
     encrypt: (plaintext) =>
       Effect.sync(() => {
         const iv = randomBytes(12)

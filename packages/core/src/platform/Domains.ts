@@ -4,17 +4,19 @@ import { DomainRecord } from "../domain/Domain.js"
 import type { DomainRow } from "../domain/Domain.js"
 import { DomainId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
+import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import type { DomainName } from "../domain/Net.js"
 import { Conflict, NotFound } from "../Errors.js"
-import type { ServiceUnavailable } from "../Errors.js"
+import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 
 export interface DomainsShape {
   readonly assign: (
     tenantId: TenantId,
     domain: DomainName
-  ) => Effect.Effect<DomainRecord, NotFound | Conflict | ServiceUnavailable>
+  ) => Effect.Effect<DomainRecord, NotFound | Conflict | IdempotencyKeyReused | ServiceUnavailable>
   readonly list: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
   readonly remove: (tenantId: TenantId, domain: DomainName) => Effect.Effect<void, NotFound | ServiceUnavailable>
 }
@@ -26,6 +28,7 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
     Domains,
     Effect.gen(function*() {
       const store = yield* Store
+      const idempotency = yield* Idempotency
 
       const requireTenant = (tenantId: TenantId) =>
         Effect.flatMap(
@@ -35,13 +38,24 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
         )
 
       const assign = Effect.fn("Domains.assign")(function*(tenantId: TenantId, domain: DomainName) {
+        const earlier = yield* idempotency.replay(ADMIN_SCOPE, (id) =>
+          store.domains.findByDomain(domain).pipe(
+            Effect.map(Option.filter((row) => row.id === id)),
+            storeUnavailable
+          ))
+        if (Option.isSome(earlier)) return toRecord(earlier.value)
         const row: DomainRow = {
           id: DomainId.make(randomUuid()),
           tenant_id: tenantId,
           domain,
           created_at: yield* DateTime.now
         }
-        yield* store.transaction(Effect.zipRight(requireTenant(tenantId), store.domains.insert(row))).pipe(
+        yield* store.transaction(
+          Effect.zipRight(
+            Effect.zipRight(requireTenant(tenantId), store.domains.insert(row)),
+            idempotency.record(ADMIN_SCOPE, row.id)
+          )
+        ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })

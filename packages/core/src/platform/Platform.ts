@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { Domains } from "./Domains.js"
+import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
@@ -18,7 +19,7 @@ import { Topologies } from "./Topologies.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
-const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer)
+const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer)
 const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
 
 /** The use-cases; they need the ports. */

@@ -11,16 +11,17 @@ import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
 import { MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedBy } from "./Ownership.js"
+import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
@@ -34,15 +35,18 @@ export type PodFields = Omit<PodCreate, "token" | "tenant_id" | "tunnels">
 
 type Failure = NotFound | Conflict | InvalidInput | ServiceUnavailable | InternalError
 
+/** Failures of the writes a repeat with an `Idempotency-Key` answers instead of redoing. */
+type KeyedFailure = Failure | IdempotencyKeyReused
+
 export interface PodsShape {
   readonly create: (
     caller: TenantPrincipal,
     input: PodCreate
-  ) => Effect.Effect<Pod, Failure | Unauthorized | Forbidden>
+  ) => Effect.Effect<Pod, KeyedFailure | Unauthorized | Forbidden>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Pod>, ServiceUnavailable>
   readonly delete: (caller: TenantPrincipal, id: PodId) => Effect.Effect<void, Failure>
-  readonly addReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, Failure>
-  readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, Failure>
+  readonly addReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
+  readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
   readonly restart: (caller: TenantPrincipal, id: PodId) => Effect.Effect<PodRestart, Failure>
   readonly configure: (caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) => Effect.Effect<Pod, Failure>
   /**
@@ -73,6 +77,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const store = yield* Store
       const vault = yield* Vault
       const identity = yield* Identity
+      const idempotency = yield* Idempotency
       const orchestrator = yield* Orchestrator
       const vpcs = yield* Vpcs
       const configs = yield* ProviderConfigs
@@ -82,6 +87,13 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       const owned = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
+
+      /** The pod an earlier request with this request's `Idempotency-Key` made or scaled. */
+      const earlier = (caller: TenantPrincipal) =>
+        idempotency.replay(
+          caller.tenant_id,
+          (id) => store.pods.find(PodId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+        )
 
       /** The pod as the cluster reports it (none: the cluster does not know it). */
       const statusFrom = (record: PodRecord, runtime: Option.Option<PodRuntime>): PodStatus =>
@@ -287,6 +299,19 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       const create = Effect.fn("Pods.create")(function*(caller: TenantPrincipal, input: PodCreate) {
         yield* BodyCredentials.check(identity, caller, input)
+        const made = yield* earlier(caller)
+        const record = Option.isSome(made) ? made.value : yield* insert(caller, input)
+        const placed = yield* converge(record, "apply")
+        // A repeat of a request that got part way makes only the tunnels still missing.
+        const present = new Set(
+          (yield* store.tunnels.listByPod(record.id).pipe(storeUnavailable)).map((t) => t.tunnel_name as string)
+        )
+        yield* tunnels.createAll(caller, placed, input.tunnels.filter((t) => !present.has(t.tunnel_name)))
+        return yield* view(placed)
+      })
+
+      /** Checks a new pod against what it refers to and saves it, with the request's idempotency key. */
+      const insert = Effect.fn("Pods.insert")(function*(caller: TenantPrincipal, input: PodCreate) {
         yield* vpcs.owned(caller, input.vpc_id)
         const subnet = yield* store.subnets.find(input.subnet_id).pipe(
           storeUnavailable,
@@ -305,16 +330,16 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         }
         yield* tunnels.check(caller, input.tunnels)
         const record = yield* prepare(caller, input)
-        yield* store.pods.insert(record).pipe(
+        yield* store.transaction(
+          Effect.zipRight(store.pods.insert(record), idempotency.record(caller.tenant_id, record.id))
+        ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
           ),
           storeUnavailable
         )
-        const placed = yield* converge(record, "apply")
-        yield* tunnels.createAll(caller, placed, input.tunnels)
-        return yield* view(placed)
+        return record
       })
 
       /** The pod, refused with 409 while a delete is under way. */
@@ -365,7 +390,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const scale = (delta: 1 | -1) =>
         Effect.fn(delta === 1 ? "Pods.addReplica" : "Pods.removeReplica")(
           function*(caller: TenantPrincipal, id: PodId) {
-            const next = yield* modify(caller, id, (record) => rescaled(record, delta))
+            const made = yield* earlier(caller)
+            const next = Option.isSome(made) ? made.value : yield* modify(caller, id, (record) =>
+              Effect.tap(rescaled(record, delta), () => idempotency.record(caller.tenant_id, record.id)))
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )

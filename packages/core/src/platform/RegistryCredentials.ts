@@ -13,12 +13,13 @@ import type {
 } from "../domain/RegistryCredential.js"
 import { toRegistryCredential } from "../domain/RegistryCredential.js"
 import { Conflict, NotFound } from "../Errors.js"
-import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import type { OrchestratorError } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { ownTenant } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 
@@ -29,7 +30,7 @@ export interface RegistryCredentialsShape {
     caller: TenantPrincipal,
     tenantId: TenantId,
     input: RegistryCredentialCreate
-  ) => Effect.Effect<RegistryCredential, Failure | Conflict>
+  ) => Effect.Effect<RegistryCredential, Failure | Conflict | IdempotencyKeyReused>
   readonly list: (
     caller: TenantPrincipal,
     tenantId: TenantId
@@ -57,6 +58,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
     Effect.gen(function*() {
       const store = yield* Store
       const vault = yield* Vault
+      const idempotency = yield* Idempotency
       const orchestrator = yield* Orchestrator
 
       const toCluster = (record: RegistryCredentialRecord) =>
@@ -75,6 +77,22 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const create = Effect.fn("RegistryCredentials.create")(
         function*(caller: TenantPrincipal, tenantId: TenantId, input: RegistryCredentialCreate) {
           yield* ownTenant(caller, tenantId)
+          const earlier = yield* idempotency.replay(
+            caller.tenant_id,
+            (name) => store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
+          )
+          const record = Option.isSome(earlier) ? earlier.value : yield* insert(tenantId, input)
+          // Pods apply it again before they pull, so a cluster hiccup here is not fatal.
+          yield* toCluster(record).pipe(
+            Effect.catchAll((e) => Effect.logWarning("registry secret not applied yet", input.name, e.message))
+          )
+          return toRegistryCredential(record)
+        }
+      )
+
+      /** Saves a new credential, its password encrypted, with the request's idempotency key. */
+      const insert = Effect.fn("RegistryCredentials.insert")(
+        function*(tenantId: TenantId, input: RegistryCredentialCreate) {
           const record: RegistryCredentialRecord = {
             tenant_id: tenantId,
             name: input.name,
@@ -83,18 +101,16 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
             password_ciphertext: yield* vault.encrypt(input.password),
             created_at: yield* DateTime.now
           }
-          yield* store.registryCredentials.insert(record).pipe(
+          yield* store.transaction(
+            Effect.zipRight(store.registryCredentials.insert(record), idempotency.record(tenantId, record.name))
+          ).pipe(
             Effect.catchTag(
               "UniqueViolation",
               () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
             ),
             storeUnavailable
           )
-          // Pods apply it again before they pull, so a cluster hiccup here is not fatal.
-          yield* toCluster(record).pipe(
-            Effect.catchAll((e) => Effect.logWarning("registry secret not applied yet", input.name, e.message))
-          )
-          return toRegistryCredential(record)
+          return record
         }
       )
 

@@ -26,7 +26,7 @@ import {
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { Conflict, NotFound, RuleValidation } from "../Errors.js"
-import type { ServiceUnavailable } from "../Errors.js"
+import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Engine from "../rules/Engine.js"
@@ -34,8 +34,9 @@ import * as Evaluate from "../rules/Evaluate.js"
 import * as Reorder from "../rules/Reorder.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { NetworkApplier, toEngineRule, toSecurityRule } from "./NetworkApplier.js"
-import { ownedBy } from "./Ownership.js"
+import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -47,7 +48,7 @@ export interface SecurityRulesShape {
   readonly create: (
     caller: TenantPrincipal,
     input: SecurityRuleCreate
-  ) => Effect.Effect<RuleMutation, Failure | Conflict>
+  ) => Effect.Effect<RuleMutation, Failure | Conflict | IdempotencyKeyReused>
   readonly update: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
@@ -98,6 +99,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const store = yield* Store
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
+      const idempotency = yield* Idempotency
 
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
         store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
@@ -137,6 +139,11 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const create = Effect.fn("SecurityRules.create")(function*(caller: TenantPrincipal, input: SecurityRuleCreate) {
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
+        const earlier = yield* idempotency.replay(
+          caller.tenant_id,
+          (id) => store.securityRules.find(RuleId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+        )
+        if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value)
         const context = yield* applier.context(vpc)
         const now = yield* DateTime.now
         const shape = { ...input, target_pod_ids: input.target_pod_ids }
@@ -161,6 +168,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             updated_at: now
           }
           yield* store.securityRules.insert(record)
+          yield* idempotency.record(caller.tenant_id, record.id)
           return record
         })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
         return yield* mutation(vpc, rule)

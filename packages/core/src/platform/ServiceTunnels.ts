@@ -6,22 +6,27 @@
  * tunnel (`status: "error"`, `error`) rather than losing the request.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, ServiceTunnelId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
+import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import { ServiceUrl, toServiceTunnel } from "../domain/ServiceTunnel.js"
 import type { ServiceTunnel, ServiceTunnelCreate, ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
-import type { InternalError } from "../Errors.js"
+import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ServerInfo } from "./ServerInfo.js"
 
 type Failure = Conflict | InvalidInput | ServiceUnavailable | InternalError
 
+type CreateFailure = Failure | IdempotencyKeyReused
+
 export interface ServiceTunnelsShape {
-  readonly create: (input: ServiceTunnelCreate) => Effect.Effect<ServiceTunnel, Failure>
+  readonly create: (input: ServiceTunnelCreate) => Effect.Effect<ServiceTunnel, CreateFailure>
   readonly list: Effect.Effect<ReadonlyArray<ServiceTunnel>, ServiceUnavailable>
   readonly delete: (id: ServiceTunnelId) => Effect.Effect<void, NotFound | Failure>
 }
@@ -34,6 +39,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
       const edge = yield* EdgeTunnels
       const configs = yield* ProviderConfigs
       const info = yield* ServerInfo
+      const idempotency = yield* Idempotency
 
       /** The provider account, or a 409 telling the admin what to configure first. */
       const requireAccount = Effect.gen(function*() {
@@ -52,6 +58,27 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
 
       const create = Effect.fn("ServiceTunnels.create")(function*(input: ServiceTunnelCreate) {
         const { account, config } = yield* requireAccount
+        const earlier = yield* idempotency.replay(
+          ADMIN_SCOPE,
+          (id) => store.serviceTunnels.find(ServiceTunnelId.make(id)).pipe(storeUnavailable)
+        )
+        const pending = Option.isSome(earlier) ? earlier.value : yield* insert(input, config)
+        const outcome = yield* edge.publish(account, {
+          key: pending.id,
+          hostname: pending.hostname,
+          protocol: "https",
+          service_url: pending.target_url,
+          vpc: null
+        }).pipe(Effect.either)
+        const record: ServiceTunnelRecord = outcome._tag === "Right"
+          ? { ...pending, status: "active", error: null }
+          : { ...pending, status: "error", error: outcome.left.message }
+        yield* store.serviceTunnels.update(record).pipe(storeUnavailable)
+        return toServiceTunnel(record)
+      })
+
+      /** Saves a new service tunnel, not yet published, with the request's idempotency key. */
+      const insert = Effect.fn("ServiceTunnels.insert")(function*(input: ServiceTunnelCreate, config: ProviderConfigRecord) {
         const domain = input.domain ?? config.edge_domain
         if (domain === null) {
           return yield* new InvalidInput({
@@ -68,7 +95,9 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
           error: "not yet published",
           created_at: yield* DateTime.now
         }
-        yield* store.serviceTunnels.insert(pending).pipe(
+        yield* store.transaction(
+          Effect.zipRight(store.serviceTunnels.insert(pending), idempotency.record(ADMIN_SCOPE, pending.id))
+        ).pipe(
           Effect.catchTag("UniqueViolation", (e) =>
             new Conflict({
               detail: e.constraint === Constraints.serviceTunnelService
@@ -77,18 +106,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
             })),
           storeUnavailable
         )
-        const outcome = yield* edge.publish(account, {
-          key: pending.id,
-          hostname,
-          protocol: "https",
-          service_url: pending.target_url,
-          vpc: null
-        }).pipe(Effect.either)
-        const record: ServiceTunnelRecord = outcome._tag === "Right"
-          ? { ...pending, status: "active", error: null }
-          : { ...pending, status: "error", error: outcome.left.message }
-        yield* store.serviceTunnels.update(record).pipe(storeUnavailable)
-        return toServiceTunnel(record)
+        return pending
       })
 
       const remove = Effect.fn("ServiceTunnels.delete")(function*(id: ServiceTunnelId) {

@@ -8,17 +8,26 @@ import { randomUuid, SubnetId } from "../domain/Ids.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import { Conflict, InvalidInput } from "../Errors.js"
-import type { Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
+import { ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { Vpcs } from "./Vpcs.js"
 
-type Failure = ServiceUnavailable | Unauthorized | Forbidden | NotFound | InvalidInput | Conflict
+type Failure =
+  | ServiceUnavailable
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | InvalidInput
+  | Conflict
+  | IdempotencyKeyReused
 
 export interface SubnetsShape {
   readonly create: (caller: TenantPrincipal, input: SubnetCreate) => Effect.Effect<Subnet, Failure>
@@ -33,10 +42,11 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
       const identity = yield* Identity
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
+      const idempotency = yield* Idempotency
       const configs = yield* ProviderConfigs
 
-      const create = Effect.fn("Subnets.create")(function*(caller: TenantPrincipal, input: SubnetCreate) {
-        yield* BodyCredentials.check(identity, caller, input)
+      /** Saves a new subnet, with the request's idempotency key. */
+      const insert = Effect.fn("Subnets.insert")(function*(caller: TenantPrincipal, input: SubnetCreate) {
         yield* vpcs.owned(caller, input.vpc_id)
         const config = yield* configs.current
         const peering = Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
@@ -60,6 +70,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
             onRight: () => Effect.void
           })
           yield* store.subnets.insert(subnet)
+          yield* idempotency.record(caller.tenant_id, subnet.id)
         })).pipe(
           Effect.catchTag(
             "UniqueViolation",
@@ -67,9 +78,19 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           ),
           storeUnavailable
         )
+        return subnet
+      })
+
+      const create = Effect.fn("Subnets.create")(function*(caller: TenantPrincipal, input: SubnetCreate) {
+        yield* BodyCredentials.check(identity, caller, input)
+        const earlier = yield* idempotency.replay(
+          caller.tenant_id,
+          (id) => store.subnets.find(SubnetId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+        )
+        const subnet = Option.isSome(earlier) ? earlier.value : yield* insert(caller, input)
         // This VPC gains a block, and so do the rules elsewhere that name it as their remote.
-        const referencing = yield* store.securityRules.listByRemoteVpc(input.vpc_id).pipe(storeUnavailable)
-        yield* Effect.forEach(new Set([input.vpc_id, ...referencing.map((r) => r.vpc_id)]), applier.apply, {
+        const referencing = yield* store.securityRules.listByRemoteVpc(subnet.vpc_id).pipe(storeUnavailable)
+        yield* Effect.forEach(new Set([subnet.vpc_id, ...referencing.map((r) => r.vpc_id)]), applier.apply, {
           discard: true
         })
         return toSubnet(subnet)

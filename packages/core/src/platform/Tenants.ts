@@ -9,17 +9,19 @@ import { TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate } from "../domain/Tenant.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import { toVpc } from "../domain/Vpc.js"
+import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { Conflict, NotFound } from "../Errors.js"
-import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { Pods } from "./Pods.js"
 import { Tunnels } from "./Tunnels.js"
 
 export interface TenantsShape {
-  readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | ServiceUnavailable>
+  readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | IdempotencyKeyReused | ServiceUnavailable>
   readonly list: Effect.Effect<ReadonlyArray<Tenant>, ServiceUnavailable>
   readonly get: (id: TenantId) => Effect.Effect<TenantDetail, NotFound | ServiceUnavailable>
   readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
@@ -34,10 +36,16 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const orchestrator = yield* Orchestrator
       const pods = yield* Pods
       const tunnels = yield* Tunnels
+      const idempotency = yield* Idempotency
 
       const notFound = (id: string) => new NotFound({ detail: `tenant ${id} not found` })
 
       const create = Effect.fn("Tenants.create")(function*(input: TenantCreate) {
+        const earlier = yield* idempotency.replay(
+          ADMIN_SCOPE,
+          (id) => store.tenants.find(TenantId.make(id)).pipe(storeUnavailable)
+        )
+        if (Option.isSome(earlier)) return toTenant(earlier.value)
         const passwordHash = yield* vault.hashPassword(input.password)
         const token = yield* vault.newToken
         const record = {
@@ -49,7 +57,9 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
           token_hash: vault.hashToken(token),
           token_ciphertext: yield* vault.encrypt(token)
         }
-        yield* store.tenants.insert(record).pipe(
+        yield* store.transaction(
+          Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id))
+        ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `a tenant named '${input.name}' already exists` })

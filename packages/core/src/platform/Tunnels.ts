@@ -14,23 +14,28 @@ import type { PodRecord } from "../domain/Pod.js"
 import type { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelRecord } from "../domain/Tunnel.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import { Conflict, Forbidden, InvalidInput, ServiceUnavailable } from "../Errors.js"
-import type { InternalError, NotFound } from "../Errors.js"
+import type { IdempotencyKeyReused, InternalError, NotFound } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
-import { ownedBy } from "./Ownership.js"
+import { Idempotency } from "./Idempotency.js"
+import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 
 type Failure = NotFound | Conflict | Forbidden | InvalidInput | ServiceUnavailable | InternalError
 
 export interface TunnelsShape {
-  readonly createForPod: (caller: TenantPrincipal, podId: PodId, input: TunnelCreate) => Effect.Effect<Tunnel, Failure>
+  readonly createForPod: (
+    caller: TenantPrincipal,
+    podId: PodId,
+    input: TunnelCreate
+  ) => Effect.Effect<Tunnel, Failure | IdempotencyKeyReused>
   readonly createDerived: (
     caller: TenantPrincipal,
     podId: PodId,
     input: typeof TunnelAutoCreate.Type
-  ) => Effect.Effect<Tunnel, Failure>
+  ) => Effect.Effect<Tunnel, Failure | IdempotencyKeyReused>
   readonly listForPod: (
     caller: TenantPrincipal,
     podId: PodId
@@ -63,6 +68,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       const store = yield* Store
       const edge = yield* EdgeTunnels
       const configs = yield* ProviderConfigs
+      const idempotency = yield* Idempotency
 
       const ownedPod = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
@@ -120,8 +126,13 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           return next
         })
 
-      const insert = (record: TunnelRecord) =>
-        store.tunnels.insert(record).pipe(
+      /** Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its own). */
+      const insert = (record: TunnelRecord, keyed: boolean) =>
+        store.transaction(
+          keyed
+            ? Effect.zipRight(store.tunnels.insert(record), idempotency.record(record.tenant_id, record.id))
+            : store.tunnels.insert(record)
+        ).pipe(
           Effect.catchTag("UniqueViolation", (e) =>
             new Conflict({
               detail: e.constraint === Constraints.tunnelName
@@ -158,13 +169,26 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           created_at: now
         }))
 
-      const createOne = (caller: TenantPrincipal, pod: PodRecord, input: TunnelCreate) =>
+      const createOne = (caller: TenantPrincipal, pod: PodRecord, input: TunnelCreate, keyed: boolean) =>
         Effect.gen(function*() {
           const domain = yield* domainFor(caller, input.domain)
           const record = yield* build(caller, pod, input, domain)
-          yield* insert(record)
+          yield* insert(record, keyed)
           return toTunnel(yield* publish(record))
         })
+
+      /** The tunnel an earlier request with this request's `Idempotency-Key` made, published again. */
+      const replayed = (caller: TenantPrincipal) =>
+        Effect.flatMap(
+          idempotency.replay(
+            caller.tenant_id,
+            (id) => store.tunnels.find(TunnelId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+          ),
+          Option.match({
+            onNone: () => Effect.succeedNone,
+            onSome: (tunnel) => Effect.map(publish(tunnel), (published) => Option.some(toTunnel(published)))
+          })
+        )
 
       const activePod = (caller: TenantPrincipal, podId: PodId) =>
         Effect.flatMap(ownedPod(caller, podId), (pod) =>
@@ -174,6 +198,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
 
       const createDerived = Effect.fn("Tunnels.createDerived")(
         function*(caller: TenantPrincipal, podId: PodId, input: typeof TunnelAutoCreate.Type) {
+          const earlier = yield* replayed(caller)
+          if (Option.isSome(earlier)) return earlier.value
           const pod = yield* activePod(caller, podId)
           const taken = new Set<string>(
             (yield* store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable)).map((t) => t.tunnel_name)
@@ -189,7 +215,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             protocol_type: input?.protocol_type ?? "http",
             service_port: input?.service_port ?? pod.service_port
           }, domain)
-          yield* insert(record)
+          yield* insert(record, true)
           return toTunnel(yield* publish(record))
         }
       )
@@ -248,7 +274,10 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
 
       return Tunnels.of({
         createForPod: (caller, podId, input) =>
-          Effect.flatMap(activePod(caller, podId), (pod) => createOne(caller, pod, input)),
+          Effect.flatMap(replayed(caller), (earlier) =>
+            Option.isSome(earlier)
+              ? Effect.succeed(earlier.value)
+              : Effect.flatMap(activePod(caller, podId), (pod) => createOne(caller, pod, input, true))),
         createDerived,
         listForPod: (caller, podId) =>
           Effect.flatMap(
@@ -259,7 +288,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable, Effect.map((all) => all.map(toTunnel))),
         delete: remove,
         check,
-        createAll: (caller, pod, inputs) => Effect.forEach(inputs, (input) => createOne(caller, pod, input)),
+        // The pod's own create records its key; its tunnels are part of that request.
+        createAll: (caller, pod, inputs) => Effect.forEach(inputs, (input) => createOne(caller, pod, input, false)),
         withdrawForPod: (podId) =>
           Effect.flatMap(
             store.tunnels.listByPod(podId).pipe(storeUnavailable),

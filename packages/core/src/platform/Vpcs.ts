@@ -3,20 +3,21 @@
  * delete (with its subnets, rules, pods and tunnels). Another tenant's VPC is indistinguishable from a
  * missing one.
  */
-import { Context, DateTime, Effect, Layer } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
 import { Conflict, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
+import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedBy } from "./Ownership.js"
+import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { Tunnels } from "./Tunnels.js"
 
@@ -49,7 +50,10 @@ export const seededRule = (vpc: VpcRecord): SecurityRuleRecord => ({
 type Failure = ServiceUnavailable | Unauthorized | Forbidden
 
 export interface VpcsShape {
-  readonly create: (caller: TenantPrincipal, input: VpcCreate) => Effect.Effect<Vpc, Failure | Conflict>
+  readonly create: (
+    caller: TenantPrincipal,
+    input: VpcCreate
+  ) => Effect.Effect<Vpc, Failure | Conflict | IdempotencyKeyReused>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Vpc>, ServiceUnavailable>
   readonly delete: (
     caller: TenantPrincipal,
@@ -68,12 +72,18 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const applier = yield* NetworkApplier
       const orchestrator = yield* Orchestrator
       const tunnels = yield* Tunnels
+      const idempotency = yield* Idempotency
 
       const owned = (caller: TenantPrincipal, id: VpcId) =>
         store.vpcs.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `VPC ${id}`)))
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
+        const earlier = yield* idempotency.replay(
+          caller.tenant_id,
+          (id) => store.vpcs.find(VpcId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+        )
+        if (Option.isSome(earlier)) return toVpc({ ...earlier.value, ...(yield* applier.apply(earlier.value.id)) })
         const vpc: VpcRecord = {
           id: VpcId.make(randomUuid()),
           tenant_id: caller.tenant_id,
@@ -83,8 +93,11 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           apply_error: "not yet applied",
           created_at: yield* DateTime.now
         }
-        yield* store.transaction(Effect.zipRight(store.vpcs.insert(vpc), store.securityRules.insert(seededRule(vpc))))
-          .pipe(
+        yield* store.transaction(Effect.all([
+          store.vpcs.insert(vpc),
+          store.securityRules.insert(seededRule(vpc)),
+          idempotency.record(caller.tenant_id, vpc.id)
+        ])).pipe(
             Effect.catchTag(
               "UniqueViolation",
               () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })

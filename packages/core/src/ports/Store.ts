@@ -6,9 +6,11 @@
  * concurrent requests: `insert` fails with `UniqueViolation` naming the constraint.
  * Deleting a tenant cascades to everything it owns, inside the store.
  */
+import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRow } from "../domain/Domain.js"
+import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type {
   DomainId,
   PodId,
@@ -72,7 +74,10 @@ export interface TenantRepository {
   readonly list: Read<ReadonlyArray<TenantRecord>>
   /** Replaces the token; false when the tenant does not exist. */
   readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
-  /** Deletes the tenant and, in the same step, everything it owns (VPCs down); false when absent. */
+  /**
+   * Deletes the tenant and, in the same step, everything it owns (VPCs down, and its
+   * idempotency keys); false when absent.
+   */
   readonly delete: (id: TenantId) => Read<boolean>
 }
 
@@ -176,6 +181,19 @@ export interface RegistryCredentialRepository {
   readonly delete: (tenantId: TenantId, name: string) => Read<boolean>
 }
 
+export interface IdempotencyKeyRepository {
+  /** The key's record, expired or not: the caller judges its age. */
+  readonly find: (scope: Scope, key: string) => Read<Option.Option<IdempotencyKeyRecord>>
+  /**
+   * Records the key, replacing a record of it made before `liveSince`; false (and nothing
+   * written) when a record made since holds it. Called in the transaction of the write the
+   * key names, so the two commit together.
+   */
+  readonly claim: (record: IdempotencyKeyRecord, liveSince: DateTime.Utc) => Read<boolean>
+  /** Forgets every record made before `liveSince`; answers how many. */
+  readonly purge: (liveSince: DateTime.Utc) => Read<number>
+}
+
 export interface StoreShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -206,6 +224,7 @@ export interface StoreShape {
   readonly pods: PodRepository
   readonly tunnels: TunnelRepository
   readonly registryCredentials: RegistryCredentialRepository
+  readonly idempotencyKeys: IdempotencyKeyRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}

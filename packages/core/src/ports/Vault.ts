@@ -19,6 +19,11 @@ export interface VaultShape {
   readonly newPassword: Effect.Effect<string>
   /** The lookup key of a token: a one-way digest, safe to index. */
   readonly hashToken: (token: string) => string
+  /**
+   * A keyed one-way digest (under a key only the server holds): equal texts give equal
+   * digests, and a stored one tells nothing about a text with a secret in it.
+   */
+  readonly digest: (text: string) => string
   readonly encrypt: (plaintext: string) => Effect.Effect<string>
   readonly decrypt: (ciphertext: string) => Effect.Effect<string, VaultError>
 }

@@ -4,7 +4,8 @@
  */
 import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Effect, Option } from "effect"
+import { DateTime, Effect, Option } from "effect"
+import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as Fixtures from "./Fixtures.js"
@@ -278,6 +279,72 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         }))
         yield* Effect.all(Array.from({ length: 12 }, () => writer), { concurrency: "unbounded" })
         expect(yield* store.securityRules.listByVpc(vpc.id)).toHaveLength(5)
+      })
+    )
+
+    const keyRecord = (scope: string, key: string, at: number, resource_id = "r1"): IdempotencyKeyRecord => ({
+      scope,
+      key,
+      fingerprint: `fp-${resource_id}`,
+      resource_id,
+      created_at: DateTime.unsafeMake(at)
+    })
+
+    test(
+      "an idempotency key is claimed once while live, replaced once expired, and purged by age",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const keys = store.idempotencyKeys
+        const [a, b] = yield* twoTenants
+        const since = DateTime.unsafeMake(1_000_000)
+        expect(yield* keys.claim(keyRecord(a.id, "k", 1_000_000), since)).toBe(true)
+        // Live: held, and left as it was.
+        expect(yield* keys.claim(keyRecord(a.id, "k", 1_000_500, "r2"), since)).toBe(false)
+        expect(yield* keys.find(a.id, "k")).toEqual(Option.some(keyRecord(a.id, "k", 1_000_000)))
+        // Scopes never meet.
+        expect(yield* keys.find(b.id, "k")).toEqual(Option.none())
+        expect(yield* keys.claim(keyRecord(b.id, "k", 1_000_000, "r3"), since)).toBe(true)
+        // Expired: replaced.
+        const later = DateTime.unsafeMake(2_000_000)
+        expect(yield* keys.claim(keyRecord(a.id, "k", 2_000_000, "r4"), later)).toBe(true)
+        expect(yield* keys.find(a.id, "k")).toEqual(Option.some(keyRecord(a.id, "k", 2_000_000, "r4")))
+        expect(yield* keys.purge(later)).toBe(1)
+        expect(yield* keys.find(b.id, "k")).toEqual(Option.none())
+        expect(yield* keys.find(a.id, "k")).not.toEqual(Option.none())
+      })
+    )
+
+    test(
+      "an idempotency key claimed in a transaction that fails is not kept; a tenant's keys go with it",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const since = DateTime.unsafeMake(0)
+        yield* Effect.flip(store.transaction(
+          Effect.zipRight(store.idempotencyKeys.claim(keyRecord(a.id, "lost", 1), since), Effect.fail("rolled back"))
+        ))
+        expect(yield* store.idempotencyKeys.find(a.id, "lost")).toEqual(Option.none())
+        yield* store.idempotencyKeys.claim(keyRecord(a.id, "kept", 1), since)
+        yield* store.idempotencyKeys.claim(keyRecord("admin", "kept", 1), since)
+        expect(yield* store.tenants.delete(a.id)).toBe(true)
+        expect(yield* store.idempotencyKeys.find(a.id, "kept")).toEqual(Option.none())
+        expect(yield* store.idempotencyKeys.find("admin", "kept")).not.toEqual(Option.none())
+      })
+    )
+
+    live(
+      "of concurrent claims of one key, one wins",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const claim = (n: number) =>
+          store.transaction(Effect.gen(function*() {
+            const won = yield* store.idempotencyKeys.claim(keyRecord(a.id, "race", 1, `r${n}`), DateTime.unsafeMake(0))
+            yield* Effect.sleep("20 millis")
+            return won
+          }))
+        const results = yield* Effect.all(Array.from({ length: 8 }, (_, n) => claim(n)), { concurrency: "unbounded" })
+        expect(results.filter((won) => won)).toHaveLength(1)
       })
     )
 

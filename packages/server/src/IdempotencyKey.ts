@@ -1,0 +1,46 @@
+/**
+ * The `Idempotency-Key` request header: checked, and handed to the use-cases (as
+ * `Idempotency.CurrentRequest`) together with what makes the request this request (its method,
+ * path, query and body), so that a repeat can be told from a different request under the key.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { Errors, Idempotency, IdempotencyKey } from "@tenet/core"
+import { Effect, Option } from "effect"
+
+export const HEADER = "idempotency-key"
+
+/** JSON with every object's keys in order: bodies that differ only in key order or spacing are one request. */
+const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.keys(value).sort().map((k) =>
+      `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`
+    )
+    return `{${entries.join(",")}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * Runs `app` with the request's key, when it is a POST or DELETE that carries one (other
+ * methods are idempotent by nature, and the header is ignored there). `body` is the parsed
+ * request body, if any. A malformed key is refused with 400 before anything runs.
+ */
+export const within = <A, E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: unknown,
+  app: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | Errors.InvalidInput, R> => {
+  const key = request.headers[HEADER]
+  if (key === undefined || (request.method !== "POST" && request.method !== "DELETE")) return app
+  if (!IdempotencyKey.KEY.test(key)) {
+    return Effect.fail(
+      new Errors.InvalidInput({ detail: "Idempotency-Key: must be 1 to 255 visible ASCII characters, such as a UUID" })
+    )
+  }
+  return Effect.provideService(
+    app,
+    Idempotency.CurrentRequest,
+    Option.some({ key, request: `${request.method} ${request.url}\n${body === undefined ? "" : canonical(body)}` })
+  )
+}
