@@ -154,7 +154,9 @@ const contractClient = (options: Options) =>
     baseUrl: options.baseUrl,
     transformClient: (client) =>
       client.pipe(
-        HttpClient.mapRequest((request) => withIdempotencyKey(HttpClientRequest.setHeaders(request, headersOf(options)))),
+        HttpClient.mapRequest((request) =>
+          withIdempotencyKey(HttpClientRequest.setHeaders(request, headersOf(options)))
+        ),
         retrySafely(options.retries ?? 3)
       )
   })

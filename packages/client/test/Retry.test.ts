@@ -14,32 +14,31 @@ import type { AddressInfo } from "node:net"
 /** A server that answers 503 to the first `failures` requests, then what a Tenet server would. */
 const flaky = (failures: number) =>
   Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; url: string; hits: Array<string>; keys: Array<string | undefined> }>((resume) => {
-      const hits: Array<string> = []
-      const keys: Array<string | undefined> = []
-      const server = Http.createServer((req, res) => {
-        hits.push(`${req.method} ${req.url}`)
-        keys.push(req.headers["idempotency-key"] as string | undefined)
-        res.setHeader("content-type", "application/json")
-        if (hits.length <= failures) {
-          res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
-        } else if (req.url === "/healthz") {
-          res.writeHead(200).end(
-            JSON.stringify({ status: "ok", store: "memory", orchestrator: "simulated", edge: "simulated" })
-          )
-        } else {
-          res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
-        }
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(
-          Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, keys })
-        ))
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) =>
-        void server.close(() => resume(Effect.void))
-      )
+    Effect.async<{ server: Http.Server; url: string; hits: Array<string>; keys: Array<string | undefined> }>(
+      (resume) => {
+        const hits: Array<string> = []
+        const keys: Array<string | undefined> = []
+        const server = Http.createServer((req, res) => {
+          hits.push(`${req.method} ${req.url}`)
+          keys.push(req.headers["idempotency-key"] as string | undefined)
+          res.setHeader("content-type", "application/json")
+          if (hits.length <= failures) {
+            res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
+          } else if (req.url === "/healthz") {
+            res.writeHead(200).end(
+              JSON.stringify({ status: "ok", store: "memory", orchestrator: "simulated", edge: "simulated" })
+            )
+          } else {
+            res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
+          }
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resume(
+            Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, keys })
+          ))
+      }
+    ),
+    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
   )
 
 it.scopedLive(
@@ -66,23 +65,30 @@ it.scopedLive(
   { timeout: 20_000 }
 )
 
-it.scopedLive("each call gets a key of its own; PATCH, restart and token rotation are sent once", () =>
-  Effect.gen(function*() {
-    const { hits, keys, url } = yield* flaky(0)
-    const client = yield* TenetClient.make({ baseUrl: url, retries: 3, tenantToken: "t", tenantId: crypto.randomUUID() })
-    const pod = Ids.PodId.make(crypto.randomUUID())
-    yield* Effect.flip(client.pods.restart({ path: { pod_id: pod } }))
-    yield* Effect.flip(client.pods.configure({ path: { pod_id: pod }, payload: { auto_healing: true } }))
-    yield* Effect.flip(client.tenantIdentity.rotateToken({ path: { tenant_id: Ids.TenantId.make(pod) } }))
-    expect(hits.map((h) => h.split(" ")[0])).toEqual(["POST", "PATCH", "POST"])
-    yield* Effect.flip(client.pods.addReplica({ path: { pod_id: pod } }))
-    yield* Effect.flip(client.pods.removeReplica({ path: { pod_id: pod } }))
-    const scaling = keys.slice(3)
-    expect(scaling).toHaveLength(8)
-    expect(new Set(scaling.slice(0, 4)).size).toBe(1)
-    expect(new Set(scaling.slice(4)).size).toBe(1)
-    expect(scaling[0]).not.toBe(scaling[4])
-  }).pipe(Effect.provide(FetchHttpClient.layer)),
+it.scopedLive(
+  "each call gets a key of its own; PATCH, restart and token rotation are sent once",
+  () =>
+    Effect.gen(function*() {
+      const { hits, keys, url } = yield* flaky(0)
+      const client = yield* TenetClient.make({
+        baseUrl: url,
+        retries: 3,
+        tenantToken: "t",
+        tenantId: crypto.randomUUID()
+      })
+      const pod = Ids.PodId.make(crypto.randomUUID())
+      yield* Effect.flip(client.pods.restart({ path: { pod_id: pod } }))
+      yield* Effect.flip(client.pods.configure({ path: { pod_id: pod }, payload: { auto_healing: true } }))
+      yield* Effect.flip(client.tenantIdentity.rotateToken({ path: { tenant_id: Ids.TenantId.make(pod) } }))
+      expect(hits.map((h) => h.split(" ")[0])).toEqual(["POST", "PATCH", "POST"])
+      yield* Effect.flip(client.pods.addReplica({ path: { pod_id: pod } }))
+      yield* Effect.flip(client.pods.removeReplica({ path: { pod_id: pod } }))
+      const scaling = keys.slice(3)
+      expect(scaling).toHaveLength(8)
+      expect(new Set(scaling.slice(0, 4)).size).toBe(1)
+      expect(new Set(scaling.slice(4)).size).toBe(1)
+      expect(scaling[0]).not.toBe(scaling[4])
+    }).pipe(Effect.provide(FetchHttpClient.layer)),
   { timeout: 20_000 }
 )
 

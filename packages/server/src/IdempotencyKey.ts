@@ -3,7 +3,7 @@
  * `Idempotency.CurrentRequest`) together with what makes the request this request (its method,
  * path, query and body), so that a repeat can be told from a different request under the key.
  */
-import { HttpServerRequest } from "@effect/platform"
+import type { HttpServerRequest } from "@effect/platform"
 import { Errors, Idempotency, IdempotencyKey } from "@tenet/core"
 import { Effect, Option } from "effect"
 

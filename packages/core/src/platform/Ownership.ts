@@ -12,8 +12,8 @@ export const ownedBy =
 
 /** The caller's own resource, if there is one: for lookups where absence is an answer. */
 export const ownedOrNone =
-  <A extends { readonly tenant_id: string }>(caller: TenantPrincipal) =>
-  (found: Option.Option<A>): Option.Option<A> => Option.filter(found, (a) => a.tenant_id === caller.tenant_id)
+  <A extends { readonly tenant_id: string }>(caller: TenantPrincipal) => (found: Option.Option<A>): Option.Option<A> =>
+    Option.filter(found, (a) => a.tenant_id === caller.tenant_id)
 
 /** Paths under `/tenants/{id}` that a tenant may use only for itself: any other id is 404. */
 export const ownTenant = (caller: TenantPrincipal, tenantId: string): Effect.Effect<void, NotFound> =>

@@ -391,8 +391,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         Effect.fn(delta === 1 ? "Pods.addReplica" : "Pods.removeReplica")(
           function*(caller: TenantPrincipal, id: PodId) {
             const made = yield* earlier(caller)
-            const next = Option.isSome(made) ? made.value : yield* modify(caller, id, (record) =>
-              Effect.tap(rescaled(record, delta), () => idempotency.record(caller.tenant_id, record.id)))
+            const next = Option.isSome(made) ?
+              made.value :
+              yield* modify(caller, id, (record) =>
+                Effect.tap(rescaled(record, delta), () =>
+                  idempotency.record(caller.tenant_id, record.id)))
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )

@@ -78,36 +78,38 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
       })
 
       /** Saves a new service tunnel, not yet published, with the request's idempotency key. */
-      const insert = Effect.fn("ServiceTunnels.insert")(function*(input: ServiceTunnelCreate, config: ProviderConfigRecord) {
-        const domain = input.domain ?? config.edge_domain
-        if (domain === null) {
-          return yield* new InvalidInput({
-            detail: "domain: required when the provider configuration has no edge_domain"
-          })
+      const insert = Effect.fn("ServiceTunnels.insert")(
+        function*(input: ServiceTunnelCreate, config: ProviderConfigRecord) {
+          const domain = input.domain ?? config.edge_domain
+          if (domain === null) {
+            return yield* new InvalidInput({
+              detail: "domain: required when the provider configuration has no edge_domain"
+            })
+          }
+          const hostname = DomainName.make(`${input.subdomain}.${domain}`)
+          const pending: ServiceTunnelRecord = {
+            id: ServiceTunnelId.make(randomUuid()),
+            service: input.service,
+            hostname,
+            target_url: input.target_url ?? ServiceUrl.make(info.publicUrl),
+            status: "error",
+            error: "not yet published",
+            created_at: yield* DateTime.now
+          }
+          yield* store.transaction(
+            Effect.zipRight(store.serviceTunnels.insert(pending), idempotency.record(ADMIN_SCOPE, pending.id))
+          ).pipe(
+            Effect.catchTag("UniqueViolation", (e) =>
+              new Conflict({
+                detail: e.constraint === Constraints.serviceTunnelService
+                  ? `a service tunnel for '${input.service}' already exists`
+                  : `hostname ${hostname} is already in use`
+              })),
+            storeUnavailable
+          )
+          return pending
         }
-        const hostname = DomainName.make(`${input.subdomain}.${domain}`)
-        const pending: ServiceTunnelRecord = {
-          id: ServiceTunnelId.make(randomUuid()),
-          service: input.service,
-          hostname,
-          target_url: input.target_url ?? ServiceUrl.make(info.publicUrl),
-          status: "error",
-          error: "not yet published",
-          created_at: yield* DateTime.now
-        }
-        yield* store.transaction(
-          Effect.zipRight(store.serviceTunnels.insert(pending), idempotency.record(ADMIN_SCOPE, pending.id))
-        ).pipe(
-          Effect.catchTag("UniqueViolation", (e) =>
-            new Conflict({
-              detail: e.constraint === Constraints.serviceTunnelService
-                ? `a service tunnel for '${input.service}' already exists`
-                : `hostname ${hostname} is already in use`
-            })),
-          storeUnavailable
-        )
-        return pending
-      })
+      )
 
       const remove = Effect.fn("ServiceTunnels.delete")(function*(id: ServiceTunnelId) {
         const record = yield* store.serviceTunnels.find(id).pipe(storeUnavailable)

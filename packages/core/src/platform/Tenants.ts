@@ -4,12 +4,12 @@
  * in one step, then the cluster is told to forget the tenant.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
 import { TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate } from "../domain/Tenant.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import { toVpc } from "../domain/Vpc.js"
-import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { Conflict, NotFound } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"

@@ -98,12 +98,12 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           store.securityRules.insert(seededRule(vpc)),
           idempotency.record(caller.tenant_id, vpc.id)
         ])).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
-            ),
-            storeUnavailable
-          )
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
+          ),
+          storeUnavailable
+        )
         const state = yield* applier.apply(vpc.id)
         return toVpc({ ...vpc, ...state })
       })
