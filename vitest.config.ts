@@ -7,7 +7,8 @@ const storeSpecific = [
   "test/Connections.test.ts",
   "test/Shutdown.test.ts",
   "test/PgOutage.test.ts",
-  "test/DataDirectory.test.ts"
+  "test/DataDirectory.test.ts",
+  "test/FullDisk.test.ts"
 ]
 
 export default defineConfig({

@@ -13,6 +13,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import * as DataDirectoryLock from "./DataDirectoryLock.js"
+import * as Disk from "./Disk.js"
 import * as PgPlatform from "./PgPlatform.js"
 
 export interface Options {
@@ -28,12 +29,25 @@ export interface Options {
 export const layer = (options: Options = {}) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const pool = options.maxConnections ?? 1
-    if (options.dataDir !== undefined) {
-      mkdirSync(options.dataDir, { recursive: true })
-      yield* DataDirectoryLock.hold(options.dataDir)
+    const dataDir = options.dataDir
+    if (dataDir !== undefined) {
+      mkdirSync(dataDir, { recursive: true })
+      // Checked first: on a full disk even the lock file cannot be written.
+      const full = Disk.fullDiskProblem(dataDir)
+      if (full !== undefined) return yield* new Disk.EmbeddedStoreError({ message: `cannot start: ${full}` })
+      yield* DataDirectoryLock.hold(dataDir)
     }
     const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create(options.dataDir ?? "memory://")),
+      Effect.tryPromise({
+        try: () => PGlite.create(dataDir ?? "memory://"),
+        catch: (e) =>
+          new Disk.EmbeddedStoreError({
+            message: `the embedded database in ${dataDir ?? "memory"} could not be opened: ${
+              (dataDir === undefined ? undefined : Disk.fullDiskProblem(dataDir)) ??
+                (e instanceof Error ? e.message : String(e))
+            }`
+          })
+      }),
       (db) => Effect.promise(() => db.close())
     )
     const server = yield* Effect.acquireRelease(
@@ -49,6 +63,7 @@ export const layer = (options: Options = {}) =>
       url: `postgres://postgres@${server.getServerConn()}/postgres`,
       maxConnections: pool,
       backend: "embedded",
-      locks: "in-process"
+      locks: "in-process",
+      ...(dataDir === undefined ? {} : { dataDir })
     })
   }))

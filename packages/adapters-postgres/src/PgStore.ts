@@ -9,6 +9,7 @@ import type { SqlError } from "@effect/sql"
 import { Ids, Net, OperationLog, OperationsLog, SecurityRule, ServiceTunnel, Store, Tunnel } from "@tenet/core"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ParseResult } from "effect"
+import * as Disk from "./Disk.js"
 
 const Timestamp = Schema.DateTimeUtcFromDate
 
@@ -184,7 +185,7 @@ const row = <A extends object>(record: A): Record<string, unknown> =>
 
 const describe = (error: SqlError.SqlError) => {
   const cause = error.cause as { message?: string } | undefined
-  return cause?.message ?? error.message
+  return Disk.describeFailure(cause?.message ?? error.message)
 }
 
 /** The database is the store's only dependency: a failed query means the store is unavailable. */
@@ -231,6 +232,12 @@ export interface Options {
    * and one process owns it anyway.
    */
   readonly locks?: "advisory" | "in-process"
+  /**
+   * The data directory, where the database's disk is this machine's (embedded): the health
+   * check then says the store is unavailable while that disk is (nearly) full, since every
+   * write would fail.
+   */
+  readonly dataDir?: string
 }
 
 export const make = (options: Options = {}) =>
@@ -482,7 +489,12 @@ export const make = (options: Options = {}) =>
               : Option.none()
           )
         ),
-      ping: unavailable(Effect.asVoid(sql`SELECT 1`)),
+      ping: unavailable(Effect.asVoid(sql`SELECT 1`)).pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          const problem = options.dataDir === undefined ? undefined : Disk.fullDiskProblem(options.dataDir)
+          return problem === undefined ? Effect.void : Effect.fail(new Store.StoreUnavailable({ detail: problem }))
+        }))
+      ),
       admins,
       tenants,
       domains,

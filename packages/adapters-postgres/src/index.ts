@@ -1,5 +1,6 @@
 /** @tenet/adapters-postgres: the Store and OperationsLog on PostgreSQL. */
 export * as DataDirectoryLock from "./DataDirectoryLock.js"
+export * as Disk from "./Disk.js"
 export * as Migrations from "./Migrations.js"
 export * as PgEmbedded from "./PgEmbedded.js"
 export * as PgPlatform from "./PgPlatform.js"
