@@ -126,12 +126,19 @@ export const startProcess = async (
           child.once("exit", () => done())
           child.kill("SIGTERM")
         })
-      return { url, coldStartMillis: Math.round(performance.now() - started), stop }
+      return { url, coldStartMillis: Math.round(performance.now() - started), stop, memory: () => memoryOf(child.pid!) }
     }
     await new Promise((r) => setTimeout(r, 50))
   }
   child.kill("SIGKILL")
   throw new Error(`${command} did not answer /healthz within 60 s:\n${output}`)
+}
+
+/** A process's resident memory now and at its peak, in MiB (Linux: from /proc). */
+export const memoryOf = (pid: number): { readonly rss: number; readonly peak: number } => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)![1])
+  return { rss: Math.round(kib("VmRSS") / 1024), peak: Math.round(kib("VmHWM") / 1024) }
 }
 
 /** The `tenet-server` installed in `cwd`, started as `startProcess` starts it. */
