@@ -68,6 +68,13 @@ export interface NetworkApplierShape {
   readonly context: (vpc: VpcRecord) => Effect.Effect<Engine.VpcContext, ServiceUnavailable>
   /** Applies the VPC as stored and records the outcome on it. */
   readonly apply: (vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
+  /**
+   * `apply`, answering also the context it applied against (none when the VPC is gone), so
+   * that a caller describing the VPC's rules afterwards does not read it all again.
+   */
+  readonly applyInContext: (
+    vpcId: VpcId
+  ) => Effect.Effect<{ readonly state: ApplyState; readonly context: Engine.VpcContext | null }, ServiceUnavailable>
   /** Applies every VPC whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
 }
@@ -87,7 +94,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const configs = yield* ProviderConfigs
         const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
 
-        const context = (vpc: VpcRecord) =>
+        /** The VPC's context, and its own subnets (records) with it: one read of each. */
+        const surroundings = (vpc: VpcRecord) =>
           Effect.gen(function*() {
             const config = yield* configs.current
             const tenantSubnets = yield* store.subnets.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
@@ -96,7 +104,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
             const blocks = new Map<VpcId, Array<Net.Cidr>>(tenantVpcs.map((v) => [v.id, []]))
             for (const s of tenantSubnets) blocks.get(s.vpc_id)?.push(blockOf(s))
-            return {
+            const context: Engine.VpcContext = {
               vpc_id: vpc.id,
               subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
               pods: new Map(pods.map((p) => [p.id, p.subnet_id])),
@@ -105,17 +113,19 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 ...Option.match(config, { onNone: () => [], onSome: (c) => [Net.cidrOf(c.peering_subnet_cidr)] }),
                 ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
               ]
-            } satisfies Engine.VpcContext
+            }
+            return { context, own, config }
           })
 
-        const apply = Effect.fn("NetworkApplier.apply")(function*(vpcId: VpcId) {
+        const context = (vpc: VpcRecord) => Effect.map(surroundings(vpc), (s) => s.context)
+
+        const applyInContext = Effect.fn("NetworkApplier.apply")(function*(vpcId: VpcId) {
           const found = yield* store.vpcs.find(vpcId).pipe(storeUnavailable)
-          if (Option.isNone(found)) return { applied: true, apply_error: null }
+          if (Option.isNone(found)) return { state: { applied: true, apply_error: null }, context: null }
           const vpc = found.value
-          const config = yield* configs.current
-          const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
+          const { config, context: vpcContext, own: subnets } = yield* surroundings(vpc)
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const plan = Plan.compile(rules.map(toEngineRule), yield* context(vpc))
+          const plan = Plan.compile(rules.map(toEngineRule), vpcContext)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
@@ -154,8 +164,10 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           if (!state.applied) {
             yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
           }
-          return state
+          return { state, context: vpcContext }
         })
+
+        const apply = (vpcId: VpcId) => Effect.map(applyInContext(vpcId), (r) => r.state)
 
         const reconcile = Effect.gen(function*() {
           const pending = yield* store.vpcs.listUnapplied.pipe(storeUnavailable)
@@ -163,7 +175,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           return results.filter((r) => r.applied).length
         }).pipe(Effect.withSpan("NetworkApplier.reconcile"))
 
-        return NetworkApplier.of({ context, apply, reconcile })
+        return NetworkApplier.of({ context, apply, applyInContext, reconcile })
       })
     )
 }

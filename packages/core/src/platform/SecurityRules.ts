@@ -129,12 +129,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           }, TRUSTED)
         })
 
-      /** Applies the VPC and reports the rule as it now stands. */
+      /** Applies the VPC and reports the rule as it now stands, in the context the apply read. */
       const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null) =>
         Effect.gen(function*() {
-          const state = yield* applier.apply(vpc.id)
-          const context = yield* applier.context(vpc)
-          return RuleMutation.make({ rule: rule === null ? null : view(rule, context), ...state })
+          const { context, state } = yield* applier.applyInContext(vpc.id)
+          const described = rule === null ? null : view(rule, context ?? (yield* applier.context(vpc)))
+          return RuleMutation.make({ rule: described, ...state })
         })
 
       const create = Effect.fn("SecurityRules.create")(function*(caller: TenantPrincipal, input: SecurityRuleCreate) {
