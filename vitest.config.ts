@@ -8,7 +8,8 @@ const storeSpecific = [
   "test/Shutdown.test.ts",
   "test/PgOutage.test.ts",
   "test/DataDirectory.test.ts",
-  "test/FullDisk.test.ts"
+  "test/FullDisk.test.ts",
+  "test/ReadConsistency.test.ts"
 ]
 
 export default defineConfig({

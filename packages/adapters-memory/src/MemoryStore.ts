@@ -39,9 +39,9 @@ const Subnets = Table.define<Subnet.SubnetRecord, "tenant" | "vpc" | "name">({
   key: (n) => n.id,
   indexes: { tenant: (n) => n.tenant_id, vpc: (n) => n.vpc_id, name: (n) => `${n.vpc_id}/${n.name}` }
 })
-const Rules = Table.define<SecurityRule.SecurityRuleRecord, "vpc" | "remote">({
+const Rules = Table.define<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">({
   key: (r) => r.id,
-  indexes: { vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id }
+  indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id }
 })
 const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">({
   key: (p) => p.id,
@@ -87,7 +87,7 @@ interface State {
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
   readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied">
   readonly subnets: Table.Table<Subnet.SubnetRecord, "tenant" | "vpc" | "name">
-  readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "vpc" | "remote">
+  readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">
   readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">
   readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
@@ -153,8 +153,41 @@ const inCreationOrder = (orders: WeakMap<object, number>) => <A extends Created>
     .sort((a, b) => a.at - b.at || a.order - b.order)
     .map(({ record }) => record)
 
+/**
+ * Revisions from identities: a tenant's rows live in one persistent index entry per table,
+ * replaced by any change to them and by nothing else, so the entries' identities (numbered
+ * here, never reused) name the tenant's state exactly; likewise the provider configuration.
+ */
+const revisionsOf = () => {
+  const numbers = new WeakMap<object, number>()
+  let next = 1
+  const numberOf = (entry: object | undefined) => {
+    if (entry === undefined) return 0
+    let n = numbers.get(entry)
+    if (n === undefined) {
+      n = next++
+      numbers.set(entry, n)
+    }
+    return n
+  }
+  return {
+    tenant: (s: State, id: string): Store.Revision =>
+      [
+        Table.entry(s.vpcs, "tenant", id),
+        Table.entry(s.subnets, "tenant", id),
+        Table.entry(s.rules, "tenant", id),
+        Table.entry(s.pods, "tenant", id),
+        Table.entry(s.tunnels, "tenant", id),
+        Table.entry(s.credentials, "tenant", id),
+        Table.entry(s.domains, "tenant", id)
+      ].map(numberOf).join("."),
+    providerConfig: (s: State): Store.Revision => String(numberOf(s.providerConfig))
+  }
+}
+
 export const make = Effect.gen(function*() {
   const ordered = inCreationOrder(new WeakMap())
+  const revisions = revisionsOf()
   const committed = yield* Ref.make(emptyState)
   const writer = yield* Effect.makeSemaphore(1)
   const draft = FiberRef.unsafeMake<Option.Option<Ref.Ref<State>>>(Option.none())
@@ -508,8 +541,40 @@ export const make = Effect.gen(function*() {
       })
   }
 
+  const bySeqOf = (rules: Array<SecurityRule.SecurityRuleRecord>) => rules.sort(bySeq)
+
+  const snapshots: Store.SnapshotRepository = {
+    authenticate: (hash) =>
+      read((s) =>
+        Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id)).pipe(
+          Option.map((tenant) => ({
+            tenant,
+            revision: revisions.tenant(s, tenant.id),
+            providerConfigRevision: revisions.providerConfig(s)
+          }))
+        )
+      ),
+    tenant: (id) =>
+      read((s) =>
+        HashMap.has(s.tenants, id)
+          ? Option.some({
+            revision: revisions.tenant(s, id),
+            vpcs: ordered(s, Table.lookup(s.vpcs, "tenant", id)),
+            subnets: ordered(s, Table.lookup(s.subnets, "tenant", id)),
+            securityRules: bySeqOf(Table.lookup(s.rules, "tenant", id)),
+            pods: ordered(s, Table.lookup(s.pods, "tenant", id)),
+            tunnels: ordered(s, Table.lookup(s.tunnels, "tenant", id)),
+            registryCredentials: ordered(s, Table.lookup(s.credentials, "tenant", id)),
+            domains: ordered(s, Table.lookup(s.domains, "tenant", id))
+          })
+          : Option.none()
+      ),
+    providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
+  }
+
   const store = Store.Store.of({
     backend: "memory",
+    soleWriter: true,
     transaction,
     exclusive: Store.inProcessExclusive(),
     ping: guard,
@@ -524,7 +589,8 @@ export const make = Effect.gen(function*() {
     pods,
     tunnels,
     registryCredentials,
-    idempotencyKeys
+    idempotencyKeys,
+    snapshots
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })
   return { store, switches }

@@ -88,6 +88,14 @@ export const lookup = <R, I extends string>(table: Table<R, I>, index: NoInfer<I
   return Option.isNone(rows) ? [] : rowsOf(rows.value).slice()
 }
 
+/**
+ * The index entry for `value`, as an object that is replaced whenever one of its rows is
+ * inserted, changed or removed (entries are persistent), or undefined when it has no rows.
+ * Comparing entries by identity is how the memory store tells whether a tenant's rows changed.
+ */
+export const entry = <R, I extends string>(table: Table<R, I>, index: NoInfer<I>, value: string): object | undefined =>
+  Option.getOrUndefined(HashMap.get(table.indexes[index], value))
+
 /** An index entry's rows: entries are immutable, so each is walked once, not at every list. */
 const entryRows = new WeakMap<object, ReadonlyArray<unknown>>()
 const rowsOf = <R>(entry: HashMap.HashMap<string, R>): ReadonlyArray<R> => {

@@ -206,8 +206,40 @@ const idempotencyKeys = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);
   `))
 
+const owned = ["domains", "vpcs", "subnets", "security_rules", "pods", "tunnels", "registry_credentials"]
+
+/**
+ * Revisions for the read model: a tenant's changes with every committed change to a row it
+ * owns, the provider configuration's with every put. The bump is a deferred trigger, so it
+ * takes the tenant's row lock only while committing, after every other lock the transaction
+ * takes: no lock order to get wrong, and the reconciler's and cascades' writes count too.
+ */
+const revisions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE tenants ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+    ALTER TABLE provider_config ADD COLUMN revision bigint NOT NULL DEFAULT 1;
+    CREATE INDEX security_rules_tenant_id ON security_rules (tenant_id);
+    CREATE INDEX domains_tenant_id ON domains (tenant_id);
+
+    CREATE FUNCTION tenet_bump_tenant_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE tenants SET revision = revision + 1
+      WHERE id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END);
+      RETURN NULL;
+    END
+    $$;
+    ${
+    owned.map((table) => `
+    CREATE CONSTRAINT TRIGGER ${table}_bump_tenant_revision
+      AFTER INSERT OR UPDATE OR DELETE ON ${table}
+      DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION tenet_bump_tenant_revision();`).join("")
+  }
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
-  "0002_idempotency_keys": idempotencyKeys
+  "0002_idempotency_keys": idempotencyKeys,
+  "0003_revisions": revisions
 })

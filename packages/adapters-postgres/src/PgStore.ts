@@ -11,7 +11,8 @@ import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ParseResult } from "effect"
 import * as Disk from "./Disk.js"
 
-const Timestamp = Schema.DateTimeUtcFromDate
+/** A column read directly (a `Date`) or inside a JSON aggregate (an ISO string). */
+const Timestamp = Schema.Union(Schema.DateTimeUtcFromDate, Schema.DateTimeUtc)
 
 const TenantRow = Schema.Struct({
   id: Ids.TenantId,
@@ -166,6 +167,29 @@ const IdempotencyKeyRow = Schema.Struct({
   created_at: Timestamp
 })
 
+const AuthenticatedRow = Schema.Struct({
+  ...TenantRow.fields,
+  revision: Schema.String,
+  provider_config_revision: Schema.String
+})
+
+/** A tenant's rows, each table as one JSON array, read in one statement (so at one instant). */
+const SnapshotRow = Schema.Struct({
+  revision: Schema.String,
+  vpcs: Schema.Array(VpcRow),
+  subnets: Schema.Array(SubnetRow),
+  security_rules: Schema.Array(RuleRow),
+  pods: Schema.Array(PodRow),
+  tunnels: Schema.Array(TunnelRow),
+  registry_credentials: Schema.Array(CredentialRow),
+  domains: Schema.Array(DomainRow)
+})
+
+const ProviderConfigSnapshotRow = Schema.Struct({
+  revision: Schema.String,
+  config: Schema.NullOr(ProviderConfigRow)
+})
+
 const OperationRow = Schema.Struct({
   seq: Schema.Union(Schema.Number, Schema.NumberFromString),
   at: Timestamp,
@@ -308,6 +332,7 @@ export const make = (options: Options = {}) =>
         writing(Effect.asVoid(sql`
         INSERT INTO provider_config ${sql.insert({ singleton: true, ...row(record) })}
         ON CONFLICT (singleton) DO UPDATE SET
+          revision = provider_config.revision + 1,
           external_subnet_cidr = EXCLUDED.external_subnet_cidr,
           external_subnet_gateway = EXCLUDED.external_subnet_gateway,
           peering_subnet_cidr = EXCLUDED.peering_subnet_cidr,
@@ -476,8 +501,67 @@ export const make = (options: Options = {}) =>
         ))
     }
 
+    /** The table's rows of the tenant `t`, oldest first, as a JSON array. */
+    const owned = (table: string, order = "created_at, seq") =>
+      `(SELECT coalesce(json_agg(r ORDER BY ${order}), '[]') FROM ${table} r WHERE r.tenant_id = t.id) AS ${table}`
+
+    const snapshotQuery = `SELECT t.revision::text AS revision, ${
+      [
+        owned("vpcs"),
+        owned("subnets"),
+        owned("security_rules", "seq"),
+        owned("pods"),
+        owned("tunnels"),
+        owned("registry_credentials"),
+        owned("domains")
+      ].join(", ")
+    } FROM tenants t WHERE t.id = $1`
+
+    const snapshots: Store.SnapshotRepository = {
+      authenticate: (hash) =>
+        Effect.map(
+          one(AuthenticatedRow, (hash: string) =>
+            sql`
+            SELECT t.*, t.revision::text AS revision,
+              coalesce((SELECT revision::text FROM provider_config), '0') AS provider_config_revision
+            FROM tenants t WHERE t.token_hash = ${hash}
+          `)(hash),
+          Option.map(({ provider_config_revision, revision, ...tenant }) => ({
+            tenant,
+            revision,
+            providerConfigRevision: provider_config_revision
+          }))
+        ),
+      tenant: (id) =>
+        Effect.map(
+          one(SnapshotRow, (id: Ids.TenantId) => sql.unsafe(snapshotQuery, [id]))(id),
+          Option.map((r) => ({
+            revision: r.revision,
+            vpcs: r.vpcs,
+            subnets: r.subnets,
+            securityRules: r.security_rules,
+            pods: r.pods,
+            tunnels: r.tunnels,
+            registryCredentials: r.registry_credentials,
+            domains: r.domains
+          }))
+        ),
+      providerConfig: Effect.map(
+        one(ProviderConfigSnapshotRow, () =>
+          sql`
+          SELECT coalesce((SELECT revision::text FROM provider_config), '0') AS revision,
+            (SELECT row_to_json(c) FROM provider_config c) AS config
+        `)(undefined),
+        (found) => {
+          const row = Option.getOrThrow(found)
+          return { revision: row.revision, config: Option.fromNullable(row.config) }
+        }
+      )
+    }
+
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
+      soleWriter: options.locks === "in-process",
       exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
       transaction: (self) =>
         sqlFailureUnavailable(sql.withTransaction(self)).pipe(
@@ -506,7 +590,8 @@ export const make = (options: Options = {}) =>
       pods,
       tunnels,
       registryCredentials,
-      idempotencyKeys
+      idempotencyKeys,
+      snapshots
     })
 
     const log = OperationsLog.OperationsLog.of({

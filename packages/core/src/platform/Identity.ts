@@ -17,6 +17,7 @@ import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import type { AdminPrincipal, Principal, RequestOrigin, TenantPrincipal } from "./Principal.js"
+import { ReadModel } from "./ReadModel.js"
 
 export interface ThrottlePolicy {
   /** Per login name: a few guesses, then a pause. */
@@ -68,6 +69,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
   static readonly make = (policy: ThrottlePolicy = defaultThrottlePolicy) =>
     Effect.gen(function*() {
       const store = yield* Store
+      const readModel = yield* ReadModel
       const vault = yield* Vault
       const log = yield* OperationsLog
       const throttle = yield* Ref.make(LoginThrottle.empty)
@@ -224,11 +226,12 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
       const authenticateTenant: IdentityShape["authenticateTenant"] = (token) =>
         token === ""
           ? Effect.fail(new Unauthorized({ detail: "missing tenant token header" }))
-          : store.tenants.findByTokenHash(vault.hashToken(token)).pipe(
+          : readModel.authenticate(vault.hashToken(token)).pipe(
             storeUnavailable,
             Effect.flatMap(Option.match({
               onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
-              onSome: (t) => Effect.succeed<TenantPrincipal>({ _tag: "Tenant", tenant_id: t.id, name: t.name })
+              onSome: ({ session, tenant }) =>
+                Effect.succeed<TenantPrincipal>({ _tag: "Tenant", tenant_id: tenant.id, name: tenant.name, session })
             }))
           )
 

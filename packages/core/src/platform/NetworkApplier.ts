@@ -20,6 +20,7 @@ import * as Plan from "../rules/Plan.js"
 import * as Ports from "../rules/Ports.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { ReadModel } from "./ReadModel.js"
 
 export interface ApplyState {
   readonly applied: boolean
@@ -92,6 +93,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const store = yield* Store
         const orchestrator = yield* Orchestrator
         const configs = yield* ProviderConfigs
+        const readModel = yield* ReadModel
         const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
 
         /** The VPC's context, and its own subnets (records) with it: one read of each. */
@@ -117,7 +119,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             return { context, own, config }
           })
 
-        const context = (vpc: VpcRecord) => Effect.map(surroundings(vpc), (s) => s.context)
+        const context = (vpc: VpcRecord) =>
+          readModel.derived(`context:${vpc.id}`, Effect.map(surroundings(vpc), (s) => s.context))
 
         const applyInContext = Effect.fn("NetworkApplier.apply")(function*(vpcId: VpcId) {
           const found = yield* store.vpcs.find(vpcId).pipe(storeUnavailable)

@@ -10,6 +10,7 @@ import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import * as ReadModel from "./ReadModel.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
 import { SecurityRules } from "./SecurityRules.js"
 import { ServiceTunnels } from "./ServiceTunnels.js"
@@ -19,10 +20,15 @@ import { Topologies } from "./Topologies.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
-const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer)
+const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer).pipe(
+  Layer.provideMerge(ReadModel.layer())
+)
 const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
 
-/** The use-cases; they need the ports. */
+/**
+ * The use-cases; they need the ports. They see the Store through the read model, and so does
+ * whoever uses this layer's output (the reconciler, the server's health check).
+ */
 export const layer = Layer.mergeAll(
   Tenants.layer,
   Domains.layer,

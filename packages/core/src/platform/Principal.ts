@@ -2,6 +2,7 @@
 import { Context } from "effect"
 import type { TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
+import type { ReadSession } from "./ReadModel.js"
 
 export interface AdminPrincipal {
   readonly _tag: "Admin"
@@ -12,6 +13,8 @@ export interface TenantPrincipal {
   readonly _tag: "Tenant"
   readonly tenant_id: TenantId
   readonly name: DnsLabel
+  /** Set by authentication: the request's reads are served from the snapshot it proved current. */
+  readonly session?: ReadSession
 }
 
 export type Principal = AdminPrincipal | TenantPrincipal

@@ -38,6 +38,7 @@ import { Idempotency } from "./Idempotency.js"
 import { NetworkApplier, toEngineRule, toSecurityRule } from "./NetworkApplier.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
+import { ReadModel } from "./ReadModel.js"
 import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
@@ -100,6 +101,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
       const idempotency = yield* Idempotency
+      const readModel = yield* ReadModel
 
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
         store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
@@ -270,7 +272,11 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             })
           }
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const verdict = Evaluate.evaluate(rules.map(toEngineRule), context, {
+          const matcher = yield* readModel.derived(
+            `matcher:${vpc.id}`,
+            Effect.sync(() => Evaluate.compile(rules.map(toEngineRule), context))
+          )
+          const verdict = matcher.decide({
             direction: query.direction,
             protocol: query.protocol,
             port: query.port ?? null,
@@ -313,7 +319,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       return SecurityRules.of({
         analysis,
-        list: (caller, vpcId) => Effect.flatMap(vpcs.owned(caller, vpcId), listOf),
+        list: (caller, vpcId) =>
+          Effect.flatMap(vpcs.owned(caller, vpcId), (vpc) => readModel.derived(`rules:${vpc.id}`, listOf(vpc))),
         get: (caller, id) =>
           Effect.gen(function*() {
             const rule = yield* ownedRule(caller, id)

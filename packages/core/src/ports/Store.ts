@@ -5,6 +5,11 @@
  * Uniqueness rules are the store's job (a unique constraint in SQL), so they hold under
  * concurrent requests: `insert` fails with `UniqueViolation` naming the constraint.
  * Deleting a tenant cascades to everything it owns, inside the store.
+ *
+ * Every store keeps a revision per tenant that changes with each committed change to anything
+ * the tenant owns (whoever made it: a request, the reconciler, another process), and one for
+ * the provider configuration; `snapshots` reads them with the state they stand for, so the
+ * read model (`platform/ReadModel.ts`) can serve reads from memory and prove them current.
  */
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
@@ -194,9 +199,52 @@ export interface IdempotencyKeyRepository {
   readonly purge: (liveSince: DateTime.Utc) => Read<number>
 }
 
+/**
+ * A tenant's (or the provider configuration's) revision: opaque, compared only for equality.
+ * Two reads that answer the same revision saw the same state.
+ */
+export type Revision = string
+
+/** Everything a tenant owns, read at one instant, with the revision that instant had. */
+export interface TenantSnapshot {
+  readonly revision: Revision
+  /** Each list oldest first; rules in creation order (`seq`). */
+  readonly vpcs: ReadonlyArray<VpcRecord>
+  readonly subnets: ReadonlyArray<SubnetRecord>
+  readonly securityRules: ReadonlyArray<SecurityRuleRecord>
+  readonly pods: ReadonlyArray<PodRecord>
+  readonly tunnels: ReadonlyArray<TunnelRecord>
+  readonly registryCredentials: ReadonlyArray<RegistryCredentialRecord>
+  readonly domains: ReadonlyArray<DomainRow>
+}
+
+export interface ProviderConfigSnapshot {
+  readonly revision: Revision
+  readonly config: Option.Option<ProviderConfigRecord>
+}
+
+/** The tenant behind a token, with the revisions current when it was read. */
+export interface Authenticated {
+  readonly tenant: TenantRecord
+  readonly revision: Revision
+  readonly providerConfigRevision: Revision
+}
+
+export interface SnapshotRepository {
+  /** `tenants.findByTokenHash` and both revisions, in one read. */
+  readonly authenticate: (tokenHash: string) => Read<Option.Option<Authenticated>>
+  readonly tenant: (id: TenantId) => Read<Option.Option<TenantSnapshot>>
+  readonly providerConfig: Read<ProviderConfigSnapshot>
+}
+
 export interface StoreShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
+  /**
+   * True when this process is the only writer (the memory store, the embedded database whose
+   * data directory it holds): what it has not written has not changed.
+   */
+  readonly soleWriter: boolean
   /**
    * Runs `self` as one transaction: its writes become visible together when it succeeds and
    * not at all when it fails. Nested calls join the outer transaction.
@@ -225,6 +273,7 @@ export interface StoreShape {
   readonly tunnels: TunnelRepository
   readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
+  readonly snapshots: SnapshotRepository
 }
 
 export class Store extends Context.Tag("@tenet/core/Store")<Store, StoreShape>() {}
