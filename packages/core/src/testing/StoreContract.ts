@@ -6,6 +6,7 @@ import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { DateTime, Effect, Option } from "effect"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
+import type { TenantRecord } from "../domain/Tenant.js"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as Fixtures from "./Fixtures.js"
@@ -25,6 +26,88 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       yield* store.tenants.insert(second)
       return [first, second] as const
     })
+
+    const revisionOf = (id: TenantRecord["id"]) =>
+      Effect.flatMap(Store, (store) => Effect.map(store.snapshots.tenant(id), (s) => Option.getOrThrow(s).revision))
+
+    test(
+      "a tenant's revision changes with every committed change to its rows, and with nothing else",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const seen = new Set<string>()
+        /** The revision now; `changed` says whether it must differ from every one seen before. */
+        const expectRevision = (changed: boolean) =>
+          Effect.gen(function*() {
+            const revision = yield* revisionOf(a.id)
+            if (changed) expect(seen.has(revision), `a new revision after a change`).toBe(false)
+            else expect(seen.has(revision), `the same revision without a change`).toBe(true)
+            seen.add(revision)
+          })
+        yield* expectRevision(true)
+        const vpc = Fixtures.vpc(a.id)
+        yield* store.vpcs.insert(vpc)
+        yield* expectRevision(true)
+        yield* store.vpcs.setApplyState(vpc.id, false, "the cluster said no")
+        yield* expectRevision(true)
+        const rule = Fixtures.rule(vpc, 1)
+        yield* store.securityRules.insert(rule)
+        yield* expectRevision(true)
+        yield* store.securityRules.update({ ...rule, priority: 7 })
+        yield* expectRevision(true)
+        yield* store.domains.insert(Fixtures.domain(a.id))
+        yield* expectRevision(true)
+        // Another tenant's change, a read, a rolled-back transaction: the same revision.
+        yield* store.vpcs.insert(Fixtures.vpc(b.id))
+        yield* store.vpcs.listByTenant(a.id)
+        yield* Effect.either(store.transaction(
+          Effect.zipRight(store.vpcs.insert(Fixtures.vpc(a.id)), Effect.fail("rolled back"))
+        ))
+        expect(seen.has(yield* revisionOf(a.id))).toBe(true)
+        yield* store.securityRules.delete(rule.id)
+        yield* expectRevision(true)
+        // Deleting the VPC cascades; the revision says so.
+        yield* store.vpcs.delete(vpc.id)
+        yield* expectRevision(true)
+      })
+    )
+
+    test(
+      "a snapshot holds what the tenant's lists hold, and authentication reads the same revisions",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        yield* store.vpcs.insert(vpc)
+        yield* store.vpcs.insert(Fixtures.vpc(a.id))
+        yield* store.vpcs.insert(Fixtures.vpc(b.id))
+        yield* store.securityRules.insert(Fixtures.rule(vpc, 2))
+        yield* store.securityRules.insert(Fixtures.rule(vpc, 1))
+        const domain = Fixtures.domain(a.id)
+        yield* store.domains.insert(domain)
+        const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
+        expect(snapshot.vpcs).toEqual(yield* store.vpcs.listByTenant(a.id))
+        expect(snapshot.securityRules).toEqual(yield* store.securityRules.listByVpc(vpc.id))
+        expect(snapshot.securityRules.map((r) => r.seq)).toEqual([1, 2])
+        expect(snapshot.subnets).toEqual([])
+        expect(snapshot.domains).toEqual([domain])
+        expect(snapshot.pods).toEqual([])
+        expect(snapshot.tunnels).toEqual([])
+        expect(snapshot.registryCredentials).toEqual([])
+        const authenticated = Option.getOrThrow(yield* store.snapshots.authenticate(a.token_hash))
+        expect(authenticated.tenant).toEqual(a)
+        expect(authenticated.revision).toBe(snapshot.revision)
+        const config = yield* store.snapshots.providerConfig
+        expect(authenticated.providerConfigRevision).toBe(config.revision)
+        expect(config.config).toEqual(Option.none())
+        yield* store.providerConfig.put(Fixtures.providerConfig())
+        const after = yield* store.snapshots.providerConfig
+        expect(after.revision).not.toBe(config.revision)
+        expect(after.config).toEqual(yield* store.providerConfig.get)
+        expect(yield* store.snapshots.authenticate("no such token")).toEqual(Option.none())
+        expect(yield* store.snapshots.tenant(Fixtures.tenant().id)).toEqual(Option.none())
+      })
+    )
 
     test(
       "tenants are found by id, name and token hash, and listed oldest first",
