@@ -38,7 +38,7 @@ export interface LoadRow {
 }
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const PASSWORD = "load-admin-password"
+export const PASSWORD = "load-admin-password"
 
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers
 
@@ -120,7 +120,7 @@ const startTenet = async (store: StoreKind) => {
 }
 
 /** A tenant with 100 VPCs, 100 pods, a VPC of 200 rules, and 100 VPCs to POST rules into. */
-const seed = async (port: number) => {
+export const seed = async (port: number) => {
   const admin = (await must(port, "POST", "/admin/login", {}, { username: "admin", password: PASSWORD })).body
   const adminHeaders = { "x-admin-token": admin.api_token }
   await must(port, "POST", "/tenants", adminHeaders, { name: "load", password: "load-password" })
@@ -166,7 +166,7 @@ const rule = (vpcId: string, i: number) => ({
   remote_cidr: `10.${i % 256}.0.0/16`
 })
 
-interface Endpoint {
+export interface Endpoint {
   readonly name: string
   readonly method: "GET" | "POST"
   readonly path: string
@@ -174,10 +174,23 @@ interface Endpoint {
   readonly body?: (n: number) => string
 }
 
-const endpoints = (seeded: Awaited<ReturnType<typeof seed>>): ReadonlyArray<Endpoint> => [
+export const endpoints = (seeded: Awaited<ReturnType<typeof seed>>): ReadonlyArray<Endpoint> => [
   { name: "GET /security-rules?vpc_id= (200 rules)", method: "GET", path: `/security-rules?vpc_id=${seeded.ruleVpc}` },
   { name: "GET /vpcs (100 VPCs)", method: "GET", path: "/vpcs" },
   { name: "GET /pods (100 pods)", method: "GET", path: "/pods" },
+  {
+    name: "POST /security-rules/evaluate (200 rules)",
+    method: "POST",
+    path: "/security-rules/evaluate",
+    body: (n) =>
+      JSON.stringify({
+        vpc_id: seeded.ruleVpc,
+        direction: n % 2 === 0 ? "ingress" : "egress",
+        protocol: "tcp",
+        port: 1 + (n % 250),
+        remote_ip: `10.${n % 256}.1.2`
+      })
+  },
   {
     name: "POST /security-rules",
     method: "POST",

@@ -1,11 +1,12 @@
 /**
  * Scale on the memory store: one topology of 50 VPCs, 200 subnets and 1,000 pods deployed
  * through the API; then 10,000 tenants with a VPC and 10 rules each, created through the
- * use-cases, with the heap they take and list latency at that size.
+ * use-cases, with the heap they take and list latency at that size; then every one of them
+ * authenticated once, which fills the read model to its capacity, and the heap that takes.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import type { Principal } from "@tenet/core"
-import { Identity, SecurityRule, SecurityRules, Tenant, Tenants, Vpc, Vpcs } from "@tenet/core"
+import { Identity, ReadModel, SecurityRule, SecurityRules, Tenant, Tenants, Vpc, Vpcs } from "@tenet/core"
 import { Effect, ManagedRuntime, Schema } from "effect"
 import { TestServer } from "../src/index.js"
 import { heapMb } from "./Soak.js"
@@ -15,6 +16,7 @@ export interface ScaleReport {
   readonly topologyPods: number
   readonly tenants: number
   readonly heapPerTenantKb: number
+  readonly readModel: { readonly views: number; readonly capacity: number; readonly heapPerViewKb: number }
   readonly lists: ReadonlyArray<{ readonly name: string; readonly p50: number; readonly p99: number }>
 }
 
@@ -91,6 +93,7 @@ export const runScale = async (options: { readonly tenants: number }): Promise<S
         const rules = yield* SecurityRules.SecurityRules
         let lastVpc = ""
         let lastCaller: Principal.TenantPrincipal | undefined
+        const tokens: Array<string> = []
         for (let t = 0; t < options.tenants; t++) {
           const tenant = yield* tenants.create(decodeTenant({ name: `t${t}`, password: "scale-password" }))
           const caller: Principal.TenantPrincipal = { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name }
@@ -119,11 +122,23 @@ export const runScale = async (options: { readonly tenants: number }): Promise<S
           }
           lastVpc = vpc.id
           lastCaller = caller
+          tokens.push(session.api_token)
         }
-        return { vpc: lastVpc, caller: lastCaller! }
+        return { vpc: lastVpc, caller: lastCaller!, tokens }
       }).pipe(Effect.orDie)
     )
     const after = heapMb()
+    const readModel = await runtime.runPromise(
+      Effect.gen(function*() {
+        const identity = yield* Identity.Identity
+        const model = yield* ReadModel.ReadModel
+        const empty = heapMb()
+        yield* Effect.forEach(last.tokens, identity.authenticateTenant, { discard: true })
+        const full = heapMb()
+        const size = yield* model.size
+        return { views: size.tenants, capacity: size.capacity, heapPerViewKb: ((full - empty) * 1024) / size.tenants }
+      }).pipe(Effect.orDie)
+    )
     const lastSession = await runtime.runPromise(
       send("POST", "/tenants/login", {}, { name: last.caller.name, password: "scale-password" })
     )
@@ -145,6 +160,7 @@ export const runScale = async (options: { readonly tenants: number }): Promise<S
       topologyPods,
       tenants: options.tenants,
       heapPerTenantKb: ((after - before) * 1024) / options.tenants,
+      readModel,
       lists
     }
   } finally {
@@ -158,6 +174,9 @@ export const toMarkdown = (report: ScaleReport) =>
     `${report.topologyMs.toFixed(0)} ms.`,
     `- ${report.tenants.toLocaleString("en-US")} tenants, each with a VPC and 10 rules: ` +
     `${report.heapPerTenantKb.toFixed(1)} KB of heap per tenant.`,
+    `- Every one of them authenticated once: the read model holds ${report.readModel.views.toLocaleString("en-US")} ` +
+    `snapshots (its capacity is ${report.readModel.capacity.toLocaleString("en-US")}; the least recently used go), ` +
+    `${report.readModel.heapPerViewKb.toFixed(1)} KB of heap each.`,
     "",
     "| list at that size | p50 (ms) | p99 (ms) |",
     "|---|---:|---:|",

@@ -71,10 +71,12 @@ export interface NetworkApplierShape {
   readonly apply: (vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /**
    * `apply`, answering also the context it applied against (none when the VPC is gone), so
-   * that a caller describing the VPC's rules afterwards does not read it all again.
+   * that a caller describing the VPC's rules afterwards does not read it all again. A caller
+   * that has just written the VPC's rules (and read them, under the VPC's lock) hands them on.
    */
   readonly applyInContext: (
-    vpcId: VpcId
+    vpcId: VpcId,
+    rules?: ReadonlyArray<SecurityRuleRecord>
   ) => Effect.Effect<{ readonly state: ApplyState; readonly context: Engine.VpcContext | null }, ServiceUnavailable>
   /** Applies every VPC whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
@@ -122,12 +124,15 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const context = (vpc: VpcRecord) =>
           readModel.derived(`context:${vpc.id}`, Effect.map(surroundings(vpc), (s) => s.context))
 
-        const applyInContext = Effect.fn("NetworkApplier.apply")(function*(vpcId: VpcId) {
+        const applyInContext = Effect.fn("NetworkApplier.apply")(function*(
+          vpcId: VpcId,
+          given?: ReadonlyArray<SecurityRuleRecord>
+        ) {
           const found = yield* store.vpcs.find(vpcId).pipe(storeUnavailable)
           if (Option.isNone(found)) return { state: { applied: true, apply_error: null }, context: null }
           const vpc = found.value
           const { config, context: vpcContext, own: subnets } = yield* surroundings(vpc)
-          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
           const plan = Plan.compile(rules.map(toEngineRule), vpcContext)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
@@ -163,7 +168,11 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             onLeft: (e) => ({ applied: false, apply_error: e.message }),
             onRight: () => ({ applied: true, apply_error: null })
           })
-          yield* store.vpcs.setApplyState(vpc.id, state.applied, state.apply_error).pipe(storeUnavailable)
+          // Recorded only when it changes: an outcome recorded elsewhere since this request's
+          // snapshot is at worst an apply the reconciler repeats.
+          if (vpc.applied !== state.applied || vpc.apply_error !== state.apply_error) {
+            yield* store.vpcs.setApplyState(vpc.id, state.applied, state.apply_error).pipe(storeUnavailable)
+          }
           if (!state.applied) {
             yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
           }

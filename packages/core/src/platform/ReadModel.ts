@@ -13,10 +13,10 @@
  *
  * `layer` puts the read model in front of the Store: the Store use-cases see answers reads of
  * the caller's own rows from the request's snapshot, and everything else (writes, reads inside
- * a transaction, where a use-case decides under locks, reads after the request wrote, the
- * admin's and the reconciler's calls) goes to the store as before. Values derived from a
- * snapshot (a VPC's context, its compiled matcher) are kept with it (`derived`), so they are
- * built once per revision.
+ * a transaction, where a use-case decides under locks, reads of a kind of row the request has
+ * written, so it reads its own writes, the admin's and the reconciler's calls) goes to the
+ * store as before. Values derived from a snapshot (a VPC's context, its compiled matcher) are
+ * kept with it (`derived`), so they are built once per revision.
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
 import type { TenantId } from "../domain/Ids.js"
@@ -60,12 +60,28 @@ export class TenantView {
   }
 }
 
+/** The kinds of rows a snapshot holds (and the provider configuration), as a request writes them. */
+export type Part = "domains" | "config" | "vpcs" | "subnets" | "rules" | "pods" | "tunnels" | "credentials"
+
+const EVERY_PART: ReadonlyArray<Part> = [
+  "domains",
+  "config",
+  "vpcs",
+  "subnets",
+  "rules",
+  "pods",
+  "tunnels",
+  "credentials"
+]
+/** What deleting a VPC takes with it. */
+const VPC_AND_CONTENTS: ReadonlyArray<Part> = ["vpcs", "subnets", "rules", "pods", "tunnels"]
+
 /**
- * What one request reads through: the view its authentication proved current, until the
- * request writes (from then on it reads the store, which has its own writes).
+ * What one request reads through: the view its authentication proved current. Once the request
+ * writes a kind of row, it reads that kind from the store (its own writes are there).
  */
 export class ReadSession {
-  wrote = false
+  readonly wrote = new Set<Part>()
   constructor(readonly view: TenantView, readonly providerConfigRevision: Revision) {}
 }
 
@@ -194,31 +210,36 @@ export const make = (store: StoreShape, options: Options = {}) => {
       )
     })
 
-  /** The request's view, when it may read from it: a tenant's request, outside a transaction, before it wrote. */
+  /** The request's session, when it may read from its view: a tenant's request, outside a transaction. */
   const current: Effect.Effect<ReadSession | undefined> = Effect.flatMap(
     FiberRef.get(inTransaction),
     (inside) =>
-      inside ? Effect.succeed(undefined) : Effect.map(Effect.serviceOption(CurrentTenant), (caller) => {
-        const session = Option.isSome(caller) ? caller.value.session : undefined
-        return session === undefined || session.wrote ? undefined : session
-      })
+      inside ?
+        Effect.succeed(undefined) :
+        Effect.map(Effect.serviceOption(CurrentTenant), (caller) =>
+          Option.isSome(caller) ? caller.value.session : undefined)
   )
 
   const derived = <A, E, R>(key: string, compute: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(current, (session) => {
-      if (session === undefined) return compute
+      // What is derived reads several kinds of rows: only from a view the request has not written.
+      if (session === undefined || session.wrote.size > 0) return compute
       const memo = session.view.derived
       if (memo.has(key)) return Effect.succeed(memo.get(key) as A)
       return Effect.tap(compute, (value) => Effect.sync(() => memo.set(key, value)))
     })
 
-  /** Answers from the request's view when it has the answer (`pick` not undefined), else from the store. */
+  /**
+   * Answers from the request's view when the request has not written `part` and the view has
+   * the answer (`pick` not undefined), else from the store.
+   */
   const fromView = <A>(
-    pick: (view: TenantView, session: ReadSession) => A | undefined,
+    part: Part,
+    pick: (view: TenantView) => A | undefined,
     fallback: Effect.Effect<A, StoreUnavailable>
   ): Effect.Effect<A, StoreUnavailable> =>
     Effect.flatMap(current, (session) => {
-      const answer = session === undefined ? undefined : pick(session.view, session)
+      const answer = session === undefined || session.wrote.has(part) ? undefined : pick(session.view)
       return answer === undefined ? fallback : Effect.succeed(answer)
     })
 
@@ -227,22 +248,26 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const own = <A>(view: TenantView, tenantId: string, list: ReadonlyArray<A>) =>
     view.tenantId === tenantId ? list : undefined
 
-  /** The request wrote: it reads the store from now on; a sole writer's cached tokens expire once it is done. */
+  /**
+   * A write of `parts`: the request reads them from the store from now on; a sole writer's
+   * cached tokens expire once it is done.
+   */
   const writes = <Args extends ReadonlyArray<unknown>, A, E>(
+    parts: ReadonlyArray<Part>,
     f: (...args: Args) => Effect.Effect<A, E>
   ) =>
   (...args: Args): Effect.Effect<A, E> =>
     Effect.flatMap(Effect.serviceOption(CurrentTenant), (caller) => {
       const session = Option.isSome(caller) ? caller.value.session : undefined
-      if (session !== undefined) session.wrote = true
+      if (session !== undefined) { for (const part of parts) session.wrote.add(part) }
       return Effect.ensuring(f(...args), Effect.sync(() => void generation++))
     })
 
   const providerConfigGet = Effect.flatMap(current, (session) => {
-    if (session !== undefined && config !== undefined && config.revision === session.providerConfigRevision) {
+    if (session === undefined || session.wrote.has("config")) return store.providerConfig.get
+    if (config !== undefined && config.revision === session.providerConfigRevision) {
       return Effect.succeed(config.config)
     }
-    if (session === undefined) return store.providerConfig.get
     return Effect.map(store.snapshots.providerConfig, (loaded) => {
       config = loaded
       return loaded.config
@@ -256,60 +281,63 @@ export const make = (store: StoreShape, options: Options = {}) => {
       Effect.locally(s.transaction(self), inTransaction, true).pipe(
         Effect.ensuring(Effect.sync(() => void generation++))
       ),
-    admins: { ...s.admins, put: writes(s.admins.put) },
+    admins: { ...s.admins, put: writes([], s.admins.put) },
     tenants: {
       ...s.tenants,
-      insert: writes(s.tenants.insert),
-      setToken: writes(s.tenants.setToken),
-      delete: writes(s.tenants.delete)
+      insert: writes(EVERY_PART, s.tenants.insert),
+      setToken: writes(EVERY_PART, s.tenants.setToken),
+      delete: writes(EVERY_PART, s.tenants.delete)
     },
     domains: {
       ...s.domains,
-      insert: writes(s.domains.insert),
-      delete: writes(s.domains.delete),
-      listByTenant: (id) => fromView((v) => own(v, id, v.snapshot.domains), s.domains.listByTenant(id))
+      insert: writes(["domains"], s.domains.insert),
+      delete: writes(["domains"], s.domains.delete),
+      listByTenant: (id) => fromView("domains", (v) => own(v, id, v.snapshot.domains), s.domains.listByTenant(id))
     },
-    providerConfig: { get: providerConfigGet, put: writes(s.providerConfig.put) },
+    providerConfig: { get: providerConfigGet, put: writes(["config"], s.providerConfig.put) },
     serviceTunnels: {
       ...s.serviceTunnels,
-      insert: writes(s.serviceTunnels.insert),
-      update: writes(s.serviceTunnels.update),
-      delete: writes(s.serviceTunnels.delete)
+      insert: writes([], s.serviceTunnels.insert),
+      update: writes([], s.serviceTunnels.update),
+      delete: writes([], s.serviceTunnels.delete)
     },
     vpcs: {
       ...s.vpcs,
-      insert: writes(s.vpcs.insert),
-      lock: writes(s.vpcs.lock),
-      setApplyState: writes(s.vpcs.setApplyState),
-      delete: writes(s.vpcs.delete),
-      find: (id) => fromView((v) => found(v.vpcById.get(id)), s.vpcs.find(id)),
-      listByTenant: (id) => fromView((v) => own(v, id, v.snapshot.vpcs), s.vpcs.listByTenant(id))
+      insert: writes(["vpcs"], s.vpcs.insert),
+      lock: writes([], s.vpcs.lock),
+      setApplyState: writes(["vpcs"], s.vpcs.setApplyState),
+      delete: writes(VPC_AND_CONTENTS, s.vpcs.delete),
+      find: (id) => fromView("vpcs", (v) => found(v.vpcById.get(id)), s.vpcs.find(id)),
+      listByTenant: (id) => fromView("vpcs", (v) => own(v, id, v.snapshot.vpcs), s.vpcs.listByTenant(id))
     },
     subnets: {
       ...s.subnets,
-      insert: writes(s.subnets.insert),
-      find: (id) => fromView((v) => found(v.subnetById.get(id)), s.subnets.find(id)),
-      listByTenant: (id) => fromView((v) => own(v, id, v.snapshot.subnets), s.subnets.listByTenant(id)),
+      insert: writes(["subnets"], s.subnets.insert),
+      find: (id) => fromView("subnets", (v) => found(v.subnetById.get(id)), s.subnets.find(id)),
+      listByTenant: (id) => fromView("subnets", (v) => own(v, id, v.snapshot.subnets), s.subnets.listByTenant(id)),
       listByVpc: (id) =>
         fromView(
+          "subnets",
           (v) => v.vpcById.has(id) ? v.group("subnets.vpc", v.snapshot.subnets, (r) => r.vpc_id, id) : undefined,
           s.subnets.listByVpc(id)
         )
     },
     securityRules: {
       ...s.securityRules,
-      insert: writes(s.securityRules.insert),
-      update: writes(s.securityRules.update),
-      delete: writes(s.securityRules.delete),
-      find: (id) => fromView((v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
+      insert: writes(["rules"], s.securityRules.insert),
+      update: writes(["rules"], s.securityRules.update),
+      delete: writes(["rules"], s.securityRules.delete),
+      find: (id) => fromView("rules", (v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
       listByVpc: (id) =>
         fromView(
+          "rules",
           (v) => v.vpcById.has(id) ? v.group("rules.vpc", v.snapshot.securityRules, (r) => r.vpc_id, id) : undefined,
           s.securityRules.listByVpc(id)
         ),
       // A rule's remote VPC is one of its own tenant's, so the tenant's rules are all there are.
       listByRemoteVpc: (id) =>
         fromView(
+          "rules",
           (v) =>
             v.vpcById.has(id)
               ? v.group("rules.remote", v.snapshot.securityRules, (r) => r.vpc_id === id ? null : r.remote_vpc_id, id)
@@ -319,38 +347,45 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     pods: {
       ...s.pods,
-      insert: writes(s.pods.insert),
-      update: writes(s.pods.update),
-      delete: writes(s.pods.delete),
-      find: (id) => fromView((v) => found(v.podById.get(id)), s.pods.find(id)),
-      listByTenant: (id) => fromView((v) => own(v, id, v.snapshot.pods), s.pods.listByTenant(id)),
+      insert: writes(["pods"], s.pods.insert),
+      update: writes(["pods"], s.pods.update),
+      delete: writes(["pods", "tunnels"], s.pods.delete),
+      find: (id) => fromView("pods", (v) => found(v.podById.get(id)), s.pods.find(id)),
+      listByTenant: (id) => fromView("pods", (v) => own(v, id, v.snapshot.pods), s.pods.listByTenant(id)),
       listByVpc: (id) =>
         fromView(
+          "pods",
           (v) => v.vpcById.has(id) ? v.group("pods.vpc", v.snapshot.pods, (r) => r.vpc_id, id) : undefined,
           s.pods.listByVpc(id)
         )
     },
     tunnels: {
       ...s.tunnels,
-      insert: writes(s.tunnels.insert),
-      update: writes(s.tunnels.update),
-      delete: writes(s.tunnels.delete),
-      find: (id) => fromView((v) => found(v.tunnelById.get(id)), s.tunnels.find(id)),
-      listByTenant: (id) => fromView((v) => own(v, id, v.snapshot.tunnels), s.tunnels.listByTenant(id)),
+      insert: writes(["tunnels"], s.tunnels.insert),
+      update: writes(["tunnels"], s.tunnels.update),
+      delete: writes(["tunnels"], s.tunnels.delete),
+      find: (id) => fromView("tunnels", (v) => found(v.tunnelById.get(id)), s.tunnels.find(id)),
+      listByTenant: (id) => fromView("tunnels", (v) => own(v, id, v.snapshot.tunnels), s.tunnels.listByTenant(id)),
       listByPod: (id) =>
         fromView(
+          "tunnels",
           (v) => v.podById.has(id) ? v.group("tunnels.pod", v.snapshot.tunnels, (r) => r.pod_id, id) : undefined,
           s.tunnels.listByPod(id)
         )
     },
     registryCredentials: {
       ...s.registryCredentials,
-      insert: writes(s.registryCredentials.insert),
-      delete: writes(s.registryCredentials.delete),
+      insert: writes(["credentials"], s.registryCredentials.insert),
+      delete: writes(["credentials"], s.registryCredentials.delete),
       listByTenant: (id) =>
-        fromView((v) => own(v, id, v.snapshot.registryCredentials), s.registryCredentials.listByTenant(id)),
+        fromView(
+          "credentials",
+          (v) => own(v, id, v.snapshot.registryCredentials),
+          s.registryCredentials.listByTenant(id)
+        ),
       find: (tenantId, name) =>
         fromView(
+          "credentials",
           (v) =>
             v.tenantId === tenantId
               ? Option.fromNullable(v.snapshot.registryCredentials.find((c) => c.name === name))
@@ -360,8 +395,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     idempotencyKeys: {
       ...s.idempotencyKeys,
-      claim: writes(s.idempotencyKeys.claim),
-      purge: writes(s.idempotencyKeys.purge)
+      claim: writes([], s.idempotencyKeys.claim),
+      purge: writes([], s.idempotencyKeys.purge)
     }
   }
 

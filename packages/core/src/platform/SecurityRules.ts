@@ -131,10 +131,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           }, TRUSTED)
         })
 
-      /** Applies the VPC and reports the rule as it now stands, in the context the apply read. */
-      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null) =>
+      /**
+       * Applies the VPC (with its rules as the caller wrote them, when given) and reports the
+       * rule as it now stands, in the context the apply read.
+       */
+      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null, rules?: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
-          const { context, state } = yield* applier.applyInContext(vpc.id)
+          const { context, state } = yield* applier.applyInContext(vpc.id, rules)
           const described = rule === null ? null : view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state })
         })
@@ -153,7 +156,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           onLeft: (e) => Effect.fail(invalid(e)),
           onRight: () => Effect.void
         })
-        const rule = yield* store.transaction(Effect.gen(function*() {
+        const { record: rule, rules } = yield* store.transaction(Effect.gen(function*() {
           yield* store.vpcs.lock(vpc.id)
           const existing = yield* store.securityRules.listByVpc(vpc.id)
           if (existing.length >= MAX_RULES_PER_VPC) {
@@ -171,9 +174,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           }
           yield* store.securityRules.insert(record)
           yield* idempotency.record(caller.tenant_id, record.id)
-          return record
+          return { record, rules: [...existing, record] }
         })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
-        return yield* mutation(vpc, rule)
+        return yield* mutation(vpc, rule, rules)
       })
 
       const update = Effect.fn("SecurityRules.update")(
