@@ -412,7 +412,8 @@ export const make = Effect.gen(function*() {
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
     listUnapplied: read((s) => ordered(s, Table.lookup(s.vpcs, "unapplied", ""))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
-    lock: (id) => transaction(read((s) => Table.has(s.vpcs, id))),
+    lock: (id) =>
+      transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id)))),
     setApplyState: (id, applied, applyError) =>
       write((s) =>
         Effect.succeed(Option.match(Table.get(s.vpcs, id), {
@@ -569,7 +570,14 @@ export const make = Effect.gen(function*() {
           })
           : Option.none()
       ),
-    providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
+    providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig })),
+    // Writers are serialized: the committed state is the one before this transaction, and the
+    // draft is what it will commit.
+    step: (id) =>
+      transaction(
+        Effect.flatMap(Ref.get(committed), (before) =>
+          read((after) => ({ before: revisions.tenant(before, id), after: revisions.tenant(after, id) })))
+      )
   }
 
   const store = Store.Store.of({

@@ -212,7 +212,9 @@ const owned = ["domains", "vpcs", "subnets", "security_rules", "pods", "tunnels"
  * Revisions for the read model: a tenant's changes with every committed change to a row it
  * owns, the provider configuration's with every put. The bump is a deferred trigger, so it
  * takes the tenant's row lock only while committing, after every other lock the transaction
- * takes: no lock order to get wrong, and the reconciler's and cascades' writes count too.
+ * takes: no lock order to get wrong, and the reconciler's and cascades' writes count too. A
+ * transaction that took its step itself (`snapshots.step`, last, so also after its other locks)
+ * is not bumped again.
  */
 const revisions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.unsafe(`
@@ -222,9 +224,12 @@ const revisions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX domains_tenant_id ON domains (tenant_id);
 
     CREATE FUNCTION tenet_bump_tenant_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      tenant uuid := CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END;
     BEGIN
-      UPDATE tenants SET revision = revision + 1
-      WHERE id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END);
+      IF coalesce(current_setting('tenet.revision_stepped', true), '') <> tenant::text THEN
+        UPDATE tenants SET revision = revision + 1 WHERE id = tenant;
+      END IF;
       RETURN NULL;
     END
     $$;

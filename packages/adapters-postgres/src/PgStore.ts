@@ -366,7 +366,14 @@ export const make = (options: Options = {}) =>
         (tenantId: Ids.TenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
       listUnapplied: all(VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(undefined),
-      lock: (id) => affected(sql`SELECT id FROM vpcs WHERE id = ${id} FOR UPDATE`),
+      lock: (id) =>
+        unavailable(Effect.map(
+          sql<{ revision: string }>`
+          SELECT t.revision::text AS revision FROM vpcs v JOIN tenants t ON t.id = v.tenant_id
+          WHERE v.id = ${id} FOR UPDATE OF v
+        `,
+          (rows) => Option.fromNullable(rows[0]?.revision)
+        )),
       setApplyState: (id, applied, applyError) =>
         affected(sql`UPDATE vpcs SET applied = ${applied}, apply_error = ${applyError} WHERE id = ${id} RETURNING id`),
       delete: (id) => affected(sql`DELETE FROM vpcs WHERE id = ${id} RETURNING id`)
@@ -546,6 +553,16 @@ export const make = (options: Options = {}) =>
             domains: r.domains
           }))
         ),
+      // The setting tells the revision triggers that this transaction's step is taken.
+      step: (id) =>
+        unavailable(Effect.map(
+          sql<{ before: string; after: string }>`
+          UPDATE tenants SET revision = revision + 1 WHERE id = ${id}
+          RETURNING (revision - 1)::text AS before, revision::text AS after,
+            set_config('tenet.revision_stepped', id::text, true) AS stepped
+        `,
+          (rows) => ({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
+        )),
       providerConfig: Effect.map(
         one(ProviderConfigSnapshotRow, () =>
           sql`

@@ -97,8 +97,10 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
             Effect.map((rules) => rules[0]!.id as string)
           )
 
-        // The cluster answers slowly, so the server is still applying after it has committed.
+        // The cluster answers slowly, and then with a failure the server must record: it is
+        // still applying after it has committed, and has one more write to make.
         yield* cluster.setLatency("1 second")
+        yield* cluster.failApplies("the cluster is failing")
 
         // By hand: 503, then the same request with the same key.
         const key = crypto.randomUUID()
@@ -110,7 +112,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
         const lost = yield* Fiber.join(first)
         expect(lost.status).toBe(503)
         yield* restore
-        yield* cluster.setLatency("0 millis")
+        yield* cluster.heal
         const again = yield* call(
           base,
           "POST",
@@ -130,6 +132,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
           retries: 8
         }).pipe(Effect.provide(FetchHttpClient.layer))
         yield* cluster.setLatency("1 second")
+        yield* cluster.failApplies("the cluster is failing")
         const created = yield* Effect.fork(
           client.securityRules.create({ payload: rule("by-client") as never }).pipe(
             Effect.provide(FetchHttpClient.layer)
@@ -140,7 +143,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
         // The answer is lost about 2 seconds after the commit (two slow cluster calls); the
         // connections come back 1.5 seconds later, while the client is retrying.
         yield* Effect.sleep("3500 millis")
-        yield* cluster.setLatency("0 millis")
+        yield* cluster.heal
         yield* restore
         const result = yield* Fiber.join(created)
         expect(result.rule?.id).toBe(madeByClient)

@@ -82,8 +82,97 @@ const VPC_AND_CONTENTS: ReadonlyArray<Part> = ["vpcs", "subnets", "rules", "pods
  */
 export class ReadSession {
   readonly wrote = new Set<Part>()
-  constructor(readonly view: TenantView, readonly providerConfigRevision: Revision) {}
+  constructor(public view: TenantView, readonly providerConfigRevision: Revision) {}
+  /** The request's own transaction committed onto its view: it reads the result from memory. */
+  advance(view: TenantView) {
+    this.view = view
+    this.wrote.clear()
+  }
 }
+
+/** A change a transaction made, as it applies to a snapshot (cascades as the store's). */
+export type Change =
+  | { readonly _tag: "Put"; readonly part: Exclude<Part, "config">; readonly record: object }
+  | { readonly _tag: "Remove"; readonly part: Exclude<Part, "config">; readonly key: string }
+  | {
+    readonly _tag: "ApplyState"
+    readonly id: string
+    readonly applied: boolean
+    readonly apply_error: string | null
+  }
+
+const LISTS = {
+  domains: "domains",
+  vpcs: "vpcs",
+  subnets: "subnets",
+  rules: "securityRules",
+  pods: "pods",
+  tunnels: "tunnels",
+  credentials: "registryCredentials"
+} as const satisfies Record<Exclude<Part, "config">, keyof TenantSnapshot>
+
+/** A registry credential is named within its tenant; everything else has an id. */
+const keyOf = (record: object): string => (record as { id?: string }).id ?? (record as { name: string }).name
+
+/** `snapshot` with `changes` made, in order, at `revision`: what the store holds after them. */
+export const applyChanges = (
+  snapshot: TenantSnapshot,
+  changes: ReadonlyArray<Change>,
+  revision: Revision
+): TenantSnapshot => {
+  const lists: Record<string, Array<object>> = {}
+  for (const name of Object.values(LISTS)) lists[name] = [...(snapshot[name] as ReadonlyArray<object>)]
+  const without = (name: string, drop: (record: any) => boolean) => { // eslint-disable-line @typescript-eslint/no-explicit-any -- a row of any list
+    lists[name] = lists[name]!.filter((r) => !drop(r))
+  }
+  for (const change of changes) {
+    switch (change._tag) {
+      case "Put": {
+        const list = lists[LISTS[change.part]]!
+        const at = list.findIndex((r) => keyOf(r) === keyOf(change.record))
+        if (at === -1) list.push(change.record)
+        else list[at] = change.record
+        break
+      }
+      case "Remove": {
+        const key = change.key
+        without(LISTS[change.part], (r) => keyOf(r) === key)
+        if (change.part === "vpcs") {
+          for (const name of ["subnets", "securityRules", "pods", "tunnels"]) without(name, (r) => r.vpc_id === key)
+        }
+        if (change.part === "pods") without("tunnels", (r) => r.pod_id === key)
+        break
+      }
+      case "ApplyState": {
+        const list = lists.vpcs!
+        const at = list.findIndex((r) => keyOf(r) === change.id)
+        if (at !== -1) list[at] = { ...list[at], applied: change.applied, apply_error: change.apply_error }
+        break
+      }
+    }
+  }
+  return { ...(lists as unknown as Omit<TenantSnapshot, "revision">), revision }
+}
+
+/**
+ * A tenant's request's transaction: what it wrote, whether the lock it took proved its view
+ * current (so it may read from it), and the changes to apply to the view once it commits.
+ */
+interface Draft {
+  readonly session: ReadSession
+  current: boolean
+  readonly wrote: Set<Part>
+  readonly changes: Array<Change>
+  /** A change that cannot be applied to a snapshot (the tenant itself): reload instead. */
+  opaque: boolean
+  /** Whether it read from the view: its commit must then prove the view was still current. */
+  readView: boolean
+}
+
+const currentDraft = FiberRef.unsafeMake<Draft | undefined>(undefined)
+
+/** What an optimistic transaction read was changed by a commit of someone else's: run it again. */
+class Stale {}
 
 export interface Options {
   /** How many tenants' snapshots are kept (least recently used go first). */
@@ -210,15 +299,34 @@ export const make = (store: StoreShape, options: Options = {}) => {
       )
     })
 
+  const sessionOf: Effect.Effect<ReadSession | undefined> = Effect.map(
+    Effect.serviceOption(CurrentTenant),
+    (caller) => Option.isSome(caller) ? caller.value.session : undefined
+  )
+
   /** The request's session, when it may read from its view: a tenant's request, outside a transaction. */
   const current: Effect.Effect<ReadSession | undefined> = Effect.flatMap(
     FiberRef.get(inTransaction),
-    (inside) =>
-      inside ?
-        Effect.succeed(undefined) :
-        Effect.map(Effect.serviceOption(CurrentTenant), (caller) =>
-          Option.isSome(caller) ? caller.value.session : undefined)
+    (inside) => inside ? Effect.succeed(undefined) : sessionOf
   )
+
+  /** The view a read of `part` may be answered from, here and now; undefined for the store. */
+  const readable = (part: Part): Effect.Effect<TenantView | undefined> =>
+    Effect.flatMap(FiberRef.get(inTransaction), (inside) => {
+      if (!inside) {
+        return Effect.map(
+          sessionOf,
+          (session) => session === undefined || session.wrote.has(part) ? undefined : session.view
+        )
+      }
+      return Effect.map(FiberRef.get(currentDraft), (draft) => {
+        if (draft === undefined || !draft.current || draft.wrote.has(part) || draft.session.wrote.has(part)) {
+          return undefined
+        }
+        draft.readView = true
+        return draft.session.view
+      })
+    })
 
   const derived = <A, E, R>(key: string, compute: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(current, (session) => {
@@ -238,8 +346,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
     pick: (view: TenantView) => A | undefined,
     fallback: Effect.Effect<A, StoreUnavailable>
   ): Effect.Effect<A, StoreUnavailable> =>
-    Effect.flatMap(current, (session) => {
-      const answer = session === undefined || session.wrote.has(part) ? undefined : pick(session.view)
+    Effect.flatMap(readable(part), (view) => {
+      const answer = view === undefined ? undefined : pick(view)
       return answer === undefined ? fallback : Effect.succeed(answer)
     })
 
@@ -249,19 +357,90 @@ export const make = (store: StoreShape, options: Options = {}) => {
     view.tenantId === tenantId ? list : undefined
 
   /**
-   * A write of `parts`: the request reads them from the store from now on; a sole writer's
-   * cached tokens expire once it is done.
+   * A write of `parts`: the request reads them from the store from now on (in its transaction,
+   * `change` records it for the view; none, where it cannot be applied to one); a sole
+   * writer's cached tokens expire once it is done.
    */
   const writes = <Args extends ReadonlyArray<unknown>, A, E>(
     parts: ReadonlyArray<Part>,
-    f: (...args: Args) => Effect.Effect<A, E>
+    f: (...args: Args) => Effect.Effect<A, E>,
+    change?: (...args: Args) => Change
   ) =>
   (...args: Args): Effect.Effect<A, E> =>
-    Effect.flatMap(Effect.serviceOption(CurrentTenant), (caller) => {
-      const session = Option.isSome(caller) ? caller.value.session : undefined
+    Effect.flatMap(Effect.all([sessionOf, FiberRef.get(currentDraft)]), ([session, draft]) => {
       if (session !== undefined) { for (const part of parts) session.wrote.add(part) }
-      return Effect.ensuring(f(...args), Effect.sync(() => void generation++))
+      if (draft !== undefined) { for (const part of parts) draft.wrote.add(part) }
+      const recorded = draft === undefined || parts.length === 0 ?
+        f(...args) :
+        Effect.tap(f(...args), () =>
+          Effect.sync(() => {
+            if (change === undefined) draft.opaque = true
+            else draft.changes.push(change(...args))
+          }))
+      return Effect.ensuring(recorded, Effect.sync(() => void generation++))
     })
+
+  const put = (part: Exclude<Part, "config">) => (record: object): Change => ({
+    _tag: "Put",
+    part,
+    record
+  })
+  const remove = (part: Exclude<Part, "config">) => (key: string): Change => ({ _tag: "Remove", part, key })
+
+  /**
+   * A tenant's request's transaction, run optimistically on its view: it reads from the view
+   * (as the store stood when the request began) and, having changed anything, takes the
+   * tenant's revision step last. The step answers the revision before it: when that is still
+   * the view's, nothing was committed since, so what it read was what the store held, and the
+   * view with its changes made is the tenant at the step's revision, kept for the request and
+   * the next ones. When it is not, the transaction is rolled back and run again reading the
+   * store, as without a view.
+   */
+  const transaction = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
+    Effect.flatMap(
+      Effect.all([FiberRef.get(currentDraft), FiberRef.get(inTransaction), sessionOf]),
+      ([outer, inside, session]) => {
+        const plain = Effect.locally(s.transaction(self), inTransaction, true)
+        if (outer !== undefined || inside || session === undefined) return plain
+        const attempt = (optimistic: boolean) => {
+          const clean = session.wrote.size === 0
+          const view = session.view
+          const draft: Draft = {
+            session,
+            current: optimistic && clean,
+            wrote: new Set(),
+            changes: [],
+            opaque: false,
+            readView: false
+          }
+          let step: { readonly before: Revision; readonly after: Revision } | undefined
+          const body = Effect.flatMap(self, (result) =>
+            draft.changes.length === 0 && !draft.opaque || !clean
+              ? Effect.succeed(result)
+              : Effect.flatMap(s.snapshots.step(view.tenantId), (taken): Effect.Effect<A, E | Stale> => {
+                step = taken
+                return draft.readView && taken.before !== view.snapshot.revision
+                  ? Effect.fail(new Stale())
+                  : Effect.succeed(result)
+              }))
+          return s.transaction(body).pipe(
+            Effect.locally(currentDraft, draft),
+            Effect.locally(inTransaction, true),
+            Effect.tap(() =>
+              Effect.sync(() => {
+                if (step === undefined || draft.opaque || step.before !== view.snapshot.revision) return
+                const next = new TenantView(view.tenantId, applyChanges(view.snapshot, draft.changes, step.after))
+                views.set(next.tenantId, next)
+                session.advance(next)
+              })
+            )
+          )
+        }
+        return attempt(true).pipe(
+          Effect.catchIf((e): e is Stale => e instanceof Stale, () => attempt(false))
+        ) as Effect.Effect<A, E | StoreUnavailable, R>
+      }
+    )
 
   const providerConfigGet = Effect.flatMap(current, (session) => {
     if (session === undefined || session.wrote.has("config")) return store.providerConfig.get
@@ -277,10 +456,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const s = store
   const cached: StoreShape = {
     ...s,
-    transaction: (self) =>
-      Effect.locally(s.transaction(self), inTransaction, true).pipe(
-        Effect.ensuring(Effect.sync(() => void generation++))
-      ),
+    transaction: (self) => Effect.ensuring(transaction(self), Effect.sync(() => void generation++)),
     admins: { ...s.admins, put: writes([], s.admins.put) },
     tenants: {
       ...s.tenants,
@@ -290,8 +466,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     domains: {
       ...s.domains,
-      insert: writes(["domains"], s.domains.insert),
-      delete: writes(["domains"], s.domains.delete),
+      insert: writes(["domains"], s.domains.insert, put("domains")),
+      delete: writes(["domains"], s.domains.delete, remove("domains")),
       listByTenant: (id) => fromView("domains", (v) => own(v, id, v.snapshot.domains), s.domains.listByTenant(id))
     },
     providerConfig: { get: providerConfigGet, put: writes(["config"], s.providerConfig.put) },
@@ -303,16 +479,33 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     vpcs: {
       ...s.vpcs,
-      insert: writes(["vpcs"], s.vpcs.insert),
-      lock: writes([], s.vpcs.lock),
-      setApplyState: writes(["vpcs"], s.vpcs.setApplyState),
-      delete: writes(VPC_AND_CONTENTS, s.vpcs.delete),
+      insert: writes(["vpcs"], s.vpcs.insert, put("vpcs")),
+      // A lock showing a revision other than the view's means a commit came since: read the store.
+      lock: (id) =>
+        Effect.tap(
+          s.vpcs.lock(id),
+          (revision) =>
+            Effect.flatMap(FiberRef.get(currentDraft), (draft) =>
+              Effect.sync(() => {
+                if (
+                  draft !== undefined && Option.isSome(revision) &&
+                  revision.value !== draft.session.view.snapshot.revision
+                ) draft.current = false
+              }))
+        ),
+      setApplyState: writes(["vpcs"], s.vpcs.setApplyState, (id, applied, apply_error) => ({
+        _tag: "ApplyState",
+        id,
+        applied,
+        apply_error
+      })),
+      delete: writes(VPC_AND_CONTENTS, s.vpcs.delete, remove("vpcs")),
       find: (id) => fromView("vpcs", (v) => found(v.vpcById.get(id)), s.vpcs.find(id)),
       listByTenant: (id) => fromView("vpcs", (v) => own(v, id, v.snapshot.vpcs), s.vpcs.listByTenant(id))
     },
     subnets: {
       ...s.subnets,
-      insert: writes(["subnets"], s.subnets.insert),
+      insert: writes(["subnets"], s.subnets.insert, put("subnets")),
       find: (id) => fromView("subnets", (v) => found(v.subnetById.get(id)), s.subnets.find(id)),
       listByTenant: (id) => fromView("subnets", (v) => own(v, id, v.snapshot.subnets), s.subnets.listByTenant(id)),
       listByVpc: (id) =>
@@ -324,9 +517,9 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     securityRules: {
       ...s.securityRules,
-      insert: writes(["rules"], s.securityRules.insert),
-      update: writes(["rules"], s.securityRules.update),
-      delete: writes(["rules"], s.securityRules.delete),
+      insert: writes(["rules"], s.securityRules.insert, put("rules")),
+      update: writes(["rules"], s.securityRules.update, put("rules")),
+      delete: writes(["rules"], s.securityRules.delete, remove("rules")),
       find: (id) => fromView("rules", (v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
       listByVpc: (id) =>
         fromView(
@@ -347,9 +540,9 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     pods: {
       ...s.pods,
-      insert: writes(["pods"], s.pods.insert),
-      update: writes(["pods"], s.pods.update),
-      delete: writes(["pods", "tunnels"], s.pods.delete),
+      insert: writes(["pods"], s.pods.insert, put("pods")),
+      update: writes(["pods"], s.pods.update, put("pods")),
+      delete: writes(["pods", "tunnels"], s.pods.delete, remove("pods")),
       find: (id) => fromView("pods", (v) => found(v.podById.get(id)), s.pods.find(id)),
       listByTenant: (id) => fromView("pods", (v) => own(v, id, v.snapshot.pods), s.pods.listByTenant(id)),
       listByVpc: (id) =>
@@ -361,9 +554,9 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     tunnels: {
       ...s.tunnels,
-      insert: writes(["tunnels"], s.tunnels.insert),
-      update: writes(["tunnels"], s.tunnels.update),
-      delete: writes(["tunnels"], s.tunnels.delete),
+      insert: writes(["tunnels"], s.tunnels.insert, put("tunnels")),
+      update: writes(["tunnels"], s.tunnels.update, put("tunnels")),
+      delete: writes(["tunnels"], s.tunnels.delete, remove("tunnels")),
       find: (id) => fromView("tunnels", (v) => found(v.tunnelById.get(id)), s.tunnels.find(id)),
       listByTenant: (id) => fromView("tunnels", (v) => own(v, id, v.snapshot.tunnels), s.tunnels.listByTenant(id)),
       listByPod: (id) =>
@@ -375,8 +568,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     registryCredentials: {
       ...s.registryCredentials,
-      insert: writes(["credentials"], s.registryCredentials.insert),
-      delete: writes(["credentials"], s.registryCredentials.delete),
+      insert: writes(["credentials"], s.registryCredentials.insert, put("credentials")),
+      delete: writes(["credentials"], s.registryCredentials.delete, (_tenant, name) => remove("credentials")(name)),
       listByTenant: (id) =>
         fromView(
           "credentials",

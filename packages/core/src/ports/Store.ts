@@ -117,9 +117,11 @@ export interface VpcRepository {
   readonly listUnapplied: Read<ReadonlyArray<VpcRecord>>
   /**
    * Inside a transaction, holds the VPC against concurrent writers until it ends (a row
-   * lock in SQL), so per-VPC limits and orders hold under concurrency. False when absent.
+   * lock in SQL), so per-VPC limits and orders hold under concurrency. Answers its tenant's
+   * revision as the lock was taken (none when the VPC is absent): when that is the revision a
+   * snapshot was read at, the snapshot is what the transaction would read.
    */
-  readonly lock: (id: VpcId) => Read<boolean>
+  readonly lock: (id: VpcId) => Read<Option.Option<Revision>>
   readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
   /** Deletes the VPC with its subnets, rules, pods and their tunnels; false when absent. */
   readonly delete: (id: VpcId) => Read<boolean>
@@ -235,6 +237,14 @@ export interface SnapshotRepository {
   readonly authenticate: (tokenHash: string) => Read<Option.Option<Authenticated>>
   readonly tenant: (id: TenantId) => Read<Option.Option<TenantSnapshot>>
   readonly providerConfig: Read<ProviderConfigSnapshot>
+  /**
+   * Last in a transaction that changed the tenant's rows: makes all of its changes one
+   * revision step, holds the tenant's revision until the transaction ends (no one else's
+   * change to the tenant commits in between), and answers the revision before the step and
+   * the one the commit will make. A writer whose snapshot is at `before` can thus apply its
+   * own changes to it and know the result is the tenant at `after`.
+   */
+  readonly step: (id: TenantId) => Read<{ readonly before: Revision; readonly after: Revision }>
 }
 
 export interface StoreShape {

@@ -4,9 +4,10 @@
  */
 import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, FastCheck, Option } from "effect"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import * as ReadModel from "../platform/ReadModel.js"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as Fixtures from "./Fixtures.js"
@@ -69,6 +70,109 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // Deleting the VPC cascades; the revision says so.
         yield* store.vpcs.delete(vpc.id)
         yield* expectRevision(true)
+      })
+    )
+
+    test(
+      "a VPC's lock answers its tenant's revision; a transaction's step answers the revisions around its commit",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        yield* store.vpcs.insert(vpc)
+        const before = yield* revisionOf(a.id)
+        const { locked, step } = yield* store.transaction(Effect.gen(function*() {
+          const locked = yield* store.vpcs.lock(vpc.id)
+          yield* store.securityRules.insert(Fixtures.rule(vpc, 1))
+          yield* store.securityRules.insert(Fixtures.rule(vpc, 2))
+          const step = yield* store.snapshots.step(a.id)
+          return { locked, step }
+        }))
+        expect(locked).toEqual(Option.some(before))
+        expect(step.before).toBe(before)
+        const after = yield* revisionOf(a.id)
+        expect(step.after).toBe(after)
+        expect(after).not.toBe(before)
+        expect(yield* store.transaction(store.vpcs.lock(Fixtures.vpc(a.id).id))).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "a snapshot with a writer's changes made (ReadModel.applyChanges) is the snapshot the store then holds",
+      Effect.gen(function*() {
+        const store = yield* Store
+        // Random sequences of writes (fast-check's sample): each step picks a write by number.
+        const runs = FastCheck.sample(FastCheck.array(FastCheck.nat(99), { minLength: 1, maxLength: 25 }), 12)
+        for (const picks of runs) {
+          const tenant = Fixtures.tenant()
+          yield* store.tenants.insert(tenant)
+          yield* store.vpcs.insert(Fixtures.vpc(tenant.id))
+          const before = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
+          const changes: Array<ReadModel.Change> = []
+          let seq = 0
+          for (const pick of picks) {
+            const now = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
+            const vpc = now.vpcs[pick % Math.max(1, now.vpcs.length)]
+            const rule = now.securityRules[pick % Math.max(1, now.securityRules.length)]
+            const domain = now.domains[pick % Math.max(1, now.domains.length)]
+            switch (pick % 8) {
+              case 0: {
+                const record = Fixtures.vpc(tenant.id)
+                yield* store.vpcs.insert(record)
+                changes.push({ _tag: "Put", part: "vpcs", record })
+                break
+              }
+              case 1:
+                if (vpc === undefined) break
+                yield* store.vpcs.setApplyState(vpc.id, !vpc.applied, vpc.applied ? "failed" : null)
+                changes.push({
+                  _tag: "ApplyState",
+                  id: vpc.id,
+                  applied: !vpc.applied,
+                  apply_error: vpc.applied ? "failed" : null
+                })
+                break
+              case 2:
+                if (vpc === undefined || now.vpcs.length < 2) break
+                yield* store.vpcs.delete(vpc.id)
+                changes.push({ _tag: "Remove", part: "vpcs", key: vpc.id })
+                break
+              case 3:
+              case 4: {
+                if (vpc === undefined) break
+                const record = Fixtures.rule(vpc, ++seq + 1000)
+                yield* store.securityRules.insert(record)
+                changes.push({ _tag: "Put", part: "rules", record })
+                break
+              }
+              case 5: {
+                if (rule === undefined) break
+                const record = { ...rule, priority: 1 + pick }
+                yield* store.securityRules.update(record)
+                changes.push({ _tag: "Put", part: "rules", record })
+                break
+              }
+              case 6:
+                if (rule === undefined) break
+                yield* store.securityRules.delete(rule.id)
+                changes.push({ _tag: "Remove", part: "rules", key: rule.id })
+                break
+              case 7: {
+                if (domain !== undefined && pick % 2 === 0) {
+                  yield* store.domains.delete(domain.id)
+                  changes.push({ _tag: "Remove", part: "domains", key: domain.id })
+                } else {
+                  const record = Fixtures.domain(tenant.id)
+                  yield* store.domains.insert(record)
+                  changes.push({ _tag: "Put", part: "domains", record })
+                }
+                break
+              }
+            }
+          }
+          const after = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
+          expect(ReadModel.applyChanges(before, changes, after.revision), JSON.stringify(picks)).toEqual(after)
+        }
       })
     )
 
