@@ -7,7 +7,7 @@
  * TENET_LOAD_SECONDS (default 5 per run), TENET_SCALE_TENANTS (default 10,000) and
  * TENET_SOAK_SECONDS (default 60) shorten or lengthen the parts. With TENET_BENCH_DATABASE_URL
  * (or TENET_TEST_DATABASE_URL) naming a PostgreSQL server, the load and the cold start run on
- * it too.
+ * it too, and the statements each benchmarked endpoint makes there are counted.
  */
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url"
 import * as Load from "./Load.js"
 import * as Scale from "./Scale.js"
 import { runSoak, toMarkdown } from "./Soak.js"
+import * as Statements from "./Statements.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -93,6 +94,11 @@ const micro = microBenchmarks()
 const load = await Load.runLoad({ connections: [8, 64], seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) })
 const loadText = Load.toMarkdown(load)
 console.log(`\n${loadText}\n`)
+const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
+const statementsText = databaseServer === undefined
+  ? "No PostgreSQL server was named (TENET_BENCH_DATABASE_URL): not counted."
+  : Statements.toMarkdown(await Statements.runStatements(databaseServer))
+console.log(`\n${statementsText}\n`)
 const scale = await Scale.runScale({ tenants: Number(process.env.TENET_SCALE_TENANTS ?? 10_000) })
 const scaleText = Scale.toMarkdown(scale)
 console.log(`\n${scaleText}\n`)
@@ -135,6 +141,13 @@ writeFileSync(
     "law): a p99 under 20 ms at 64 connections needs more than 3,200 req/s.",
     "",
     loadText,
+    "",
+    "## Statements per request on PostgreSQL",
+    "",
+    "Counted by the server itself (`bench/Statements.ts`: `@effect/sql`'s spans; a transaction is",
+    "two, BEGIN and COMMIT), for the load's endpoints on the load's seed, after one warm-up call.",
+    "",
+    statementsText,
     "",
     "## Scale (memory store)",
     "",
