@@ -32,20 +32,35 @@ import { CurrentTenant } from "./Principal.js"
 
 /** A tenant's snapshot, indexed for the reads use-cases make, with what was derived from it. */
 export class TenantView {
-  readonly vpcById: ReadonlyMap<string, VpcRecord>
-  readonly subnetById: ReadonlyMap<string, SubnetRecord>
-  readonly ruleById: ReadonlyMap<string, SecurityRuleRecord>
-  readonly podById: ReadonlyMap<string, PodRecord>
-  readonly tunnelById: ReadonlyMap<string, TunnelRecord>
   private readonly groups = new Map<string, ReadonlyArray<unknown>>()
+  private readonly indexes = new Map<ReadonlyArray<unknown>, ReadonlyMap<string, unknown>>()
   readonly derived = new Map<string, unknown>()
 
-  constructor(readonly tenantId: TenantId, readonly snapshot: TenantSnapshot) {
-    this.vpcById = new Map(snapshot.vpcs.map((r) => [r.id, r]))
-    this.subnetById = new Map(snapshot.subnets.map((r) => [r.id, r]))
-    this.ruleById = new Map(snapshot.securityRules.map((r) => [r.id, r]))
-    this.podById = new Map(snapshot.pods.map((r) => [r.id, r]))
-    this.tunnelById = new Map(snapshot.tunnels.map((r) => [r.id, r]))
+  constructor(readonly tenantId: TenantId, readonly snapshot: TenantSnapshot) {}
+
+  /** `list` by id, built the first time it is asked for: a writer's next view may never need it. */
+  private byId<A extends { readonly id: string }>(list: ReadonlyArray<A>): ReadonlyMap<string, A> {
+    let index = this.indexes.get(list) as ReadonlyMap<string, A> | undefined
+    if (index === undefined) {
+      index = new Map(list.map((r) => [r.id, r]))
+      this.indexes.set(list, index)
+    }
+    return index
+  }
+  get vpcById(): ReadonlyMap<string, VpcRecord> {
+    return this.byId(this.snapshot.vpcs)
+  }
+  get subnetById(): ReadonlyMap<string, SubnetRecord> {
+    return this.byId(this.snapshot.subnets)
+  }
+  get ruleById(): ReadonlyMap<string, SecurityRuleRecord> {
+    return this.byId(this.snapshot.securityRules)
+  }
+  get podById(): ReadonlyMap<string, PodRecord> {
+    return this.byId(this.snapshot.pods)
+  }
+  get tunnelById(): ReadonlyMap<string, TunnelRecord> {
+    return this.byId(this.snapshot.tunnels)
   }
 
   /** The rows of `list` for which `keyOf` is `key`, in the list's order; computed once per key. */
@@ -120,16 +135,29 @@ export const applyChanges = (
   changes: ReadonlyArray<Change>,
   revision: Revision
 ): TenantSnapshot => {
-  const lists: Record<string, Array<object>> = {}
-  for (const name of Object.values(LISTS)) lists[name] = [...(snapshot[name] as ReadonlyArray<object>)]
+  // Only the lists a change touches are copied; the others are shared with `snapshot`.
+  const lists: Record<string, ReadonlyArray<object>> = {}
+  for (const name of Object.values(LISTS)) lists[name] = snapshot[name] as ReadonlyArray<object>
+  const copied = new Set<string>()
+  const writable = (name: string): Array<object> => {
+    if (!copied.has(name)) {
+      lists[name] = [...lists[name]!]
+      copied.add(name)
+    }
+    return lists[name] as Array<object>
+  }
   const without = (name: string, drop: (record: any) => boolean) => { // eslint-disable-line @typescript-eslint/no-explicit-any -- a row of any list
-    lists[name] = lists[name]!.filter((r) => !drop(r))
+    if (lists[name]!.some(drop)) {
+      lists[name] = lists[name]!.filter((r) => !drop(r))
+      copied.add(name)
+    }
   }
   for (const change of changes) {
     switch (change._tag) {
       case "Put": {
-        const list = lists[LISTS[change.part]]!
-        const at = list.findIndex((r) => keyOf(r) === keyOf(change.record))
+        const list = writable(LISTS[change.part])
+        const key = keyOf(change.record)
+        const at = list.findIndex((r) => keyOf(r) === key)
         if (at === -1) list.push(change.record)
         else list[at] = change.record
         break
@@ -144,7 +172,7 @@ export const applyChanges = (
         break
       }
       case "ApplyState": {
-        const list = lists.vpcs!
+        const list = writable("vpcs")
         const at = list.findIndex((r) => keyOf(r) === change.id)
         if (at !== -1) list[at] = { ...list[at], applied: change.applied, apply_error: change.apply_error }
         break
@@ -356,6 +384,43 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const own = <A>(view: TenantView, tenantId: string, list: ReadonlyArray<A>) =>
     view.tenantId === tenantId ? list : undefined
 
+  type Row = Exclude<Part, "config">
+
+  /** `find` by id and `listByTenant` of a kind of row, from the view where it may answer. */
+  const lookups = <A, Id extends string>(
+    part: Row,
+    byId: (view: TenantView) => ReadonlyMap<string, A>,
+    list: (view: TenantView) => ReadonlyArray<A>,
+    repository: {
+      readonly find: (id: Id) => Effect.Effect<Option.Option<A>, StoreUnavailable>
+      readonly listByTenant: (id: TenantId) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
+    }
+  ) => ({
+    find: (id: Id) => fromView(part, (v) => found(byId(v).get(id)), repository.find(id)),
+    listByTenant: (id: TenantId) => fromView(part, (v) => own(v, id, list(v)), repository.listByTenant(id))
+  })
+
+  /**
+   * The rows of a kind whose `field` is `id`, from the view when it holds the parent `id`
+   * names; `name` names the grouping (kept with the view, per `id`).
+   */
+  const listBy = <A, Id extends string>(
+    part: Row,
+    name: string,
+    field: (row: A) => string | null,
+    list: (view: TenantView) => ReadonlyArray<A>,
+    holdsParent: (view: TenantView, id: string) => boolean,
+    fallback: (id: Id) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
+  ) =>
+  (id: Id) =>
+    fromView(
+      part,
+      (v) => holdsParent(v, id) ? v.group(name, list(v), field, id) : undefined,
+      fallback(id)
+    )
+
+  const inVpc = (v: TenantView, id: string) => v.vpcById.has(id)
+
   /**
    * A write of `parts`: the request reads them from the store from now on (in its transaction,
    * `change` records it for the view; none, where it cannot be applied to one); a sole
@@ -500,20 +565,20 @@ export const make = (store: StoreShape, options: Options = {}) => {
         apply_error
       })),
       delete: writes(VPC_AND_CONTENTS, s.vpcs.delete, remove("vpcs")),
-      find: (id) => fromView("vpcs", (v) => found(v.vpcById.get(id)), s.vpcs.find(id)),
-      listByTenant: (id) => fromView("vpcs", (v) => own(v, id, v.snapshot.vpcs), s.vpcs.listByTenant(id))
+      ...lookups("vpcs", (v) => v.vpcById, (v) => v.snapshot.vpcs, s.vpcs)
     },
     subnets: {
       ...s.subnets,
       insert: writes(["subnets"], s.subnets.insert, put("subnets")),
-      find: (id) => fromView("subnets", (v) => found(v.subnetById.get(id)), s.subnets.find(id)),
-      listByTenant: (id) => fromView("subnets", (v) => own(v, id, v.snapshot.subnets), s.subnets.listByTenant(id)),
-      listByVpc: (id) =>
-        fromView(
-          "subnets",
-          (v) => v.vpcById.has(id) ? v.group("subnets.vpc", v.snapshot.subnets, (r) => r.vpc_id, id) : undefined,
-          s.subnets.listByVpc(id)
-        )
+      ...lookups("subnets", (v) => v.subnetById, (v) => v.snapshot.subnets, s.subnets),
+      listByVpc: listBy(
+        "subnets",
+        "subnets.vpc",
+        (r) => r.vpc_id,
+        (v) => v.snapshot.subnets,
+        inVpc,
+        s.subnets.listByVpc
+      )
     },
     securityRules: {
       ...s.securityRules,
@@ -521,50 +586,47 @@ export const make = (store: StoreShape, options: Options = {}) => {
       update: writes(["rules"], s.securityRules.update, put("rules")),
       delete: writes(["rules"], s.securityRules.delete, remove("rules")),
       find: (id) => fromView("rules", (v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
-      listByVpc: (id) =>
-        fromView(
-          "rules",
-          (v) => v.vpcById.has(id) ? v.group("rules.vpc", v.snapshot.securityRules, (r) => r.vpc_id, id) : undefined,
-          s.securityRules.listByVpc(id)
-        ),
+      listByVpc: listBy(
+        "rules",
+        "rules.vpc",
+        (r) => r.vpc_id,
+        (v) => v.snapshot.securityRules,
+        inVpc,
+        s.securityRules.listByVpc
+      ),
       // A rule's remote VPC is one of its own tenant's, so the tenant's rules are all there are.
       listByRemoteVpc: (id) =>
-        fromView(
+        listBy(
           "rules",
-          (v) =>
-            v.vpcById.has(id)
-              ? v.group("rules.remote", v.snapshot.securityRules, (r) => r.vpc_id === id ? null : r.remote_vpc_id, id)
-              : undefined,
-          s.securityRules.listByRemoteVpc(id)
-        )
+          "rules.remote",
+          (r) => r.vpc_id === id ? null : r.remote_vpc_id,
+          (v) => v.snapshot.securityRules,
+          inVpc,
+          s.securityRules.listByRemoteVpc
+        )(id)
     },
     pods: {
       ...s.pods,
       insert: writes(["pods"], s.pods.insert, put("pods")),
       update: writes(["pods"], s.pods.update, put("pods")),
       delete: writes(["pods", "tunnels"], s.pods.delete, remove("pods")),
-      find: (id) => fromView("pods", (v) => found(v.podById.get(id)), s.pods.find(id)),
-      listByTenant: (id) => fromView("pods", (v) => own(v, id, v.snapshot.pods), s.pods.listByTenant(id)),
-      listByVpc: (id) =>
-        fromView(
-          "pods",
-          (v) => v.vpcById.has(id) ? v.group("pods.vpc", v.snapshot.pods, (r) => r.vpc_id, id) : undefined,
-          s.pods.listByVpc(id)
-        )
+      ...lookups("pods", (v) => v.podById, (v) => v.snapshot.pods, s.pods),
+      listByVpc: listBy("pods", "pods.vpc", (r) => r.vpc_id, (v) => v.snapshot.pods, inVpc, s.pods.listByVpc)
     },
     tunnels: {
       ...s.tunnels,
       insert: writes(["tunnels"], s.tunnels.insert, put("tunnels")),
       update: writes(["tunnels"], s.tunnels.update, put("tunnels")),
       delete: writes(["tunnels"], s.tunnels.delete, remove("tunnels")),
-      find: (id) => fromView("tunnels", (v) => found(v.tunnelById.get(id)), s.tunnels.find(id)),
-      listByTenant: (id) => fromView("tunnels", (v) => own(v, id, v.snapshot.tunnels), s.tunnels.listByTenant(id)),
-      listByPod: (id) =>
-        fromView(
-          "tunnels",
-          (v) => v.podById.has(id) ? v.group("tunnels.pod", v.snapshot.tunnels, (r) => r.pod_id, id) : undefined,
-          s.tunnels.listByPod(id)
-        )
+      ...lookups("tunnels", (v) => v.tunnelById, (v) => v.snapshot.tunnels, s.tunnels),
+      listByPod: listBy(
+        "tunnels",
+        "tunnels.pod",
+        (r) => r.pod_id,
+        (v) => v.snapshot.tunnels,
+        (v, id) => v.podById.has(id),
+        s.tunnels.listByPod
+      )
     },
     registryCredentials: {
       ...s.registryCredentials,
