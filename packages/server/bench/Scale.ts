@@ -6,7 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import type { Principal } from "@tenet/core"
-import { Identity, ReadModel, SecurityRule, SecurityRules, Tenant, Tenants, Vpc, Vpcs } from "@tenet/core"
+import { Identity, ReadModel, SecurityRule, SecurityRules, Store, Tenant, Tenants, Vault, Vpc, Vpcs } from "@tenet/core"
 import { Effect, ManagedRuntime, Schema } from "effect"
 import { TestServer } from "../src/index.js"
 import { heapMb } from "./Soak.js"
@@ -62,6 +62,71 @@ const timed = async (times: number, run: () => Promise<unknown>) => {
   return { p50: samples[Math.floor(times / 2)]!, p99: samples[Math.min(times - 1, Math.floor(times * 0.99))]! }
 }
 
+/**
+ * `count` tenants, each with a VPC and 10 rules, created through the use-cases; the last one's
+ * VPC and caller, and every tenant's token.
+ */
+export const fillTenants = (count: number, prefix = "t") =>
+  Effect.gen(function*() {
+    const decodeTenant = Schema.decodeUnknownSync(Tenant.TenantCreate)
+    const decodeVpc = Schema.decodeUnknownSync(Vpc.VpcCreate)
+    const decodeRule = Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)
+    const tenants = yield* Tenants.Tenants
+    const identity = yield* Identity.Identity
+    const vpcs = yield* Vpcs.Vpcs
+    const rules = yield* SecurityRules.SecurityRules
+    let lastVpc = ""
+    let lastCaller: Principal.TenantPrincipal | undefined
+    const tokens: Array<string> = []
+    for (let t = 0; t < count; t++) {
+      const tenant = yield* tenants.create(decodeTenant({ name: `${prefix}${t}`, password: "scale-password" }))
+      const caller: Principal.TenantPrincipal = { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name }
+      const session = yield* identity.tenantLogin({ name: tenant.name, password: "scale-password" }, {
+        source_address: null
+      })
+      const vpc = yield* vpcs.create(
+        caller,
+        decodeVpc({ tenant_id: tenant.id, token: session.api_token, name: "main", enable_internet: false })
+      )
+      for (let r = 0; r < 9; r++) {
+        yield* rules.create(
+          caller,
+          decodeRule({
+            vpc_id: vpc.id,
+            name: `r${r}`,
+            direction: "ingress",
+            action: "allow",
+            priority: 100 + r,
+            protocol: "tcp",
+            ports: String(8000 + r),
+            remote_type: "cidr",
+            remote_cidr: "10.0.0.0/8"
+          })
+        )
+      }
+      lastVpc = vpc.id
+      lastCaller = caller
+      tokens.push(session.api_token)
+    }
+    return { vpc: lastVpc, caller: lastCaller!, tokens }
+  }).pipe(Effect.orDie)
+
+/**
+ * A read model of its own over the platform's store, filled by authenticating every token once
+ * (each tenant's snapshot loaded), and the heap that took per snapshot it holds.
+ */
+export const readModelHeap = (tokens: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const vault = yield* Vault.Vault
+    const { model } = ReadModel.make(store)
+    const empty = heapMb()
+    yield* Effect.forEach(tokens, (token) => model.authenticate(vault.hashToken(token)), { discard: true })
+    const full = heapMb()
+    const size = yield* model.size
+    return { views: size.tenants, capacity: size.capacity, heapPerViewKb: ((full - empty) * 1024) / size.tenants }
+  }).pipe(Effect.orDie)
+
 export const runScale = async (options: { readonly tenants: number }): Promise<ScaleReport> => {
   const runtime = ManagedRuntime.make(TestServer.layer())
   try {
@@ -81,64 +146,10 @@ export const runScale = async (options: { readonly tenants: number }): Promise<S
     const topologyPods = (deployed.vpcs as Array<Json>).flatMap((v) => v.subnets as Array<Json>)
       .reduce((n, s) => n + (s.pods as Array<unknown>).length, 0)
 
-    const decodeTenant = Schema.decodeUnknownSync(Tenant.TenantCreate)
-    const decodeVpc = Schema.decodeUnknownSync(Vpc.VpcCreate)
-    const decodeRule = Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)
     const before = heapMb()
-    const last = await runtime.runPromise(
-      Effect.gen(function*() {
-        const tenants = yield* Tenants.Tenants
-        const identity = yield* Identity.Identity
-        const vpcs = yield* Vpcs.Vpcs
-        const rules = yield* SecurityRules.SecurityRules
-        let lastVpc = ""
-        let lastCaller: Principal.TenantPrincipal | undefined
-        const tokens: Array<string> = []
-        for (let t = 0; t < options.tenants; t++) {
-          const tenant = yield* tenants.create(decodeTenant({ name: `t${t}`, password: "scale-password" }))
-          const caller: Principal.TenantPrincipal = { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name }
-          const session = yield* identity.tenantLogin({ name: tenant.name, password: "scale-password" }, {
-            source_address: null
-          })
-          const vpc = yield* vpcs.create(
-            caller,
-            decodeVpc({ tenant_id: tenant.id, token: session.api_token, name: "main", enable_internet: false })
-          )
-          for (let r = 0; r < 9; r++) {
-            yield* rules.create(
-              caller,
-              decodeRule({
-                vpc_id: vpc.id,
-                name: `r${r}`,
-                direction: "ingress",
-                action: "allow",
-                priority: 100 + r,
-                protocol: "tcp",
-                ports: String(8000 + r),
-                remote_type: "cidr",
-                remote_cidr: "10.0.0.0/8"
-              })
-            )
-          }
-          lastVpc = vpc.id
-          lastCaller = caller
-          tokens.push(session.api_token)
-        }
-        return { vpc: lastVpc, caller: lastCaller!, tokens }
-      }).pipe(Effect.orDie)
-    )
+    const last = await runtime.runPromise(fillTenants(options.tenants))
     const after = heapMb()
-    const readModel = await runtime.runPromise(
-      Effect.gen(function*() {
-        const identity = yield* Identity.Identity
-        const model = yield* ReadModel.ReadModel
-        const empty = heapMb()
-        yield* Effect.forEach(last.tokens, identity.authenticateTenant, { discard: true })
-        const full = heapMb()
-        const size = yield* model.size
-        return { views: size.tenants, capacity: size.capacity, heapPerViewKb: ((full - empty) * 1024) / size.tenants }
-      }).pipe(Effect.orDie)
-    )
+    const readModel = await runtime.runPromise(readModelHeap(last.tokens))
     const lastSession = await runtime.runPromise(
       send("POST", "/tenants/login", {}, { name: last.caller.name, password: "scale-password" })
     )
