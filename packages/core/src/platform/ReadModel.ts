@@ -11,8 +11,8 @@
  * etcd reports. Where this process is the store's only writer (memory, embedded), even that
  * read is skipped while nothing was written since the last one, so reads need no round trip.
  *
- * `layer` puts the read model in front of the Store: the Store use-cases see answers reads of
- * the caller's own rows from the request's snapshot, and everything else (writes, reads inside
+ * `layer` puts the read model in front of the Store: the Store the use-cases see answers reads
+ * of the caller's own rows from the request's snapshot, and everything else (writes, reads inside
  * a transaction, where a use-case decides under locks, reads of a kind of row the request has
  * written, so it reads its own writes, the admin's and the reconciler's calls) goes to the
  * store as before. Values derived from a snapshot (a VPC's context, its compiled matcher) are
@@ -26,7 +26,14 @@ import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import type { ProviderConfigSnapshot, Revision, StoreShape, StoreUnavailable, TenantSnapshot } from "../ports/Store.js"
+import type {
+  Authenticated,
+  ProviderConfigSnapshot,
+  Revision,
+  StoreShape,
+  StoreUnavailable,
+  TenantSnapshot
+} from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { CurrentTenant } from "./Principal.js"
 
@@ -252,12 +259,7 @@ class Lru<K, V> {
     this.entries.set(key, value)
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K)
   }
-  clear() {
-    this.entries.clear()
-  }
 }
-
-type Authenticated = { readonly tenant: TenantRecord; readonly revision: Revision; readonly configRevision: Revision }
 
 export const make = (store: StoreShape, options: Options = {}) => {
   const capacity = options.capacity ?? DEFAULT_CAPACITY
@@ -272,24 +274,14 @@ export const make = (store: StoreShape, options: Options = {}) => {
     capacity
   )
 
-  const readAuthenticated = (hash: string) =>
-    Effect.map(
-      store.snapshots.authenticate(hash),
-      Option.map((a): Authenticated => ({
-        tenant: a.tenant,
-        revision: a.revision,
-        configRevision: a.providerConfigRevision
-      }))
-    )
-
   const authenticated = (hash: string): Effect.Effect<Option.Option<Authenticated>, StoreUnavailable> => {
-    if (!store.soleWriter) return readAuthenticated(hash)
+    if (!store.soleWriter) return store.snapshots.authenticate(hash)
     return Effect.suspend(() => {
       const cached = tokens.get(hash)
       if (cached !== undefined && cached.generation === generation) return Effect.succeed(cached.found)
       const at = generation
       return Effect.tap(
-        readAuthenticated(hash),
+        store.snapshots.authenticate(hash),
         (found) => Effect.sync(() => tokens.set(hash, { generation: at, found }))
       )
     })
@@ -320,10 +312,10 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const authenticate: ReadModelShape["authenticate"] = (hash) =>
     Effect.flatMap(authenticated(hash), (found) => {
       if (Option.isNone(found)) return Effect.succeed(Option.none())
-      const { configRevision, revision, tenant } = found.value
+      const { providerConfigRevision, revision, tenant } = found.value
       return Effect.map(
         viewOf(tenant.id, revision),
-        Option.map((view) => ({ tenant, session: new ReadSession(view, configRevision) }))
+        Option.map((view) => ({ tenant, session: new ReadSession(view, providerConfigRevision) }))
       )
     })
 

@@ -118,8 +118,9 @@ export interface VpcRepository {
   /**
    * Inside a transaction, holds the VPC against concurrent writers until it ends (a row
    * lock in SQL), so per-VPC limits and orders hold under concurrency. Answers its tenant's
-   * revision as the lock was taken (none when the VPC is absent): when that is the revision a
-   * snapshot was read at, the snapshot is what the transaction would read.
+   * revision as the lock's read saw it (none when the VPC is absent): a revision other than a
+   * snapshot's shows a commit came since. Equal proves nothing (in SQL, after waiting for the
+   * lock the revision may predate the commit it waited for): `step` is the proof.
    */
   readonly lock: (id: VpcId) => Read<Option.Option<Revision>>
   readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
