@@ -576,12 +576,20 @@ export const make = (options: Options = {}) =>
       )
     }
 
+    // Interrupting a statement makes @effect/sql-pg cancel it with `pg_cancel_backend` on
+    // another pooled connection. With one session (PGlite) that connection is the one the
+    // transaction holds, so the cancel waited for its own transaction and every request
+    // stalled for its 5-second timeout (seen when clients left in the middle of POSTs). A
+    // transaction there is short and waits on no other process: it is let finish instead.
+    const oneSession = options.locks === "in-process"
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
-      soleWriter: options.locks === "in-process",
-      exclusive: options.locks === "in-process" ? Store.inProcessExclusive() : advisory,
+      soleWriter: oneSession,
+      exclusive: oneSession ? Store.inProcessExclusive() : advisory,
       transaction: (self) =>
-        sqlFailureUnavailable(sql.withTransaction(self)).pipe(
+        sqlFailureUnavailable(
+          oneSession ? Effect.uninterruptible(sql.withTransaction(self)) : sql.withTransaction(self)
+        ).pipe(
           // @effect/sql makes a failed COMMIT or ROLLBACK a defect; when the connection is lost
           // that is the store being unavailable (and the outcome unknown), not a bug.
           Effect.catchSomeDefect((defect) =>
