@@ -1,22 +1,21 @@
 import { SqlClient } from "@effect/sql"
-import { it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { PgEmbedded } from "@tenet/adapters-postgres"
 import { Store } from "@tenet/core"
 import { OperationsLogContract, StoreContract } from "@tenet/core/testing"
 import { Effect, Fiber, Layer, Option } from "effect"
-import { expect } from "vitest"
 
 // A fresh in-memory PGlite per test: slower to start (~3 s) than a database on a server.
 StoreContract.run("embedded", () => PgEmbedded.layer().pipe(Layer.orDie))
 OperationsLogContract.run("embedded", () => PgEmbedded.layer().pipe(Layer.orDie))
 
-it.layer(PgEmbedded.layer().pipe(Layer.orDie), { timeout: 30_000, excludeTestServices: true })(
-  "embedded store",
-  (it) => {
-    // Clients leave in the middle of writes (the server then interrupts the request). The
-    // interrupted transaction once held PGlite's one session while its statement's cancel
-    // waited for that same session, and every request after it waited 5 seconds.
-    it.effect("a transaction interrupted in the middle of a statement ends, and the store answers at once", () =>
+describe("embedded store", () => {
+  // Clients leave in the middle of writes (the server then interrupts the request). The
+  // interrupted transaction once held PGlite's one session while its statement's cancel
+  // waited for that same session, and every request after it waited 5 seconds.
+  it.live(
+    "a transaction interrupted in the middle of a statement ends, and the store answers at once",
+    () =>
       Effect.gen(function*() {
         const store = yield* Store.Store
         const sql = yield* SqlClient.SqlClient
@@ -28,6 +27,7 @@ it.layer(PgEmbedded.layer().pipe(Layer.orDie), { timeout: 30_000, excludeTestSer
           Effect.option
         )
         expect(answer).toEqual(Option.some(Option.none()))
-      }))
-  }
-)
+      }).pipe(Effect.provide(PgEmbedded.layer().pipe(Layer.orDie))),
+    30_000
+  )
+})
