@@ -21,6 +21,7 @@ const Api = HttpApi.make("floor").add(
   HttpApiGroup.make("routes")
     .add(HttpApiEndpoint.get("rules", "/security-rules").setUrlParams(Schema.Struct({ vpc_id: Schema.String })))
     .add(HttpApiEndpoint.post("createRule", "/security-rules").setPayload(Schema.Unknown))
+    .add(HttpApiEndpoint.post("evaluate", "/security-rules/evaluate").setPayload(Schema.Unknown))
     .add(HttpApiEndpoint.get("vpcs", "/vpcs"))
     .add(HttpApiEndpoint.get("pods", "/pods"))
 )
@@ -37,10 +38,10 @@ const Routes = HttpApiBuilder.group(
   Api,
   "routes",
   (handlers) =>
-    handlers.handle("rules", byRequest).handle("createRule", byRequest).handle("vpcs", byRequest).handle(
-      "pods",
+    handlers.handle("rules", byRequest).handle("createRule", byRequest).handle("evaluate", byRequest).handle(
+      "vpcs",
       byRequest
-    )
+    ).handle("pods", byRequest)
 )
 
 HttpApiBuilder.serve().pipe(
