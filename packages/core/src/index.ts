@@ -39,6 +39,7 @@ export * as Vault from "./ports/Vault.js"
 
 export * as BodyCredentials from "./platform/BodyCredentials.js"
 export * as Domains from "./platform/Domains.js"
+export * as Failures from "./platform/Failures.js"
 export * as Idempotency from "./platform/Idempotency.js"
 export * as Identity from "./platform/Identity.js"
 export * as NetworkApplier from "./platform/NetworkApplier.js"

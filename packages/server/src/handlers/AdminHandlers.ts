@@ -1,5 +1,14 @@
-import { Api, Domains, OperationLog, OperationsLog, ProviderConfigs, ServiceTunnels, Tenants } from "@tenet/core"
-import { Errors } from "@tenet/core"
+import {
+  Api,
+  Domains,
+  Failures,
+  OperationLog,
+  OperationsLog,
+  ProviderConfigs,
+  ServiceTunnels,
+  Tenants
+} from "@tenet/core"
+
 import { Effect } from "effect"
 import * as ResponseEncoder from "../ResponseEncoder.js"
 
@@ -57,7 +66,7 @@ export const OperationsLogHandlers = ResponseEncoder.group(
         handlers.handle("list", ({ urlParams }) =>
           log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
             Effect.map((page) => OperationLog.OperationLogPage.make(page)),
-            Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: `the store is unavailable: ${e.detail}` }))
+            Failures.storeUnavailable
           ))
     )
 )

@@ -1,4 +1,4 @@
-import { Api, EdgeTunnels, Errors, Orchestrator, ServerInfo, Store, SystemApi } from "@tenet/core"
+import { Api, EdgeTunnels, Failures, Orchestrator, ServerInfo, Store, SystemApi } from "@tenet/core"
 import { Effect } from "effect"
 import * as ResponseEncoder from "../ResponseEncoder.js"
 
@@ -17,7 +17,7 @@ export const SystemHandlers = ResponseEncoder.group(Api.TenetApi, "system", (han
             orchestrator: orchestrator.backend,
             edge: edge.backend
           })),
-          Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: `the store is unavailable: ${e.detail}` }))
+          Failures.storeUnavailable
         ))
       .handle("version", () =>
         Effect.succeed(SystemApi.Version.make({ name: "tenet", version: info.version, api: Api.API_VERSION })))
