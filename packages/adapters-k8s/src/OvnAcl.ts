@@ -12,7 +12,7 @@
  *   1889 - r+1  the plan's entry of rank r
  *   1005        beneath the rules: ingress to the subnet dropped, egress allowed
  */
-import type { Ids, Plan, Ports } from "@tenet/core"
+import type { Ids, Plan, PortRanges } from "@tenet/core"
 
 export interface Acl {
   readonly direction: "from-lport" | "to-lport"
@@ -35,7 +35,7 @@ export class PlanTooLarge extends Error {
 
 const set = (items: ReadonlyArray<string>) => items.length === 1 ? items[0]! : `{${items.join(", ")}}`
 
-const portMatch = (protocol: "tcp" | "udp", ranges: ReadonlyArray<Ports.PortRange>) => {
+const portMatch = (protocol: "tcp" | "udp", ranges: ReadonlyArray<PortRanges.PortRange>) => {
   // OVN ignores `A..B` in a match; a range must be written as two comparisons.
   const terms = ranges.map((r) =>
     r.from === r.to ? `${protocol}.dst == ${r.from}` : `(${protocol}.dst >= ${r.from} && ${protocol}.dst <= ${r.to})`

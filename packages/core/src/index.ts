@@ -23,11 +23,11 @@ export * as Topology from "./domain/Topology.js"
 export * as Tunnel from "./domain/Tunnel.js"
 export * as Vpc from "./domain/Vpc.js"
 
+export * as PortRanges from "./domain/PortRanges.js"
 export * as Analysis from "./rules/Analysis.js"
 export * as Engine from "./rules/Engine.js"
 export * as Evaluate from "./rules/Evaluate.js"
 export * as Plan from "./rules/Plan.js"
-export * as Ports from "./rules/Ports.js"
 export * as Reorder from "./rules/Reorder.js"
 export * as Validate from "./rules/Validate.js"
 

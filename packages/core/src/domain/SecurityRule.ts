@@ -1,11 +1,11 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
 import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
-import * as Ports from "../rules/Ports.js"
 import { intBetween, nullable, stringBetween, Timestamp, wireExample } from "./Common.js"
 import type { TenantId } from "./Ids.js"
 import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
+import * as PortRanges from "./PortRanges.js"
 
 export const MAX_RULES_PER_VPC = 200
 export const MAX_TARGET_PODS = 64
@@ -31,7 +31,7 @@ export const RulePriority = intBetween(1, 2000).annotations({ description: "1-20
 
 /** `"80"`, `"8000-8080"` or a comma list of those (at most 32 entries); only with tcp or udp. */
 export const PortsExpression = Schema.String.pipe(
-  Schema.filter((s) => Either.match(Ports.parse(s), { onLeft: (message) => message, onRight: () => true })),
+  Schema.filter((s) => Either.match(PortRanges.parse(s), { onLeft: (message) => message, onRight: () => true })),
   Schema.annotations({
     identifier: "PortsExpression",
     examples: ["80,443,8000-8100"],

@@ -8,6 +8,7 @@ import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { oncePerRecord, TRUSTED } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
 import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { SecurityRule } from "../domain/SecurityRule.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
@@ -17,7 +18,6 @@ import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import type * as Engine from "../rules/Engine.js"
 import * as Plan from "../rules/Plan.js"
-import * as Ports from "../rules/Ports.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ReadModel } from "./ReadModel.js"
@@ -35,7 +35,7 @@ export const toEngineRule = oncePerRecord((r: SecurityRuleRecord): Engine.Rule =
   direction: r.direction,
   action: r.action,
   protocol: r.protocol,
-  ports: r.ports === null ? null : Either.getOrThrow(Ports.parse(r.ports)),
+  ports: r.ports === null ? null : Either.getOrThrow(PortRanges.parse(r.ports)),
   remote: r.remote_type === "cidr"
     ? { kind: "cidr", cidr: Net.cidrOf(r.remote_cidr!) }
     : { kind: "vpc", vpc_id: r.remote_vpc_id! },

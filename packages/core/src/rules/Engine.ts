@@ -4,8 +4,8 @@
  */
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import type * as Net from "../domain/Net.js"
+import type { PortRange } from "../domain/PortRanges.js"
 import type { Direction, RuleAction, RuleStatus } from "../domain/SecurityRule.js"
-import type { PortRange } from "./Ports.js"
 
 export type RuleRemote =
   | { readonly kind: "cidr"; readonly cidr: Net.Cidr }

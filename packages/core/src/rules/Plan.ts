@@ -5,11 +5,11 @@
  */
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
+import type { PortRange } from "../domain/PortRanges.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import * as Engine from "./Engine.js"
 import * as Evaluate from "./Evaluate.js"
-import * as Ports from "./Ports.js"
-import type { PortRange } from "./Ports.js"
 
 export type PlanRemote =
   | { readonly kind: "cidr"; readonly cidr: string }
@@ -83,7 +83,7 @@ const entryMatches = (entry: AclEntry, flow: Engine.Flow & { remote: { kind: "ip
   const localSubnet = flow.local.pod_id !== undefined ? context.pods.get(flow.local.pod_id) : flow.local.subnet_id
   return entry.direction === flow.direction &&
     (entry.protocol === "all" || entry.protocol === flow.protocol) &&
-    (entry.ports === null || (flow.port !== null && Ports.includes(entry.ports, flow.port))) &&
+    (entry.ports === null || (flow.port !== null && PortRanges.includes(entry.ports, flow.port))) &&
     (entry.remote.kind === "cidr"
       ? Net.contains(Net.cidrOf(entry.remote.cidr), ip)
       : entry.remote.cidrs.some((c) => Net.contains(Net.cidrOf(c), ip))) &&
