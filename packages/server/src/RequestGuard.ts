@@ -67,12 +67,26 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
     }
     const problem = bodyProblem(parsed)
     if (problem !== null) {
-      return yield* request.url.startsWith("/security-rules")
+      return yield* inputErrorOf(request) === "RuleValidation"
         ? new Errors.RuleValidation(problem)
         : new Errors.InvalidInput({ detail: `${problem.field}: ${problem.message}` })
     }
     return parsed
   })
+
+/** `Api.inputErrors` by method, each path as its segments (`:name` matches any one segment). */
+const inputErrorRoutes = Api.inputErrors.map((entry) => ({ ...entry, segments: entry.path.split("/") }))
+
+/** The error the endpoint this request is for refuses its input with (`InvalidInput` if none is). */
+const inputErrorOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const segments = request.url.split("?")[0]!.split("/")
+  const route = inputErrorRoutes.find((route) =>
+    route.method === request.method &&
+    route.segments.length === segments.length &&
+    route.segments.every((segment, i) => segment.startsWith(":") ? segments[i] !== "" : segment === segments[i])
+  )
+  return route?.error ?? "InvalidInput"
+}
 
 interface FieldPath {
   readonly key: string
@@ -137,12 +151,12 @@ const short = (message: string) =>
 
 /**
  * Schema failures answer 400 listing the first ten problems, each quoted at most
- * `MAX_MESSAGE` characters, except in the security-rule endpoints, where the spec asks for
- * 422 naming the offending field.
+ * `MAX_MESSAGE` characters, or 422 naming the offending field where the endpoint declares
+ * `RuleValidation` (`Api.inputErrors`).
  */
 const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
   const first = error.issues[0]
-  if (request.url.startsWith("/security-rules")) {
+  if (inputErrorOf(request) === "RuleValidation") {
     return new Errors.RuleValidation({
       field: first === undefined ? "body" : fieldOf(first),
       message: short(first?.message ?? error.message)

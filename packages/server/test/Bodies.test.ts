@@ -4,7 +4,8 @@
  * surrogate read back as U+FFFD on the SQL stores), `__proto__` keys (silently dropped from
  * env_vars), and refused values echoed back whole.
  */
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Api } from "@tenet/core"
 import { Effect, FastCheck as fc } from "effect"
 import { RequestGuard, TestServer } from "../src/index.js"
 import { asAdmin, raw, testServer, uniqueName, workspace } from "./Harness.js"
@@ -57,6 +58,28 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       expect(RequestGuard.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
     }))
 
+  it.effect("a field no store keeps is 422 naming it where the endpoint declares RuleValidation, 400 elsewhere", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const rule = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "a\u0000b",
+          direction: "ingress",
+          action: "allow",
+          priority: 10,
+          remote_type: "cidr",
+          remote_cidr: "10.0.0.0/8"
+        }
+      })
+      expect(rule.status).toBe(422)
+      expect(rule.body).toEqual({ detail: { field: "name", message: "must not contain the NUL character (U+0000)" } })
+      const vpc = yield* raw("POST", "/vpcs", { headers: w.headers, body: { ...w.creds, name: "a\u0000b" } })
+      expect(vpc.status).toBe(400)
+      expect((vpc.body as { detail: string }).detail).toBe("name: must not contain the NUL character (U+0000)")
+    }))
+
   it.effect("an env var named __proto__ is refused, not silently dropped", () =>
     Effect.gen(function*() {
       const w = yield* workspace
@@ -74,4 +97,15 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       expect(response.status).toBe(400)
       expect(response.text.length).toBeLessThan(4_000)
     }))
+})
+
+describe("the contract's input errors", () => {
+  it("RuleValidation is declared by the security-rule endpoints, and by no other", () => {
+    const ruleEndpoints = Api.inputErrors.filter((e) => e.error === "RuleValidation").map((e) => e.path)
+    expect(ruleEndpoints.length).toBeGreaterThan(0)
+    expect(ruleEndpoints.every((path) => path.startsWith("/security-rules"))).toBe(true)
+    expect(
+      Api.inputErrors.filter((e) => e.path.startsWith("/security-rules")).every((e) => e.error === "RuleValidation")
+    ).toBe(true)
+  })
 })

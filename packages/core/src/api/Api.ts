@@ -3,6 +3,7 @@
  * derived from it) and the OpenAPI document (which is generated from it).
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { SchemaAST as AST } from "effect"
 import {
   IdempotencyKeyReused,
   InternalError,
@@ -10,6 +11,7 @@ import {
   LengthRequired,
   NotFound,
   PayloadTooLarge,
+  RuleValidation,
   ServiceUnavailable,
   UnsupportedMediaType
 } from "../Errors.js"
@@ -113,3 +115,31 @@ export class TenetApi extends HttpApi.make("tenet")
       "Every error is a JSON object with a `detail` field."
   )
 {}
+
+/** Whether `member` is `ast` or one of its union's members. */
+const declares = (ast: AST.AST, member: AST.AST): boolean =>
+  ast === member || (AST.isUnion(ast) && ast.types.some((type) => declares(type, member)))
+
+/**
+ * How each endpoint refuses a body or parameter it cannot accept, as its declared errors say:
+ * with `RuleValidation` (422, naming the field) where the endpoint declares it (the spec asks
+ * it of the security-rule endpoints), with `InvalidInput` (400) everywhere else. One entry per
+ * endpoint: its method, its path as the contract writes it (`/vpcs/:vpc_id`) and the error.
+ */
+export const inputErrors: ReadonlyArray<{
+  readonly method: string
+  readonly path: string
+  readonly error: "RuleValidation" | "InvalidInput"
+}> = (() => {
+  const entries: Array<{ method: string; path: string; error: "RuleValidation" | "InvalidInput" }> = []
+  HttpApi.reflect(TenetApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) =>
+      entries.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        error: declares(endpoint.errorSchema.ast, RuleValidation.Wire.ast) ? "RuleValidation" : "InvalidInput"
+      })
+  })
+  return entries
+})()
