@@ -1,7 +1,7 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
 import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
-import { intBetween, nullable, stringBetween, Timestamp, wireExample } from "./Common.js"
+import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import type { TenantId } from "./Ids.js"
 import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
@@ -18,6 +18,10 @@ export type RuleAction = typeof RuleAction.Type
 
 export const RuleProtocol = Schema.Literal("tcp", "udp", "icmp", "all").annotations({ identifier: "RuleProtocol" })
 export type RuleProtocol = typeof RuleProtocol.Type
+
+/** The protocol of a flow: a concrete one (a rule's `all` covers each of them). */
+export const FlowProtocol = Schema.Literal("tcp", "udp", "icmp").annotations({ identifier: "FlowProtocol" })
+export type FlowProtocol = typeof FlowProtocol.Type
 
 export const RemoteType = Schema.Literal("cidr", "vpc").annotations({ identifier: "RemoteType" })
 export type RemoteType = typeof RemoteType.Type
@@ -140,6 +144,21 @@ export class SecurityRule extends Schema.Class<SecurityRule>("SecurityRule")({
   updated_at: Timestamp
 }) {}
 
+/** A rule's views, one per status it has been shown with: the status follows its VPC's context. */
+const views = oncePerRecord((_: SecurityRuleRecord) => new Map<RuleStatus, SecurityRule>())
+
+/** The rule as a user sees it, with `status` (built once per record and status). */
+export const viewOf = (record: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
+  const byStatus = views(record)
+  let view = byStatus.get(status)
+  if (view === undefined) {
+    const { seq: _seq, tenant_id: _tenant, ...fields } = record
+    view = SecurityRule.make({ ...fields, status }, TRUSTED)
+    byStatus.set(status, view)
+  }
+  return view
+}
+
 export const ImpliedRuleKey = Schema.Literal(
   "implied-allow-infrastructure",
   "implied-allow-egress",
@@ -194,7 +213,7 @@ export const ReorderRequest = Schema.Struct({
 export const FlowQuery = Schema.Struct({
   vpc_id: VpcId,
   direction: Direction,
-  protocol: Schema.Literal("tcp", "udp", "icmp"),
+  protocol: FlowProtocol,
   port: Schema.optional(intBetween(1, 65535)),
   remote_ip: Schema.optional(Ipv4Address),
   remote_vpc_id: Schema.optional(VpcId),

@@ -5,18 +5,16 @@
  * calls `apply` again for every VPC whose last apply failed.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import { oncePerRecord, TRUSTED } from "../domain/Common.js"
+import { oncePerRecord } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
-import * as PortRanges from "../domain/PortRanges.js"
-import type { RuleStatus, SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { SecurityRule } from "../domain/SecurityRule.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
-import type * as Engine from "../rules/Engine.js"
+import * as Engine from "../rules/Engine.js"
 import * as Plan from "../rules/Plan.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -27,42 +25,8 @@ export interface ApplyState {
   readonly apply_error: string | null
 }
 
-/** A stored rule as the engine sees it. Stored rules were validated, so parsing cannot fail. */
-export const toEngineRule = oncePerRecord((r: SecurityRuleRecord): Engine.Rule => ({
-  id: r.id,
-  seq: r.seq,
-  priority: r.priority,
-  direction: r.direction,
-  action: r.action,
-  protocol: r.protocol,
-  ports: r.ports === null ? null : Either.getOrThrow(PortRanges.parse(r.ports)),
-  remote: r.remote_type === "cidr"
-    ? { kind: "cidr", cidr: Net.cidrOf(r.remote_cidr!) }
-    : { kind: "vpc", vpc_id: r.remote_vpc_id! },
-  target: r.target_type === "vpc"
-    ? { kind: "vpc" }
-    : r.target_type === "subnet"
-    ? { kind: "subnet", subnet_id: r.target_subnet_id! }
-    : { kind: "pods", pod_ids: r.target_pod_ids! },
-  enabled: r.enabled
-}))
-
 /** A subnet's CIDR block. */
 const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(subnet.cidr))
-
-/** A rule's views, one per status it has been shown with: the status follows its VPC's context. */
-const ruleViews = oncePerRecord((_: SecurityRuleRecord) => new Map<RuleStatus, SecurityRule>())
-
-export const toSecurityRule = (r: SecurityRuleRecord, status: RuleStatus): SecurityRule => {
-  const views = ruleViews(r)
-  let view = views.get(status)
-  if (view === undefined) {
-    const { seq: _seq, tenant_id: _tenant, ...fields } = r
-    view = SecurityRule.make({ ...fields, status }, TRUSTED)
-    views.set(status, view)
-  }
-  return view
-}
 
 export interface NetworkApplierShape {
   /** What the VPC's rules resolve against: the tenant's VPCs, this VPC's subnets and pods. */
@@ -133,7 +97,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const vpc = found.value
           const { config, context: vpcContext, own: subnets } = yield* surroundings(vpc)
           const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
-          const plan = Plan.compile(rules.map(toEngineRule), vpcContext)
+          const plan = Plan.compile(rules.map(Engine.fromRecord), vpcContext)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,

@@ -22,7 +22,8 @@ import {
   RuleAnalysis,
   RuleFinding,
   RuleList,
-  RuleMutation
+  RuleMutation,
+  viewOf
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { Conflict, NotFound, RuleValidation } from "../Errors.js"
@@ -35,7 +36,7 @@ import * as Reorder from "../rules/Reorder.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
-import { NetworkApplier, toEngineRule, toSecurityRule } from "./NetworkApplier.js"
+import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
 import type { TenantPrincipal } from "./Principal.js"
 import { ReadModel } from "./ReadModel.js"
@@ -113,7 +114,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       })
 
       const view = (rule: SecurityRuleRecord, context: Engine.VpcContext) =>
-        toSecurityRule(rule, Engine.statusOf(toEngineRule(rule), context))
+        viewOf(rule, Engine.statusOf(Engine.fromRecord(rule), context))
 
       /** The VPC's rules (as read now, or as given) in evaluation order, with their statuses. */
       const listOf = (vpc: VpcRecord, given?: ReadonlyArray<SecurityRuleRecord>) =>
@@ -124,7 +125,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const byId = new Map(rules.map((r) => [r.id, r]))
           return RuleList.make({
             vpc_id: vpc.id,
-            rules: Engine.sort(rules.map(toEngineRule)).map((r) => view(byId.get(r.id)!, context)),
+            rules: Engine.sort(rules.map(Engine.fromRecord)).map((r) => view(byId.get(r.id)!, context)),
             implied: IMPLIED_RULES,
             applied: current.applied,
             apply_error: current.apply_error
@@ -277,7 +278,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
           const matcher = yield* readModel.derived(
             `matcher:${vpc.id}`,
-            Effect.sync(() => Evaluate.compile(rules.map(toEngineRule), context))
+            Effect.sync(() => Evaluate.compile(rules.map(Engine.fromRecord), context))
           )
           const verdict = matcher.decide({
             direction: query.direction,
@@ -306,7 +307,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const vpc = yield* vpcs.owned(caller, vpcId)
         const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
         const names = new Map(rules.map((r) => [r.id as string, r.name]))
-        const findings = Analysis.analyze(rules.map(toEngineRule), yield* applier.context(vpc))
+        const findings = Analysis.analyze(rules.map(Engine.fromRecord), yield* applier.context(vpc))
         return RuleAnalysis.make({
           vpc_id: vpc.id,
           findings: findings.map((f) =>

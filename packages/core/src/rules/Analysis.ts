@@ -16,11 +16,12 @@ import { oncePerRecord } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
+import { FlowProtocol } from "../domain/SecurityRule.js"
 import type { Flow, Rule, VpcContext } from "./Engine.js"
 import { enforced } from "./Engine.js"
 
-type Protocol = "tcp" | "udp" | "icmp"
-const PROTOCOLS: ReadonlyArray<Protocol> = ["tcp", "udp", "icmp"]
+type Protocol = FlowProtocol
+const PROTOCOLS: ReadonlyArray<Protocol> = FlowProtocol.literals
 const ALL_PORTS = [1, 65535] as const
 /** icmp has no ports: its single "port" value. */
 const NO_PORT = [0, 0] as const

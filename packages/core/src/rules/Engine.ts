@@ -2,10 +2,20 @@
  * The security-rule engine's shared vocabulary: a rule as the engine sees it, the VPC
  * context that resolves its references, a flow, and evaluation order. Pure.
  */
+import { Either } from "effect"
+import { oncePerRecord } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
-import type * as Net from "../domain/Net.js"
+import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
 import type { PortRange } from "../domain/PortRanges.js"
-import type { Direction, RuleAction, RuleStatus } from "../domain/SecurityRule.js"
+import type {
+  Direction,
+  FlowProtocol,
+  RuleAction,
+  RuleProtocol,
+  RuleStatus,
+  SecurityRuleRecord
+} from "../domain/SecurityRule.js"
 
 export type RuleRemote =
   | { readonly kind: "cidr"; readonly cidr: Net.Cidr }
@@ -24,13 +34,33 @@ export interface Rule {
   readonly priority: number
   readonly direction: Direction
   readonly action: RuleAction
-  readonly protocol: "tcp" | "udp" | "icmp" | "all"
+  readonly protocol: RuleProtocol
   /** Null: every port (or a portless protocol). */
   readonly ports: ReadonlyArray<PortRange> | null
   readonly remote: RuleRemote
   readonly target: RuleTarget
   readonly enabled: boolean
 }
+
+/** A stored rule as the engine sees it (once per record). Stored rules were validated, so parsing cannot fail. */
+export const fromRecord = oncePerRecord((r: SecurityRuleRecord): Rule => ({
+  id: r.id,
+  seq: r.seq,
+  priority: r.priority,
+  direction: r.direction,
+  action: r.action,
+  protocol: r.protocol,
+  ports: r.ports === null ? null : Either.getOrThrow(PortRanges.parse(r.ports)),
+  remote: r.remote_type === "cidr"
+    ? { kind: "cidr", cidr: Net.cidrOf(r.remote_cidr!) }
+    : { kind: "vpc", vpc_id: r.remote_vpc_id! },
+  target: r.target_type === "vpc"
+    ? { kind: "vpc" }
+    : r.target_type === "subnet"
+    ? { kind: "subnet", subnet_id: r.target_subnet_id! }
+    : { kind: "pods", pod_ids: r.target_pod_ids! },
+  enabled: r.enabled
+}))
 
 /** What a VPC's rules are resolved against. */
 export interface VpcContext {
@@ -55,7 +85,7 @@ export type FlowRemote =
  */
 export interface Flow {
   readonly direction: Direction
-  readonly protocol: "tcp" | "udp" | "icmp"
+  readonly protocol: FlowProtocol
   /** Destination port for tcp/udp; null for icmp. */
   readonly port: number | null
   readonly remote: FlowRemote

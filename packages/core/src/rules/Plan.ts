@@ -7,7 +7,7 @@ import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { PortRange } from "../domain/PortRanges.js"
-import type { Direction, RuleAction } from "../domain/SecurityRule.js"
+import type { Direction, RuleAction, RuleProtocol } from "../domain/SecurityRule.js"
 import * as Engine from "./Engine.js"
 import * as Evaluate from "./Evaluate.js"
 
@@ -26,7 +26,7 @@ export interface AclEntry {
   readonly rule_id: SecurityRuleId
   readonly direction: Direction
   readonly action: RuleAction
-  readonly protocol: "tcp" | "udp" | "icmp" | "all"
+  readonly protocol: RuleProtocol
   /** Null means every port (or a portless protocol). */
   readonly ports: ReadonlyArray<PortRange> | null
   readonly remote: PlanRemote
