@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { OvnAcl } from "@tenet/adapters-k8s"
-import type { Engine, Ids } from "@tenet/core"
+import type { Ids, RuleSet } from "@tenet/core"
 import { Evaluate, Net, Plan } from "@tenet/core"
 import { FastCheck as fc } from "effect"
 import { available, Ovn } from "./Ovn.js"
@@ -29,7 +29,7 @@ const pods = [
   { id: id<Ids.PodId>(23), subnet: 1, ip: "10.0.1.11" }
 ].map((p) => ({ ...p, subnetCidr: subnets[p.subnet]!.cidr }))
 
-const context: Engine.VpcContext = {
+const context: RuleSet.VpcContext = {
   vpc_id: vpc,
   subnets: new Map(subnets.map((s) => [s.id, Net.cidrOf(s.cidr)])),
   pods: new Map(pods.map((p) => [p.id, subnets[p.subnet]!.id])),
@@ -72,7 +72,7 @@ const remoteCidrs = [
   "8.8.0.0/16"
 ]
 
-const ruleArb = (seq: number): fc.Arbitrary<Engine.Rule> =>
+const ruleArb = (seq: number): fc.Arbitrary<RuleSet.Rule> =>
   fc.record({
     id: fc.constant(id<Ids.SecurityRuleId>(1000 + seq)),
     seq: fc.constant(seq),
@@ -144,7 +144,7 @@ const podIndexes = pods.map((_, i) => i)
  * A flow the rule matches, at its ports' edges (each end and just past it): where evaluation
  * order and range rendering show.
  */
-const aimedFlow = (rule: Engine.Rule): fc.Arbitrary<FlowCase> => {
+const aimedFlow = (rule: RuleSet.Rule): fc.Arbitrary<FlowCase> => {
   const target = rule.target
   const local = orAll(
     podIndexes.filter((i) =>

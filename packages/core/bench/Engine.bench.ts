@@ -2,7 +2,7 @@
  * The rule engine on a 200-rule VPC: decisions with the compiled matcher and with the naive
  * reference interpreter the engine's properties are checked against, matcher and plan compilation, exact analysis.
  */
-import type { Engine, Ids } from "@tenet/core"
+import type { Ids, RuleSet } from "@tenet/core"
 import { Analysis, Evaluate, Net, Plan } from "@tenet/core"
 import { bench, describe } from "vitest"
 import * as Reference from "../test/Reference.js"
@@ -11,7 +11,7 @@ const id = <B>(n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12
 const vpc = id<Ids.VpcId>(1)
 const subnets = Array.from({ length: 8 }, (_, i) => id<Ids.SubnetId>(100 + i))
 const pods = Array.from({ length: 40 }, (_, i) => id<Ids.PodId>(200 + i))
-const context: Engine.VpcContext = {
+const context: RuleSet.VpcContext = {
   vpc_id: vpc,
   subnets: new Map(subnets.map((s, i) => [s, Net.cidrOf(`10.0.${i}.0/24`)])),
   pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
@@ -23,7 +23,7 @@ const context: Engine.VpcContext = {
 let seed = 42
 const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
 const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(random() * xs.length)]!
-const rules: Array<Engine.Rule> = Array.from({ length: 200 }, (_, i) => {
+const rules: Array<RuleSet.Rule> = Array.from({ length: 200 }, (_, i) => {
   const protocol = pick(["tcp", "udp", "icmp", "all"] as const)
   const port = 1 + Math.floor(random() * 60000)
   return {
@@ -52,16 +52,16 @@ const rules: Array<Engine.Rule> = Array.from({ length: 200 }, (_, i) => {
     enabled: random() < 0.95
   }
 })
-const flows: Array<Engine.Flow> = Array.from({ length: 1000 }, () => ({
+const flows: Array<RuleSet.Flow> = Array.from({ length: 1000 }, () => ({
   direction: pick(["ingress", "egress"] as const),
   protocol: pick(["tcp", "udp", "icmp"] as const),
   port: 1 + Math.floor(random() * 65535),
   remote: { kind: "ip", ip: Math.floor(random() * 2 ** 32) },
   local: { pod_id: pick(pods) }
 }))
-const matcher = Evaluate.compile(rules, context)
+const matcher = Evaluate.matcher(rules, context)
 
-const naive = (flow: Engine.Flow) => Reference.verdict(rules, context, flow)
+const naive = (flow: RuleSet.Flow) => Reference.verdict(rules, context, flow)
 
 describe("rule engine, 200-rule VPC", () => {
   // 1,000 flows per iteration: decisions per second are ops/s x 1,000.
@@ -72,7 +72,7 @@ describe("rule engine, 200-rule VPC", () => {
     for (let i = 0; i < flows.length; i++) naive(flows[i]!)
   }, { iterations: 20 })
   bench("compile the matcher", () => {
-    Evaluate.compile(rules, context)
+    Evaluate.matcher(rules, context)
   })
   bench("compile the plan", () => {
     Plan.compile(rules, context)

@@ -25,10 +25,10 @@ export * as Vpc from "./domain/Vpc.js"
 
 export * as PortRanges from "./domain/PortRanges.js"
 export * as Analysis from "./rules/Analysis.js"
-export * as Engine from "./rules/Engine.js"
 export * as Evaluate from "./rules/Evaluate.js"
 export * as Plan from "./rules/Plan.js"
 export * as Reorder from "./rules/Reorder.js"
+export * as RuleSet from "./rules/RuleSet.js"
 export * as Validate from "./rules/Validate.js"
 
 export * as EdgeTunnels from "./ports/EdgeTunnels.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Ids } from "@tenet/core"
-import { Analysis, Engine, Evaluate, Net, Plan, Reorder } from "@tenet/core"
+import { Analysis, Evaluate, Net, Plan, Reorder, RuleSet } from "@tenet/core"
 import { Either, FastCheck as fc } from "effect"
 import * as Reference from "./Reference.js"
 
@@ -18,7 +18,7 @@ const deletedSubnet = id<Ids.SubnetId>(19)
 const pods = [id<Ids.PodId>(21), id<Ids.PodId>(22), id<Ids.PodId>(23), id<Ids.PodId>(24)]
 const deletedPod = id<Ids.PodId>(29)
 
-const context: Engine.VpcContext = {
+const context: RuleSet.VpcContext = {
   vpc_id: vpc,
   subnets: new Map(subnets.map((s, i) => [s, Net.cidrOf(`10.0.${i}.0/24`)])),
   pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
@@ -62,18 +62,18 @@ const ports = fc.option(
   { nil: null }
 )
 
-const remote: fc.Arbitrary<Engine.RuleRemote> = fc.oneof(
+const remote: fc.Arbitrary<RuleSet.RuleRemote> = fc.oneof(
   fc.constantFrom(...blocks).map((cidr) => ({ kind: "cidr" as const, cidr })),
   fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((vpc_id) => ({ kind: "vpc" as const, vpc_id }))
 )
 
-const target: fc.Arbitrary<Engine.RuleTarget> = fc.oneof(
+const target: fc.Arbitrary<RuleSet.RuleTarget> = fc.oneof(
   fc.constant({ kind: "vpc" as const }),
   fc.constantFrom(...subnets, deletedSubnet).map((subnet_id) => ({ kind: "subnet" as const, subnet_id })),
   fc.subarray([...pods, deletedPod], { minLength: 1 }).map((pod_ids) => ({ kind: "pods" as const, pod_ids }))
 )
 
-const rule = (seq: number): fc.Arbitrary<Engine.Rule> =>
+const rule = (seq: number): fc.Arbitrary<RuleSet.Rule> =>
   fc.record({
     priority: fc.integer({ min: 1, max: 12 }),
     direction: fc.constantFrom("ingress" as const, "egress" as const),
@@ -91,7 +91,7 @@ const rule = (seq: number): fc.Arbitrary<Engine.Rule> =>
   }))
 
 const rules = fc.integer({ min: 0, max: 25 }).chain((n) =>
-  fc.tuple(...Array.from({ length: n }, (_, i) => rule(i))).map((rs) => rs as Array<Engine.Rule>)
+  fc.tuple(...Array.from({ length: n }, (_, i) => rule(i))).map((rs) => rs as Array<RuleSet.Rule>)
 )
 
 const local = fc.oneof(
@@ -108,14 +108,14 @@ const ipFlow = fc.record({
   local
 }).map((f) => ({ ...f, port: f.protocol === "icmp" ? null : f.port }))
 
-const flow: fc.Arbitrary<Engine.Flow> = fc.oneof(
+const flow: fc.Arbitrary<RuleSet.Flow> = fc.oneof(
   ipFlow,
   ipFlow.chain((f) =>
     fc.constantFrom(vpc, ...otherVpcs).map((vpc_id) => ({ ...f, remote: { kind: "vpc" as const, vpc_id } }))
   )
 )
 
-const referenceVerdict = (all: ReadonlyArray<Engine.Rule>, f: Engine.Flow) => Reference.verdict(all, context, f)
+const referenceVerdict = (all: ReadonlyArray<RuleSet.Rule>, f: RuleSet.Flow) => Reference.verdict(all, context, f)
 
 describe("security-rule engine", () => {
   it.prop("evaluate agrees with the reference interpreter", [rules, flow], ([rs, f]) => {
@@ -126,9 +126,9 @@ describe("security-rule engine", () => {
     const verdict = Evaluate.evaluate(rs, context, f)
     if (verdict.decided_by.kind === "rule") {
       const decisive = rs.find((r) => r.id === (verdict.decided_by as { rule_id: string }).rule_id)!
-      expect(Engine.statusOf(decisive, context)).toBe("active")
+      expect(RuleSet.statusOf(decisive, context)).toBe("active")
     }
-    const active = rs.filter((r) => Engine.statusOf(r, context) === "active")
+    const active = rs.filter((r) => RuleSet.statusOf(r, context) === "active")
     expect(Evaluate.evaluate(active, context, f)).toEqual(verdict)
   })
 
@@ -140,13 +140,13 @@ describe("security-rule engine", () => {
   it.prop("the plan holds exactly the active rules, ranked 1..n without ties, in evaluation order", [rules], ([rs]) => {
     const plan = Plan.compile(rs, context)
     expect(plan.entries.map((e) => e.rank)).toEqual(plan.entries.map((_, i) => i + 1))
-    expect(plan.entries.map((e) => e.rule_id)).toEqual(Engine.enforced(rs, context).map((r) => r.id))
+    expect(plan.entries.map((e) => e.rule_id)).toEqual(RuleSet.enforced(rs, context).map((r) => r.id))
   })
 
   it.prop("evaluation order ignores the order rules are given in", [
     rules.chain((rs) => fc.tuple(fc.constant(rs), fc.shuffledSubarray(rs, { minLength: rs.length })))
   ], ([[rs, shuffled]]) => {
-    expect(Engine.sort(shuffled).map((r) => r.id)).toEqual(Engine.sort(rs).map((r) => r.id))
+    expect(RuleSet.sort(shuffled).map((r) => r.id)).toEqual(RuleSet.sort(rs).map((r) => r.id))
   })
 
   it.prop("core network traffic is allowed whatever the rules say", [rules, ipFlow], ([rs, f]) => {
@@ -202,7 +202,7 @@ describe("reorder", () => {
 })
 
 /** Flows at the corners of a box: its extreme ports and addresses, for every local endpoint. */
-const corners = (box: Analysis.Box, direction: Engine.Flow["direction"]): Array<Engine.Flow> => {
+const corners = (box: Analysis.Box, direction: RuleSet.Flow["direction"]): Array<RuleSet.Flow> => {
   const base = Analysis.witness(box, direction)
   return [...box.locals].flatMap((local) => {
     const at = Analysis.witness({ ...box, locals: new Set([local]) }, direction).local
@@ -224,8 +224,8 @@ describe("rule analysis", () => {
     ([rs]) => {
       const decided = Analysis.decided(rs, context)
       const shadowed = new Set(Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed").map((f) => f.rule_id))
-      const matcher = Evaluate.compile(rs, context)
-      for (const rule of Engine.enforced(rs, context)) {
+      const matcher = Evaluate.matcher(rs, context)
+      for (const rule of RuleSet.enforced(rs, context)) {
         const boxes = decided.get(rule.id)!
         expect(boxes.length === 0).toBe(shadowed.has(rule.id))
         for (const box of boxes) {
@@ -239,7 +239,7 @@ describe("rule analysis", () => {
   )
 
   it.prop("a shadowed rule decides none of its own traffic", [rules], ([rs]) => {
-    const matcher = Evaluate.compile(rs, context)
+    const matcher = Evaluate.matcher(rs, context)
     for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "shadowed")) {
       const rule = rs.find((r) => r.id === finding.rule_id)!
       for (const box of Analysis.boxesOf(rule, context)) {
@@ -255,10 +255,10 @@ describe("rule analysis", () => {
     [rules, fc.array(ipFlow, { maxLength: 30 })],
     ([rs, flows]) => {
       const decided = Analysis.decided(rs, context)
-      const matcher = Evaluate.compile(rs, context)
+      const matcher = Evaluate.matcher(rs, context)
       for (const finding of Analysis.analyze(rs, context).filter((f) => f.kind === "redundant")) {
         const rule = rs.find((r) => r.id === finding.rule_id)!
-        const without = Evaluate.compile(rs.filter((r) => r.id !== rule.id), context)
+        const without = Evaluate.matcher(rs.filter((r) => r.id !== rule.id), context)
         const probes = [...flows, ...decided.get(rule.id)!.flatMap((b) => corners(b, rule.direction))]
         for (const flow of probes) {
           expect(without.decide(flow).action).toBe(matcher.decide(flow).action)
@@ -269,7 +269,7 @@ describe("rule analysis", () => {
   )
 
   it("finds the textbook cases", () => {
-    const r = (seq: number, over: Partial<Engine.Rule>): Engine.Rule => ({
+    const r = (seq: number, over: Partial<RuleSet.Rule>): RuleSet.Rule => ({
       id: id<Ids.SecurityRuleId>(5000 + seq),
       seq,
       priority: 10 * seq,
@@ -291,7 +291,7 @@ describe("rule analysis", () => {
       remote: { kind: "cidr", cidr: Net.cidrOf("8.8.8.8/32") }
     })
     const findings = Analysis.analyze([broad, narrow, partial, inner], context)
-    const kinds = (rule: Engine.Rule) => findings.filter((f) => f.rule_id === rule.id).map((f) => f.kind)
+    const kinds = (rule: RuleSet.Rule) => findings.filter((f) => f.rule_id === rule.id).map((f) => f.kind)
     expect(kinds(narrow)).toEqual(["shadowed"])
     expect(kinds(partial)).toEqual(["conflict"])
     // Denying ingress the default denies anyway: removing it changes nothing.

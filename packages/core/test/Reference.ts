@@ -3,7 +3,7 @@
  * instead of masks, a scan for the earliest matching rule instead of a sort), for the engine's
  * properties to agree with and for the benchmark's naive baseline.
  */
-import type { Engine, Evaluate, Net } from "@tenet/core"
+import type { Evaluate, Net, RuleSet } from "@tenet/core"
 
 const range = (c: Net.Cidr) => {
   const size = 2 ** (32 - c.prefix)
@@ -13,19 +13,19 @@ const range = (c: Net.Cidr) => {
 const inBlock = (c: Net.Cidr, ip: number) => range(c)[0] <= ip && ip <= range(c)[1]
 
 export const verdict = (
-  all: ReadonlyArray<Engine.Rule>,
-  context: Engine.VpcContext,
-  f: Engine.Flow
+  all: ReadonlyArray<RuleSet.Rule>,
+  context: RuleSet.VpcContext,
+  f: RuleSet.Flow
 ): Evaluate.Verdict => {
   if (f.remote.kind === "ip" && context.infrastructure.some((c) => inBlock(c, (f.remote as { ip: number }).ip))) {
     return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
   }
-  const resolvable = (r: Engine.Rule) =>
+  const resolvable = (r: RuleSet.Rule) =>
     (r.remote.kind !== "vpc" || context.vpcs.has(r.remote.vpc_id)) &&
     (r.target.kind !== "subnet" || context.subnets.has(r.target.subnet_id)) &&
     (r.target.kind !== "pods" || r.target.pod_ids.every((p) => context.pods.has(p)))
   const localSubnet = f.local.pod_id !== undefined ? context.pods.get(f.local.pod_id) : f.local.subnet_id
-  const hit = (r: Engine.Rule) => {
+  const hit = (r: RuleSet.Rule) => {
     if (r.direction !== f.direction) return false
     if (r.protocol !== "all" && r.protocol !== f.protocol) return false
     if (r.ports !== null && !(f.port !== null && r.ports.some((p) => p.from <= f.port! && f.port! <= p.to))) {
@@ -45,9 +45,9 @@ export const verdict = (
     const ip = f.remote.ip
     return (context.vpcs.get(r.remote.vpc_id) ?? []).some((b) => inBlock(b, ip))
   }
-  const earlier = (a: Engine.Rule, b: Engine.Rule) =>
+  const earlier = (a: RuleSet.Rule, b: RuleSet.Rule) =>
     a.priority !== b.priority ? a.priority < b.priority : a.action !== b.action ? a.action === "deny" : a.seq < b.seq
-  let best: Engine.Rule | undefined
+  let best: RuleSet.Rule | undefined
   for (const r of all) {
     if (r.enabled && resolvable(r) && hit(r) && (best === undefined || earlier(r, best))) best = r
   }

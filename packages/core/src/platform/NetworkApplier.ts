@@ -14,8 +14,8 @@ import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
-import * as Engine from "../rules/Engine.js"
 import * as Plan from "../rules/Plan.js"
+import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ReadModel } from "./ReadModel.js"
@@ -30,7 +30,7 @@ const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(sub
 
 export interface NetworkApplierShape {
   /** What the VPC's rules resolve against: the tenant's VPCs, this VPC's subnets and pods. */
-  readonly context: (vpc: VpcRecord) => Effect.Effect<Engine.VpcContext, ServiceUnavailable>
+  readonly context: (vpc: VpcRecord) => Effect.Effect<RuleSet.VpcContext, ServiceUnavailable>
   /** Applies the VPC as stored and records the outcome on it. */
   readonly apply: (vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /**
@@ -41,7 +41,7 @@ export interface NetworkApplierShape {
   readonly applyInContext: (
     vpcId: VpcId,
     rules?: ReadonlyArray<SecurityRuleRecord>
-  ) => Effect.Effect<{ readonly state: ApplyState; readonly context: Engine.VpcContext | null }, ServiceUnavailable>
+  ) => Effect.Effect<{ readonly state: ApplyState; readonly context: RuleSet.VpcContext | null }, ServiceUnavailable>
   /** Applies every VPC whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
 }
@@ -72,7 +72,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
             const blocks = new Map<VpcId, Array<Net.Cidr>>(tenantVpcs.map((v) => [v.id, []]))
             for (const s of tenantSubnets) blocks.get(s.vpc_id)?.push(blockOf(s))
-            const context: Engine.VpcContext = {
+            const context: RuleSet.VpcContext = {
               vpc_id: vpc.id,
               subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
               pods: new Map(pods.map((p) => [p.id, p.subnet_id])),
@@ -97,7 +97,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const vpc = found.value
           const { config, context: vpcContext, own: subnets } = yield* surroundings(vpc)
           const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
-          const plan = Plan.compile(rules.map(Engine.fromRecord), vpcContext)
+          const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,

@@ -30,9 +30,9 @@ import { Conflict, NotFound, RuleValidation } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import * as Analysis from "../rules/Analysis.js"
-import * as Engine from "../rules/Engine.js"
 import * as Evaluate from "../rules/Evaluate.js"
 import * as Reorder from "../rules/Reorder.js"
+import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
@@ -66,7 +66,7 @@ export interface SecurityRulesShape {
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
 }
 
-const describeFlow = (flow: Engine.Flow) =>
+const describeFlow = (flow: RuleSet.Flow) =>
   `${flow.protocol}${flow.port === null ? "" : ` port ${flow.port}`} ${flow.direction === "ingress" ? "from" : "to"} ${
     flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : flow.remote.vpc_id
   }`
@@ -107,14 +107,14 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
         store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
 
-      const references = (context: Engine.VpcContext): Validate.References => ({
+      const references = (context: RuleSet.VpcContext): Validate.References => ({
         vpcs: new Set(context.vpcs.keys()),
         subnets: new Set(context.subnets.keys()),
         pods: new Set(context.pods.keys())
       })
 
-      const view = (rule: SecurityRuleRecord, context: Engine.VpcContext) =>
-        viewOf(rule, Engine.statusOf(Engine.fromRecord(rule), context))
+      const view = (rule: SecurityRuleRecord, context: RuleSet.VpcContext) =>
+        viewOf(rule, RuleSet.statusOf(RuleSet.fromRecord(rule), context))
 
       /** The VPC's rules (as read now, or as given) in evaluation order, with their statuses. */
       const listOf = (vpc: VpcRecord, given?: ReadonlyArray<SecurityRuleRecord>) =>
@@ -125,7 +125,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const byId = new Map(rules.map((r) => [r.id, r]))
           return RuleList.make({
             vpc_id: vpc.id,
-            rules: Engine.sort(rules.map(Engine.fromRecord)).map((r) => view(byId.get(r.id)!, context)),
+            rules: RuleSet.sort(rules.map(RuleSet.fromRecord)).map((r) => view(byId.get(r.id)!, context)),
             implied: IMPLIED_RULES,
             applied: current.applied,
             apply_error: current.apply_error
@@ -278,7 +278,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
           const matcher = yield* readModel.derived(
             `matcher:${vpc.id}`,
-            Effect.sync(() => Evaluate.compile(rules.map(Engine.fromRecord), context))
+            Effect.sync(() => Evaluate.matcher(rules.map(RuleSet.fromRecord), context))
           )
           const verdict = matcher.decide({
             direction: query.direction,
@@ -307,7 +307,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const vpc = yield* vpcs.owned(caller, vpcId)
         const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
         const names = new Map(rules.map((r) => [r.id as string, r.name]))
-        const findings = Analysis.analyze(rules.map(Engine.fromRecord), yield* applier.context(vpc))
+        const findings = Analysis.analyze(rules.map(RuleSet.fromRecord), yield* applier.context(vpc))
         return RuleAnalysis.make({
           vpc_id: vpc.id,
           findings: findings.map((f) =>

@@ -17,8 +17,8 @@ import type { PodId, SecurityRuleId, SubnetId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import { FlowProtocol } from "../domain/SecurityRule.js"
-import type { Flow, Rule, VpcContext } from "./Engine.js"
-import { enforced } from "./Engine.js"
+import type { Flow, Rule, VpcContext } from "./RuleSet.js"
+import { enforced } from "./RuleSet.js"
 
 type Protocol = FlowProtocol
 const PROTOCOLS: ReadonlyArray<Protocol> = FlowProtocol.literals

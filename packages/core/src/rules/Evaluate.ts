@@ -6,8 +6,8 @@
 import type { SecurityRuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { ImpliedRuleKey, RuleAction } from "../domain/SecurityRule.js"
-import type { Flow, Rule, VpcContext } from "./Engine.js"
-import { enforced } from "./Engine.js"
+import type { Flow, Rule, VpcContext } from "./RuleSet.js"
+import { enforced } from "./RuleSet.js"
 
 export type DecidedBy =
   | { readonly kind: "rule"; readonly rule_id: SecurityRuleId }
@@ -128,12 +128,12 @@ const candidatesFor = (index: PortIndex, port: number | null): ReadonlyArray<Com
 }
 
 /**
- * Compiles the enforced rules, in evaluation order, into one port index per direction and
+ * The matcher of the enforced rules: in evaluation order, one port index per direction and
  * protocol, each rule reduced to masks, flat port ranges and sets; deciding a flow is then a
  * binary search and a scan of the rules its port can match, with integer comparisons and no
  * allocation.
  */
-export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matcher => {
+export const matcher = (rules: ReadonlyArray<Rule>, context: VpcContext): Matcher => {
   const ordered = enforced(rules, context)
   const lists = new Map<string, PortIndex>()
   for (const direction of ["ingress", "egress"] as const) {
@@ -184,6 +184,6 @@ export const compile = (rules: ReadonlyArray<Rule>, context: VpcContext): Matche
   return { decide }
 }
 
-/** One flow's verdict; for many flows over the same rules, `compile` once and `decide`. */
+/** One flow's verdict; for many flows over the same rules, build the `matcher` once and `decide`. */
 export const evaluate = (rules: ReadonlyArray<Rule>, context: VpcContext, flow: Flow): Verdict =>
-  compile(rules, context).decide(flow)
+  matcher(rules, context).decide(flow)

@@ -8,8 +8,8 @@ import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { PortRange } from "../domain/PortRanges.js"
 import type { Direction, RuleAction, RuleProtocol } from "../domain/SecurityRule.js"
-import * as Engine from "./Engine.js"
 import * as Evaluate from "./Evaluate.js"
+import * as RuleSet from "./RuleSet.js"
 
 export type PlanRemote =
   | { readonly kind: "cidr"; readonly cidr: string }
@@ -49,12 +49,12 @@ export interface SecurityPlan {
  * present), in evaluation order, ranked 1, 2, 3, ... Remote VPCs become their subnet blocks,
  * target subnets their block; target pods stay ids for the backend to resolve.
  */
-export const compile = (rules: ReadonlyArray<Engine.Rule>, context: Engine.VpcContext): SecurityPlan => ({
+export const compile = (rules: ReadonlyArray<RuleSet.Rule>, context: RuleSet.VpcContext): SecurityPlan => ({
   vpc_id: context.vpc_id,
   infrastructure: context.infrastructure.map(Net.formatCidr),
   subnets: [...context.subnets].map(([subnet_id, cidr]) => ({ subnet_id, cidr: Net.formatCidr(cidr) })),
   pods: [...context.pods].map(([pod_id, subnet_id]) => ({ pod_id, subnet_id })),
-  entries: Engine.enforced(rules, context).map((rule, index): AclEntry => ({
+  entries: RuleSet.enforced(rules, context).map((rule, index): AclEntry => ({
     rank: index + 1,
     rule_id: rule.id,
     direction: rule.direction,
@@ -78,7 +78,11 @@ export const compile = (rules: ReadonlyArray<Engine.Rule>, context: Engine.VpcCo
   }))
 })
 
-const entryMatches = (entry: AclEntry, flow: Engine.Flow & { remote: { kind: "ip" } }, context: Engine.VpcContext) => {
+const entryMatches = (
+  entry: AclEntry,
+  flow: RuleSet.Flow & { remote: { kind: "ip" } },
+  context: RuleSet.VpcContext
+) => {
   const ip = flow.remote.ip
   const localSubnet = flow.local.pod_id !== undefined ? context.pods.get(flow.local.pod_id) : flow.local.subnet_id
   return entry.direction === flow.direction &&
@@ -99,8 +103,8 @@ const entryMatches = (entry: AclEntry, flow: Engine.Flow & { remote: { kind: "ip
  */
 export const decide = (
   plan: SecurityPlan,
-  context: Engine.VpcContext,
-  flow: Engine.Flow & { remote: { kind: "ip" } }
+  context: RuleSet.VpcContext,
+  flow: RuleSet.Flow & { remote: { kind: "ip" } }
 ): Evaluate.Verdict => {
   if (Evaluate.isInfrastructure(flow, context)) return Evaluate.INFRASTRUCTURE
   const entry = [...plan.entries].sort((a, b) => a.rank - b.rank).find((e) => entryMatches(e, flow, context))

@@ -1,6 +1,7 @@
 /**
- * The security-rule engine's shared vocabulary: a rule as the engine sees it, the VPC
- * context that resolves its references, a flow, and evaluation order. Pure.
+ * A VPC's rule set as the security-rule engine sees it, the vocabulary of every engine module:
+ * a rule (from its stored record), the VPC context that resolves its references, a flow, and
+ * evaluation order. Pure.
  */
 import { Either } from "effect"
 import { oncePerRecord } from "../domain/Common.js"
