@@ -58,28 +58,7 @@ export interface KubeApiShape {
   readonly delete: (kind: Kind, name: string, namespace?: string) => Effect.Effect<void, KubeError>
 }
 
-export class KubeApi extends Context.Tag("@tenet/adapters-k8s/KubeApi")<KubeApi, KubeApiShape>() {
-  /** On a loaded kubeconfig. */
-  static readonly layerConfig = (config: KubeConfig) => Layer.sync(KubeApi, () => make(config))
-
-  /** The kubeconfig in `KUBECONFIG` (or `~/.kube/config`), else the in-cluster service account. */
-  static readonly layer = Layer.suspend(() =>
-    Effect.try({
-      try: () => {
-        const config = new KubeConfig()
-        config.loadFromDefault()
-        if (config.getCurrentCluster() === null) throw new Error("no cluster in the kubeconfig")
-        return config
-      },
-      catch: (cause) =>
-        new KubeError({
-          operation: "load kubeconfig",
-          status: 0,
-          detail: cause instanceof Error ? cause.message : String(cause)
-        })
-    }).pipe(Effect.map((config) => make(config)), Layer.effect(KubeApi))
-  )
-}
+export class KubeApi extends Context.Tag("@tenet/adapters-k8s/KubeApi")<KubeApi, KubeApiShape>() {}
 
 const failure = (operation: string) => (cause: unknown): KubeError => {
   if (cause instanceof ApiException) {
@@ -158,6 +137,27 @@ export const make = (config: KubeConfig): KubeApiShape => {
       )
   }
 }
+
+/** On a loaded kubeconfig. */
+export const layerConfig = (config: KubeConfig) => Layer.sync(KubeApi, () => make(config))
+
+/** The kubeconfig in `KUBECONFIG` (or `~/.kube/config`), else the in-cluster service account. */
+export const layer = Layer.suspend(() =>
+  Effect.try({
+    try: () => {
+      const config = new KubeConfig()
+      config.loadFromDefault()
+      if (config.getCurrentCluster() === null) throw new Error("no cluster in the kubeconfig")
+      return config
+    },
+    catch: (cause) =>
+      new KubeError({
+        operation: "load kubeconfig",
+        status: 0,
+        detail: cause instanceof Error ? cause.message : String(cause)
+      })
+  }).pipe(Effect.map((config) => make(config)), Layer.effect(KubeApi))
+)
 
 /** An address the cluster reported, when it is an IPv4 address. */
 export const ipv4 = (text: unknown): Net.Ipv4Address | null =>

@@ -106,7 +106,7 @@ const clusterLayer = (config: ServerConfig) => {
           .pipe(
             Layer.provide(FetchHttpClient.layer)
           )
-    ).pipe(Layer.provide(Layer.orDie(KubeApi.KubeApi.layer)))))
+    ).pipe(Layer.provide(Layer.orDie(KubeApi.layer)))))
 }
 
 /** The backends the configuration selects. */

@@ -16,7 +16,7 @@ import { Net } from "@tenet/core"
 import { Context, Effect, Layer } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { KubeApi } from "../KubeApi.js"
+import * as KubeApi from "../KubeApi.js"
 import * as KubeOrchestrator from "../KubeOrchestrator.js"
 import * as Permissions from "../Permissions.js"
 
