@@ -138,7 +138,7 @@ const keyOf = (record: Created & { readonly id?: string; readonly tenant_id?: st
 /**
  * Oldest first; records created in the same millisecond keep the order they were inserted in.
  * A record's insertion number never changes, so it is looked up once per record object (in
- * `orders`) rather than hashed again at every list: that was a tenth of listing 100 VPCs.
+ * `orders`) rather than hashed again at every list.
  */
 const inCreationOrder = (orders: WeakMap<object, number>) => <A extends Created>(s: State, records: ReadonlyArray<A>) =>
   records

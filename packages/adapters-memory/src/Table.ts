@@ -2,7 +2,7 @@
  * A table of records in the memory store: rows by key, and secondary indexes (for each value
  * of an indexed field, the rows that have it, by key). Everything is persistent, so a
  * transaction's draft is a cheap copy, and a list costs what it returns rather than what the
- * store holds: with 10,000 tenants, scanning every VPC to list one tenant's was the cost.
+ * store holds (a scan of every tenant's VPCs to list one tenant's would grow with the tenants).
  * Index entries hold the rows themselves, so a list reads them without hashing each key again.
  */
 import { HashMap, Option } from "effect"

@@ -35,7 +35,7 @@ const checkHost = (request: HttpServerRequest.HttpServerRequest) =>
 const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Effect.gen(function*() {
     if (!HttpMethod.hasBody(request.method)) return undefined
-    // Built only when needed: an error captures a stack trace, which every POST paid for.
+    // Built only when needed: an error captures a stack trace.
     const tooLarge = () => new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
     const declared = request.headers["content-length"]
     if (declared === undefined && request.headers["transfer-encoding"] !== undefined) {

@@ -51,7 +51,7 @@ export const wireExample = (json: object): readonly [never] => [json as never]
 
 /**
  * For views built from stored records, which were validated when written: constructing a
- * Schema class validates every field again, and on list endpoints that was most of the cost.
+ * Schema class would validate every field again, the dominant cost of a list endpoint.
  */
 export const TRUSTED = { disableValidation: true } as const
 
