@@ -80,25 +80,9 @@ const SubnetRow = Schema.Struct({
   created_at: Timestamp
 })
 
+/** The domain's record, with its instants as PostgreSQL answers them. */
 const RuleRow = Schema.Struct({
-  id: Ids.SecurityRuleId,
-  vpc_id: Ids.VpcId,
-  tenant_id: Ids.TenantId,
-  seq: Schema.Number,
-  name: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  direction: SecurityRule.Direction,
-  action: SecurityRule.RuleAction,
-  priority: Schema.Number,
-  protocol: SecurityRule.RuleProtocol,
-  ports: Schema.NullOr(Schema.String),
-  remote_type: SecurityRule.RemoteType,
-  remote_cidr: Schema.NullOr(Net.Ipv4Network),
-  remote_vpc_id: Schema.NullOr(Ids.VpcId),
-  target_type: SecurityRule.TargetType,
-  target_subnet_id: Schema.NullOr(Ids.SubnetId),
-  target_pod_ids: Schema.NullOr(Schema.Array(Ids.PodId)),
-  enabled: Schema.Boolean,
+  ...SecurityRule.SecurityRuleRecord.fields,
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -393,7 +377,11 @@ export const make = (options: Options = {}) =>
     }
 
     const securityRules: Store.SecurityRuleRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row(record))}`)),
+      insert: (record) =>
+        writing(Effect.flatMap(
+          Schema.encode(RuleRow)(record),
+          (row) => Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row)}`)
+        )),
       find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
       listByVpc: all(
         RuleRow,
@@ -404,10 +392,11 @@ export const make = (options: Options = {}) =>
         (vpcId: Ids.VpcId) =>
           sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
       ),
-      update: (record) => {
-        const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row(record)
-        return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
-      },
+      update: (record) =>
+        Effect.flatMap(Schema.encode(RuleRow)(record).pipe(Effect.orDie), (row) => {
+          const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row
+          return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id} RETURNING id`)
+        }),
       delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
     }
 

@@ -1,9 +1,7 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
-import type { DateTime } from "effect"
-import { Either, Schema } from "effect"
+import { Either, Schema, Struct } from "effect"
 import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
-import type { TenantId } from "./Ids.js"
-import { PodId, SecurityRuleId, SubnetId, VpcId } from "./Ids.js"
+import { PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
 import * as PortRanges from "./PortRanges.js"
 
@@ -122,26 +120,36 @@ export const RuleStatus = Schema.Literal("active", "disabled", "remote_vpc_missi
 })
 export type RuleStatus = typeof RuleStatus.Type
 
-export class SecurityRule extends Schema.Class<SecurityRule>("SecurityRule")({
+/** What the store keeps: the rule as last saved, plus its owner and creation order. */
+export const SecurityRuleRecord = Schema.Struct({
   id: SecurityRuleId,
   vpc_id: VpcId,
-  name: Schema.String,
-  description: Schema.NullOr(Schema.String),
+  tenant_id: TenantId,
+  /** Creation order within the VPC: the tie-break after priority and action. */
+  seq: Schema.Int,
+  name: RuleName,
+  description: Schema.NullOr(RuleDescription),
   direction: Direction,
   action: RuleAction,
-  priority: Schema.Int,
+  priority: RulePriority,
   protocol: RuleProtocol,
-  ports: Schema.NullOr(Schema.String),
+  ports: Schema.NullOr(PortsExpression),
   remote_type: RemoteType,
   remote_cidr: Schema.NullOr(Ipv4Network),
   remote_vpc_id: Schema.NullOr(VpcId),
   target_type: TargetType,
   target_subnet_id: Schema.NullOr(SubnetId),
-  target_pod_ids: Schema.NullOr(Schema.Array(PodId)),
+  target_pod_ids: Schema.NullOr(TargetPodIds),
   enabled: Schema.Boolean,
-  status: RuleStatus,
   created_at: Timestamp,
   updated_at: Timestamp
+})
+export interface SecurityRuleRecord extends Schema.Schema.Type<typeof SecurityRuleRecord> {}
+
+/** The rule as a user sees it: the record without its owner and creation order, with its status. */
+export class SecurityRule extends Schema.Class<SecurityRule>("SecurityRule")({
+  ...Struct.omit(SecurityRuleRecord.fields, "tenant_id", "seq"),
+  status: RuleStatus
 }) {}
 
 /** A rule's views, one per status it has been shown with: the status follows its VPC's context. */
@@ -256,28 +264,3 @@ export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
   vpc_id: VpcId,
   findings: Schema.Array(RuleFinding)
 }) {}
-
-/** What the store keeps: the rule as last saved, plus its owner and creation order. */
-export interface SecurityRuleRecord {
-  readonly id: SecurityRuleId
-  readonly vpc_id: VpcId
-  readonly tenant_id: TenantId
-  /** Creation order within the VPC: the tie-break after priority and action. */
-  readonly seq: number
-  readonly name: string
-  readonly description: string | null
-  readonly direction: Direction
-  readonly action: RuleAction
-  readonly priority: number
-  readonly protocol: RuleProtocol
-  readonly ports: string | null
-  readonly remote_type: RemoteType
-  readonly remote_cidr: Ipv4Network | null
-  readonly remote_vpc_id: VpcId | null
-  readonly target_type: TargetType
-  readonly target_subnet_id: SubnetId | null
-  readonly target_pod_ids: ReadonlyArray<PodId> | null
-  readonly enabled: boolean
-  readonly created_at: DateTime.Utc
-  readonly updated_at: DateTime.Utc
-}
