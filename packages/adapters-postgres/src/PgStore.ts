@@ -6,7 +6,18 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
-import { Ids, Net, OperationLog, OperationsLog, SecurityRule, ServiceTunnel, Store, Tunnel } from "@tenet/core"
+import {
+  Ids,
+  Net,
+  OperationLog,
+  OperationsLog,
+  SecurityRule,
+  ServiceTunnel,
+  Store,
+  Subnet,
+  Tunnel,
+  Vpc
+} from "@tenet/core"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ParseResult } from "effect"
 import * as Disk from "./Disk.js"
@@ -60,27 +71,14 @@ const ServiceTunnelRow = Schema.Struct({
   created_at: Timestamp
 })
 
-const VpcRow = Schema.Struct({
-  id: Ids.VpcId,
-  tenant_id: Ids.TenantId,
-  name: Net.DnsLabel,
-  enable_internet: Schema.Boolean,
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String),
-  created_at: Timestamp
-})
+/*
+ * Rows of the resources whose records are schemas in the domain: the record's schema, with
+ * its instants as PostgreSQL answers them; written through the same schema's encoder.
+ */
+const VpcRow = Schema.Struct({ ...Vpc.VpcRecord.fields, created_at: Timestamp })
 
-const SubnetRow = Schema.Struct({
-  id: Ids.SubnetId,
-  tenant_id: Ids.TenantId,
-  vpc_id: Ids.VpcId,
-  name: Net.DnsLabel,
-  cidr: Net.Ipv4Network,
-  gateway_ip: Net.Ipv4Address,
-  created_at: Timestamp
-})
+const SubnetRow = Schema.Struct({ ...Subnet.SubnetRecord.fields, created_at: Timestamp })
 
-/** The domain's record, with its instants as PostgreSQL answers them. */
 const RuleRow = Schema.Struct({
   ...SecurityRule.SecurityRuleRecord.fields,
   created_at: Timestamp,
@@ -343,7 +341,13 @@ export const make = (options: Options = {}) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row(record))}`)),
+      insert: (record) =>
+        writing(
+          Effect.flatMap(
+            Schema.encode(VpcRow)(record),
+            (row) => Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row)}`)
+          )
+        ),
       find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
       listByTenant: all(
         VpcRow,
@@ -364,7 +368,13 @@ export const make = (options: Options = {}) =>
     }
 
     const subnets: Store.SubnetRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row(record))}`)),
+      insert: (record) =>
+        writing(
+          Effect.flatMap(
+            Schema.encode(SubnetRow)(record),
+            (row) => Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row)}`)
+          )
+        ),
       find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
       listByTenant: all(
         SubnetRow,

@@ -1,5 +1,4 @@
 /** Subnets: IPv4 blocks inside a VPC. */
-import type { DateTime } from "effect"
 import { Either, Schema } from "effect"
 import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
@@ -30,7 +29,8 @@ export const SubnetCreate = Schema.Struct({
 })
 export type SubnetCreate = typeof SubnetCreate.Type
 
-export class Subnet extends Schema.Class<Subnet>("Subnet")({
+/** What the store keeps of a subnet, which is also what a user sees. */
+export const SubnetRecord = Schema.Struct({
   id: SubnetId,
   tenant_id: TenantId,
   vpc_id: VpcId,
@@ -38,17 +38,10 @@ export class Subnet extends Schema.Class<Subnet>("Subnet")({
   cidr: Ipv4Network,
   gateway_ip: Ipv4Address,
   created_at: Timestamp
-}) {}
+})
+export interface SubnetRecord extends Schema.Schema.Type<typeof SubnetRecord> {}
 
-export interface SubnetRecord {
-  readonly id: SubnetId
-  readonly tenant_id: TenantId
-  readonly vpc_id: VpcId
-  readonly name: DnsLabel
-  readonly cidr: Ipv4Network
-  readonly gateway_ip: Ipv4Address
-  readonly created_at: DateTime.Utc
-}
+export class Subnet extends Schema.Class<Subnet>("Subnet")(SubnetRecord.fields) {}
 
 export const toSubnet = oncePerRecord((record: SubnetRecord): Subnet => Subnet.make(record, TRUSTED))
 

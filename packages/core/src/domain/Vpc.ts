@@ -1,5 +1,4 @@
 /** Virtual private clouds. */
-import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { TenantId, VpcId } from "./Ids.js"
@@ -23,7 +22,8 @@ export const VpcCreate = Schema.Struct({
 })
 export type VpcCreate = typeof VpcCreate.Type
 
-export class Vpc extends Schema.Class<Vpc>("Vpc")({
+/** What the store keeps of a VPC, which is also what a user sees. */
+export const VpcRecord = Schema.Struct({
   id: VpcId,
   tenant_id: TenantId,
   name: DnsLabel,
@@ -33,16 +33,9 @@ export class Vpc extends Schema.Class<Vpc>("Vpc")({
   /** Why the last apply failed; the platform retries on a schedule. */
   apply_error: Schema.NullOr(Schema.String),
   created_at: Timestamp
-}) {}
+})
+export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 
-export interface VpcRecord {
-  readonly id: VpcId
-  readonly tenant_id: TenantId
-  readonly name: DnsLabel
-  readonly enable_internet: boolean
-  readonly applied: boolean
-  readonly apply_error: string | null
-  readonly created_at: DateTime.Utc
-}
+export class Vpc extends Schema.Class<Vpc>("Vpc")(VpcRecord.fields) {}
 
 export const toVpc = oncePerRecord((record: VpcRecord): Vpc => Vpc.make(record, TRUSTED))
