@@ -11,6 +11,7 @@ import {
   Net,
   OperationLog,
   OperationsLog,
+  Pod,
   SecurityRule,
   ServiceTunnel,
   Store,
@@ -85,36 +86,7 @@ const RuleRow = Schema.Struct({
   updated_at: Timestamp
 })
 
-const PodRow = Schema.Struct({
-  id: Ids.PodId,
-  tenant_id: Ids.TenantId,
-  vpc_id: Ids.VpcId,
-  subnet_id: Ids.SubnetId,
-  name: Net.DnsLabel,
-  container_image: Schema.String,
-  replica_count: Schema.Number,
-  service_port: Schema.Number,
-  use_registry_credentials: Schema.Boolean,
-  external_access: Schema.Boolean,
-  external_inbound: Schema.Boolean,
-  auto_healing: Schema.Boolean,
-  auto_scaling: Schema.Boolean,
-  autoscale_min_replicas: Schema.Number,
-  autoscale_max_replicas: Schema.Number,
-  autoscale_cpu_target_millicores: Schema.Number,
-  persistent: Schema.Boolean,
-  persistent_mount_path: Schema.String,
-  gpu_count: Schema.Number,
-  env_var_names: Schema.Array(Schema.String),
-  env_ciphertext: Schema.NullOr(Schema.String),
-  vip: Schema.NullOr(Net.Ipv4Address),
-  external_ip: Schema.NullOr(Net.Ipv4Address),
-  lifecycle: Schema.Literal("active", "deleting"),
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String),
-  created_at: Timestamp,
-  updated_at: Timestamp
-})
+const PodRow = Schema.Struct({ ...Pod.PodRecord.fields, created_at: Timestamp, updated_at: Timestamp })
 
 const TunnelRow = Schema.Struct({
   id: Ids.TunnelId,
@@ -411,7 +383,13 @@ export const make = (options: Options = {}) =>
     }
 
     const pods: Store.PodRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row(record))}`)),
+      insert: (record) =>
+        writing(
+          Effect.flatMap(
+            Schema.encode(PodRow)(record),
+            (row) => Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row)}`)
+          )
+        ),
       find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
       listByTenant: all(
         PodRow,
@@ -422,10 +400,11 @@ export const make = (options: Options = {}) =>
         (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
       ),
       listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
-      update: (record) => {
-        const { created_at: _, id, tenant_id: _t, ...fields } = row(record)
-        return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id as string} RETURNING id`)
-      },
+      update: (record) =>
+        Effect.flatMap(Schema.encode(PodRow)(record).pipe(Effect.orDie), (row) => {
+          const { created_at: _, id, tenant_id: _t, ...fields } = row
+          return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id} RETURNING id`)
+        }),
       delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
     }
 

@@ -1,6 +1,5 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address } from "./Net.js"
@@ -152,7 +151,8 @@ export const PodStatus = Schema.Struct({
 }).annotations({ identifier: "PodStatus" })
 export type PodStatus = typeof PodStatus.Type
 
-export class Pod extends Schema.Class<Pod>("Pod")({
+/** What the store keeps of a pod: the desired pod, its secrets sealed, and how applying it went. */
+export const PodRecord = Schema.Struct({
   id: PodId,
   tenant_id: TenantId,
   vpc_id: VpcId,
@@ -173,8 +173,35 @@ export class Pod extends Schema.Class<Pod>("Pod")({
   persistent_mount_path: Schema.String,
   gpu_count: Schema.Int,
   env_var_names: Schema.Array(Schema.String),
-  status: PodStatus,
-  created_at: Timestamp
+  /** AES-256-GCM ciphertext of the JSON object of environment variables; null when none. */
+  env_ciphertext: Schema.NullOr(Schema.String),
+  /** The virtual IP and external IP the cluster gave the pod; kept for its life. */
+  vip: Schema.NullOr(Ipv4Address),
+  external_ip: Schema.NullOr(Ipv4Address),
+  /** `deleting` while a delete is under way: configuration changes are refused then. */
+  lifecycle: Schema.Literal("active", "deleting"),
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export interface PodRecord extends Schema.Schema.Type<typeof PodRecord> {}
+
+/** The fields of a pod's record a user never sees: sealed secrets and the apply bookkeeping (the status says it). */
+export const HIDDEN_FIELDS = [
+  "env_ciphertext",
+  "vip",
+  "external_ip",
+  "lifecycle",
+  "applied",
+  "apply_error",
+  "updated_at"
+] as const
+
+/** The pod as a user sees it: its record without what is hidden, with its status from the cluster. */
+export class Pod extends Schema.Class<Pod>("Pod")({
+  ...Struct.omit(PodRecord.fields, ...HIDDEN_FIELDS),
+  status: PodStatus
 }) {}
 
 export class PodRestart extends Schema.Class<PodRestart>("PodRestart")({
@@ -193,38 +220,3 @@ export const PodTopologyItem = Schema.Struct({
   autoscale_max_replicas: Schema.optionalWith(AutoscaleReplicas, { default: () => 10 }),
   autoscale_cpu_target_millicores: Schema.optionalWith(CpuTargetMillicores, { default: () => 200 })
 }).annotations({ identifier: "PodTopologyItem" })
-
-/** What the store keeps about a pod. Environment values are only ever stored encrypted. */
-export interface PodRecord {
-  readonly id: PodId
-  readonly tenant_id: TenantId
-  readonly vpc_id: VpcId
-  readonly subnet_id: SubnetId
-  readonly name: DnsLabel
-  readonly container_image: string
-  readonly replica_count: number
-  readonly service_port: number
-  readonly use_registry_credentials: boolean
-  readonly external_access: boolean
-  readonly external_inbound: boolean
-  readonly auto_healing: boolean
-  readonly auto_scaling: boolean
-  readonly autoscale_min_replicas: number
-  readonly autoscale_max_replicas: number
-  readonly autoscale_cpu_target_millicores: number
-  readonly persistent: boolean
-  readonly persistent_mount_path: string
-  readonly gpu_count: number
-  readonly env_var_names: ReadonlyArray<string>
-  /** AES-256-GCM ciphertext of the JSON object of environment variables; null when none. */
-  readonly env_ciphertext: string | null
-  /** The virtual IP and external IP the cluster gave the pod; kept for its life. */
-  readonly vip: Ipv4Address | null
-  readonly external_ip: Ipv4Address | null
-  /** `deleting` while a delete is under way: configuration changes are refused then. */
-  readonly lifecycle: "active" | "deleting"
-  readonly applied: boolean
-  readonly apply_error: string | null
-  readonly created_at: DateTime.Utc
-  readonly updated_at: DateTime.Utc
-}

@@ -4,12 +4,12 @@
  * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
  * status is read from the cluster each time it is shown.
  */
-import { Context, DateTime, Effect, Either, Hash, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "effect"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
-import { MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
+import { HIDDEN_FIELDS, MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
@@ -139,19 +139,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         lastViews.set(record, view)
         return view
       }
-      const podOf = (record: PodRecord, status: PodStatus) => {
-        const {
-          apply_error: _e,
-          applied: _a,
-          env_ciphertext: _c,
-          external_ip: _x,
-          lifecycle: _l,
-          updated_at: _u,
-          vip: _v,
-          ...fields
-        } = record
-        return Pod.make({ ...fields, status }, TRUSTED)
-      }
+      const podOf = (record: PodRecord, status: PodStatus) =>
+        Pod.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), status }, TRUSTED)
 
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
