@@ -239,6 +239,24 @@ export const make = (options: Options = {}) =>
     const affected = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
       unavailable(Effect.map(statement, (rows) => rows.length > 0))
 
+    /** Inserts a record through its row schema's encoder. */
+    const insertRow = <A, I extends Record<string, unknown>>(table: string, Row: Schema.Schema<A, I>) => (record: A) =>
+      writing(Effect.flatMap(
+        Schema.encode(Row)(record),
+        (row) => Effect.asVoid(sql`INSERT INTO ${sql(table)} ${sql.insert(row)}`)
+      ))
+
+    /** Updates a record's row through its row schema's encoder; `fixed` are the columns that never change. */
+    const updateRow =
+      <A, I extends { readonly id: string }>(table: string, Row: Schema.Schema<A, I>, fixed: ReadonlyArray<keyof I>) =>
+      (record: A) =>
+        Effect.flatMap(Schema.encode(Row)(record).pipe(Effect.orDie), (row) => {
+          const fields = Object.fromEntries(
+            Object.entries(row).filter(([column]) => column !== "id" && !fixed.includes(column as keyof I))
+          )
+          return affected(sql`UPDATE ${sql(table)} SET ${sql.update(fields)} WHERE id = ${row.id} RETURNING id`)
+        })
+
     const admins: Store.AdminRepository = {
       find: one(AdminRow, (username: string) => sql`SELECT * FROM admins WHERE username = ${username}`),
       findByTokenHash: one(AdminRow, (hash: string) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
@@ -313,13 +331,7 @@ export const make = (options: Options = {}) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      insert: (record) =>
-        writing(
-          Effect.flatMap(
-            Schema.encode(VpcRow)(record),
-            (row) => Effect.asVoid(sql`INSERT INTO vpcs ${sql.insert(row)}`)
-          )
-        ),
+      insert: insertRow("vpcs", VpcRow),
       find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
       listByTenant: all(
         VpcRow,
@@ -340,13 +352,7 @@ export const make = (options: Options = {}) =>
     }
 
     const subnets: Store.SubnetRepository = {
-      insert: (record) =>
-        writing(
-          Effect.flatMap(
-            Schema.encode(SubnetRow)(record),
-            (row) => Effect.asVoid(sql`INSERT INTO subnets ${sql.insert(row)}`)
-          )
-        ),
+      insert: insertRow("subnets", SubnetRow),
       find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
       listByTenant: all(
         SubnetRow,
@@ -359,11 +365,7 @@ export const make = (options: Options = {}) =>
     }
 
     const securityRules: Store.SecurityRuleRepository = {
-      insert: (record) =>
-        writing(Effect.flatMap(
-          Schema.encode(RuleRow)(record),
-          (row) => Effect.asVoid(sql`INSERT INTO security_rules ${sql.insert(row)}`)
-        )),
+      insert: insertRow("security_rules", RuleRow),
       find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
       listByVpc: all(
         RuleRow,
@@ -374,22 +376,12 @@ export const make = (options: Options = {}) =>
         (vpcId: Ids.VpcId) =>
           sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
       ),
-      update: (record) =>
-        Effect.flatMap(Schema.encode(RuleRow)(record).pipe(Effect.orDie), (row) => {
-          const { created_at: _, id, tenant_id: _t, vpc_id: _v, ...fields } = row
-          return affected(sql`UPDATE security_rules SET ${sql.update(fields)} WHERE id = ${id} RETURNING id`)
-        }),
+      update: updateRow("security_rules", RuleRow, ["created_at", "tenant_id", "vpc_id"]),
       delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
     }
 
     const pods: Store.PodRepository = {
-      insert: (record) =>
-        writing(
-          Effect.flatMap(
-            Schema.encode(PodRow)(record),
-            (row) => Effect.asVoid(sql`INSERT INTO pods ${sql.insert(row)}`)
-          )
-        ),
+      insert: insertRow("pods", PodRow),
       find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
       listByTenant: all(
         PodRow,
@@ -400,11 +392,7 @@ export const make = (options: Options = {}) =>
         (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
       ),
       listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
-      update: (record) =>
-        Effect.flatMap(Schema.encode(PodRow)(record).pipe(Effect.orDie), (row) => {
-          const { created_at: _, id, tenant_id: _t, ...fields } = row
-          return affected(sql`UPDATE pods SET ${sql.update(fields)} WHERE id = ${id} RETURNING id`)
-        }),
+      update: updateRow("pods", PodRow, ["created_at", "tenant_id"]),
       delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
     }
 
