@@ -19,7 +19,7 @@
  * kept with it (`derived`), so they are built once per revision.
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
-import type { TenantId } from "../domain/Ids.js"
+import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
@@ -413,6 +413,13 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   const inVpc = (v: TenantView, id: string) => v.vpcById.has(id)
 
+  /** A VPC's rows of a kind (`listByVpc`), grouped by `vpc_id` in the view. */
+  const byVpc = <A extends { readonly vpc_id: string }>(
+    part: Row,
+    list: (view: TenantView) => ReadonlyArray<A>,
+    fallback: (id: VpcId) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
+  ) => listBy(part, `${part}.vpc`, (r: A) => r.vpc_id, list, inVpc, fallback)
+
   /**
    * A write of `parts`: the request reads them from the store from now on (in its transaction,
    * `change` records it for the view; none, where it cannot be applied to one); a sole
@@ -563,14 +570,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       ...s.subnets,
       insert: writes(["subnets"], s.subnets.insert, put("subnets")),
       ...lookups("subnets", (v) => v.subnetById, (v) => v.snapshot.subnets, s.subnets),
-      listByVpc: listBy(
-        "subnets",
-        "subnets.vpc",
-        (r) => r.vpc_id,
-        (v) => v.snapshot.subnets,
-        inVpc,
-        s.subnets.listByVpc
-      )
+      listByVpc: byVpc("subnets", (v) => v.snapshot.subnets, s.subnets.listByVpc)
     },
     securityRules: {
       ...s.securityRules,
@@ -578,14 +578,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       update: writes(["rules"], s.securityRules.update, put("rules")),
       delete: writes(["rules"], s.securityRules.delete, remove("rules")),
       find: (id) => fromView("rules", (v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
-      listByVpc: listBy(
-        "rules",
-        "rules.vpc",
-        (r) => r.vpc_id,
-        (v) => v.snapshot.securityRules,
-        inVpc,
-        s.securityRules.listByVpc
-      ),
+      listByVpc: byVpc("rules", (v) => v.snapshot.securityRules, s.securityRules.listByVpc),
       // A rule's remote VPC is one of its own tenant's, so the tenant's rules are all there are.
       listByRemoteVpc: (id) =>
         listBy(
@@ -603,7 +596,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       update: writes(["pods"], s.pods.update, put("pods")),
       delete: writes(["pods", "tunnels"], s.pods.delete, remove("pods")),
       ...lookups("pods", (v) => v.podById, (v) => v.snapshot.pods, s.pods),
-      listByVpc: listBy("pods", "pods.vpc", (r) => r.vpc_id, (v) => v.snapshot.pods, inVpc, s.pods.listByVpc)
+      listByVpc: byVpc("pods", (v) => v.snapshot.pods, s.pods.listByVpc)
     },
     tunnels: {
       ...s.tunnels,
