@@ -7,22 +7,7 @@
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import {
-  Admin,
-  Api,
-  Domain,
-  Errors,
-  Pod,
-  ProviderConfig,
-  RegistryCredential,
-  SecurityRule,
-  ServiceTunnel,
-  Subnet,
-  Tenant,
-  Topology,
-  Tunnel,
-  Vpc
-} from "@tenet/core"
+import { Api, Errors } from "@tenet/core"
 import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
 
 export interface Options {
@@ -91,38 +76,9 @@ const retrySafely = (retries: number) =>
       )
   )
 
-/**
- * Each endpoint's request body schema. Callers write bodies as the wire has them (the encoded
- * side: plain strings, defaults left out); the client decodes them with the same schema the
- * server uses, so bad input fails before it is sent, with the server's `InvalidInput`.
- */
-export const payloads = {
-  "adminIdentity.login": Admin.AdminLogin,
-  "tenantIdentity.login": Tenant.TenantLogin,
-  "tenants.create": Tenant.TenantCreate,
-  "domains.assign": Domain.DomainCreate,
-  "providerConfig.put": ProviderConfig.ProviderConfigInput,
-  "serviceTunnels.create": ServiceTunnel.ServiceTunnelCreate,
-  "vpcs.create": Vpc.VpcCreate,
-  "subnets.create": Subnet.SubnetCreate,
-  "securityRules.create": SecurityRule.SecurityRuleCreate,
-  "securityRules.update": SecurityRule.SecurityRulePatch,
-  "securityRules.reorder": SecurityRule.ReorderRequest,
-  "securityRules.evaluate": SecurityRule.FlowQuery,
-  "pods.create": Pod.PodCreate,
-  "pods.configure": Pod.PodConfigPatch,
-  "tunnels.createForPod": Tunnel.TunnelCreate,
-  "tunnels.create": Tunnel.TunnelAutoCreate,
-  "registryCredentials.create": RegistryCredential.RegistryCredentialCreate,
-  "topology.deploy": Topology.TopologyRequest
-} as const
-
-type Payloads = typeof payloads
-type PayloadKey = keyof Payloads
-
 /** Which of the session's fields (`token`, `tenant_id`) each endpoint's body carries. */
 const sessionFields: ReadonlyMap<string, ReadonlyArray<"token" | "tenant_id">> = new Map(
-  Object.entries(payloads).map(([key, schema]) => {
+  Object.entries(Api.Payloads).map(([key, schema]) => {
     const names = SchemaAST.getPropertySignatures(Schema.encodedSchema(schema as Schema.Schema.Any).ast).map((p) =>
       p.name
     )
@@ -139,7 +95,7 @@ type SessionFields<P> = P extends object ?
 type Plain<A> = Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse]>
 
 type Relax<Request, Key> = Request extends { readonly payload: unknown } ? Omit<Request, "payload" | "withResponse"> & {
-    readonly payload: Key extends PayloadKey ? SessionFields<Schema.Schema.Encoded<Payloads[Key]>> : never
+    readonly payload: Key extends Api.PayloadKey ? SessionFields<Schema.Schema.Encoded<Api.Payloads[Key]>> : never
   }
   : Request extends object ? Omit<Request, "withResponse">
   : Request
@@ -193,7 +149,9 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
       Object.fromEntries(
         Object.entries(endpoints).map(([name, call]) => {
           const key = `${group}.${name}`
-          const schema = (payloads as Record<string, Schema.Schema<unknown, unknown>>)[key]
+          // Callers write bodies as the wire has them (plain strings, defaults left out); each
+          // is decoded with the schema the server uses, so bad input fails before it is sent.
+          const schema = (Api.Payloads as Record<string, Schema.Schema<unknown, unknown>>)[key]
           if (schema === undefined) return [name, call]
           const fill = Object.fromEntries(
             (sessionFields.get(key) ?? []).flatMap((f) => session[f] === undefined ? [] : [[f, session[f]]])

@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { createTenetClient, Errors, TenetClient } from "@tenet/client"
 import { Api } from "@tenet/core"
 import { TestServer } from "@tenet/server"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 
 const called = new Set<string>()
 
@@ -209,20 +209,6 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       expect(result.refused).toBeInstanceOf(Errors.Unauthorized)
       expect(result.refused).toMatchObject({ _tag: "Unauthorized" })
     }))
-
-  it("the client decodes every body with the schema its endpoint declares", () => {
-    const declared = Object.values(Api.TenetApi.groups).flatMap((group) =>
-      Object.values(group.endpoints).flatMap((endpoint) =>
-        Option.isSome(endpoint.payloadSchema)
-          ? [[`${group.identifier}.${endpoint.name}`, endpoint.payloadSchema.value]]
-          : []
-      )
-    )
-    expect(Object.fromEntries(declared)).toEqual(TenetClient.payloads)
-    for (const [key, schema] of declared) {
-      expect((TenetClient.payloads as Record<string, unknown>)[key as string]).toBe(schema)
-    }
-  })
 
   it("every endpoint of the contract was called", () => {
     const all = Object.values(Api.TenetApi.groups).flatMap((group) =>

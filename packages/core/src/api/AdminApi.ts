@@ -1,14 +1,15 @@
 /** Admin endpoints: tenants, domains, provider configuration, service tunnels, operations log. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DomainCreate, DomainRecord } from "../domain/Domain.js"
+import { DomainRecord } from "../domain/Domain.js"
 import { ServiceTunnelId, TenantId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
 import { OperationLogPage, OperationLogQuery } from "../domain/OperationLog.js"
-import { ProviderConfig, ProviderConfigInput } from "../domain/ProviderConfig.js"
-import { ServiceTunnel, ServiceTunnelCreate } from "../domain/ServiceTunnel.js"
-import { Tenant, TenantCreate, TenantDetail } from "../domain/Tenant.js"
+import { ProviderConfig } from "../domain/ProviderConfig.js"
+import { ServiceTunnel } from "../domain/ServiceTunnel.js"
+import { Tenant, TenantDetail } from "../domain/Tenant.js"
 import { Conflict, NotFound } from "../Errors.js"
+import { Payloads } from "./Payloads.js"
 import { AdminAuth } from "./Security.js"
 
 const TenantPath = Schema.Struct({ tenant_id: TenantId })
@@ -16,7 +17,7 @@ const TenantPath = Schema.Struct({ tenant_id: TenantId })
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
     HttpApiEndpoint.post("create", "/tenants")
-      .setPayload(TenantCreate)
+      .setPayload(Payloads["tenants.create"])
       .addSuccess(Tenant, { status: 201 })
       .addError(Conflict.Wire)
       .annotate(OpenApi.Summary, "Create a tenant (201); 409 when the name is taken")
@@ -48,7 +49,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
   .add(
     HttpApiEndpoint.post("assign", "/tenants/:tenant_id/domains")
       .setPath(TenantPath)
-      .setPayload(DomainCreate)
+      .setPayload(Payloads["domains.assign"])
       .addSuccess(DomainRecord)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -75,7 +76,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
 export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")
   .add(
     HttpApiEndpoint.post("put", "/provider-config")
-      .setPayload(ProviderConfigInput)
+      .setPayload(Payloads["providerConfig.put"])
       .addSuccess(ProviderConfig)
       .annotate(
         OpenApi.Summary,
@@ -95,7 +96,7 @@ export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")
 export class ServiceTunnelsApi extends HttpApiGroup.make("serviceTunnels")
   .add(
     HttpApiEndpoint.post("create", "/service-tunnels")
-      .setPayload(ServiceTunnelCreate)
+      .setPayload(Payloads["serviceTunnels.create"])
       .addSuccess(ServiceTunnel, { status: 201 })
       .addError(Conflict.Wire)
       .annotate(

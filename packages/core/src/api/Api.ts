@@ -143,3 +143,5 @@ export const inputErrors: ReadonlyArray<{
   })
   return entries
 })()
+
+export { type PayloadKey, Payloads } from "./Payloads.js"

@@ -1,16 +1,17 @@
 /** Login, logout and token rotation for admins and tenants (spec section 5). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AdminLogin, AdminSession } from "../domain/Admin.js"
+import { AdminSession } from "../domain/Admin.js"
 import { TenantId } from "../domain/Ids.js"
-import { TenantLogin, TenantSession } from "../domain/Tenant.js"
+import { TenantSession } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
+import { Payloads } from "./Payloads.js"
 import { AdminAuth, AdminOrTenantAuth, TenantLogoutAuth } from "./Security.js"
 
 export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
   .add(
     HttpApiEndpoint.post("login", "/admin/login")
-      .setPayload(AdminLogin)
+      .setPayload(Payloads["adminIdentity.login"])
       .addSuccess(AdminSession)
       .addError(Unauthorized.Wire)
       .addError(TooManyRequests.Wire)
@@ -34,7 +35,7 @@ export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
 export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
   .add(
     HttpApiEndpoint.post("login", "/tenants/login")
-      .setPayload(TenantLogin)
+      .setPayload(Payloads["tenantIdentity.login"])
       .addSuccess(TenantSession)
       .addError(Unauthorized.Wire)
       .addError(TooManyRequests.Wire)

@@ -3,26 +3,23 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import {
-  FlowQuery,
   FlowVerdict,
-  ReorderRequest,
   RuleAnalysis,
   RuleList,
   RuleListQuery,
   RuleMutation,
-  SecurityRule,
-  SecurityRuleCreate,
-  SecurityRulePatch
+  SecurityRule
 } from "../domain/SecurityRule.js"
-import { Subnet, SubnetCreate } from "../domain/Subnet.js"
-import { Vpc, VpcCreate } from "../domain/Vpc.js"
+import { Subnet } from "../domain/Subnet.js"
+import { Vpc } from "../domain/Vpc.js"
 import { Conflict, Forbidden, NotFound, RuleValidation } from "../Errors.js"
+import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
 export class VpcsApi extends HttpApiGroup.make("vpcs")
   .add(
     HttpApiEndpoint.post("create", "/vpcs")
-      .setPayload(VpcCreate)
+      .setPayload(Payloads["vpcs.create"])
       .addSuccess(Vpc)
       .addError(Conflict.Wire)
       .addError(Forbidden.Wire)
@@ -47,7 +44,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
 export class SubnetsApi extends HttpApiGroup.make("subnets")
   .add(
     HttpApiEndpoint.post("create", "/subnets")
-      .setPayload(SubnetCreate)
+      .setPayload(Payloads["subnets.create"])
       .addSuccess(Subnet)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -92,7 +89,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.post("create", "/security-rules")
-      .setPayload(SecurityRuleCreate)
+      .setPayload(Payloads["securityRules.create"])
       .addSuccess(RuleMutation, { status: 201 })
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -102,7 +99,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   .add(
     HttpApiEndpoint.patch("update", "/security-rules/:rule_id")
       .setPath(RulePath)
-      .setPayload(SecurityRulePatch)
+      .setPayload(Payloads["securityRules.update"])
       .addSuccess(RuleMutation)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
@@ -118,7 +115,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.post("reorder", "/security-rules/reorder")
-      .setPayload(ReorderRequest)
+      .setPayload(Payloads["securityRules.reorder"])
       .addSuccess(RuleList)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
@@ -126,7 +123,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.post("evaluate", "/security-rules/evaluate")
-      .setPayload(FlowQuery)
+      .setPayload(Payloads["securityRules.evaluate"])
       .addSuccess(FlowVerdict)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)

@@ -2,11 +2,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PodId, TenantId, TunnelId } from "../domain/Ids.js"
-import { Pod, PodConfigPatch, PodCreate, PodRestart } from "../domain/Pod.js"
-import { RegistryCredential, RegistryCredentialCreate, RegistryCredentialPath } from "../domain/RegistryCredential.js"
-import { TopologyRequest, TopologyView } from "../domain/Topology.js"
-import { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelListQuery } from "../domain/Tunnel.js"
+import { Pod, PodRestart } from "../domain/Pod.js"
+import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCredential.js"
+import { TopologyView } from "../domain/Topology.js"
+import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
 import { Conflict, Forbidden, NotFound } from "../Errors.js"
+import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
 const PodPath = Schema.Struct({ pod_id: PodId })
@@ -14,7 +15,7 @@ const PodPath = Schema.Struct({ pod_id: PodId })
 export class PodsApi extends HttpApiGroup.make("pods")
   .add(
     HttpApiEndpoint.post("create", "/pods")
-      .setPayload(PodCreate)
+      .setPayload(Payloads["pods.create"])
       .addSuccess(Pod)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -61,7 +62,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   .add(
     HttpApiEndpoint.patch("configure", "/pods/:pod_id/config")
       .setPath(PodPath)
-      .setPayload(PodConfigPatch)
+      .setPayload(Payloads["pods.configure"])
       .addSuccess(Pod)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -75,7 +76,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   .add(
     HttpApiEndpoint.post("createForPod", "/pods/:pod_id/tunnel")
       .setPath(PodPath)
-      .setPayload(TunnelCreate)
+      .setPayload(Payloads["tunnels.createForPod"])
       .addSuccess(Tunnel, { status: 201 })
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -85,7 +86,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   .add(
     HttpApiEndpoint.post("create", "/tunnels")
       .setUrlParams(TunnelListQuery)
-      .setPayload(TunnelAutoCreate)
+      .setPayload(Payloads["tunnels.create"])
       .addSuccess(Tunnel)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -121,7 +122,7 @@ export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentia
   .add(
     HttpApiEndpoint.post("create", "/tenants/:tenant_id/registry-credentials")
       .setPath(TenantPath)
-      .setPayload(RegistryCredentialCreate)
+      .setPayload(Payloads["registryCredentials.create"])
       .addSuccess(RegistryCredential)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
@@ -149,7 +150,7 @@ export class TopologyApi extends HttpApiGroup.make("topology")
   .add(
     HttpApiEndpoint.post("deploy", "/tenants/:tenant_id/topology")
       .setPath(TenantPath)
-      .setPayload(TopologyRequest)
+      .setPayload(Payloads["topology.deploy"])
       .addSuccess(TopologyView)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
