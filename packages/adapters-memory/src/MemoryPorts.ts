@@ -1,5 +1,5 @@
 /**
- * The whole platform in one process, as one Layer: the in-memory store and operations log,
+ * Every port in one process, as one Layer: the in-memory store and operations log,
  * the simulated cluster and tunnel provider (with their switches), and a vault with a
  * random key. Tenants use it to test their own automation; Tenet's tests use it too.
  */

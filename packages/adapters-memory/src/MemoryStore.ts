@@ -23,7 +23,7 @@ import { Store } from "@tenet/core"
 import { Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 import * as Table from "./Table.js"
 
-const Domains = Table.define<Domain.DomainRow, "tenant" | "name">({
+const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
   key: (d) => d.id,
   indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain }
 })
@@ -82,7 +82,7 @@ interface State {
   readonly tenants: HashMap.HashMap<Ids.TenantId, Tenant.TenantRecord>
   readonly tenantByName: HashMap.HashMap<string, Ids.TenantId>
   readonly tenantByToken: HashMap.HashMap<string, Ids.TenantId>
-  readonly domains: Table.Table<Domain.DomainRow, "tenant" | "name">
+  readonly domains: Table.Table<Domain.DomainRecord, "tenant" | "name">
   readonly providerConfig: Option.Option<ProviderConfig.ProviderConfigRecord>
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
   readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied">

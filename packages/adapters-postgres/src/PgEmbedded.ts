@@ -23,7 +23,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import * as DataDirectoryLock from "./DataDirectoryLock.js"
 import * as Disk from "./Disk.js"
-import * as PgPlatform from "./PgPlatform.js"
+import * as PgDatabase from "./PgDatabase.js"
 
 export interface Options {
   /** Where the database files live; omitted, the database lives in memory. */
@@ -95,7 +95,7 @@ export const layer = (options: Options = {}) =>
       }),
       (server) => Effect.promise(() => server.stop())
     )
-    return PgPlatform.layer({
+    return PgDatabase.layer({
       url: `postgres://postgres@${server.getServerConn()}/postgres`,
       maxConnections: pool,
       backend: "embedded",

@@ -1,21 +1,25 @@
 /**
- * The Store and the OperationsLog on PostgreSQL, through `@effect/sql`. Rows are decoded with
- * the domain's own schemas (`SqlSchema`), uniqueness and cascades are the database's
- * constraints, and the per-VPC lock is a row lock, so the rules hold with many server
- * processes writing at once.
+ * The Store and the OperationsLog on PostgreSQL, through `@effect/sql`. Rows are the domain's
+ * record schemas, read through `SqlSchema` and written through their encoders; uniqueness and
+ * cascades are the database's constraints, and the per-VPC lock is a row lock, so the rules
+ * hold with many server processes writing at once.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import {
-  Ids,
-  Net,
+  Admin,
+  Domain,
+  IdempotencyKey,
   OperationLog,
   OperationsLog,
   Pod,
+  ProviderConfig,
+  RegistryCredential,
   SecurityRule,
   ServiceTunnel,
   Store,
   Subnet,
+  Tenant,
   Tunnel,
   Vpc
 } from "@tenet/core"
@@ -26,56 +30,20 @@ import * as Disk from "./Disk.js"
 /** A column read directly (a `Date`) or inside a JSON aggregate (an ISO string). */
 const Timestamp = Schema.Union(Schema.DateTimeUtcFromDate, Schema.DateTimeUtc)
 
-const TenantRow = Schema.Struct({
-  id: Ids.TenantId,
-  name: Net.DnsLabel,
-  description: Schema.NullOr(Schema.String),
-  created_at: Timestamp,
-  password_hash: Schema.String,
-  token_hash: Schema.String,
-  token_ciphertext: Schema.String
-})
-
-const AdminRow = Schema.Struct({
-  username: Schema.String,
-  password_hash: Schema.String,
-  token_hash: Schema.String,
-  token_ciphertext: Schema.String
-})
-
-const DomainRow = Schema.Struct({
-  id: Ids.DomainId,
-  tenant_id: Ids.TenantId,
-  domain: Schema.typeSchema(Net.DomainName),
-  created_at: Timestamp
-})
-
-const ProviderConfigRow = Schema.Struct({
-  external_subnet_cidr: Net.Ipv4Network,
-  external_subnet_gateway: Net.Ipv4Address,
-  peering_subnet_cidr: Net.Ipv4Network,
-  pod_dns_nameservers: Schema.Array(Net.Ipv4Address),
-  pod_dns_ndots: Schema.NullOr(Schema.Number),
-  edge_account_id: Schema.NullOr(Schema.String),
-  edge_api_token_ciphertext: Schema.NullOr(Schema.String),
-  edge_domain: Schema.NullOr(Schema.typeSchema(Net.DomainName)),
-  updated_at: Timestamp
-})
-
-const ServiceTunnelRow = Schema.Struct({
-  id: Ids.ServiceTunnelId,
-  service: Net.DnsLabel,
-  hostname: Schema.typeSchema(Net.DomainName),
-  target_url: ServiceTunnel.ServiceUrl,
-  status: ServiceTunnel.ServiceTunnelStatus,
-  error: Schema.NullOr(Schema.String),
-  created_at: Timestamp
-})
-
 /*
- * Rows of the resources whose records are schemas in the domain: the record's schema, with
- * its instants as PostgreSQL answers them; written through the same schema's encoder.
+ * Each table's row is its record's schema from the domain, with the record's instants as
+ * PostgreSQL answers them; rows are written through the same schema's encoder.
  */
+const TenantRow = Schema.Struct({ ...Tenant.TenantRecord.fields, created_at: Timestamp })
+
+const AdminRow = Admin.AdminRecord
+
+const DomainRow = Schema.Struct({ ...Domain.DomainRecord.fields, created_at: Timestamp })
+
+const ProviderConfigRow = Schema.Struct({ ...ProviderConfig.ProviderConfigRecord.fields, updated_at: Timestamp })
+
+const ServiceTunnelRow = Schema.Struct({ ...ServiceTunnel.ServiceTunnelRecord.fields, created_at: Timestamp })
+
 const VpcRow = Schema.Struct({ ...Vpc.VpcRecord.fields, created_at: Timestamp })
 
 const SubnetRow = Schema.Struct({ ...Subnet.SubnetRecord.fields, created_at: Timestamp })
@@ -88,38 +56,14 @@ const RuleRow = Schema.Struct({
 
 const PodRow = Schema.Struct({ ...Pod.PodRecord.fields, created_at: Timestamp, updated_at: Timestamp })
 
-const TunnelRow = Schema.Struct({
-  id: Ids.TunnelId,
-  tenant_id: Ids.TenantId,
-  pod_id: Ids.PodId,
-  vpc_id: Ids.VpcId,
-  tunnel_name: Net.DnsLabel,
-  subdomain: Net.DnsLabel,
-  domain: Schema.typeSchema(Net.DomainName),
-  hostname: Schema.typeSchema(Net.DomainName),
-  protocol_type: Tunnel.TunnelProtocol,
-  service_port: Schema.Number,
-  status: Tunnel.TunnelStatus,
-  error: Schema.NullOr(Schema.String),
-  created_at: Timestamp
-})
+const TunnelRow = Schema.Struct({ ...Tunnel.TunnelRecord.fields, created_at: Timestamp })
 
 const CredentialRow = Schema.Struct({
-  tenant_id: Ids.TenantId,
-  name: Net.DnsLabel,
-  server: Schema.String,
-  username: Schema.String,
-  password_ciphertext: Schema.String,
+  ...RegistryCredential.RegistryCredentialRecord.fields,
   created_at: Timestamp
 })
 
-const IdempotencyKeyRow = Schema.Struct({
-  scope: Schema.String,
-  key: Schema.String,
-  fingerprint: Schema.String,
-  resource_id: Schema.String,
-  created_at: Timestamp
-})
+const IdempotencyKeyRow = Schema.Struct({ ...IdempotencyKey.IdempotencyKeyRecord.fields, created_at: Timestamp })
 
 const AuthenticatedRow = Schema.Struct({
   ...TenantRow.fields,
@@ -144,22 +88,14 @@ const ProviderConfigSnapshotRow = Schema.Struct({
   config: Schema.NullOr(ProviderConfigRow)
 })
 
-const OperationRow = Schema.Struct({
-  seq: Schema.Union(Schema.Number, Schema.NumberFromString),
-  at: Timestamp,
-  kind: OperationLog.OperationKind,
-  outcome: OperationLog.Outcome,
-  principal: Schema.String,
-  tenant_id: Schema.NullOr(Schema.String),
-  source_address: Schema.NullOr(Schema.String),
-  detail: Schema.NullOr(Schema.String)
-})
+const NewOperationRow = Schema.Struct({ ...OperationLog.NewOperation.fields, at: Timestamp })
 
-/** A record as a row: instants become `Date`s, everything else is already a column value. */
-const row = <A extends object>(record: A): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(record).map(([k, v]) => [k, DateTime.isDateTime(v) ? DateTime.toDateUtc(v) : v])
-  )
+/** `seq` is a `bigint` column, which the driver answers as a string. */
+const OperationRow = Schema.Struct({
+  ...OperationLog.OperationLogEntry.fields,
+  seq: Schema.Union(Schema.Number, Schema.NumberFromString),
+  at: Timestamp
+})
 
 const describe = (error: SqlError.SqlError) => {
   const cause = error.cause as { message?: string } | undefined
@@ -201,6 +137,9 @@ const writing = <A, R>(
     })
   )
 
+/** A statement answering rows for a request (its encoded side). */
+type Execute<RI> = (request: RI) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+
 export interface Options {
   /** Reported by `/healthz` and the startup line. */
   readonly backend?: string
@@ -222,60 +161,74 @@ export const make = (options: Options = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const one = <I, A, IA>(
-      Result: Schema.Schema<A, IA>,
-      execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
-    ) =>
-    (request: I) =>
-      unavailable(SqlSchema.findOne({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+    /*
+     * Reads through `SqlSchema`: the request is encoded with its schema (lookup keys are plain
+     * strings: a malformed id finds nothing rather than failing) and rows are decoded with the
+     * row's schema.
+     */
+    const one = <R, RI, A, AI>(Request: Schema.Schema<R, RI>, Result: Schema.Schema<A, AI>, execute: Execute<RI>) => {
+      const find = SqlSchema.findOne({ Request, Result, execute })
+      return (request: R) => unavailable(find(request))
+    }
 
-    const all = <I, A, IA>(
-      Result: Schema.Schema<A, IA>,
-      execute: (request: I) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
-    ) =>
-    (request: I) =>
-      unavailable(SqlSchema.findAll({ Request: Schema.Any as Schema.Schema<I>, Result, execute })(request))
+    const all = <R, RI, A, AI>(Request: Schema.Schema<R, RI>, Result: Schema.Schema<A, AI>, execute: Execute<RI>) => {
+      const find = SqlSchema.findAll({ Request, Result, execute })
+      return (request: R) => unavailable(find(request))
+    }
 
     const affected = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
       unavailable(Effect.map(statement, (rows) => rows.length > 0))
 
+    /** A record as its row, through the row schema's encoder (a record that does not encode is a bug). */
+    const encoded = <A, I>(Row: Schema.Schema<A, I>) => {
+      const encode = Schema.encode(Row)
+      return (record: A) => Effect.orDie(encode(record))
+    }
+
     /** Inserts a record through its row schema's encoder. */
-    const insertRow = <A, I extends Record<string, unknown>>(table: string, Row: Schema.Schema<A, I>) => (record: A) =>
-      writing(Effect.flatMap(
-        Schema.encode(Row)(record),
-        (row) => Effect.asVoid(sql`INSERT INTO ${sql(table)} ${sql.insert(row)}`)
-      ))
+    const insertRow = <A, I extends Record<string, unknown>>(table: string, Row: Schema.Schema<A, I>) => {
+      const encode = encoded(Row)
+      return (record: A) =>
+        writing(
+          Effect.flatMap(encode(record), (row) => Effect.asVoid(sql`INSERT INTO ${sql(table)} ${sql.insert(row)}`))
+        )
+    }
 
     /** Updates a record's row through its row schema's encoder; `fixed` are the columns that never change. */
     const updateRow =
       <A, I extends { readonly id: string }>(table: string, Row: Schema.Schema<A, I>, fixed: ReadonlyArray<keyof I>) =>
       (record: A) =>
-        Effect.flatMap(Schema.encode(Row)(record).pipe(Effect.orDie), (row) => {
+        Effect.flatMap(encoded(Row)(record), (row) => {
           const fields = Object.fromEntries(
             Object.entries(row).filter(([column]) => column !== "id" && !fixed.includes(column as keyof I))
           )
           return affected(sql`UPDATE ${sql(table)} SET ${sql.update(fields)} WHERE id = ${row.id} RETURNING id`)
         })
 
+    const encodeAdmin = encoded(AdminRow)
+    const encodeProviderConfig = encoded(ProviderConfigRow)
+    const encodeIdempotencyKey = encoded(IdempotencyKeyRow)
+
     const admins: Store.AdminRepository = {
-      find: one(AdminRow, (username: string) => sql`SELECT * FROM admins WHERE username = ${username}`),
-      findByTokenHash: one(AdminRow, (hash: string) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
+      find: one(Schema.String, AdminRow, (username) => sql`SELECT * FROM admins WHERE username = ${username}`),
+      findByTokenHash: one(Schema.String, AdminRow, (hash) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
       put: (record) =>
-        writing(sql`
-        INSERT INTO admins ${sql.insert(row(record))}
+        Effect.flatMap(encodeAdmin(record), (row) =>
+          writing(sql`
+        INSERT INTO admins ${sql.insert(row)}
         ON CONFLICT (username) DO UPDATE SET
           password_hash = EXCLUDED.password_hash,
           token_hash = EXCLUDED.token_hash,
           token_ciphertext = EXCLUDED.token_ciphertext
-      `.pipe(Effect.asVoid))
+      `.pipe(Effect.asVoid)))
     }
 
     const tenants: Store.TenantRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tenants ${sql.insert(row(record))}`)),
-      find: one(TenantRow, (id: Ids.TenantId) => sql`SELECT * FROM tenants WHERE id = ${id}`),
-      findByName: one(TenantRow, (name: string) => sql`SELECT * FROM tenants WHERE name = ${name}`),
-      findByTokenHash: one(TenantRow, (hash: string) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
-      list: all(TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
+      insert: insertRow("tenants", TenantRow),
+      find: one(Schema.String, TenantRow, (id) => sql`SELECT * FROM tenants WHERE id = ${id}`),
+      findByName: one(Schema.String, TenantRow, (name) => sql`SELECT * FROM tenants WHERE name = ${name}`),
+      findByTokenHash: one(Schema.String, TenantRow, (hash) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
+      list: all(Schema.Void, TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
       setToken: (id, tokenHash, tokenCiphertext) =>
         affected(sql`
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
@@ -289,20 +242,22 @@ export const make = (options: Options = {}) =>
     }
 
     const domains: Store.DomainRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO domains ${sql.insert(row(record))}`)),
+      insert: insertRow("domains", DomainRow),
       listByTenant: all(
+        Schema.String,
         DomainRow,
-        (tenantId: Ids.TenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-      findByDomain: one(DomainRow, (domain: string) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
+      findByDomain: one(Schema.String, DomainRow, (domain) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
       delete: (id) => affected(sql`DELETE FROM domains WHERE id = ${id} RETURNING id`)
     }
 
     const providerConfig: Store.ProviderConfigRepository = {
-      get: one(ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
+      get: one(Schema.Void, ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
       put: (record) =>
-        writing(Effect.asVoid(sql`
-        INSERT INTO provider_config ${sql.insert({ singleton: true, ...row(record) })}
+        Effect.flatMap(encodeProviderConfig(record), (row) =>
+          writing(Effect.asVoid(sql`
+        INSERT INTO provider_config ${sql.insert({ singleton: true, ...row })}
         ON CONFLICT (singleton) DO UPDATE SET
           revision = provider_config.revision + 1,
           external_subnet_cidr = EXCLUDED.external_subnet_cidr,
@@ -314,13 +269,15 @@ export const make = (options: Options = {}) =>
           edge_api_token_ciphertext = EXCLUDED.edge_api_token_ciphertext,
           edge_domain = EXCLUDED.edge_domain,
           updated_at = EXCLUDED.updated_at
-      `))
+      `)))
     }
 
     const serviceTunnels: Store.ServiceTunnelRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO service_tunnels ${sql.insert(row(record))}`)),
-      list: all(ServiceTunnelRow, () => sql`SELECT * FROM service_tunnels ORDER BY created_at, seq`)(undefined),
-      find: one(ServiceTunnelRow, (id: Ids.ServiceTunnelId) => sql`SELECT * FROM service_tunnels WHERE id = ${id}`),
+      insert: insertRow("service_tunnels", ServiceTunnelRow),
+      list: all(Schema.Void, ServiceTunnelRow, () => sql`SELECT * FROM service_tunnels ORDER BY created_at, seq`)(
+        undefined
+      ),
+      find: one(Schema.String, ServiceTunnelRow, (id) => sql`SELECT * FROM service_tunnels WHERE id = ${id}`),
       update: (record) =>
         affected(sql`
         UPDATE service_tunnels SET status = ${record.status}, error = ${record.error},
@@ -332,12 +289,15 @@ export const make = (options: Options = {}) =>
 
     const vpcs: Store.VpcRepository = {
       insert: insertRow("vpcs", VpcRow),
-      find: one(VpcRow, (id: Ids.VpcId) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
+      find: one(Schema.String, VpcRow, (id) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
       listByTenant: all(
+        Schema.String,
         VpcRow,
-        (tenantId: Ids.TenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-      listUnapplied: all(VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+      listUnapplied: all(Schema.Void, VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(
+        undefined
+      ),
       lock: (id) =>
         unavailable(Effect.map(
           sql<{ revision: string }>`
@@ -353,28 +313,31 @@ export const make = (options: Options = {}) =>
 
     const subnets: Store.SubnetRepository = {
       insert: insertRow("subnets", SubnetRow),
-      find: one(SubnetRow, (id: Ids.SubnetId) => sql`SELECT * FROM subnets WHERE id = ${id}`),
+      find: one(Schema.String, SubnetRow, (id) => sql`SELECT * FROM subnets WHERE id = ${id}`),
       listByTenant: all(
+        Schema.String,
         SubnetRow,
-        (tenantId: Ids.TenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
       listByVpc: all(
+        Schema.String,
         SubnetRow,
-        (vpcId: Ids.VpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+        (vpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
       )
     }
 
     const securityRules: Store.SecurityRuleRepository = {
       insert: insertRow("security_rules", RuleRow),
-      find: one(RuleRow, (id: Ids.SecurityRuleId) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
+      find: one(Schema.String, RuleRow, (id) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
       listByVpc: all(
+        Schema.String,
         RuleRow,
-        (vpcId: Ids.VpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
+        (vpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
       ),
       listByRemoteVpc: all(
+        Schema.String,
         RuleRow,
-        (vpcId: Ids.VpcId) =>
-          sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
+        (vpcId) => sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
       ),
       update: updateRow("security_rules", RuleRow, ["created_at", "tenant_id", "vpc_id"]),
       delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
@@ -382,32 +345,42 @@ export const make = (options: Options = {}) =>
 
     const pods: Store.PodRepository = {
       insert: insertRow("pods", PodRow),
-      find: one(PodRow, (id: Ids.PodId) => sql`SELECT * FROM pods WHERE id = ${id}`),
+      find: one(Schema.String, PodRow, (id) => sql`SELECT * FROM pods WHERE id = ${id}`),
       listByTenant: all(
+        Schema.String,
         PodRow,
-        (tenantId: Ids.TenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
       listByVpc: all(
+        Schema.String,
         PodRow,
-        (vpcId: Ids.VpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
+        (vpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
       ),
-      listUnapplied: all(PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(undefined),
+      listUnapplied: all(Schema.Void, PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(
+        undefined
+      ),
       update: updateRow("pods", PodRow, ["created_at", "tenant_id"]),
       delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
     }
 
     const tunnels: Store.TunnelRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO tunnels ${sql.insert(row(record))}`)),
-      find: one(TunnelRow, (id: Ids.TunnelId) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
+      insert: insertRow("tunnels", TunnelRow),
+      find: one(Schema.String, TunnelRow, (id) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
       listByTenant: all(
+        Schema.String,
         TunnelRow,
-        (tenantId: Ids.TenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
       listByPod: all(
+        Schema.String,
         TunnelRow,
-        (podId: Ids.PodId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
+        (podId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
       ),
-      listInactive: all(TunnelRow, () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`)(
+      listInactive: all(
+        Schema.Void,
+        TunnelRow,
+        () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`
+      )(
         undefined
       ),
       update: (record) =>
@@ -417,20 +390,20 @@ export const make = (options: Options = {}) =>
       delete: (id) => affected(sql`DELETE FROM tunnels WHERE id = ${id} RETURNING id`)
     }
 
+    const findCredential = one(
+      Schema.Struct({ tenant_id: Schema.String, name: Schema.String }),
+      CredentialRow,
+      ({ name, tenant_id }) => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenant_id} AND name = ${name}`
+    )
+
     const registryCredentials: Store.RegistryCredentialRepository = {
-      insert: (record) => writing(Effect.asVoid(sql`INSERT INTO registry_credentials ${sql.insert(row(record))}`)),
+      insert: insertRow("registry_credentials", CredentialRow),
       listByTenant: all(
+        Schema.String,
         CredentialRow,
-        (tenantId: Ids.TenantId) =>
-          sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
+        (tenantId) => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-      find: (tenantId, name) =>
-        one(
-          CredentialRow,
-          () => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name}`
-        )(
-          undefined
-        ),
+      find: (tenantId, name) => findCredential({ tenant_id: tenantId, name }),
       delete: (tenantId, name) =>
         affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
     }
@@ -451,22 +424,26 @@ export const make = (options: Options = {}) =>
         return Option.some(yield* self)
       })).pipe(sqlFailureUnavailable<Option.Option<A>, E, R>)
 
+    const findIdempotencyKey = one(
+      Schema.Struct({ scope: Schema.String, key: Schema.String }),
+      IdempotencyKeyRow,
+      ({ key, scope }) => sql`SELECT * FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`
+    )
+
     const idempotencyKeys: Store.IdempotencyKeyRepository = {
-      find: (scope, key) =>
-        one(IdempotencyKeyRow, () => sql`SELECT * FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`)(
-          undefined
-        ),
+      find: (scope, key) => findIdempotencyKey({ scope, key }),
       // Replaces only an expired record: a live one keeps the key, and the insert answers no row.
       claim: (record, liveSince) =>
-        affected(sql`
-        INSERT INTO idempotency_keys ${sql.insert(row(record))}
+        Effect.flatMap(encodeIdempotencyKey(record), (row) =>
+          affected(sql`
+        INSERT INTO idempotency_keys ${sql.insert(row)}
         ON CONFLICT (scope, key) DO UPDATE SET
           fingerprint = EXCLUDED.fingerprint,
           resource_id = EXCLUDED.resource_id,
           created_at = EXCLUDED.created_at
         WHERE idempotency_keys.created_at < ${DateTime.toDateUtc(liveSince)}
         RETURNING key
-      `),
+      `)),
       purge: (liveSince) =>
         unavailable(Effect.map(
           sql`DELETE FROM idempotency_keys WHERE created_at < ${DateTime.toDateUtc(liveSince)} RETURNING key`,
@@ -493,7 +470,7 @@ export const make = (options: Options = {}) =>
     const snapshots: Store.SnapshotRepository = {
       authenticate: (hash) =>
         Effect.map(
-          one(AuthenticatedRow, (hash: string) =>
+          one(Schema.String, AuthenticatedRow, (hash) =>
             sql`
             SELECT t.*, t.revision::text AS revision,
               coalesce((SELECT revision::text FROM provider_config), '0') AS provider_config_revision
@@ -507,7 +484,7 @@ export const make = (options: Options = {}) =>
         ),
       tenant: (id) =>
         Effect.map(
-          one(SnapshotRow, (id: Ids.TenantId) => sql.unsafe(snapshotQuery, [id]))(id),
+          one(Schema.String, SnapshotRow, (id) => sql.unsafe(snapshotQuery, [id]))(id),
           Option.map((r) => ({
             revision: r.revision,
             vpcs: r.vpcs,
@@ -530,7 +507,7 @@ export const make = (options: Options = {}) =>
           (rows) => ({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
         )),
       providerConfig: Effect.map(
-        one(ProviderConfigSnapshotRow, () =>
+        one(Schema.Void, ProviderConfigSnapshotRow, () =>
           sql`
           SELECT coalesce((SELECT revision::text FROM provider_config), '0') AS revision,
             (SELECT row_to_json(c) FROM provider_config c) AS config
@@ -585,24 +562,28 @@ export const make = (options: Options = {}) =>
       snapshots
     })
 
+    const encodeOperation = encoded(NewOperationRow)
+    /** The newest `limit + 1` entries older than `before`: the extra one says whether a next page exists. */
+    const operationsBefore = all(
+      Schema.Struct({ before: Schema.NullOr(Schema.Number), limit: Schema.Number }),
+      OperationRow,
+      ({ before, limit }) =>
+        before === null
+          ? sql`SELECT * FROM operations_log ORDER BY seq DESC LIMIT ${limit + 1}`
+          : sql`SELECT * FROM operations_log WHERE seq < ${before} ORDER BY seq DESC LIMIT ${limit + 1}`
+    )
+
     const log = OperationsLog.OperationsLog.of({
-      append: (entry) => unavailable(Effect.asVoid(sql`INSERT INTO operations_log ${sql.insert(row(entry))}`)),
+      append: (entry) =>
+        Effect.flatMap(
+          encodeOperation(entry),
+          (row) => unavailable(Effect.asVoid(sql`INSERT INTO operations_log ${sql.insert(row)}`))
+        ),
       page: ({ before, limit }) =>
-        unavailable(Effect.gen(function*() {
-          const rows = yield* SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: OperationRow,
-            execute: () =>
-              before === undefined
-                ? sql`SELECT * FROM operations_log ORDER BY seq DESC LIMIT ${limit + 1}`
-                : sql`SELECT * FROM operations_log WHERE seq < ${before} ORDER BY seq DESC LIMIT ${limit + 1}`
-          })(undefined)
+        Effect.map(operationsBefore({ before: before ?? null, limit }), (rows) => {
           const entries = rows.slice(0, limit).map((r) => OperationLog.OperationLogEntry.make(r))
-          return {
-            entries,
-            next_before: rows.length > limit ? entries[entries.length - 1]!.seq : null
-          }
-        }))
+          return { entries, next_before: rows.length > limit ? entries[entries.length - 1]!.seq : null }
+        })
     })
 
     return { store, log }

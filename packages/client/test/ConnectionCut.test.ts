@@ -8,7 +8,7 @@ import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
-import { PgPlatform } from "@tenet/adapters-postgres"
+import { PgDatabase } from "@tenet/adapters-postgres"
 import { TenetClient } from "@tenet/client"
 import { TestServer } from "@tenet/server"
 import { Effect, Fiber, Layer, Schedule } from "effect"
@@ -33,7 +33,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
     () =>
       Effect.gen(function*() {
         const name = `tenet_test_cut_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-        const admin = yield* Layer.build(PgPlatform.layerClient({ url: url!, maxConnections: 1 }))
+        const admin = yield* Layer.build(PgDatabase.layerClient({ url: url!, maxConnections: 1 }))
         const adminSql = yield* Effect.provide(SqlClient.SqlClient, admin)
         yield* adminSql.unsafe(`CREATE DATABASE ${name}`)
         yield* Effect.addFinalizer(() =>
@@ -42,7 +42,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
         const target = new URL(url!)
         target.pathname = `/${name}`
         const app = yield* Layer.build(
-          TestServer.layer({ store: PgPlatform.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie) })
+          TestServer.layer({ store: PgDatabase.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie) })
         )
         const server = yield* Effect.provide(HttpServer.HttpServer, app)
         const cluster = yield* Effect.provide(SimulatedCluster.ClusterSwitches, app)

@@ -77,7 +77,7 @@ const storeLayer = (config: ServerConfig) => {
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Cause.RuntimeException("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
         onSome: (url) =>
-          Layer.unwrapEffect(Effect.map(postgres, ({ PgPlatform }) => Layer.orDie(PgPlatform.layer({ url }))))
+          Layer.unwrapEffect(Effect.map(postgres, ({ PgDatabase }) => Layer.orDie(PgDatabase.layer({ url }))))
       })
   }
 }

@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Api, Identity, Platform } from "@tenet/core"
+import { Api, Identity, UseCases } from "@tenet/core"
 import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createServer, STATUS_CODES } from "node:http"
 import { createRequire } from "node:module"
@@ -35,7 +35,7 @@ import * as RequestGuard from "./RequestGuard.js"
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
 /** The use-cases, over the ports. */
-export const PlatformLive = Platform.layer
+export const UseCasesLive = UseCases.layer
 
 const HandlersLive = Layer.mergeAll(
   SystemHandlers,
@@ -70,7 +70,7 @@ export interface Options extends HttpOptions {
 }
 
 /**
- * The whole HTTP surface; needs the use-cases (`PlatformLive`) and an `HttpServer`. Requests
+ * The whole HTTP surface; needs the use-cases (`UseCasesLive`) and an `HttpServer`. Requests
  * are logged with their id; on release it first waits for the requests in flight.
  */
 export const layerHttp = (options: HttpOptions) =>
@@ -184,7 +184,7 @@ export const layer = (options: Options) =>
     // The admin exists before the first request is served.
     layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options.adminUsername, options.adminPassword))),
     Reconciler.layer(options.reconcileInterval)
-  ).pipe(Layer.provideMerge(PlatformLive))
+  ).pipe(Layer.provideMerge(UseCasesLive))
 
 /**
  * Makes sure the admin exists. A generated password is printed once: it is not stored in

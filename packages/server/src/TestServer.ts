@@ -5,7 +5,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { MemoryPlatform } from "@tenet/adapters-memory"
+import { MemoryPorts } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
 import { ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
@@ -15,7 +15,7 @@ export interface Options {
   readonly adminUsername?: string
   readonly adminPassword?: string
   readonly maxBodyBytes?: number
-  readonly platform?: MemoryPlatform.Options
+  readonly platform?: MemoryPorts.Options
   /** Another Store and OperationsLog in place of the memory ones (e.g. PostgreSQL). */
   readonly store?: Layer.Layer<Store.Store | OperationsLog.OperationsLog>
   /** Another cluster in place of the simulated one (e.g. Kubernetes against a test API server). */
@@ -34,7 +34,7 @@ export const ADMIN_PASSWORD = "tenet-test-admin-password"
 export { VERSION } from "./Server.js"
 
 export const layer = (options: Options = {}) => {
-  const memory = MemoryPlatform.layer({ scryptLogN: 10, ...options.platform })
+  const memory = MemoryPorts.layer({ scryptLogN: 10, ...options.platform })
   const platform = Layer.mergeAll(memory, options.store ?? Layer.empty, options.orchestrator ?? Layer.empty)
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,

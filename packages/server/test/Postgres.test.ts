@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
-import { PgPlatform, PgTesting } from "@tenet/adapters-postgres"
+import { PgDatabase, PgTesting } from "@tenet/adapters-postgres"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { Reconciler, TestServer } from "../src/index.js"
 import { adminLogin, newTenant, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
@@ -31,7 +31,7 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
         const name = `tenet_test_raw_${Date.now().toString(36)}`
         const target = new URL(server)
         target.pathname = `/${name}`
-        const admin = yield* Layer.build(PgPlatform.layerClient({ url: server, maxConnections: 1 }))
+        const admin = yield* Layer.build(PgDatabase.layerClient({ url: server, maxConnections: 1 }))
         const adminSql = yield* Effect.provide(SqlClient.SqlClient, admin)
         yield* adminSql.unsafe(`CREATE DATABASE ${name}`)
         yield* Effect.addFinalizer(() =>
@@ -39,7 +39,7 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
         )
 
         const app = yield* Layer.build(
-          TestServer.layer({ store: PgPlatform.layer({ url: target.toString() }).pipe(Layer.orDie) })
+          TestServer.layer({ store: PgDatabase.layer({ url: target.toString() }).pipe(Layer.orDie) })
         )
         const secrets = yield* Effect.gen(function*() {
           const adminToken = (yield* adminLogin).api_token
@@ -89,7 +89,7 @@ describe.skipIf(url === undefined)("on PostgreSQL", () => {
         // Every table, every row, as text.
         const sql = yield* Effect.provide(
           SqlClient.SqlClient,
-          yield* Layer.build(PgPlatform.layerClient({ url: target.toString() }))
+          yield* Layer.build(PgDatabase.layerClient({ url: target.toString() }))
         )
         const tables = yield* sql<{ table_name: string }>`
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'

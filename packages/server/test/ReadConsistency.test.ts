@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { PgPlatform } from "@tenet/adapters-postgres"
+import { PgDatabase } from "@tenet/adapters-postgres"
 import { NodeVault } from "@tenet/core/node"
 import { Effect, Layer } from "effect"
 import { call, until } from "./Loopback.js"
@@ -26,13 +26,13 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
         const name = `tenet_test_reads_${Date.now().toString(36)}`
         const target = new URL(url!)
         target.pathname = `/${name}`
-        const admin = yield* Layer.build(PgPlatform.layerClient({ url: url!, maxConnections: 1 }))
+        const admin = yield* Layer.build(PgDatabase.layerClient({ url: url!, maxConnections: 1 }))
         const adminSql = yield* Effect.provide(SqlClient.SqlClient, admin)
         yield* adminSql.unsafe(`CREATE DATABASE ${name}`)
         yield* Effect.addFinalizer(() =>
           adminSql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie)
         )
-        const direct = yield* Layer.build(PgPlatform.layerClient({ url: target.toString(), maxConnections: 1 }))
+        const direct = yield* Layer.build(PgDatabase.layerClient({ url: target.toString(), maxConnections: 1 }))
         const sql = yield* Effect.provide(SqlClient.SqlClient, direct)
 
         yield* Effect.promise(async () => {

@@ -4,8 +4,8 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { CurrentAdmin, CurrentPrincipal, CurrentTenant } from "../domain/Principal.js"
 import { ServiceUnavailable, Unauthorized } from "../Errors.js"
-import { CurrentAdmin, CurrentPrincipal, CurrentTenant } from "../platform/Principal.js"
 
 const AuthFailure = Schema.Union(Unauthorized.Wire, ServiceUnavailable.Wire)
 

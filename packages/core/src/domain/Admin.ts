@@ -17,9 +17,10 @@ export class AdminSession extends Schema.Class<AdminSession>("AdminSession")({
 }) {}
 
 /** What the store keeps about the admin: only a password hash and the token's hash and ciphertext. */
-export interface AdminRecord {
-  readonly username: string
-  readonly password_hash: string
-  readonly token_hash: string
-  readonly token_ciphertext: string
-}
+export const AdminRecord = Schema.Struct({
+  username: Schema.String,
+  password_hash: Schema.String,
+  token_hash: Schema.String,
+  token_ciphertext: Schema.String
+})
+export interface AdminRecord extends Schema.Schema.Type<typeof AdminRecord> {}

@@ -1,5 +1,4 @@
 /** Custom tunnel domains an administrator assigns to a tenant. */
-import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { Timestamp, wireExample } from "./Common.js"
 import { DomainId, TenantId } from "./Ids.js"
@@ -10,17 +9,14 @@ export const DomainCreate = Schema.Struct({ domain: DomainName }).annotations({
   examples: wireExample({ domain: "apps.acme.example" })
 })
 
-/** A domain assigned to one tenant. A domain belongs to at most one tenant at a time. */
-export class DomainRecord extends Schema.Class<DomainRecord>("DomainRecord")({
+/**
+ * A domain assigned to one tenant; a domain belongs to at most one tenant at a time. The store
+ * keeps what a user sees (the spec's "domain record").
+ */
+export const DomainRecord = Schema.Struct({
   id: DomainId,
   tenant_id: TenantId,
   domain: DomainName,
   created_at: Timestamp
-}) {}
-
-export interface DomainRow {
-  readonly id: DomainId
-  readonly tenant_id: TenantId
-  readonly domain: DomainName
-  readonly created_at: DateTime.Utc
-}
+}).annotations({ identifier: "DomainRecord" })
+export interface DomainRecord extends Schema.Schema.Type<typeof DomainRecord> {}

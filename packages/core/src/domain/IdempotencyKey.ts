@@ -3,8 +3,8 @@
  * send it again after a lost answer (a timeout, a 503, a dropped connection) without the
  * write happening twice. What a key made is recorded in the same transaction as the write.
  */
-import type { DateTime } from "effect"
-import { Duration } from "effect"
+import { Duration, Schema } from "effect"
+import { Timestamp } from "./Common.js"
 
 /** How long a key is remembered: a repeat after this is a new request. */
 export const RETENTION = Duration.hours(24)
@@ -18,12 +18,13 @@ export type Scope = string
 /** The scope of the admin's keys; a tenant's scope is its id. */
 export const ADMIN_SCOPE: Scope = "admin"
 
-export interface IdempotencyKeyRecord {
-  readonly scope: Scope
-  readonly key: string
+export const IdempotencyKeyRecord = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
   /** A keyed digest of the request (method, path, body): a repeat must match it. */
-  readonly fingerprint: string
+  fingerprint: Schema.String,
   /** What the request made or changed, so that a repeat can answer with it. */
-  readonly resource_id: string
-  readonly created_at: DateTime.Utc
-}
+  resource_id: Schema.String,
+  created_at: Timestamp
+})
+export interface IdempotencyKeyRecord extends Schema.Schema.Type<typeof IdempotencyKeyRecord> {}

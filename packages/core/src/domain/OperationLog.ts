@@ -1,6 +1,5 @@
 /** The operations log: an append-only record of logins and logouts (spec section 5). */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { intBetween, Timestamp } from "./Common.js"
 
 export const OperationKind = Schema.Literal(
@@ -32,15 +31,9 @@ export class OperationLogEntry extends Schema.Class<OperationLogEntry>("Operatio
   detail: Schema.NullOr(Schema.String)
 }) {}
 
-export interface NewOperation {
-  readonly at: DateTime.Utc
-  readonly kind: OperationKind
-  readonly outcome: Outcome
-  readonly principal: string
-  readonly tenant_id: string | null
-  readonly source_address: string | null
-  readonly detail: string | null
-}
+/** An entry as appended: the log numbers it. */
+export const NewOperation = Schema.Struct(Struct.omit(OperationLogEntry.fields, "seq"))
+export interface NewOperation extends Schema.Schema.Type<typeof NewOperation> {}
 
 export const OperationLogQuery = Schema.Struct({
   limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.compose(intBetween(1, 500))), { default: () => 50 }),

@@ -1,8 +1,10 @@
-/** Who is calling: decided once per request by the auth middleware, read by use-cases. */
+/**
+ * Who is calling: decided once per request by the contract's authentication (api/Security.ts),
+ * provided to handlers, read by use-cases.
+ */
 import { Context } from "effect"
-import type { TenantId } from "../domain/Ids.js"
-import type { DnsLabel } from "../domain/Net.js"
-import type { ReadSession } from "./ReadModel.js"
+import type { TenantId } from "./Ids.js"
+import type { DnsLabel } from "./Net.js"
 
 export interface AdminPrincipal {
   readonly _tag: "Admin"
@@ -13,8 +15,6 @@ export interface TenantPrincipal {
   readonly _tag: "Tenant"
   readonly tenant_id: TenantId
   readonly name: DnsLabel
-  /** Set by authentication: the request's reads are served from the snapshot it proved current. */
-  readonly session?: ReadSession
 }
 
 export type Principal = AdminPrincipal | TenantPrincipal

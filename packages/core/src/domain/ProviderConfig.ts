@@ -2,8 +2,7 @@
  * The platform's single provider configuration: external and peering networks, pod DNS,
  * and the tunnel provider's account.
  */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { intBetween, nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { DomainName, Ipv4Address, Ipv4Network } from "./Net.js"
 
@@ -36,41 +35,28 @@ export const ProviderConfigInput = Schema.Struct({
 })
 export type ProviderConfigInput = typeof ProviderConfigInput.Type
 
-/** The configuration as returned: the API token is never shown, only whether one is set. */
-export class ProviderConfig extends Schema.Class<ProviderConfig>("ProviderConfig")({
+/** What the store keeps: the provider token only as an AES-256-GCM ciphertext. */
+export const ProviderConfigRecord = Schema.Struct({
   external_subnet_cidr: Ipv4Network,
   external_subnet_gateway: Ipv4Address,
   peering_subnet_cidr: Ipv4Network,
   pod_dns_nameservers: Schema.Array(Ipv4Address),
   pod_dns_ndots: Schema.NullOr(Schema.Int),
   edge_account_id: Schema.NullOr(Schema.String),
-  edge_api_token_set: Schema.Boolean,
+  edge_api_token_ciphertext: Schema.NullOr(Schema.String),
   edge_domain: Schema.NullOr(DomainName),
   updated_at: Timestamp
-}) {}
+})
+export interface ProviderConfigRecord extends Schema.Schema.Type<typeof ProviderConfigRecord> {}
 
-export interface ProviderConfigRecord {
-  readonly external_subnet_cidr: Ipv4Network
-  readonly external_subnet_gateway: Ipv4Address
-  readonly peering_subnet_cidr: Ipv4Network
-  readonly pod_dns_nameservers: ReadonlyArray<Ipv4Address>
-  readonly pod_dns_ndots: number | null
-  readonly edge_account_id: string | null
-  /** AES-256-GCM ciphertext of the provider token. */
-  readonly edge_api_token_ciphertext: string | null
-  readonly edge_domain: DomainName | null
-  readonly updated_at: DateTime.Utc
-}
+/** The configuration as returned: the API token is never shown, only whether one is set. */
+export class ProviderConfig extends Schema.Class<ProviderConfig>("ProviderConfig")({
+  ...Struct.omit(ProviderConfigRecord.fields, "edge_api_token_ciphertext"),
+  edge_api_token_set: Schema.Boolean
+}) {}
 
 export const toProviderConfig = (record: ProviderConfigRecord): ProviderConfig =>
   ProviderConfig.make({
-    external_subnet_cidr: record.external_subnet_cidr,
-    external_subnet_gateway: record.external_subnet_gateway,
-    peering_subnet_cidr: record.peering_subnet_cidr,
-    pod_dns_nameservers: record.pod_dns_nameservers,
-    pod_dns_ndots: record.pod_dns_ndots,
-    edge_account_id: record.edge_account_id,
-    edge_api_token_set: record.edge_api_token_ciphertext !== null,
-    edge_domain: record.edge_domain,
-    updated_at: record.updated_at
+    ...Struct.omit(record, "edge_api_token_ciphertext"),
+    edge_api_token_set: record.edge_api_token_ciphertext !== null
   })

@@ -1,6 +1,5 @@
 /** Container-registry credentials a tenant's pods pull private images with. */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -21,28 +20,26 @@ export const RegistryCredentialCreate = Schema.Struct({
 })
 export type RegistryCredentialCreate = typeof RegistryCredentialCreate.Type
 
-/** A credential as returned: the password is never shown. */
-export class RegistryCredential extends Schema.Class<RegistryCredential>("RegistryCredential")({
+/** What the store keeps: the password only as an AES-256-GCM ciphertext. */
+export const RegistryCredentialRecord = Schema.Struct({
   tenant_id: TenantId,
   name: DnsLabel,
   server: Schema.String,
   username: Schema.String,
+  password_ciphertext: Schema.String,
   created_at: Timestamp
-}) {}
+})
+export interface RegistryCredentialRecord extends Schema.Schema.Type<typeof RegistryCredentialRecord> {}
+
+/** The record's fields no answer carries. */
+export const HIDDEN_FIELDS = ["password_ciphertext"] as const
+
+/** A credential as returned: the password is never shown. */
+export class RegistryCredential extends Schema.Class<RegistryCredential>("RegistryCredential")(
+  Struct.omit(RegistryCredentialRecord.fields, ...HIDDEN_FIELDS)
+) {}
 
 export const RegistryCredentialPath = Schema.Struct({ tenant_id: TenantId, name: DnsLabel })
 
-/** What the store keeps: the password only as an AES-256-GCM ciphertext. */
-export interface RegistryCredentialRecord {
-  readonly tenant_id: TenantId
-  readonly name: DnsLabel
-  readonly server: string
-  readonly username: string
-  readonly password_ciphertext: string
-  readonly created_at: DateTime.Utc
-}
-
-export const toRegistryCredential = (record: RegistryCredentialRecord): RegistryCredential => {
-  const { password_ciphertext: _, ...fields } = record
-  return RegistryCredential.make(fields)
-}
+export const toRegistryCredential = (record: RegistryCredentialRecord): RegistryCredential =>
+  RegistryCredential.make(Struct.omit(record, ...HIDDEN_FIELDS))

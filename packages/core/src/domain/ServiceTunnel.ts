@@ -3,7 +3,6 @@
  * at a public hostname through the tunnel provider. The spec leaves the shape open; this is
  * Tenet's.
  */
-import type { DateTime } from "effect"
 import { Schema } from "effect"
 import { nullable, Timestamp, wireExample } from "./Common.js"
 import { ServiceTunnelId } from "./Ids.js"
@@ -52,26 +51,23 @@ export const ServiceTunnelCreate = Schema.Struct({
 })
 export type ServiceTunnelCreate = typeof ServiceTunnelCreate.Type
 
-export class ServiceTunnel extends Schema.Class<ServiceTunnel>("ServiceTunnel")({
+/** What the store keeps of a service tunnel. */
+export const ServiceTunnelRecord = Schema.Struct({
   id: ServiceTunnelId,
   service: DnsLabel,
   hostname: DomainName,
   target_url: ServiceUrl,
-  url: Schema.String,
   status: ServiceTunnelStatus,
   error: Schema.NullOr(Schema.String),
   created_at: Timestamp
-}) {}
+})
+export interface ServiceTunnelRecord extends Schema.Schema.Type<typeof ServiceTunnelRecord> {}
 
-export interface ServiceTunnelRecord {
-  readonly id: ServiceTunnelId
-  readonly service: DnsLabel
-  readonly hostname: DomainName
-  readonly target_url: ServiceUrl
-  readonly status: ServiceTunnelStatus
-  readonly error: string | null
-  readonly created_at: DateTime.Utc
-}
+/** The record with the URL it serves at. */
+export class ServiceTunnel extends Schema.Class<ServiceTunnel>("ServiceTunnel")({
+  ...ServiceTunnelRecord.fields,
+  url: Schema.String
+}) {}
 
 export const toServiceTunnel = (record: ServiceTunnelRecord): ServiceTunnel =>
   ServiceTunnel.make({ ...record, url: `https://${record.hostname}` })

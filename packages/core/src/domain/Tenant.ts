@@ -1,6 +1,5 @@
 /** Tenants: the isolation boundary of every other resource. */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -24,12 +23,22 @@ export const TenantCreate = Schema.Struct({
 })
 export type TenantCreate = typeof TenantCreate.Type
 
-export class Tenant extends Schema.Class<Tenant>("Tenant")({
+/** What the store keeps: the tenant with its password hash and its token's hash and ciphertext. */
+export const TenantRecord = Schema.Struct({
   id: TenantId,
   name: DnsLabel,
   description: Schema.NullOr(Schema.String),
-  created_at: Timestamp
-}) {}
+  created_at: Timestamp,
+  password_hash: Schema.String,
+  token_hash: Schema.String,
+  token_ciphertext: Schema.String
+})
+export interface TenantRecord extends Schema.Schema.Type<typeof TenantRecord> {}
+
+/** The record's fields no answer carries: secrets, kept only as hashes and ciphertext. */
+export const HIDDEN_FIELDS = ["password_hash", "token_hash", "token_ciphertext"] as const
+
+export class Tenant extends Schema.Class<Tenant>("Tenant")(Struct.omit(TenantRecord.fields, ...HIDDEN_FIELDS)) {}
 
 /** `GET /tenants/{id}`: the tenant with everything it runs. Pods carry their status. */
 export class TenantDetail extends Schema.Class<TenantDetail>("TenantDetail")({
@@ -54,21 +63,4 @@ export class TenantSession extends Schema.Class<TenantSession>("TenantSession")(
   api_token: Schema.String
 }) {}
 
-/** What the store keeps: the tenant with its password hash and its token's hash and ciphertext. */
-export interface TenantRecord {
-  readonly id: TenantId
-  readonly name: DnsLabel
-  readonly description: string | null
-  readonly created_at: DateTime.Utc
-  readonly password_hash: string
-  readonly token_hash: string
-  readonly token_ciphertext: string
-}
-
-export const toTenant = (record: TenantRecord): Tenant =>
-  Tenant.make({
-    id: record.id,
-    name: record.name,
-    description: record.description,
-    created_at: record.created_at
-  })
+export const toTenant = (record: TenantRecord): Tenant => Tenant.make(Struct.omit(record, ...HIDDEN_FIELDS))

@@ -1,9 +1,7 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
-import type { DateTime } from "effect"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { nullable, Port, Timestamp, wireExample } from "./Common.js"
-import { PodId, TenantId, TunnelId } from "./Ids.js"
-import type { VpcId } from "./Ids.js"
+import { PodId, TenantId, TunnelId, VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
 
 export const TunnelProtocol = Schema.Literal("http", "https", "ssh", "tcp", "udp").annotations({
@@ -55,10 +53,13 @@ export const TunnelAccess = Schema.Struct({
   value: Schema.String
 }).annotations({ identifier: "TunnelAccess" })
 
-export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
+/** What the store keeps about a tunnel. */
+export const TunnelRecord = Schema.Struct({
   id: TunnelId,
   tenant_id: TenantId,
   pod_id: PodId,
+  /** The pod's VPC, where the tunnel's connector runs. */
+  vpc_id: VpcId,
   tunnel_name: DnsLabel,
   subdomain: DnsLabel,
   domain: DomainName,
@@ -67,28 +68,19 @@ export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
   service_port: Schema.Int,
   status: TunnelStatus,
   error: Schema.NullOr(Schema.String),
-  access: TunnelAccess,
   created_at: Timestamp
+})
+export interface TunnelRecord extends Schema.Schema.Type<typeof TunnelRecord> {}
+
+export const HIDDEN_FIELDS = ["vpc_id"] as const
+
+/** The record with how a client reaches it. */
+export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
+  ...Struct.omit(TunnelRecord.fields, ...HIDDEN_FIELDS),
+  access: TunnelAccess
 }) {}
 
 export const TunnelListQuery = Schema.Struct({ pod_id: PodId })
-
-/** What the store keeps about a tunnel. */
-export interface TunnelRecord {
-  readonly id: TunnelId
-  readonly tenant_id: TenantId
-  readonly pod_id: PodId
-  readonly vpc_id: VpcId
-  readonly tunnel_name: DnsLabel
-  readonly subdomain: DnsLabel
-  readonly domain: DomainName
-  readonly hostname: DomainName
-  readonly protocol_type: TunnelProtocol
-  readonly service_port: number
-  readonly status: TunnelStatus
-  readonly error: string | null
-  readonly created_at: DateTime.Utc
-}
 
 /** How a client reaches the tunnel (the spec's protocol table). */
 export const accessOf = (
@@ -109,7 +101,8 @@ export const accessOf = (
   }
 }
 
-export const toTunnel = (record: TunnelRecord): Tunnel => {
-  const { vpc_id: _vpc, ...fields } = record
-  return Tunnel.make({ ...fields, access: accessOf(record.protocol_type, record.hostname, record.service_port) })
-}
+export const toTunnel = (record: TunnelRecord): Tunnel =>
+  Tunnel.make({
+    ...Struct.omit(record, ...HIDDEN_FIELDS),
+    access: accessOf(record.protocol_type, record.hostname, record.service_port)
+  })

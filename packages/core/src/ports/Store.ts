@@ -9,12 +9,12 @@
  * Every store keeps a revision per tenant that changes with each committed change to anything
  * the tenant owns (whoever made it: a request, the reconciler, another process), and one for
  * the provider configuration; `snapshots` reads them with the state they stand for, so the
- * read model (`platform/ReadModel.ts`) can serve reads from memory and prove them current.
+ * read model (`usecases/ReadModel.ts`) can serve reads from memory and prove them current.
  */
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
-import type { DomainRow } from "../domain/Domain.js"
+import type { DomainRecord } from "../domain/Domain.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type {
   DomainId,
@@ -88,9 +88,9 @@ export interface TenantRepository {
 
 export interface DomainRepository {
   /** A domain belongs to at most one tenant (`Constraints.domainName`). */
-  readonly insert: (row: DomainRow) => Write
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<DomainRow>>
-  readonly findByDomain: (domain: string) => Read<Option.Option<DomainRow>>
+  readonly insert: (row: DomainRecord) => Write
+  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<DomainRecord>>
+  readonly findByDomain: (domain: string) => Read<Option.Option<DomainRecord>>
   readonly delete: (id: DomainId) => Read<boolean>
 }
 
@@ -218,7 +218,7 @@ export interface TenantSnapshot {
   readonly pods: ReadonlyArray<PodRecord>
   readonly tunnels: ReadonlyArray<TunnelRecord>
   readonly registryCredentials: ReadonlyArray<RegistryCredentialRecord>
-  readonly domains: ReadonlyArray<DomainRow>
+  readonly domains: ReadonlyArray<DomainRecord>
 }
 
 export interface ProviderConfigSnapshot {

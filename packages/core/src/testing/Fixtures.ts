@@ -1,7 +1,7 @@
 /** Valid domain records for contract suites, unique per call. */
 import { DateTime } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
-import type { DomainRow } from "../domain/Domain.js"
+import type { DomainRecord } from "../domain/Domain.js"
 import {
   DomainId,
   PodId,
@@ -48,7 +48,7 @@ export const admin = (overrides: Partial<AdminRecord> = {}): AdminRecord => ({
   ...overrides
 })
 
-export const domain = (tenantId: TenantId, overrides: Partial<DomainRow> = {}): DomainRow => ({
+export const domain = (tenantId: TenantId, overrides: Partial<DomainRecord> = {}): DomainRecord => ({
   id: DomainId.make(randomUuid()),
   tenant_id: tenantId,
   domain: `${label("d")}.example.com` as DomainName,

@@ -5,10 +5,10 @@
  */
 import { Effect } from "effect"
 import type { TenantId } from "../domain/Ids.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import { Forbidden, Unauthorized } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import type { IdentityShape } from "./Identity.js"
-import type { TenantPrincipal } from "./Principal.js"
 
 export const check = (
   identity: IdentityShape,

@@ -1,7 +1,6 @@
 /** Custom tunnel domains (admin): assign to a tenant, list, remove. */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { DomainRecord } from "../domain/Domain.js"
-import type { DomainRow } from "../domain/Domain.js"
+import type { DomainRecord } from "../domain/Domain.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { DomainId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
@@ -20,8 +19,6 @@ export interface DomainsShape {
   readonly list: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
   readonly remove: (tenantId: TenantId, domain: DomainName) => Effect.Effect<void, NotFound | ServiceUnavailable>
 }
-
-const toRecord = (row: DomainRow): DomainRecord => DomainRecord.make(row)
 
 export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, DomainsShape>() {
   static readonly layer = Layer.effect(
@@ -43,8 +40,8 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
             Effect.map(Option.filter((row) => row.id === id)),
             storeUnavailable
           ))
-        if (Option.isSome(earlier)) return toRecord(earlier.value)
-        const row: DomainRow = {
+        if (Option.isSome(earlier)) return earlier.value
+        const row: DomainRecord = {
           id: DomainId.make(randomUuid()),
           tenant_id: tenantId,
           domain,
@@ -62,13 +59,12 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
           ),
           storeUnavailable
         )
-        return toRecord(row)
+        return row
       })
 
       const list = Effect.fn("Domains.list")(function*(tenantId: TenantId) {
         yield* requireTenant(tenantId).pipe(storeUnavailable)
-        const rows = yield* store.domains.listByTenant(tenantId).pipe(storeUnavailable)
-        return rows.map(toRecord)
+        return yield* store.domains.listByTenant(tenantId).pipe(storeUnavailable)
       })
 
       const remove = Effect.fn("Domains.remove")(function*(tenantId: TenantId, domain: DomainName) {

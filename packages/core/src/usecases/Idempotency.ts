@@ -12,13 +12,13 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import { ADMIN_SCOPE, RETENTION } from "../domain/IdempotencyKey.js"
+import type { Principal } from "../domain/Principal.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Conflict, IdempotencyKeyReused } from "../Errors.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable } from "./Failures.js"
-import type { Principal } from "./Principal.js"
 
 /** The request being handled, when it carries an `Idempotency-Key`. */
 export interface KeyedRequest {

@@ -8,6 +8,7 @@ import { AdminSession } from "../domain/Admin.js"
 import type { TenantId } from "../domain/Ids.js"
 import * as LoginThrottle from "../domain/LoginThrottle.js"
 import type { OperationKind, Outcome } from "../domain/OperationLog.js"
+import type { AdminPrincipal, Principal, RequestOrigin, TenantPrincipal } from "../domain/Principal.js"
 import { TenantSession } from "../domain/Tenant.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
@@ -16,8 +17,7 @@ import { OperationsLog } from "../ports/OperationsLog.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
-import type { AdminPrincipal, Principal, RequestOrigin, TenantPrincipal } from "./Principal.js"
-import { ReadModel } from "./ReadModel.js"
+import { ReadModel, readThrough } from "./ReadModel.js"
 
 export interface ThrottlePolicy {
   /** Per login name: a few guesses, then a pause. */
@@ -231,7 +231,10 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
             Effect.flatMap(Option.match({
               onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
               onSome: ({ session, tenant }) =>
-                Effect.succeed<TenantPrincipal>({ _tag: "Tenant", tenant_id: tenant.id, name: tenant.name, session })
+                Effect.as(
+                  readThrough(session),
+                  { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name } satisfies TenantPrincipal
+                )
             }))
           )
 

@@ -1,7 +1,7 @@
 /** Tenant isolation in one place: another tenant's resource is indistinguishable from none. */
 import { Effect, Option } from "effect"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import { NotFound } from "../Errors.js"
-import type { TenantPrincipal } from "./Principal.js"
 
 export const ownedBy =
   <A extends { readonly tenant_id: string }>(caller: TenantPrincipal, what: string) =>

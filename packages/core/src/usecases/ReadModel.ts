@@ -35,7 +35,6 @@ import type {
   TenantSnapshot
 } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
-import { CurrentTenant } from "./Principal.js"
 
 /** A tenant's snapshot, indexed for the reads use-cases make, with what was derived from it. */
 export class TenantView {
@@ -111,6 +110,15 @@ export class ReadSession {
     this.wrote.clear()
   }
 }
+
+/** The request's session: set by its authentication, so that every read of the request sees it. */
+const currentSession = FiberRef.unsafeMake<ReadSession | undefined>(undefined)
+
+/**
+ * The rest of the calling request (its fiber, and fibers it forks) reads through `session`.
+ * Authentication calls it: a request's fiber is its own, so no other request sees it.
+ */
+export const readThrough = (session: ReadSession): Effect.Effect<void> => FiberRef.set(currentSession, session)
 
 /** A change a transaction made, as it applies to a snapshot (cascades as the store's). */
 export type Change =
@@ -319,10 +327,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       )
     })
 
-  const sessionOf: Effect.Effect<ReadSession | undefined> = Effect.map(
-    Effect.serviceOption(CurrentTenant),
-    (caller) => Option.isSome(caller) ? caller.value.session : undefined
-  )
+  const sessionOf = FiberRef.get(currentSession)
 
   /** The request's session, when it may read from its view: a tenant's request, outside a transaction. */
   const current: Effect.Effect<ReadSession | undefined> = Effect.flatMap(

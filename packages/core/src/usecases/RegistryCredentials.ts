@@ -6,6 +6,7 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import type { TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import type {
   RegistryCredential,
   RegistryCredentialCreate,
@@ -21,7 +22,6 @@ import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { ownTenant } from "./Ownership.js"
-import type { TenantPrincipal } from "./Principal.js"
 
 type Failure = NotFound | ServiceUnavailable
 

@@ -8,6 +8,7 @@ import { TRUSTED } from "../domain/Common.js"
 import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import type {
   FlowQuery,
   SecurityRule,
@@ -38,7 +39,6 @@ import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
-import type { TenantPrincipal } from "./Principal.js"
 import { ReadModel } from "./ReadModel.js"
 import { Vpcs } from "./Vpcs.js"
 

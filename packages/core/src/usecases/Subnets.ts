@@ -5,6 +5,7 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import { Conflict, InvalidInput } from "../Errors.js"
@@ -16,7 +17,6 @@ import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedOrNone } from "./Ownership.js"
-import type { TenantPrincipal } from "./Principal.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { Vpcs } from "./Vpcs.js"
 

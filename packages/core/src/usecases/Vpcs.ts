@@ -5,6 +5,7 @@
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
@@ -18,7 +19,6 @@ import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
-import type { TenantPrincipal } from "./Principal.js"
 import { Tunnels } from "./Tunnels.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
