@@ -17,6 +17,8 @@ export const TunnelsKind = Config.literal("simulated", "edge")("TENET_TUNNELS").
 export const ServerConfig = Config.all({
   host: Config.string("TENET_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("TENET_PORT").pipe(Config.withDefault(8080)),
+  metricsPort: Config.option(Config.port("TENET_METRICS_PORT")),
+  metricsHost: Config.option(Config.string("TENET_METRICS_HOST")),
   publicUrl: Config.option(Config.string("TENET_PUBLIC_URL")),
   adminUsername: Config.nonEmptyString("TENET_ADMIN_USERNAME").pipe(Config.withDefault("admin")),
   adminPassword: Config.option(Config.redacted("TENET_ADMIN_PASSWORD")),

@@ -126,6 +126,19 @@ const announce = (config: ServerConfig, publicUrl: string) =>
     )
   }))
 
+/** The metrics listener, when `TENET_METRICS_PORT` names a port (its exporter loaded only then). */
+const metrics = (config: ServerConfig) =>
+  Option.match(config.metricsPort, {
+    onNone: () => Layer.empty,
+    onSome: (port) =>
+      Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./MetricsListener.js")), (MetricsListener) =>
+        MetricsListener.layer({
+          host: Option.getOrElse(config.metricsHost, () => config.host),
+          port,
+          version: Server.VERSION
+        })))
+  })
+
 /** Past the grace period: interrupted requests unwinding, connections and the store closing. */
 const SHUTDOWN_MARGIN = Duration.seconds(10)
 
@@ -137,6 +150,7 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   // The deadline is acquired last, so its timer starts as soon as shutdown does.
   return Layer.scopedDiscard(ProcessLifecycle.deadline(Duration.sum(config.shutdownGrace, SHUTDOWN_MARGIN))).pipe(
     Layer.provideMerge(announce(config, publicUrl)),
+    Layer.provideMerge(metrics(config)),
     // Announced once the app serves requests, not merely once the socket listens.
     Layer.provideMerge(Server.layer(config)),
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),

@@ -1,7 +1,8 @@
 /**
  * What every request carries through the server: a request id on every log line written
- * while it is handled (and in the `X-Request-Id` response header), a log line per response,
- * and a count of requests in flight, so that shutdown can wait for them to finish.
+ * while it is handled (and in the `X-Request-Id` response header), a log line and the HTTP
+ * metrics per response, and a count of requests in flight, so that shutdown can wait for them
+ * to finish.
  *
  * It is here for what it does, not for speed: re-measured once reads came from memory (memory
  * store, 8 connections, server and load on separate CPUs), the server with this middleware,
@@ -12,8 +13,10 @@
 import type { HttpApp } from "@effect/platform"
 import { HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Metrics } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { Socket } from "node:net"
+import * as Routes from "./Routes.js"
 
 const HEADER = "x-request-id"
 
@@ -135,6 +138,23 @@ const responseLine = (
 }
 
 /**
+ * Counts the response under its route template, method and status: `abandoned` for a request
+ * interrupted before its answer, and a method outside HTTP's few as `other` (labels stay bounded).
+ */
+const measure = (
+  request: HttpServerRequest.HttpServerRequest,
+  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
+  started: number
+) => {
+  const route = Routes.match(request.method, request.url)?.path ?? "unmatched"
+  const status = Exit.isSuccess(exit) ? String(exit.value.status) : Exit.isInterrupted(exit) ? "abandoned" : "500"
+  const method = METHODS.has(request.method) ? request.method : "other"
+  return Metrics.recordHttp(route, method, status, (performance.now() - started) / 1000)
+}
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+
+/**
  * Wraps the whole app: every log line gets `request_id`, every response the header (and,
  * while the server drains, `Connection: close` so keep-alive clients move on).
  */
@@ -156,10 +176,16 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     >((fiber) => {
       const abandon = () => fiber.unsafeInterruptAsFork(fiber.id())
       return Effect.acquireUseRelease(
-        Effect.sync(() => inFlight.enter(abandon)).pipe(
-          Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }))
+        Effect.sync(() => {
+          inFlight.enter(abandon)
+          return performance.now()
+        }).pipe(
+          Effect.tap(Effect.logDebug("request received", { method: request.method, url: request.url }))
         ),
-        () => abandonWhenClosed(request, app).pipe(Effect.onExit((exit) => responseLine(request, exit))),
+        (started) =>
+          abandonWhenClosed(request, app).pipe(
+            Effect.onExit((exit) => Effect.zipRight(measure(request, exit, started), responseLine(request, exit)))
+          ),
         () => Effect.sync(() => inFlight.leave(abandon))
       )
     }).pipe(Effect.annotateLogs("request_id", id))

@@ -22,6 +22,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Errors } from "@tenet/core"
 import { Cause, Effect, Option } from "effect"
 import * as IdempotencyKey from "./IdempotencyKey.js"
+import * as Routes from "./Routes.js"
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
 
@@ -74,19 +75,9 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
     return parsed
   })
 
-/** `Api.inputErrors` by method, each path as its segments (`:name` matches any one segment). */
-const inputErrorRoutes = Api.inputErrors.map((entry) => ({ ...entry, segments: entry.path.split("/") }))
-
 /** The error the endpoint this request is for refuses its input with (`InvalidInput` if none is). */
-const inputErrorOf = (request: HttpServerRequest.HttpServerRequest) => {
-  const segments = request.url.split("?")[0]!.split("/")
-  const route = inputErrorRoutes.find((route) =>
-    route.method === request.method &&
-    route.segments.length === segments.length &&
-    route.segments.every((segment, i) => segment.startsWith(":") ? segments[i] !== "" : segment === segments[i])
-  )
-  return route?.error ?? "InvalidInput"
-}
+const inputErrorOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Routes.match(request.method, request.url)?.inputError ?? "InvalidInput"
 
 interface FieldPath {
   readonly key: string

@@ -17,6 +17,7 @@ import { OperationsLog } from "../ports/OperationsLog.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
+import * as Metrics from "./Metrics.js"
 import { ReadModel, readThrough } from "./ReadModel.js"
 
 export interface ThrottlePolicy {
@@ -86,15 +87,18 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         detail: string | null = null
       ) =>
         Effect.flatMap(DateTime.now, (at) =>
-          log.append({
-            at,
-            kind,
-            outcome,
-            principal,
-            tenant_id: tenantId,
-            source_address: origin.source_address,
-            detail
-          })).pipe(storeUnavailable)
+          Effect.zipRight(
+            Metrics.recordAuthOperation(kind, outcome),
+            log.append({
+              at,
+              kind,
+              outcome,
+              principal,
+              tenant_id: tenantId,
+              source_address: origin.source_address,
+              detail
+            })
+          )).pipe(storeUnavailable)
 
       const throttleKeys = (name: string, origin: RequestOrigin) => {
         const keys: Array<readonly [string, LoginThrottle.Policy]> = [[`name:${name}`, policy.perName]]
@@ -119,26 +123,31 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           }
         })
 
+      /** Counts the failure or clears the name; a key this failure locks out is counted as a lockout. */
       const noteOutcome = (name: string, origin: RequestOrigin, success: boolean) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Ref.update(throttle, (state) =>
-            throttleKeys(name, origin).reduce(
-              (s, [key, p]) =>
-                success
-                  ? key.startsWith("name:") ? LoginThrottle.recordSuccess(s, key) : s
-                  : LoginThrottle.recordFailure(s, key, now, p),
-              state
-            )))
+          Effect.flatMap(
+            Ref.modify(throttle, (state) => {
+              const lockedNow: Array<"name" | "address"> = []
+              const next = throttleKeys(name, origin).reduce((s, [key, p]) => {
+                if (success) return key.startsWith("name:") ? LoginThrottle.recordSuccess(s, key) : s
+                const after = LoginThrottle.recordFailure(s, key, now, p)
+                if (
+                  LoginThrottle.retryAfter(s, key, now, p) === 0 && LoginThrottle.retryAfter(after, key, now, p) > 0
+                ) lockedNow.push(key.startsWith("name:") ? "name" : "address")
+                return after
+              }, state)
+              return [lockedNow, next] as const
+            }),
+            (lockedNow) => Effect.forEach(lockedNow, Metrics.recordLockout, { discard: true })
+          ))
 
       const verify = (password: string, hash: Option.Option<string>) =>
         vault.verifyPassword(
           password,
-          Option.getOrElse(hash, () =>
-            decoyHash)
+          Option.getOrElse(hash, () => decoyHash)
         ).pipe(
-          Effect.map((ok) =>
-            ok && Option.isSome(hash)
-          )
+          Effect.map((ok) => ok && Option.isSome(hash))
         )
 
       const tenantSession = (tenant: TenantRecord) =>

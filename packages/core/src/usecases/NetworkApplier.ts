@@ -17,6 +17,7 @@ import { Store } from "../ports/Store.js"
 import * as Plan from "../rules/Plan.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
+import * as Metrics from "./Metrics.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ReadModel } from "./ReadModel.js"
 
@@ -137,6 +138,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           if (vpc.applied !== state.applied || vpc.apply_error !== state.apply_error) {
             yield* store.vpcs.setApplyState(vpc.id, state.applied, state.apply_error).pipe(storeUnavailable)
           }
+          yield* Metrics.recordApply("vpc", state.applied)
           if (!state.applied) {
             yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
           }

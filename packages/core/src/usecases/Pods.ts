@@ -21,6 +21,7 @@ import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
+import * as Metrics from "./Metrics.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -208,7 +209,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             return yield* mode === "apply" ? orchestrator.applyPod(full) : orchestrator.recreatePod(full)
           }).pipe(
             Effect.map(Either.right),
-            Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e)))
+            Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
+            Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
           )
           return yield* store.transaction(Effect.gen(function*() {
             yield* store.vpcs.lock(current.vpc_id)

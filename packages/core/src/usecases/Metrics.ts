@@ -1,0 +1,67 @@
+/**
+ * What Tenet counts, as Effect `Metric`s: the use-cases and the server record into Effect's
+ * metric registry, and whoever runs them chooses how to expose it (the server: Prometheus's
+ * exposition format on a listener of its own, `TENET_METRICS_PORT`). Labels carry no tenant
+ * names, ids or secrets: every label has a small, fixed set of values.
+ */
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import type { OperationKind, Outcome } from "../domain/OperationLog.js"
+
+/** Seconds, from 1 ms to about 16 s: an API call, a store statement, a cluster call. */
+const latencyBoundaries = MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 15 })
+
+export const httpRequests = Metric.counter("tenet_http_requests", {
+  description: "HTTP requests answered, by route template, method and status",
+  incremental: true
+})
+
+export const httpRequestDuration = Metric.histogram(
+  "tenet_http_request_duration_seconds",
+  latencyBoundaries,
+  "Time from a request's arrival to its response, by route template, method and status"
+)
+
+/** One HTTP response: `route` is the contract's path template (`/vpcs/:vpc_id`) or `unmatched`. */
+export const recordHttp = (route: string, method: string, status: string, seconds: number) => {
+  const labels = [
+    MetricLabel.make("route", route),
+    MetricLabel.make("method", method),
+    MetricLabel.make("status", status)
+  ]
+  return Effect.zipRight(
+    Metric.increment(Metric.taggedWithLabels(httpRequests, labels)),
+    Metric.update(Metric.taggedWithLabels(httpRequestDuration, labels), seconds)
+  )
+}
+
+export const authOperations = Metric.counter("tenet_auth_operations", {
+  description: "Logins, logouts and token rotations, by kind (admin.login, ...) and outcome (success, failure, " +
+    "throttled): the operations log, counted",
+  incremental: true
+})
+
+export const recordAuthOperation = (kind: OperationKind, outcome: Outcome) =>
+  Metric.increment(
+    Metric.taggedWithLabels(authOperations, [MetricLabel.make("kind", kind), MetricLabel.make("outcome", outcome)])
+  )
+
+export const loginLockouts = Metric.counter("tenet_login_lockouts", {
+  description: "Times a login name or a source address became locked out after too many failures, by scope",
+  incremental: true
+})
+
+export const recordLockout = (scope: "name" | "address") =>
+  Metric.increment(Metric.tagged(loginLockouts, "scope", scope))
+
+export const applyResults = Metric.counter("tenet_apply_results", {
+  description: "Applies of desired state to the cluster, by kind (vpc, pod) and whether it was applied",
+  incremental: true
+})
+
+export const recordApply = (kind: "vpc" | "pod", applied: boolean) =>
+  Metric.increment(
+    Metric.taggedWithLabels(applyResults, [
+      MetricLabel.make("kind", kind),
+      MetricLabel.make("applied", String(applied))
+    ])
+  )
