@@ -13,8 +13,7 @@
 import type { HttpApp } from "@effect/platform"
 import { HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Metrics } from "@tenet/core"
-import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import type { Socket } from "node:net"
 import * as Routes from "./Routes.js"
 
@@ -149,8 +148,28 @@ const measure = (
   const route = Routes.match(request.method, request.url)?.path ?? "unmatched"
   const status = Exit.isSuccess(exit) ? String(exit.value.status) : Exit.isInterrupted(exit) ? "abandoned" : "500"
   const method = METHODS.has(request.method) ? request.method : "other"
-  return Metrics.recordHttp(route, method, status, (performance.now() - started) / 1000)
+  const labels = [
+    MetricLabel.make("route", route),
+    MetricLabel.make("method", method),
+    MetricLabel.make("status", status)
+  ]
+  return Effect.zipRight(
+    Metric.increment(Metric.taggedWithLabels(httpRequests, labels)),
+    Metric.update(Metric.taggedWithLabels(httpRequestDuration, labels), (performance.now() - started) / 1000)
+  )
 }
+
+const httpRequests = Metric.counter("tenet_http_requests", {
+  description: "HTTP requests answered, by route template, method and status",
+  incremental: true
+})
+
+/** Seconds, from 1 ms to about 16 s. */
+const httpRequestDuration = Metric.histogram(
+  "tenet_http_request_duration_seconds",
+  MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 15 }),
+  "Time from a request's arrival to its response, by route template, method and status"
+)
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 

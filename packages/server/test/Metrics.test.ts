@@ -53,6 +53,10 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
         })
         expect(refused.status).toBe(401)
       }
+      // Five failures lock a name out (the per-name policy); the sixth attempt is refused unchecked.
+      for (let i = 0; i < 6; i++) {
+        yield* raw("POST", "/tenants/login", { body: { name: "nobody-here", password: "not the password" } })
+      }
       const { session, tenant } = yield* newTenant()
       const headers = { "x-auth-token": session.api_token }
       const cluster = yield* SimulatedCluster.ClusterSwitches
@@ -73,6 +77,10 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
       expect(valueOf(samples, "tenet_auth_operations_total", { kind: "admin.login", outcome: "success" }))
         .toBeGreaterThanOrEqual(1)
       expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "success" })).toBe(1)
+      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "failure" })).toBe(5)
+      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "throttled" })).toBe(1)
+      expect(valueOf(samples, "tenet_login_lockouts_total", { scope: "name" })).toBe(1)
+      expect(valueOf(samples, "tenet_login_lockouts_total", { scope: "address" })).toBe(0)
       expect(valueOf(samples, "tenet_apply_results_total", { kind: "vpc", applied: "false" })).toBe(1)
       expect(valueOf(samples, "tenet_http_requests_total", { route: "/admin/login", method: "POST", status: "401" }))
         .toBe(3)
@@ -86,8 +94,8 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
       ).toBe(1)
       expect(valueOf(samples, "tenet_build_info", { store: storeUnderTest, orchestrator: "simulated" })).toBe(1)
       // Bounded labels: no tenant's name or id, no token.
-      for (const secretish of [tenant.id, tenant.name, session.api_token, failed.body && (failed.body as any).id]) {
-        expect(scraped.text).not.toContain(secretish)
+      for (const identifying of [tenant.id, tenant.name, session.api_token, (failed.body as { id: string }).id]) {
+        expect(scraped.text).not.toContain(identifying)
       }
       // The API's own port does not serve them.
       expect((yield* raw("GET", "/metrics")).status).toBe(404)

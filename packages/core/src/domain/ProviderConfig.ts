@@ -49,14 +49,17 @@ export const ProviderConfigRecord = Schema.Struct({
 })
 export interface ProviderConfigRecord extends Schema.Schema.Type<typeof ProviderConfigRecord> {}
 
+/** The record's fields no answer carries. */
+export const HIDDEN_FIELDS = ["edge_api_token_ciphertext"] as const
+
 /** The configuration as returned: the API token is never shown, only whether one is set. */
 export class ProviderConfig extends Schema.Class<ProviderConfig>("ProviderConfig")({
-  ...Struct.omit(ProviderConfigRecord.fields, "edge_api_token_ciphertext"),
+  ...Struct.omit(ProviderConfigRecord.fields, ...HIDDEN_FIELDS),
   edge_api_token_set: Schema.Boolean
 }) {}
 
 export const toProviderConfig = (record: ProviderConfigRecord): ProviderConfig =>
   ProviderConfig.make({
-    ...Struct.omit(record, "edge_api_token_ciphertext"),
+    ...Struct.omit(record, ...HIDDEN_FIELDS),
     edge_api_token_set: record.edge_api_token_ciphertext !== null
   })

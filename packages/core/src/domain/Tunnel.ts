@@ -72,6 +72,7 @@ export const TunnelRecord = Schema.Struct({
 })
 export interface TunnelRecord extends Schema.Schema.Type<typeof TunnelRecord> {}
 
+/** The record's fields no answer carries. */
 export const HIDDEN_FIELDS = ["vpc_id"] as const
 
 /** The record with how a client reaches it. */

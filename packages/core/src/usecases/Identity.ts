@@ -87,18 +87,19 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         detail: string | null = null
       ) =>
         Effect.flatMap(DateTime.now, (at) =>
-          Effect.zipRight(
-            Metrics.recordAuthOperation(kind, outcome),
-            log.append({
-              at,
-              kind,
-              outcome,
-              principal,
-              tenant_id: tenantId,
-              source_address: origin.source_address,
-              detail
-            })
-          )).pipe(storeUnavailable)
+          log.append({
+            at,
+            kind,
+            outcome,
+            principal,
+            tenant_id: tenantId,
+            source_address: origin.source_address,
+            detail
+          })).pipe(
+            storeUnavailable,
+            // Counted once the log has it, so the metric and the log agree.
+            Effect.zipRight(Metrics.recordAuthOperation(kind, outcome))
+          )
 
       const throttleKeys = (name: string, origin: RequestOrigin) => {
         const keys: Array<readonly [string, LoginThrottle.Policy]> = [[`name:${name}`, policy.perName]]

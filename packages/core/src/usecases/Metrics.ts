@@ -1,38 +1,11 @@
 /**
- * What Tenet counts, as Effect `Metric`s: the use-cases and the server record into Effect's
- * metric registry, and whoever runs them chooses how to expose it (the server: Prometheus's
+ * What the use-cases count, as Effect `Metric`s: they record into Effect's metric registry,
+ * and whoever runs them chooses how to expose it (the server: Prometheus's
  * exposition format on a listener of its own, `TENET_METRICS_PORT`). Labels carry no tenant
  * names, ids or secrets: every label has a small, fixed set of values.
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Metric, MetricLabel } from "effect"
 import type { OperationKind, Outcome } from "../domain/OperationLog.js"
-
-/** Seconds, from 1 ms to about 16 s: an API call, a store statement, a cluster call. */
-const latencyBoundaries = MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 15 })
-
-export const httpRequests = Metric.counter("tenet_http_requests", {
-  description: "HTTP requests answered, by route template, method and status",
-  incremental: true
-})
-
-export const httpRequestDuration = Metric.histogram(
-  "tenet_http_request_duration_seconds",
-  latencyBoundaries,
-  "Time from a request's arrival to its response, by route template, method and status"
-)
-
-/** One HTTP response: `route` is the contract's path template (`/vpcs/:vpc_id`) or `unmatched`. */
-export const recordHttp = (route: string, method: string, status: string, seconds: number) => {
-  const labels = [
-    MetricLabel.make("route", route),
-    MetricLabel.make("method", method),
-    MetricLabel.make("status", status)
-  ]
-  return Effect.zipRight(
-    Metric.increment(Metric.taggedWithLabels(httpRequests, labels)),
-    Metric.update(Metric.taggedWithLabels(httpRequestDuration, labels), seconds)
-  )
-}
 
 export const authOperations = Metric.counter("tenet_auth_operations", {
   description: "Logins, logouts and token rotations, by kind (admin.login, ...) and outcome (success, failure, " +
