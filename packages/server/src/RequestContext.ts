@@ -139,6 +139,9 @@ const responseLine = (
 /**
  * Counts the response under its route template, method and status: `abandoned` for a request
  * interrupted before its answer, and a method outside HTTP's few as `other` (labels stay bounded).
+ * Recorded whether or not a listener exposes them: in a CPU profile of the memory store under
+ * GET /security-rules load, matching the route and updating both metrics took about 1.5% of the
+ * server's time.
  */
 const measure = (
   request: HttpServerRequest.HttpServerRequest,
