@@ -489,6 +489,11 @@ export const make = Effect.gen(function*() {
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.tunnels, "tenant", tenantId))),
     listByPod: (podId) => read((s) => ordered(s, Table.lookup(s.tunnels, "pod", podId))),
     listInactive: read((s) => ordered(s, Table.lookup(s.tunnels, "inactive", ""))),
+    countByStatus: read((s) => {
+      const counts = { active: 0, pending: 0, error: 0 }
+      for (const t of Table.values(s.tunnels)) counts[t.status]++
+      return counts
+    }),
     update: replace(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
     delete: (id) =>
       drop((s) => Table.has(s.tunnels, id), (s) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, id) }))

@@ -57,6 +57,7 @@ const RuleRow = Schema.Struct({
 const PodRow = Schema.Struct({ ...Pod.PodRecord.fields, created_at: Timestamp, updated_at: Timestamp })
 
 const TunnelRow = Schema.Struct({ ...Tunnel.TunnelRecord.fields, created_at: Timestamp })
+const StatusCount = Schema.Struct({ status: Tunnel.TunnelStatus, count: Schema.Number })
 
 const CredentialRow = Schema.Struct({
   ...RegistryCredential.RegistryCredentialRecord.fields,
@@ -383,6 +384,15 @@ export const make = (options: Options = {}) =>
       )(
         undefined
       ),
+      countByStatus: all(
+        Schema.Void,
+        StatusCount,
+        () => sql`SELECT status, count(*)::int AS count FROM tunnels GROUP BY status`
+      )(undefined).pipe(Effect.map((rows) => {
+        const counts = { active: 0, pending: 0, error: 0 }
+        for (const row of rows) counts[row.status] = row.count
+        return counts
+      })),
       update: (record) =>
         affected(
           sql`UPDATE tunnels SET status = ${record.status}, error = ${record.error} WHERE id = ${record.id} RETURNING id`

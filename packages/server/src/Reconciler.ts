@@ -3,10 +3,13 @@
  * apply failed and publishes again each tunnel that is not active, until the cluster and the
  * provider take them, and forgets the idempotency keys past their retention. It stops with
  * the server.
+ *
+ * Each pass is counted and timed, and leaves the backlog it could not clear (and the tunnels
+ * by status) in gauges: every replica measures them, also while another one holds the pass.
  */
 import { Idempotency, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
 import type { Duration } from "effect"
-import { Effect, Layer, Option, Schedule } from "effect"
+import { Effect, Exit, Layer, Metric, MetricBoundaries, Option, Schedule } from "effect"
 
 /** The store-wide lock a reconciler pass runs under. */
 export const RECONCILER_LOCK = "tenet.reconciler"
@@ -32,8 +35,77 @@ export const pass = Effect.gen(function*() {
   )
 })
 
+const passes = Metric.counter("tenet_reconciler_passes", {
+  description: "Reconciler passes, by outcome (completed; skipped: another replica was running one; failed: the " +
+    "store failed)",
+  incremental: true
+})
+
+/** Seconds, from 1 ms to about 30 minutes. */
+const passDuration = Metric.histogram(
+  "tenet_reconciler_pass_duration_seconds",
+  MetricBoundaries.exponential({ start: 0.001, factor: 4, count: 11 }),
+  "Time a reconciler pass took, skipped passes left out"
+)
+
+const converged = Metric.counter("tenet_reconciler_converged", {
+  description: "What the reconciler brought to its desired state, by kind (vpc, pod, tunnel)",
+  incremental: true
+})
+
+const backlog = Metric.gauge("tenet_reconciler_backlog", {
+  description: "What is still not in its desired state after the last pass, by kind: VPCs and pods whose apply " +
+    "failed (vpc, pod), tunnels not active (tunnel)"
+})
+
+const tunnelsByStatus = Metric.gauge("tenet_tunnels", {
+  description: "Tunnels (every tenant's), by status (active, pending, error), as of the last reconciler pass"
+})
+
+/** The backlog and the tunnels by status, as the store has them now. */
+const measureBacklog = Effect.gen(function*() {
+  const store = yield* Store.Store
+  const vpcs = yield* store.vpcs.listUnapplied
+  const pods = yield* store.pods.listUnapplied
+  const tunnels = yield* store.tunnels.countByStatus
+  yield* Effect.all([
+    Metric.set(Metric.tagged(backlog, "kind", "vpc"), vpcs.length),
+    Metric.set(Metric.tagged(backlog, "kind", "pod"), pods.length),
+    Metric.set(Metric.tagged(backlog, "kind", "tunnel"), tunnels.pending + tunnels.error),
+    Metric.set(Metric.tagged(tunnelsByStatus, "status", "active"), tunnels.active),
+    Metric.set(Metric.tagged(tunnelsByStatus, "status", "pending"), tunnels.pending),
+    Metric.set(Metric.tagged(tunnelsByStatus, "status", "error"), tunnels.error)
+  ], { discard: true })
+})
+
+const countPass = (outcome: "completed" | "skipped" | "failed") =>
+  Metric.increment(Metric.tagged(passes, "outcome", outcome))
+
+/** `pass`, counted and timed, then the backlog measured. */
+export const measuredPass = Effect.suspend(() => {
+  const started = performance.now()
+  const timed = Effect.suspend(() => Metric.update(passDuration, (performance.now() - started) / 1000))
+  return pass.pipe(
+    Effect.onExit(Exit.match({
+      onFailure: () => Effect.zipRight(countPass("failed"), timed),
+      onSuccess: Option.match({
+        onNone: () => countPass("skipped"),
+        onSome: (done) =>
+          Effect.all([
+            countPass("completed"),
+            timed,
+            Metric.incrementBy(Metric.tagged(converged, "kind", "vpc"), done.vpcs),
+            Metric.incrementBy(Metric.tagged(converged, "kind", "pod"), done.pods),
+            Metric.incrementBy(Metric.tagged(converged, "kind", "tunnel"), done.tunnels)
+          ], { discard: true })
+      })
+    })),
+    Effect.tap(() => measureBacklog)
+  )
+})
+
 export const layer = (interval: Duration.DurationInput) => {
-  const logged = pass.pipe(
+  const logged = measuredPass.pipe(
     Effect.tap(Option.match({
       onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
       onSome: (converged) =>

@@ -3,10 +3,10 @@
  * did. The file runs in a worker of its own, so Effect's metric registry holds only its counts.
  */
 import { expect, layer } from "@effect/vitest"
-import { SimulatedCluster } from "@tenet/adapters-memory"
+import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import { Effect, Layer } from "effect"
-import { MetricsListener, TestServer } from "../src/index.js"
-import { newTenant, raw, storeUnderTest, testServer } from "./Harness.js"
+import { MetricsListener, Reconciler, TestServer } from "../src/index.js"
+import { EDGE_ACCOUNT, raw, setProviderConfig, storeUnderTest, testServer, uniqueName, workspace } from "./Harness.js"
 import { freePort } from "./Loopback.js"
 
 interface Sample {
@@ -42,7 +42,7 @@ const scrape = (port: number) =>
   })
 
 layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
-  it.scoped("a scenario's logins, applies and responses are counted on the metrics listener, and only there", () =>
+  it.scoped("a scenario's logins, calls, applies, passes and responses are counted on the metrics listener, and only there", () =>
     Effect.gen(function*() {
       const port = yield* Effect.promise(freePort)
       yield* Layer.build(MetricsListener.layer({ host: "127.0.0.1", port, version: TestServer.VERSION }))
@@ -57,18 +57,35 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
       for (let i = 0; i < 6; i++) {
         yield* raw("POST", "/tenants/login", { body: { name: "nobody-here", password: "not the password" } })
       }
-      const { session, tenant } = yield* newTenant()
-      const headers = { "x-auth-token": session.api_token }
+      yield* setProviderConfig(EDGE_ACCOUNT)
+      const { createPod, creds, headers, session, tenant } = yield* workspace
       const cluster = yield* SimulatedCluster.ClusterSwitches
       yield* cluster.failApplies("etcd is read-only")
       const failed = yield* raw("POST", "/vpcs", {
         headers,
-        body: { token: session.api_token, tenant_id: tenant.id, name: "failing", enable_internet: false }
+        body: { ...creds, name: "failing", enable_internet: false }
       })
       expect(failed.body).toMatchObject({ applied: false })
       yield* cluster.heal
+      const taken = yield* raw("POST", "/vpcs", {
+        headers,
+        body: { ...creds, name: "failing", enable_internet: false }
+      })
+      expect(taken.status).toBe(409)
       const vpcs = yield* raw("GET", "/vpcs", { headers })
       expect(vpcs.status).toBe(200)
+      const pod = (yield* createPod({ service_port: 8080 })).body as { id: string }
+      const tunnel = (subdomain: string) =>
+        raw("POST", `/pods/${pod.id}/tunnel`, {
+          headers,
+          body: { tunnel_name: uniqueName("tun"), subdomain, protocol_type: "http" }
+        })
+      expect((yield* tunnel("shop")).body).toMatchObject({ status: "active" })
+      const edge = yield* SimulatedEdge.EdgeSwitches
+      yield* edge.setAvailable(false)
+      expect((yield* tunnel("blog")).body).toMatchObject({ status: "error" })
+      // One pass while the provider is still down: the VPC converges, the tunnel stays behind.
+      yield* Reconciler.measuredPass
 
       const scraped = yield* scrape(port)
       expect(scraped.status).toBe(200)
@@ -91,8 +108,38 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
           method: "POST",
           status: "200"
         })
-      ).toBe(1)
+      ).toBe(2)
       expect(valueOf(samples, "tenet_build_info", { store: storeUnderTest, orchestrator: "simulated" })).toBe(1)
+
+      const backend = { backend: storeUnderTest }
+      expect(valueOf(samples, "tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "conflict" }))
+        .toBe(1)
+      expect(valueOf(samples, "tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "success" }))
+        .toBe(2)
+      expect(valueOf(samples, "tenet_store_call_duration_seconds_count", { ...backend, operation: "vpcs.insert" }))
+        .toBe(3)
+      expect(valueOf(samples, "tenet_store_transactions_total", { ...backend, outcome: "committed" }))
+        .toBeGreaterThanOrEqual(5)
+      expect(valueOf(samples, "tenet_store_transactions_total", { ...backend, outcome: "error" })).toBe(0)
+      const applyVpc = { backend: "simulated", operation: "applyVpc" }
+      // The one injected failure; every call timed, whatever its outcome.
+      const applied = valueOf(samples, "tenet_cluster_calls_total", { ...applyVpc, outcome: "success" })
+      expect(valueOf(samples, "tenet_cluster_calls_total", { ...applyVpc, outcome: "error" })).toBe(1)
+      expect(applied).toBeGreaterThanOrEqual(2)
+      expect(valueOf(samples, "tenet_cluster_call_duration_seconds_count", applyVpc)).toBe(applied + 1)
+      const publish = { backend: "simulated", operation: "publish" }
+      expect(valueOf(samples, "tenet_tunnel_provider_calls_total", { ...publish, outcome: "success" })).toBe(1)
+      expect(valueOf(samples, "tenet_tunnel_provider_calls_total", { ...publish, outcome: "unavailable" })).toBe(2)
+      expect(valueOf(samples, "tenet_reconciler_passes_total", { outcome: "completed" })).toBe(1)
+      expect(valueOf(samples, "tenet_reconciler_pass_duration_seconds_count", {})).toBe(1)
+      expect(valueOf(samples, "tenet_reconciler_converged_total", { kind: "vpc" })).toBe(1)
+      expect(valueOf(samples, "tenet_reconciler_converged_total", { kind: "tunnel" })).toBe(0)
+      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "vpc" })).toBe(0)
+      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "pod" })).toBe(0)
+      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "tunnel" })).toBe(1)
+      expect(valueOf(samples, "tenet_tunnels", { status: "active" })).toBe(1)
+      expect(valueOf(samples, "tenet_tunnels", { status: "error" })).toBe(1)
+      expect(valueOf(samples, "tenet_tunnels", { status: "pending" })).toBe(0)
       // Bounded labels: no tenant's name or id, no token.
       for (const identifying of [tenant.id, tenant.name, session.api_token, (failed.body as { id: string }).id]) {
         expect(scraped.text).not.toContain(identifying)

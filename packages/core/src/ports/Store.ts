@@ -33,7 +33,7 @@ import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
-import type { TunnelRecord } from "../domain/Tunnel.js"
+import type { TunnelRecord, TunnelStatus } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 
 /** A uniqueness rule would be broken; `constraint` names it (see `Constraints`). */
@@ -176,6 +176,8 @@ export interface TunnelRepository {
   readonly listByPod: (podId: PodId) => Read<ReadonlyArray<TunnelRecord>>
   /** Tunnels not active at the provider, for the reconciler. */
   readonly listInactive: Read<ReadonlyArray<TunnelRecord>>
+  /** Every tenant's tunnels, counted by status (0 for a status none has): for the metrics. */
+  readonly countByStatus: Read<Readonly<Record<TunnelStatus, number>>>
   readonly update: (record: TunnelRecord) => Read<boolean>
   readonly delete: (id: TunnelId) => Read<boolean>
 }

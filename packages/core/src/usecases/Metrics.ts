@@ -4,7 +4,7 @@
  * exposition format on a listener of its own, `TENET_METRICS_PORT`). Labels carry no tenant
  * names, ids or secrets: every label has a small, fixed set of values.
  */
-import { Metric, MetricLabel } from "effect"
+import { Metric, MetricBoundaries, MetricLabel } from "effect"
 import type { OperationKind, Outcome } from "../domain/OperationLog.js"
 
 export const authOperations = Metric.counter("tenet_auth_operations", {
@@ -38,3 +38,53 @@ export const recordApply = (kind: "vpc" | "pod", applied: boolean) =>
       MetricLabel.make("applied", String(applied))
     ])
   )
+
+/** Seconds, from 0.5 ms to about 16 s: a port call is a statement or an API round trip. */
+const portCallBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 16 })
+
+export const storeCalls = Metric.counter("tenet_store_calls", {
+  description: "Calls into the store (a statement or a few, e.g. vpcs.insert), by backend, operation and outcome " +
+    "(success, conflict: a uniqueness rule refused it, error: the store failed)",
+  incremental: true
+})
+
+export const storeCallDuration = Metric.histogram(
+  "tenet_store_call_duration_seconds",
+  portCallBoundaries,
+  "Time a store call took, by backend and operation"
+)
+
+export const storeTransactions = Metric.counter("tenet_store_transactions", {
+  description: "Store transactions, by backend and outcome (committed, rolled_back: the use-case refused the " +
+    "change, error: the store failed)",
+  incremental: true
+})
+
+export const storeTransactionDuration = Metric.histogram(
+  "tenet_store_transaction_duration_seconds",
+  portCallBoundaries,
+  "Time from a transaction's start to its commit or rollback, by backend"
+)
+
+export const clusterCalls = Metric.counter("tenet_cluster_calls", {
+  description: "Calls to the cluster (applyVpc, applyPod, ...), by backend, operation and outcome (success, error)",
+  incremental: true
+})
+
+export const clusterCallDuration = Metric.histogram(
+  "tenet_cluster_call_duration_seconds",
+  portCallBoundaries,
+  "Time a cluster call took, by backend and operation"
+)
+
+export const tunnelProviderCalls = Metric.counter("tenet_tunnel_provider_calls", {
+  description: "Calls to the tunnel provider (publish, unpublish), by backend, operation and outcome (success, or " +
+    "the failure: unavailable, unauthorized, conflict, rejected)",
+  incremental: true
+})
+
+export const tunnelProviderCallDuration = Metric.histogram(
+  "tenet_tunnel_provider_call_duration_seconds",
+  portCallBoundaries,
+  "Time a tunnel-provider call took, by backend and operation"
+)

@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { Domains } from "./Domains.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
+import * as Instrumented from "./Instrumented.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -26,8 +27,9 @@ const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idemp
 const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
 
 /**
- * The use-cases; they need the ports. They see the Store through the read model, and so does
- * whoever uses this layer's output (the reconciler, the server's health check).
+ * The use-cases; they need the ports. They see the ports observed (`Instrumented`: counted,
+ * timed, traced) and the Store through the read model in front of that, and so does whoever
+ * uses this layer's output (the reconciler, the server's health check).
  */
 export const layer = Layer.mergeAll(
   Tenants.layer,
@@ -40,5 +42,6 @@ export const layer = Layer.mergeAll(
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Vpcs.layer),
   Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
-  Layer.provideMerge(WithApplier)
+  Layer.provideMerge(WithApplier),
+  Layer.provide(Instrumented.layer)
 )
