@@ -1,6 +1,7 @@
 /**
- * The metrics listener, scraped after a scripted scenario: each count is what the scenario
- * did. The file runs in a worker of its own, so Effect's metric registry holds only its counts.
+ * The metrics listener during a scripted scenario: each count is what the scenario did, read
+ * from the exposition text and, as an operator reads it, from a real Prometheus that scraped
+ * it. The file runs in a worker of its own, so Effect's metric registry holds only its counts.
  */
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
@@ -8,6 +9,7 @@ import { Effect, Layer } from "effect"
 import { MetricsListener, Reconciler, TestServer } from "../src/index.js"
 import { EDGE_ACCOUNT, raw, setProviderConfig, storeUnderTest, testServer, uniqueName, workspace } from "./Harness.js"
 import { freePort } from "./Loopback.js"
+import * as Prometheus from "./Prometheus.js"
 
 interface Sample {
   readonly name: string
@@ -26,14 +28,83 @@ const parse = (text: string): ReadonlyArray<Sample> =>
     return { name: match[1]!, labels, value: Number(match[3]) }
   })
 
-/** The value of the one sample with these labels (0 when there is none yet). */
-const valueOf = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string>) => {
-  const found = samples.filter((s) =>
-    s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value)
-  )
-  expect(found.length).toBeLessThanOrEqual(1)
-  return found[0]?.value ?? 0
+/** The value of one series, by name and labels: none when there is none (yet). */
+type ValueOf = (name: string, labels?: Record<string, string>) => Effect.Effect<number | undefined>
+
+/** From the exposition text: the one sample with these labels. */
+const fromText = (samples: ReadonlyArray<Sample>): ValueOf => (name, labels = {}) =>
+  Effect.sync(() => {
+    const found = samples.filter((s) =>
+      s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value)
+    )
+    expect(found.length).toBeLessThanOrEqual(1)
+    return found[0]?.value
+  })
+
+/** From Prometheus: the instant value of `name{labels}`. */
+const fromPrometheus = (prometheus: Prometheus.Prometheus): ValueOf => (name, labels = {}) => {
+  const selector = Object.entries(labels).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(",")
+  return prometheus.value(`${name}{${selector}}`)
 }
+
+/** Every family, as the scenario below leaves it. */
+const expectScenario = (valueOf: ValueOf) =>
+  Effect.gen(function*() {
+    const backend = { backend: storeUnderTest }
+    const applyVpc = { backend: "simulated", operation: "applyVpc" }
+    const publish = { backend: "simulated", operation: "publish" }
+    const exactly: ReadonlyArray<readonly [string, Record<string, string>, number]> = [
+      ["tenet_auth_operations_total", { kind: "admin.login", outcome: "failure" }, 3],
+      ["tenet_auth_operations_total", { kind: "tenant.login", outcome: "success" }, 1],
+      ["tenet_auth_operations_total", { kind: "tenant.login", outcome: "failure" }, 5],
+      ["tenet_auth_operations_total", { kind: "tenant.login", outcome: "throttled" }, 1],
+      ["tenet_login_lockouts_total", { scope: "name" }, 1],
+      ["tenet_login_lockouts_total", { scope: "address" }, 0],
+      ["tenet_apply_results_total", { kind: "vpc", applied: "false" }, 1],
+      ["tenet_http_requests_total", { route: "/admin/login", method: "POST", status: "401" }, 3],
+      ["tenet_http_requests_total", { route: "/vpcs", method: "GET", status: "200" }, 1],
+      ["tenet_http_requests_total", { route: "/vpcs", method: "POST", status: "409" }, 1],
+      // The workspace's VPC and the one whose apply failed: saved either way.
+      ["tenet_http_request_duration_seconds_count", { route: "/vpcs", method: "POST", status: "200" }, 2],
+      ["tenet_build_info", { store: storeUnderTest, orchestrator: "simulated", tunnels: "simulated" }, 1],
+      ["tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "success" }, 2],
+      ["tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "conflict" }, 1],
+      ["tenet_store_call_duration_seconds_count", { ...backend, operation: "vpcs.insert" }, 3],
+      ["tenet_store_transactions_total", { ...backend, outcome: "error" }, 0],
+      ["tenet_cluster_calls_total", { ...applyVpc, outcome: "error" }, 1],
+      ["tenet_tunnel_provider_calls_total", { ...publish, outcome: "success" }, 1],
+      // The tunnel made while the provider was down, and the pass's retry.
+      ["tenet_tunnel_provider_calls_total", { ...publish, outcome: "unavailable" }, 2],
+      ["tenet_reconciler_passes_total", { outcome: "completed" }, 1],
+      ["tenet_reconciler_pass_duration_seconds_count", {}, 1],
+      ["tenet_reconciler_converged_total", { kind: "vpc" }, 1],
+      ["tenet_reconciler_converged_total", { kind: "tunnel" }, 0],
+      ["tenet_reconciler_backlog", { kind: "vpc" }, 0],
+      ["tenet_reconciler_backlog", { kind: "pod" }, 0],
+      ["tenet_reconciler_backlog", { kind: "tunnel" }, 1],
+      ["tenet_tunnels", { status: "active" }, 1],
+      ["tenet_tunnels", { status: "error" }, 1],
+      ["tenet_tunnels", { status: "pending" }, 0]
+    ]
+    for (const [name, labels, value] of exactly) {
+      // A counter not yet incremented has no series: zero.
+      expect((yield* valueOf(name, labels)) ?? 0, `${name}${JSON.stringify(labels)}`).toBe(value)
+    }
+    expect(yield* valueOf("tenet_auth_operations_total", { kind: "admin.login", outcome: "success" }))
+      .toBeGreaterThanOrEqual(1)
+    expect(yield* valueOf("tenet_store_transactions_total", { ...backend, outcome: "committed" }))
+      .toBeGreaterThanOrEqual(5)
+    // Applied: the workspace's VPC (and again with its subnet), then the failed one by the pass.
+    const applied = yield* valueOf("tenet_cluster_calls_total", { ...applyVpc, outcome: "success" })
+    expect(applied).toBeGreaterThanOrEqual(2)
+    expect(yield* valueOf("tenet_cluster_call_duration_seconds_count", applyVpc)).toBe(applied! + 1)
+    expect(yield* valueOf("tenet_process_heap_used_bytes")).toBeGreaterThan(1_000_000)
+    // Sampled every 5 s: present from the start, whatever its first value.
+    expect(yield* valueOf("tenet_process_event_loop_delay_seconds", { quantile: "1" })).toBeTypeOf("number")
+  })
+
+// CI installs Prometheus (.ci/run) and must run its half; elsewhere it is left out when missing.
+const withPrometheus = Prometheus.available() || process.env.CI !== undefined
 
 const scrape = (port: number) =>
   Effect.promise(async () => {
@@ -42,109 +113,69 @@ const scrape = (port: number) =>
   })
 
 layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
-  it.scoped("a scenario's logins, calls, applies, passes and responses are counted on the metrics listener, and only there", () =>
-    Effect.gen(function*() {
-      const port = yield* Effect.promise(freePort)
-      yield* Layer.build(MetricsListener.layer({ host: "127.0.0.1", port, version: TestServer.VERSION }))
+  it.scoped(
+    "a scenario's logins, calls, applies, passes and responses are counted on the metrics listener, and only there",
+    () =>
+      Effect.gen(function*() {
+        const port = yield* Effect.promise(freePort)
+        yield* Layer.build(MetricsListener.layer({ host: "127.0.0.1", port, version: TestServer.VERSION }))
+        const prometheus = withPrometheus ? yield* Prometheus.start(`127.0.0.1:${port}`) : undefined
 
-      for (let i = 0; i < 3; i++) {
-        const refused = yield* raw("POST", "/admin/login", {
-          body: { username: TestServer.ADMIN_USERNAME, password: "not the password" }
-        })
-        expect(refused.status).toBe(401)
-      }
-      // Five failures lock a name out (the per-name policy); the sixth attempt is refused unchecked.
-      for (let i = 0; i < 6; i++) {
-        yield* raw("POST", "/tenants/login", { body: { name: "nobody-here", password: "not the password" } })
-      }
-      yield* setProviderConfig(EDGE_ACCOUNT)
-      const { createPod, creds, headers, session, tenant } = yield* workspace
-      const cluster = yield* SimulatedCluster.ClusterSwitches
-      yield* cluster.failApplies("etcd is read-only")
-      const failed = yield* raw("POST", "/vpcs", {
-        headers,
-        body: { ...creds, name: "failing", enable_internet: false }
-      })
-      expect(failed.body).toMatchObject({ applied: false })
-      yield* cluster.heal
-      const taken = yield* raw("POST", "/vpcs", {
-        headers,
-        body: { ...creds, name: "failing", enable_internet: false }
-      })
-      expect(taken.status).toBe(409)
-      const vpcs = yield* raw("GET", "/vpcs", { headers })
-      expect(vpcs.status).toBe(200)
-      const pod = (yield* createPod({ service_port: 8080 })).body as { id: string }
-      const tunnel = (subdomain: string) =>
-        raw("POST", `/pods/${pod.id}/tunnel`, {
+        for (let i = 0; i < 3; i++) {
+          const refused = yield* raw("POST", "/admin/login", {
+            body: { username: TestServer.ADMIN_USERNAME, password: "not the password" }
+          })
+          expect(refused.status).toBe(401)
+        }
+        // Five failures lock a name out (the per-name policy); the sixth attempt is refused unchecked.
+        for (let i = 0; i < 6; i++) {
+          yield* raw("POST", "/tenants/login", { body: { name: "nobody-here", password: "not the password" } })
+        }
+        yield* setProviderConfig(EDGE_ACCOUNT)
+        const { createPod, creds, headers, session, tenant } = yield* workspace
+        const cluster = yield* SimulatedCluster.ClusterSwitches
+        yield* cluster.failApplies("etcd is read-only")
+        const failed = yield* raw("POST", "/vpcs", {
           headers,
-          body: { tunnel_name: uniqueName("tun"), subdomain, protocol_type: "http" }
+          body: { ...creds, name: "failing", enable_internet: false }
         })
-      expect((yield* tunnel("shop")).body).toMatchObject({ status: "active" })
-      const edge = yield* SimulatedEdge.EdgeSwitches
-      yield* edge.setAvailable(false)
-      expect((yield* tunnel("blog")).body).toMatchObject({ status: "error" })
-      // One pass while the provider is still down: the VPC converges, the tunnel stays behind.
-      yield* Reconciler.measuredPass
-
-      const scraped = yield* scrape(port)
-      expect(scraped.status).toBe(200)
-      const samples = parse(scraped.text)
-      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "admin.login", outcome: "failure" })).toBe(3)
-      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "admin.login", outcome: "success" }))
-        .toBeGreaterThanOrEqual(1)
-      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "success" })).toBe(1)
-      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "failure" })).toBe(5)
-      expect(valueOf(samples, "tenet_auth_operations_total", { kind: "tenant.login", outcome: "throttled" })).toBe(1)
-      expect(valueOf(samples, "tenet_login_lockouts_total", { scope: "name" })).toBe(1)
-      expect(valueOf(samples, "tenet_login_lockouts_total", { scope: "address" })).toBe(0)
-      expect(valueOf(samples, "tenet_apply_results_total", { kind: "vpc", applied: "false" })).toBe(1)
-      expect(valueOf(samples, "tenet_http_requests_total", { route: "/admin/login", method: "POST", status: "401" }))
-        .toBe(3)
-      expect(valueOf(samples, "tenet_http_requests_total", { route: "/vpcs", method: "GET", status: "200" })).toBe(1)
-      expect(
-        valueOf(samples, "tenet_http_request_duration_seconds_count", {
-          route: "/vpcs",
-          method: "POST",
-          status: "200"
+        expect(failed.body).toMatchObject({ applied: false })
+        yield* cluster.heal
+        const taken = yield* raw("POST", "/vpcs", {
+          headers,
+          body: { ...creds, name: "failing", enable_internet: false }
         })
-      ).toBe(2)
-      expect(valueOf(samples, "tenet_build_info", { store: storeUnderTest, orchestrator: "simulated" })).toBe(1)
+        expect(taken.status).toBe(409)
+        const vpcs = yield* raw("GET", "/vpcs", { headers })
+        expect(vpcs.status).toBe(200)
+        const pod = (yield* createPod({ service_port: 8080 })).body as { id: string }
+        const tunnel = (subdomain: string) =>
+          raw("POST", `/pods/${pod.id}/tunnel`, {
+            headers,
+            body: { tunnel_name: uniqueName("tun"), subdomain, protocol_type: "http" }
+          })
+        expect((yield* tunnel("shop")).body).toMatchObject({ status: "active" })
+        const edge = yield* SimulatedEdge.EdgeSwitches
+        yield* edge.setAvailable(false)
+        expect((yield* tunnel("blog")).body).toMatchObject({ status: "error" })
+        // One pass while the provider is still down: the VPC converges, the tunnel stays behind.
+        yield* Reconciler.measuredPass
 
-      const backend = { backend: storeUnderTest }
-      expect(valueOf(samples, "tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "conflict" }))
-        .toBe(1)
-      expect(valueOf(samples, "tenet_store_calls_total", { ...backend, operation: "vpcs.insert", outcome: "success" }))
-        .toBe(2)
-      expect(valueOf(samples, "tenet_store_call_duration_seconds_count", { ...backend, operation: "vpcs.insert" }))
-        .toBe(3)
-      expect(valueOf(samples, "tenet_store_transactions_total", { ...backend, outcome: "committed" }))
-        .toBeGreaterThanOrEqual(5)
-      expect(valueOf(samples, "tenet_store_transactions_total", { ...backend, outcome: "error" })).toBe(0)
-      const applyVpc = { backend: "simulated", operation: "applyVpc" }
-      // The one injected failure; every call timed, whatever its outcome.
-      const applied = valueOf(samples, "tenet_cluster_calls_total", { ...applyVpc, outcome: "success" })
-      expect(valueOf(samples, "tenet_cluster_calls_total", { ...applyVpc, outcome: "error" })).toBe(1)
-      expect(applied).toBeGreaterThanOrEqual(2)
-      expect(valueOf(samples, "tenet_cluster_call_duration_seconds_count", applyVpc)).toBe(applied + 1)
-      const publish = { backend: "simulated", operation: "publish" }
-      expect(valueOf(samples, "tenet_tunnel_provider_calls_total", { ...publish, outcome: "success" })).toBe(1)
-      expect(valueOf(samples, "tenet_tunnel_provider_calls_total", { ...publish, outcome: "unavailable" })).toBe(2)
-      expect(valueOf(samples, "tenet_reconciler_passes_total", { outcome: "completed" })).toBe(1)
-      expect(valueOf(samples, "tenet_reconciler_pass_duration_seconds_count", {})).toBe(1)
-      expect(valueOf(samples, "tenet_reconciler_converged_total", { kind: "vpc" })).toBe(1)
-      expect(valueOf(samples, "tenet_reconciler_converged_total", { kind: "tunnel" })).toBe(0)
-      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "vpc" })).toBe(0)
-      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "pod" })).toBe(0)
-      expect(valueOf(samples, "tenet_reconciler_backlog", { kind: "tunnel" })).toBe(1)
-      expect(valueOf(samples, "tenet_tunnels", { status: "active" })).toBe(1)
-      expect(valueOf(samples, "tenet_tunnels", { status: "error" })).toBe(1)
-      expect(valueOf(samples, "tenet_tunnels", { status: "pending" })).toBe(0)
-      // Bounded labels: no tenant's name or id, no token.
-      for (const identifying of [tenant.id, tenant.name, session.api_token, (failed.body as { id: string }).id]) {
-        expect(scraped.text).not.toContain(identifying)
-      }
-      // The API's own port does not serve them.
-      expect((yield* raw("GET", "/metrics")).status).toBe(404)
-    }))
+        const finished = Date.now()
+        const scraped = yield* scrape(port)
+        expect(scraped.status).toBe(200)
+        yield* expectScenario(fromText(parse(scraped.text)))
+        if (prometheus !== undefined) {
+          yield* prometheus.scrapedAfter(finished)
+          yield* expectScenario(fromPrometheus(prometheus))
+        }
+        // Bounded labels: no tenant's name or id, no token.
+        for (const identifying of [tenant.id, tenant.name, session.api_token, (failed.body as { id: string }).id]) {
+          expect(scraped.text).not.toContain(identifying)
+        }
+        // The API's own port does not serve them.
+        expect((yield* raw("GET", "/metrics")).status).toBe(404)
+      }),
+    60_000
+  )
 })
