@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import { MetricsListener, Reconciler, TestServer } from "../src/index.js"
 import { EDGE_ACCOUNT, raw, setProviderConfig, storeUnderTest, testServer, uniqueName, workspace } from "./Harness.js"
 import { freePort } from "./Loopback.js"
+import * as Operations from "./Operations.js"
 import * as Prometheus from "./Prometheus.js"
 
 interface Sample {
@@ -168,6 +169,14 @@ layer(testServer(), { excludeTestServices: true })("metrics", (it) => {
         if (prometheus !== undefined) {
           yield* prometheus.scrapedAfter(finished)
           yield* expectScenario(fromPrometheus(prometheus))
+          // What ships for operators queries these series: each expression runs, and the
+          // dashboard's panels show data after this scenario (a rate needs a second scrape).
+          yield* prometheus.scrapedAfter(Date.now())
+          for (const expression of Operations.alertExpressions()) yield* prometheus.query(expression)
+          for (const { expression, title } of Operations.dashboardQueries()) {
+            const series = yield* prometheus.query(expression)
+            expect(series.length, `${title}: ${expression}`).toBeGreaterThan(0)
+          }
         }
         // Bounded labels: no tenant's name or id, no token.
         for (const identifying of [tenant.id, tenant.name, session.api_token, (failed.body as { id: string }).id]) {

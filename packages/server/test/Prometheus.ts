@@ -13,10 +13,17 @@ import { freePort } from "./Loopback.js"
 export const available = (): boolean => spawnSync("prometheus", ["--version"], { stdio: "ignore" }).status === 0
 
 export interface Prometheus {
+  /** An instant query's series (it fails when Prometheus refuses the expression). */
+  readonly query: (expression: string) => Effect.Effect<ReadonlyArray<Series>>
   /** An instant query's one series' value, none when no series matches (it fails when several do). */
   readonly value: (expression: string) => Effect.Effect<number | undefined>
   /** Completes once Prometheus has scraped the target, successfully, after `since` (ms since the epoch). */
   readonly scrapedAfter: (since: number) => Effect.Effect<void>
+}
+
+export interface Series {
+  readonly metric: Record<string, string>
+  readonly value: readonly [number, string]
 }
 
 const getJson = (url: string) =>
@@ -81,14 +88,18 @@ export const start = (target: string) =>
     )
     if (!ready) return yield* Effect.dieMessage(`prometheus exited with ${child.exitCode}:\n${log}`)
 
+    const query = (expression: string) =>
+      Effect.flatMap(getJson(`${api}/api/v1/query?query=${encodeURIComponent(expression)}`), ({ body }) =>
+        body?.status === "success"
+          ? Effect.succeed(body.data.result as ReadonlyArray<Series>)
+          : Effect.dieMessage(`query ${expression}: ${JSON.stringify(body)}`))
     const prometheus: Prometheus = {
+      query,
       value: (expression) =>
-        Effect.flatMap(getJson(`${api}/api/v1/query?query=${encodeURIComponent(expression)}`), ({ body }) => {
-          if (body?.status !== "success") return Effect.dieMessage(`query ${expression}: ${JSON.stringify(body)}`)
-          const series = body.data.result as ReadonlyArray<{ readonly value: [number, string] }>
-          if (series.length > 1) return Effect.dieMessage(`query ${expression} matched ${series.length} series`)
-          return Effect.succeed(series.length === 0 ? undefined : Number(series[0]!.value[1]))
-        }),
+        Effect.flatMap(query(expression), (series) =>
+          series.length > 1
+            ? Effect.dieMessage(`query ${expression} matched ${series.length} series`)
+            : Effect.succeed(series.length === 0 ? undefined : Number(series[0]!.value[1]))),
       scrapedAfter: (since) =>
         poll(
           "a scrape after the scenario",
