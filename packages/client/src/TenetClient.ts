@@ -5,7 +5,7 @@
  * from the tenant session, names every POST and DELETE with a fresh `Idempotency-Key`, and
  * retries on network errors and 503 every call that is safe to send again.
  */
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Api, Errors } from "@tenet/core"
 import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
@@ -104,7 +104,21 @@ type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A
   ? (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
   : F
 
-/** The client exactly as the contract derives it. */
+/** The headers holding tokens: never in a span's attributes, the platform's own redactions kept. */
+const TOKEN_HEADERS = ["x-admin-token", "x-auth-token", "x-api-token"]
+
+const redactTokens = HttpClient.transform<
+  HttpClientError.HttpClientError,
+  never,
+  HttpClientError.HttpClientError,
+  never
+>((effect) => Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, ...TOKEN_HEADERS]))
+
+/**
+ * The client exactly as the contract derives it. Inside a traced effect each request has its
+ * `http.client` span and carries its W3C `traceparent`, so the server's spans join the caller's
+ * trace (the platform's HttpClient does both).
+ */
 const contractClient = (options: Options) =>
   HttpApiClient.make(Api.TenetApi, {
     baseUrl: options.baseUrl,
@@ -113,7 +127,8 @@ const contractClient = (options: Options) =>
         HttpClient.mapRequest((request) =>
           withIdempotencyKey(HttpClientRequest.setHeaders(request, headersOf(options)))
         ),
-        retrySafely(options.retries ?? 3)
+        retrySafely(options.retries ?? 3),
+        redactTokens
       )
   })
 

@@ -17,6 +17,7 @@
 import autocannon from "autocannon"
 import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
 import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -115,8 +116,8 @@ const freshDatabase = (server: string) => {
   }
 }
 
-/** `tenet-server` on the given store. */
-const startTenet = async (store: StoreKind) => {
+/** `tenet-server` on the given store, with extra settings. */
+const startTenet = async (store: StoreKind, settings: Record<string, string> = {}) => {
   const database = store === "postgres" ? freshDatabase(databaseServer!) : undefined
   const child = await startChild(bin, (port, dir) => ({
     TENET_STORE: store,
@@ -124,7 +125,8 @@ const startTenet = async (store: StoreKind) => {
     TENET_DATA_DIR: dir,
     TENET_ADMIN_PASSWORD: PASSWORD,
     TENET_LOG_LEVEL: "warn",
-    ...database?.env
+    ...database?.env,
+    ...settings
   }), "/healthz")
   return {
     port: child.port,
@@ -297,6 +299,23 @@ export const runLoad = async (options: {
   }
 }
 
+/** An OTLP/HTTP receiver that reads and drops what it is sent: where a traced server exports. */
+const startTraceSink = async () => {
+  const sink = createServer((request, response) => {
+    request.resume()
+    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"))
+  })
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve))
+  const address = sink.address()
+  return {
+    url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
+    close: () => new Promise((resolve) => sink.close(resolve))
+  }
+}
+
+/** What tracing costs: these endpoints again, with the server exporting every span. */
+const TRACED = new Set(["GET /vpcs (100 VPCs)", "POST /security-rules"])
+
 const loadAll = async (options: {
   readonly connections: ReadonlyArray<number>
   readonly seconds: number
@@ -375,8 +394,35 @@ const loadAll = async (options: {
     } finally {
       await tenet.stop()
     }
+    rows.push(...await loadTraced(store, options.seconds))
   }
   return rows
+}
+
+/** The traced endpoints at 8 connections on a server with OTLP export on (to a local sink). */
+const loadTraced = async (store: StoreKind, seconds: number): Promise<ReadonlyArray<LoadRow>> => {
+  const sink = await startTraceSink()
+  const tenet = await startTenet(store, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url })
+  try {
+    const seeded = await seed(tenet.port)
+    const targets = endpoints(seeded).filter((e) => TRACED.has(e.name))
+    await warmUp(tenet.port, targets, seeded.headers)
+    const rows: Array<LoadRow> = []
+    for (const e of targets) {
+      const result = await load(tenet.port, e, seeded.headers, 8, seconds)
+      rows.push({
+        target: `tenet, ${store} store, tracing on`,
+        endpoint: e.name,
+        connections: 8,
+        ...result,
+        ofCeiling: null
+      })
+    }
+    return rows
+  } finally {
+    await tenet.stop()
+    await sink.close()
+  }
 }
 
 export const toMarkdown = (rows: ReadonlyArray<LoadRow>) =>

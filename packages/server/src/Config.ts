@@ -56,3 +56,31 @@ export const ServerConfig = Config.all({
 })
 
 export type ServerConfig = Config.Config.Success<typeof ServerConfig>
+
+/**
+ * OpenTelemetry's standard variables for exporting traces (`Tracing`): the OTLP/HTTP endpoint,
+ * headers (e.g. an API key), the service name, the export interval, and the SDK's off switch.
+ */
+export const TracingConfig = Config.all({
+  endpoint: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  tracesEndpoint: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  headers: Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS")),
+  serviceName: Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault("tenet")),
+  scheduleDelay: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(
+    Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }),
+    Config.withDefault(5000)
+  ),
+  disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+})
+
+export type TracingConfig = Config.Config.Success<typeof TracingConfig>
+
+/**
+ * Where spans go, per the OTLP exporter specification: the traces endpoint as given, else the
+ * base endpoint with `/v1/traces` appended. None when tracing is off.
+ */
+export const tracesUrl = (config: TracingConfig): Option.Option<string> => {
+  if (config.disabled) return Option.none()
+  if (Option.isSome(config.tracesEndpoint)) return config.tracesEndpoint
+  return Option.map(config.endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`)
+}

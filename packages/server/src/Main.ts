@@ -9,7 +9,7 @@ import { NodeVault } from "@tenet/core/node"
 import { Cause, Duration, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { ServerConfig } from "./Config.js"
+import { ServerConfig, tracesUrl, TracingConfig } from "./Config.js"
 import * as ProcessLifecycle from "./ProcessLifecycle.js"
 import * as Server from "./Server.js"
 
@@ -139,11 +139,36 @@ const metrics = (config: ServerConfig) =>
         })))
   })
 
+/**
+ * Traces exported over OTLP when OpenTelemetry's environment names an endpoint (the exporter
+ * loaded only then). Otherwise no spans are recorded at all: the binary would export none, and
+ * recording them costs a quarter of a cheap request (measured).
+ */
+const tracing = (version: string) =>
+  Effect.map(
+    TracingConfig,
+    (config): <A, E>(layer: Layer.Layer<A, E>) => Layer.Layer<A, E> =>
+      Option.match(tracesUrl(config), {
+        onNone: () => <A, E>(layer: Layer.Layer<A, E>) =>
+          layer.pipe(Layer.provide(Layer.setTracerEnabled(false)), HttpMiddleware.withTracerDisabledWhen(() => true)),
+        onSome: (url) => <A, E>(layer: Layer.Layer<A, E>) =>
+          layer.pipe(
+            Layer.provide(
+              Layer.unwrapEffect(Effect.map(
+                Effect.promise(() => import("./Tracing.js")),
+                (Tracing) => Tracing.layer({ url, config, version })
+              ))
+            )
+          )
+      })
+  )
+
 /** Past the grace period: interrupted requests unwinding, connections and the store closing. */
 const SHUTDOWN_MARGIN = Duration.seconds(10)
 
 export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* ServerConfig
+  const traced = yield* tracing(Server.VERSION)
   const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
   const ports = backends(config)
   // The backends are built first and released last: requests still draining at shutdown use them.
@@ -158,9 +183,6 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.provide(ports),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
     Layer.provide(Logger.json),
-    // The binary exports no traces, so it records no spans (a quarter of a cheap request's cost,
-    // measured). Embedders of `Server.layer` that provide a tracer keep them.
-    Layer.provide(Layer.setTracerEnabled(false)),
-    HttpMiddleware.withTracerDisabledWhen(() => true)
+    traced
   )
 }))

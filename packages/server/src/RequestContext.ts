@@ -11,7 +11,7 @@
  * and synchronous callbacks are kept because they are the simplest correct form.
  */
 import type { HttpApp } from "@effect/platform"
-import { HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import type { Socket } from "node:net"
@@ -210,8 +210,43 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
           ),
         () => Effect.sync(() => inFlight.leave(abandon))
       )
-    }).pipe(Effect.annotateLogs("request_id", id))
+    }).pipe(Effect.annotateLogs(yield* logAnnotations(request, id)))
   })
+
+/**
+ * The request id, and when the request is traced its trace and span ids: a log line leads to
+ * its trace. The server span (the platform's, joining the caller's `traceparent`) learns its
+ * route template.
+ */
+const logAnnotations = (request: HttpServerRequest.HttpServerRequest, id: string) =>
+  Effect.map(
+    Effect.option(Effect.currentSpan),
+    Option.match({
+      onNone: (): Record<string, string> => ({ request_id: id }),
+      onSome: (span) => {
+        const route = Routes.match(request.method, request.url)?.path
+        if (route !== undefined) span.attribute("http.route", route)
+        return { request_id: id, trace_id: span.traceId, span_id: span.spanId }
+      }
+    })
+  )
+
+/**
+ * Serves `layer` with what the platform's server spans need from Tenet: a name with the route
+ * template (`GET /vpcs/:vpc_id`, bounded, unlike the URL), and the headers holding tokens kept
+ * out of their attributes.
+ */
+export const traced = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  layer.pipe(
+    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => {
+      const route = Routes.match(request.method, request.url)?.path
+      return route === undefined ? `http.server ${request.method}` : `${request.method} ${route}`
+    })),
+    Layer.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...TOKEN_HEADERS])
+  )
+
+/** The headers Tenet authenticates with. */
+const TOKEN_HEADERS = ["x-auth-token", "x-admin-token", "x-api-token"]
 
 /** After the grace period, how long interrupted requests get to unwind (roll back, release). */
 const UNWIND = Duration.seconds(2)

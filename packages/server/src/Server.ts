@@ -75,7 +75,7 @@ export interface Options extends HttpOptions {
  */
 export const layerHttp = (options: HttpOptions) =>
   RequestContext.drainOnShutdown(options.shutdownGrace ?? Duration.seconds(10)).pipe(
-    Layer.provide(HttpApiBuilder.serve(RequestContext.middleware)),
+    Layer.provide(RequestContext.traced(HttpApiBuilder.serve(RequestContext.middleware))),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(RequestGuard.layer(options)),
