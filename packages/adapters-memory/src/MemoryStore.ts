@@ -19,8 +19,8 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { Store } from "@tenet/core"
-import { Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+import { AuditLog, Store } from "@tenet/core"
+import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 import * as Table from "./Table.js"
 
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
@@ -96,6 +96,8 @@ interface State {
   /** Insertion order of every record, breaking ties between equal creation times. */
   readonly order: HashMap.HashMap<string, number>
   readonly nextOrder: number
+  /** The audit trail, oldest first: its seq is its position plus one. */
+  readonly audit: Chunk.Chunk<AuditLog.AuditEntry>
 }
 
 const emptyState: State = {
@@ -115,7 +117,8 @@ const emptyState: State = {
   credentials: Table.empty(Credentials),
   idempotencyKeys: Table.empty(IdempotencyKeys),
   order: HashMap.empty(),
-  nextOrder: 0
+  nextOrder: 0,
+  audit: Chunk.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -585,6 +588,34 @@ export const make = Effect.gen(function*() {
       )
   }
 
+  const audit: Store.AuditRepository = {
+    append: (entry) =>
+      write((s) =>
+        Effect.succeed(
+          [undefined, {
+            ...s,
+            audit: Chunk.append(s.audit, AuditLog.AuditEntry.make({ seq: Chunk.size(s.audit) + 1, ...entry }))
+          }] as const
+        )
+      ),
+    page: (filter) =>
+      read((s) => {
+        const passes = AuditLog.matches(filter)
+        // The newest `limit + 1` that pass: the extra one says whether a next page exists.
+        const found: Array<AuditLog.AuditEntry> = []
+        for (
+          let i = Math.min(Chunk.size(s.audit), (filter.before ?? Number.MAX_SAFE_INTEGER) - 1) - 1;
+          i >= 0 && found.length <= filter.limit;
+          i--
+        ) {
+          const entry = Chunk.unsafeGet(s.audit, i)
+          if (passes(entry)) found.push(entry)
+        }
+        const entries = found.slice(0, filter.limit)
+        return { entries, next_before: found.length > filter.limit ? entries[entries.length - 1]!.seq : null }
+      })
+  }
+
   const store = Store.Store.of({
     backend: "memory",
     soleWriter: true,
@@ -603,6 +634,7 @@ export const make = Effect.gen(function*() {
     tunnels,
     registryCredentials,
     idempotencyKeys,
+    audit,
     snapshots
   })
   const switches = StoreSwitches.of({ setAvailable: (value) => Effect.sync(() => void (available = value)) })

@@ -242,9 +242,32 @@ const revisions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   }
   `))
 
+/**
+ * The audit trail: one row per change, written in the change's transaction. No foreign keys:
+ * entries outlive what they name. Read newest first, by tenant or by resource.
+ */
+const auditLog = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE audit_log (
+      seq bigserial PRIMARY KEY,
+      at timestamptz NOT NULL,
+      request_id text NOT NULL,
+      actor_type text NOT NULL,
+      actor text NOT NULL,
+      tenant_id text,
+      action text NOT NULL,
+      resource_kind text NOT NULL,
+      resource_id text,
+      outcome text NOT NULL
+    );
+    CREATE INDEX audit_log_tenant_id ON audit_log (tenant_id, seq);
+    CREATE INDEX audit_log_resource_id ON audit_log (resource_id, seq);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_idempotency_keys": idempotencyKeys,
-  "0003_revisions": revisions
+  "0003_revisions": revisions,
+  "0004_audit_log": auditLog
 })

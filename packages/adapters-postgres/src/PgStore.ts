@@ -8,6 +8,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import {
   Admin,
+  AuditLog,
   Domain,
   IdempotencyKey,
   OperationLog,
@@ -90,6 +91,15 @@ const ProviderConfigSnapshotRow = Schema.Struct({
 })
 
 const NewOperationRow = Schema.Struct({ ...OperationLog.NewOperation.fields, at: Timestamp })
+
+const NewAuditRow = Schema.Struct({ ...AuditLog.NewAuditEntry.fields, at: Timestamp })
+
+/** `seq` is a `bigint` column, which the driver answers as a string. */
+const AuditRow = Schema.Struct({
+  ...AuditLog.AuditEntry.fields,
+  seq: Schema.Union(Schema.Number, Schema.NumberFromString),
+  at: Timestamp
+})
 
 /** `seq` is a `bigint` column, which the driver answers as a string. */
 const OperationRow = Schema.Struct({
@@ -535,6 +545,35 @@ export const make = (options: Options = {}) =>
     // stalled for its 5-second timeout (seen when clients left in the middle of POSTs). A
     // transaction there is short and waits on no other process: it is let finish instead.
     const oneSession = options.locks === "in-process"
+    const encodeAudit = encoded(NewAuditRow)
+    const audit: Store.AuditRepository = {
+      append: (entry) =>
+        Effect.flatMap(encodeAudit(entry), (row) =>
+          unavailable(Effect.asVoid(sql`INSERT INTO audit_log ${sql.insert(row)}`))),
+      // The newest `limit + 1` entries that pass: the extra one says whether a next page exists.
+      page: (filter) =>
+        Effect.map(
+          all(Schema.Void, AuditRow, () => {
+            const where = sql.and([
+              ...(filter.before === undefined ? [] : [sql`seq < ${filter.before}`]),
+              ...(filter.tenant_id === undefined ? [] : [sql`tenant_id = ${filter.tenant_id}`]),
+              ...(filter.since === undefined ? [] : [sql`at >= ${DateTime.toDateUtc(filter.since)}`]),
+              ...(filter.until === undefined ? [] : [sql`at < ${DateTime.toDateUtc(filter.until)}`]),
+              ...(filter.resource_kind === undefined ? [] : [sql`resource_kind = ${filter.resource_kind}`]),
+              ...(filter.resource_id === undefined ? [] : [sql`resource_id = ${filter.resource_id}`]),
+              ...(filter.action === undefined ? [] : [sql`action = ${filter.action}`])
+            ])
+            return sql`SELECT * FROM audit_log WHERE ${where} ORDER BY seq DESC LIMIT ${filter.limit + 1}`
+          })(undefined),
+          (rows) => {
+            const entries = rows.slice(0, filter.limit).map((r) =>
+              AuditLog.AuditEntry.make(r)
+            )
+            return { entries, next_before: rows.length > filter.limit ? entries[entries.length - 1]!.seq : null }
+          }
+        )
+    }
+
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
       soleWriter: oneSession,
@@ -569,6 +608,7 @@ export const make = (options: Options = {}) =>
       tunnels,
       registryCredentials,
       idempotencyKeys,
+      audit,
       snapshots
     })
 

@@ -82,10 +82,14 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       expect((yield* admin.serviceTunnels.list()).map((s) => s.id)).toContain(service.id)
       yield* admin.serviceTunnels.delete({ path: { service_tunnel_id: service.id } })
       expect((yield* admin.operationsLog.list({ urlParams: { limit: 10 } })).entries.length).toBeGreaterThan(0)
+      const trail = yield* admin.auditLog.list({ urlParams: { resource_kind: "service_tunnel", limit: 10 } })
+      expect(trail.entries.map((e) => e.action)).toEqual(["serviceTunnels.delete", "serviceTunnels.create"])
       const tenantSession = yield* anonymous.tenantIdentity.login({
         payload: { name: tenant.name, password: PASSWORD }
       })
       const asTenant = yield* connect({ baseUrl: url, tenantToken: tenantSession.api_token, tenantId: tenant.id })
+      const own = yield* asTenant.auditLog.listForTenant({ path: { tenant_id: tenant.id }, urlParams: { limit: 50 } })
+      expect(own.entries.every((e) => e.tenant_id === tenant.id)).toBe(true)
       const rotated = yield* asTenant.tenantIdentity.rotateToken({ path: { tenant_id: tenant.id } })
       expect(rotated.api_token).not.toBe(tenantSession.api_token)
       const fresh = yield* connect({ baseUrl: url, tenantToken: rotated.api_token })

@@ -5,6 +5,7 @@
 export * as Errors from "./Errors.js"
 
 export * as Admin from "./domain/Admin.js"
+export * as AuditLog from "./domain/AuditLog.js"
 export * as Common from "./domain/Common.js"
 export * as Domain from "./domain/Domain.js"
 export * as IdempotencyKey from "./domain/IdempotencyKey.js"
@@ -38,6 +39,7 @@ export * as Orchestrator from "./ports/Orchestrator.js"
 export * as Store from "./ports/Store.js"
 export * as Vault from "./ports/Vault.js"
 
+export * as Audit from "./usecases/Audit.js"
 export * as BodyCredentials from "./usecases/BodyCredentials.js"
 export * as Domains from "./usecases/Domains.js"
 export * as Failures from "./usecases/Failures.js"

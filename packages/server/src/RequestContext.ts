@@ -13,6 +13,7 @@
 import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Audit, Store } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import type { Socket } from "node:net"
 import * as Routes from "./Routes.js"
@@ -145,10 +146,11 @@ const responseLine = (
  */
 const measure = (
   request: HttpServerRequest.HttpServerRequest,
+  matched: Routes.Route | undefined,
   exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
   started: number
 ) => {
-  const route = Routes.match(request.method, request.url)?.path ?? "unmatched"
+  const route = matched?.path ?? "unmatched"
   const status = Exit.isSuccess(exit) ? String(exit.value.status) : Exit.isInterrupted(exit) ? "abandoned" : "500"
   const method = METHODS.has(request.method) ? request.method : "other"
   const labels = [
@@ -180,10 +182,11 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
  * Wraps the whole app: every log line gets `request_id`, every response the header (and,
  * while the server drains, `Connection: close` so keep-alive clients move on).
  */
-export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight> =>
+export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight | Store.Store> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const inFlight = yield* InFlight
+    const store = yield* Store.Store
     const id = requestId(request)
     // Too late to start: the drain waits only for requests that arrived before it began.
     if (inFlight.draining) return HttpServerResponse.setHeader(shuttingDown, HEADER, id)
@@ -204,10 +207,22 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
         }).pipe(
           Effect.tap(Effect.logDebug("request received", { method: request.method, url: request.url }))
         ),
-        (started) =>
-          abandonWhenClosed(request, app).pipe(
-            Effect.onExit((exit) => Effect.zipRight(measure(request, exit, started), responseLine(request, exit)))
-          ),
+        (started) => {
+          const route = Routes.match(request.method, request.url)
+          const entry = route === undefined
+            ? undefined
+            : Audit.open(route.endpoint, id, () => Routes.params(route, request.url))
+          return abandonWhenClosed(request, app).pipe(
+            Effect.locally(Audit.CurrentEntry, entry),
+            Effect.onExit((exit) =>
+              Effect.all([
+                measure(request, route, exit, started),
+                responseLine(request, exit),
+                recordAnswer(store, entry, exit)
+              ], { discard: true })
+            )
+          )
+        },
         () => Effect.sync(() => inFlight.leave(abandon))
       )
     }).pipe(Effect.annotateLogs(yield* logAnnotations(request, id)))
@@ -247,6 +262,18 @@ export const traced = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, 
 
 /** The headers Tenet authenticates with. */
 const TOKEN_HEADERS = ["x-auth-token", "x-admin-token", "x-api-token"]
+
+/** What the request did not record in a change of its own: its answer (a failure to write it is logged). */
+const recordAnswer = (
+  store: Store.StoreShape,
+  entry: Audit.Pending | undefined,
+  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
+) =>
+  Exit.isInterrupted(exit) ?
+    Effect.void :
+    Audit.recordAnswer(store, entry, Exit.isSuccess(exit) ? exit.value.status : 500).pipe(
+      Effect.catchAll((e) => Effect.logWarning("could not record the request in the audit trail", e.detail))
+    )
 
 /** After the grace period, how long interrupted requests get to unwind (roll back, release). */
 const UNWIND = Duration.seconds(2)

@@ -1,11 +1,14 @@
 /**
  * The contract's endpoints as the server matches a raw request to them, before (or without)
- * the platform's router: for the error an endpoint refuses bad input with, and for the route
- * template metrics are labelled with (bounded, and never a tenant's id).
+ * the platform's router: for the error an endpoint refuses bad input with, for the route
+ * template metrics are labelled with (bounded, and never a tenant's id), and for the action
+ * and path parameters of the request's audit entry.
  */
 import { Api } from "@tenet/core"
 
 export interface Route {
+  /** The contract's endpoint, `group.endpoint`. */
+  readonly endpoint: string
   readonly method: string
   /** The path as the contract writes it, e.g. `/vpcs/:vpc_id`. */
   readonly path: string
@@ -13,6 +16,7 @@ export interface Route {
 }
 
 const routes = Api.inputErrors.map((entry) => ({
+  endpoint: entry.endpoint,
   method: entry.method,
   path: entry.path,
   inputError: entry.error,
@@ -27,4 +31,20 @@ export const match = (method: string, url: string): Route | undefined => {
     route.segments.length === segments.length &&
     route.segments.every((segment, i) => segment.startsWith(":") ? segments[i] !== "" : segment === segments[i])
   )
+}
+
+/** The values of the route's `:name` segments in `url` (as sent: percent-decoded where valid). */
+export const params = (route: Route, url: string): Record<string, string> => {
+  const segments = url.split("?")[0]!.split("/")
+  const found: Record<string, string> = {}
+  route.path.split("/").forEach((segment, i) => {
+    if (!segment.startsWith(":")) return
+    const raw = segments[i] ?? ""
+    try {
+      found[segment.slice(1)] = decodeURIComponent(raw)
+    } catch {
+      found[segment.slice(1)] = raw
+    }
+  })
+  return found
 }

@@ -12,6 +12,7 @@ import { createRequire } from "node:module"
 import type { Duplex } from "node:stream"
 import * as Auth from "./Auth.js"
 import {
+  AuditLogHandlers,
   DomainsHandlers,
   OperationsLogHandlers,
   ProviderConfigHandlers,
@@ -46,6 +47,7 @@ const HandlersLive = Layer.mergeAll(
   ProviderConfigHandlers,
   ServiceTunnelsHandlers,
   OperationsLogHandlers,
+  AuditLogHandlers,
   VpcsHandlers,
   SubnetsHandlers,
   SecurityRulesHandlers,

@@ -18,6 +18,8 @@ export interface Options {
   readonly platform?: MemoryPorts.Options
   /** Another Store and OperationsLog in place of the memory ones (e.g. PostgreSQL). */
   readonly store?: Layer.Layer<Store.Store | OperationsLog.OperationsLog>
+  /** Wraps the store (e.g. to make one of its calls fail). */
+  readonly storeDecorator?: Layer.Layer<Store.Store, never, Store.Store>
   /** Another cluster in place of the simulated one (e.g. Kubernetes against a test API server). */
   readonly orchestrator?: Layer.Layer<Orchestrator.Orchestrator>
   /** How often failed applies are retried; long by default so tests decide when it happens. */
@@ -35,7 +37,8 @@ export { VERSION } from "./Server.js"
 
 export const layer = (options: Options = {}) => {
   const memory = MemoryPorts.layer({ scryptLogN: 10, ...options.platform })
-  const platform = Layer.mergeAll(memory, options.store ?? Layer.empty, options.orchestrator ?? Layer.empty)
+  const ports = Layer.mergeAll(memory, options.store ?? Layer.empty, options.orchestrator ?? Layer.empty)
+  const platform = options.storeDecorator === undefined ? ports : options.storeDecorator.pipe(Layer.provideMerge(ports))
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,

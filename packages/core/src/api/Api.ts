@@ -16,6 +16,7 @@ import {
   UnsupportedMediaType
 } from "../Errors.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
+import { AuditLogApi } from "./AuditApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
 import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
 import { SystemApi } from "./SystemApi.js"
@@ -89,6 +90,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .add(ProviderConfigApi)
   .add(ServiceTunnelsApi)
   .add(OperationsLogApi)
+  .add(AuditLogApi)
   .add(VpcsApi)
   .add(SubnetsApi)
   .add(SecurityRulesApi)
@@ -127,15 +129,19 @@ const declares = (ast: AST.AST, member: AST.AST): boolean =>
  * endpoint: its method, its path as the contract writes it (`/vpcs/:vpc_id`) and the error.
  */
 export const inputErrors: ReadonlyArray<{
+  /** The endpoint, `group.endpoint` as the client names it (e.g. `vpcs.create`). */
+  readonly endpoint: string
   readonly method: string
   readonly path: string
   readonly error: "RuleValidation" | "InvalidInput"
 }> = (() => {
-  const entries: Array<{ method: string; path: string; error: "RuleValidation" | "InvalidInput" }> = []
+  const entries: Array<{ endpoint: string; method: string; path: string; error: "RuleValidation" | "InvalidInput" }> =
+    []
   HttpApi.reflect(TenetApi, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) =>
+    onEndpoint: ({ endpoint, group }) =>
       entries.push({
+        endpoint: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         path: endpoint.path,
         error: declares(endpoint.errorSchema.ast, RuleValidation.Wire.ast) ? "RuleValidation" : "InvalidInput"

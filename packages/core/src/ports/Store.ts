@@ -14,6 +14,7 @@
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
+import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type {
@@ -205,6 +206,19 @@ export interface IdempotencyKeyRepository {
 }
 
 /**
+ * The audit trail (`domain/AuditLog.ts`): appended in the transaction of the change it
+ * records, kept when what it names is deleted (tenants included), read newest first.
+ */
+export interface AuditRepository {
+  readonly append: (entry: NewAuditEntry) => Read<void>
+  /** Entries passing `filter` with `seq < before` (all when absent), newest first, at most `limit`. */
+  readonly page: (filter: AuditFilter) => Read<{
+    readonly entries: ReadonlyArray<AuditEntry>
+    readonly next_before: number | null
+  }>
+}
+
+/**
  * A tenant's (or the provider configuration's) revision: opaque, compared only for equality.
  * Two reads that answer the same revision saw the same state.
  */
@@ -286,6 +300,7 @@ export interface StoreShape {
   readonly tunnels: TunnelRepository
   readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
+  readonly audit: AuditRepository
   readonly snapshots: SnapshotRepository
 }
 

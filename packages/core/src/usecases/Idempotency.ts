@@ -18,6 +18,7 @@ import { Conflict, IdempotencyKeyReused } from "../Errors.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import * as Audit from "./Audit.js"
 import { storeUnavailable } from "./Failures.js"
 
 /** The request being handled, when it carries an `Idempotency-Key`. */
@@ -80,6 +81,7 @@ export class Idempotency extends Context.Tag("@tenet/core/Idempotency")<Idempote
             })
           }
           const made = yield* find(found.value.resource_id)
+          yield* Audit.noteResource(found.value.resource_id)
           if (Option.isNone(made)) {
             return yield* new Conflict({
               detail:

@@ -165,6 +165,7 @@ const REPOSITORIES = [
   "tunnels",
   "registryCredentials",
   "idempotencyKeys",
+  "audit",
   "snapshots"
 ] as const satisfies ReadonlyArray<keyof StoreShape>
 

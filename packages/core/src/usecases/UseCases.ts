@@ -4,6 +4,7 @@
  * provide its own ports and call them directly.
  */
 import { Layer } from "effect"
+import * as Audit from "./Audit.js"
 import { Domains } from "./Domains.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
@@ -28,12 +29,14 @@ const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
 
 /**
  * The use-cases; they need the ports. They see the ports observed (`Instrumented`: counted,
- * timed, traced) and the Store through the read model in front of that, and so does whoever
- * uses this layer's output (the reconciler, the server's health check).
+ * timed, traced), the Store audited (`Audit`: the request's entry in its change's transaction)
+ * and read through the read model in front of that, and so does whoever uses this layer's
+ * output (the reconciler, the server's health check).
  */
 export const layer = Layer.mergeAll(
   Tenants.layer,
   Domains.layer,
+  Audit.AuditTrail.layer,
   ServiceTunnels.layer,
   Subnets.layer,
   SecurityRules.layer,
@@ -43,5 +46,5 @@ export const layer = Layer.mergeAll(
   Layer.provideMerge(Vpcs.layer),
   Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
   Layer.provideMerge(WithApplier),
-  Layer.provide(Instrumented.layer)
+  Layer.provide(Audit.layer.pipe(Layer.provideMerge(Instrumented.layer)))
 )

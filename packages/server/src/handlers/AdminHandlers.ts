@@ -1,5 +1,6 @@
 import {
   Api,
+  Audit,
   Domains,
   Failures,
   OperationLog,
@@ -9,6 +10,7 @@ import {
   Tenants
 } from "@tenet/core"
 
+import { Principal } from "@tenet/core"
 import { Effect } from "effect"
 import * as ResponseEncoder from "../ResponseEncoder.js"
 
@@ -69,4 +71,18 @@ export const OperationsLogHandlers = ResponseEncoder.group(
             Failures.storeUnavailable
           ))
     )
+)
+
+export const AuditLogHandlers = ResponseEncoder.group(
+  Api.TenetApi,
+  "auditLog",
+  (handlers) =>
+    Effect.map(Audit.AuditTrail, (trail) =>
+      handlers
+        .handle("list", ({ urlParams }) => trail.list(urlParams))
+        .handle("listForTenant", ({ path, urlParams }) =>
+          Effect.flatMap(
+            Principal.CurrentPrincipal,
+            (caller) => trail.listForTenant(caller, path.tenant_id, urlParams)
+          )))
 )

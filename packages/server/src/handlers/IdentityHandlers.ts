@@ -1,4 +1,4 @@
-import { Api, Identity, Principal } from "@tenet/core"
+import { Api, Audit, Identity, Principal } from "@tenet/core"
 import { Effect } from "effect"
 import * as ResponseEncoder from "../ResponseEncoder.js"
 import { originOf } from "./Origin.js"
@@ -9,7 +9,10 @@ export const AdminIdentityHandlers = ResponseEncoder.group(
   (handlers) =>
     Effect.map(Identity.Identity, (identity) =>
       handlers
-        .handle("login", ({ payload, request }) => identity.adminLogin(payload, originOf(request)))
+        .handle("login", ({ payload, request }) =>
+          identity.adminLogin(payload, originOf(request)).pipe(
+            Effect.tap((session) => Audit.noteActor({ _tag: "Admin", username: session.username }))
+          ))
         .handle(
           "logout",
           ({ request }) =>
@@ -28,7 +31,10 @@ export const TenantIdentityHandlers = ResponseEncoder.group(
   (handlers) =>
     Effect.map(Identity.Identity, (identity) =>
       handlers
-        .handle("login", ({ payload, request }) => identity.tenantLogin(payload, originOf(request)))
+        .handle("login", ({ payload, request }) =>
+          identity.tenantLogin(payload, originOf(request)).pipe(
+            Effect.tap((session) => Audit.noteActor({ _tag: "Tenant", tenant_id: session.id, name: session.name }))
+          ))
         .handle(
           "logout",
           ({ request }) =>
