@@ -21,10 +21,10 @@ import type { Flow, Rule, VpcContext } from "./RuleSet.js"
 import { enforced } from "./RuleSet.js"
 
 type Protocol = FlowProtocol
-const PROTOCOLS: ReadonlyArray<Protocol> = FlowProtocol.literals
-const ALL_PORTS = [1, 65535] as const
+export const PROTOCOLS: ReadonlyArray<Protocol> = FlowProtocol.literals
+export const ALL_PORTS = [1, 65535] as const
 /** icmp has no ports: its single "port" value. */
-const NO_PORT = [0, 0] as const
+export const NO_PORT = [0, 0] as const
 
 export interface Box {
   readonly protocol: Protocol
@@ -33,12 +33,13 @@ export interface Box {
   readonly locals: ReadonlySet<string>
 }
 
-const ELSEWHERE = "elsewhere"
+/** The local atom of an endpoint in none of the VPC's known subnets. */
+export const ELSEWHERE = "elsewhere"
 const podAtom = (id: PodId) => `pod:${id}`
 const otherAtom = (id: SubnetId) => `subnet:${id}`
 
 /** Every local endpoint of the VPC, as atoms; one set per context, shared by the rules aimed at the whole VPC. */
-const universe = oncePerRecord((context: VpcContext): ReadonlySet<string> =>
+export const universe = oncePerRecord((context: VpcContext): ReadonlySet<string> =>
   new Set([
     ELSEWHERE,
     ...[...context.subnets.keys()].map(otherAtom),
@@ -103,7 +104,7 @@ const meet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   return false
 }
 
-const intersects = (a: Box, b: Box) =>
+export const intersects = (a: Box, b: Box) =>
   a.protocol === b.protocol && overlap(a.ports, b.ports) && overlap(a.remote, b.remote) && meet(a.locals, b.locals)
 
 /** `a` minus `b`, as disjoint boxes. */
@@ -118,7 +119,7 @@ export const subtract = (a: Box, b: Box): Array<Box> => {
   return out
 }
 
-const subtractAll = (boxes: ReadonlyArray<Box>, cover: ReadonlyArray<Box>): Array<Box> =>
+export const subtractAll = (boxes: ReadonlyArray<Box>, cover: ReadonlyArray<Box>): Array<Box> =>
   cover.reduce<Array<Box>>((remaining, c) => remaining.flatMap((b) => subtract(b, c)), [...boxes])
 
 /** A concrete flow inside the box: the evidence behind a verdict. */
@@ -147,7 +148,7 @@ export interface Finding {
   readonly witness: Flow | null
 }
 
-const infrastructureBoxes = (context: VpcContext): Array<Box> =>
+export const infrastructureBoxes = (context: VpcContext): Array<Box> =>
   context.infrastructure.flatMap((cidr) =>
     PROTOCOLS.map((protocol) => ({
       protocol,
@@ -157,7 +158,7 @@ const infrastructureBoxes = (context: VpcContext): Array<Box> =>
     }))
   )
 
-const fallbackAction = (direction: Direction): RuleAction => direction === "egress" ? "allow" : "deny"
+export const fallbackAction = (direction: Direction): RuleAction => direction === "egress" ? "allow" : "deny"
 
 /**
  * For each enforced rule, the traffic it decides: what it matches minus the core network and

@@ -1,0 +1,114 @@
+/**
+ * A small world for the engine's properties: one VPC with three subnets and some pods, two
+ * other VPCs, one deleted VPC, a deleted subnet and a deleted pod, so references can dangle;
+ * and generators of rules and flows over it.
+ */
+import type { Ids } from "@tenet/core"
+import { Net, type RuleSet } from "@tenet/core"
+import { FastCheck as fc } from "effect"
+
+export const id = <B>(n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}` as B
+export const vpc = id<Ids.VpcId>(1)
+export const otherVpcs = [id<Ids.VpcId>(2), id<Ids.VpcId>(3)]
+export const deletedVpc = id<Ids.VpcId>(9)
+export const subnets = [id<Ids.SubnetId>(11), id<Ids.SubnetId>(12), id<Ids.SubnetId>(13)]
+export const deletedSubnet = id<Ids.SubnetId>(19)
+export const pods = [id<Ids.PodId>(21), id<Ids.PodId>(22), id<Ids.PodId>(23), id<Ids.PodId>(24)]
+export const deletedPod = id<Ids.PodId>(29)
+
+export const context: RuleSet.VpcContext = {
+  vpc_id: vpc,
+  subnets: new Map(subnets.map((s, i) => [s, Net.cidrOf(`10.0.${i}.0/24`)])),
+  pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
+  vpcs: new Map([
+    [vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))],
+    [otherVpcs[0]!, [Net.cidrOf("10.1.0.0/16")]],
+    [otherVpcs[1]!, [Net.cidrOf("172.16.0.0/24"), Net.cidrOf("172.16.8.0/24")]]
+  ]),
+  infrastructure: [Net.cidrOf("100.64.0.0/16"), Net.cidrOf("10.0.0.1/32")]
+}
+
+export const addresses = [
+  "10.0.0.5",
+  "10.0.1.9",
+  "10.0.2.200",
+  "10.1.3.4",
+  "172.16.0.9",
+  "172.16.8.1",
+  "8.8.8.8",
+  "100.64.1.1",
+  "10.0.0.1",
+  "192.168.1.1"
+]
+  .map(Net.ipv4Of)
+export const blocks = [
+  "0.0.0.0/0",
+  "10.0.0.0/8",
+  "10.0.0.0/16",
+  "10.0.1.0/24",
+  "10.1.0.0/16",
+  "172.16.0.0/20",
+  "8.8.8.8/32",
+  "192.168.0.0/16",
+  "100.64.0.0/10"
+]
+  .map(Net.cidrOf)
+
+export const ports = fc.option(
+  fc.array(fc.tuple(fc.integer({ min: 18, max: 32 }), fc.integer({ min: 0, max: 4 })), { minLength: 1, maxLength: 3 })
+    .map((rs) => rs.map(([from, width]) => ({ from, to: from + width }))),
+  { nil: null }
+)
+
+export const remote: fc.Arbitrary<RuleSet.RuleRemote> = fc.oneof(
+  fc.constantFrom(...blocks).map((cidr) => ({ kind: "cidr" as const, cidr })),
+  fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((vpc_id) => ({ kind: "vpc" as const, vpc_id }))
+)
+
+export const target: fc.Arbitrary<RuleSet.RuleTarget> = fc.oneof(
+  fc.constant({ kind: "vpc" as const }),
+  fc.constantFrom(...subnets, deletedSubnet).map((subnet_id) => ({ kind: "subnet" as const, subnet_id })),
+  fc.subarray([...pods, deletedPod], { minLength: 1 }).map((pod_ids) => ({ kind: "pods" as const, pod_ids }))
+)
+
+export const rule = (seq: number): fc.Arbitrary<RuleSet.Rule> =>
+  fc.record({
+    priority: fc.integer({ min: 1, max: 12 }),
+    direction: fc.constantFrom("ingress" as const, "egress" as const),
+    action: fc.constantFrom("allow" as const, "deny" as const),
+    protocol: fc.constantFrom("tcp" as const, "udp" as const, "icmp" as const, "all" as const),
+    ports,
+    remote,
+    target,
+    enabled: fc.integer({ min: 0, max: 4 }).map((n) => n > 0)
+  }).map((r) => ({
+    ...r,
+    ports: r.protocol === "tcp" || r.protocol === "udp" ? r.ports : null,
+    id: id<Ids.SecurityRuleId>(1000 + seq),
+    seq
+  }))
+
+export const rules = fc.integer({ min: 0, max: 25 }).chain((n) =>
+  fc.tuple(...Array.from({ length: n }, (_, i) => rule(i))).map((rs) => rs as Array<RuleSet.Rule>)
+)
+
+export const local = fc.oneof(
+  fc.constantFrom(...pods).map((pod_id) => ({ pod_id })),
+  fc.constantFrom(...subnets).map((subnet_id) => ({ subnet_id })),
+  fc.constant({})
+)
+
+export const ipFlow = fc.record({
+  direction: fc.constantFrom("ingress" as const, "egress" as const),
+  protocol: fc.constantFrom("tcp" as const, "udp" as const, "icmp" as const),
+  port: fc.integer({ min: 15, max: 40 }),
+  remote: fc.constantFrom(...addresses).map((ip) => ({ kind: "ip" as const, ip })),
+  local
+}).map((f) => ({ ...f, port: f.protocol === "icmp" ? null : f.port }))
+
+export const flow: fc.Arbitrary<RuleSet.Flow> = fc.oneof(
+  ipFlow,
+  ipFlow.chain((f) =>
+    fc.constantFrom(vpc, ...otherVpcs).map((vpc_id) => ({ ...f, remote: { kind: "vpc" as const, vpc_id } }))
+  )
+)
