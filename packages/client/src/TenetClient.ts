@@ -7,6 +7,7 @@
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
+import type { SecurityRule } from "@tenet/core"
 import { Api, Errors } from "@tenet/core"
 import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
 
@@ -94,14 +95,34 @@ type SessionFields<P> = P extends object ?
 /** A call's result without the raw response (the contract's `withResponse` variant is not offered). */
 type Plain<A> = Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse]>
 
-type Relax<Request, Key> = Request extends { readonly payload: unknown } ? Omit<Request, "payload" | "withResponse"> & {
-    readonly payload: Key extends Api.PayloadKey ? SessionFields<Schema.Schema.Encoded<Api.Payloads[Key]>> : never
-  }
-  : Request extends object ? Omit<Request, "withResponse">
+/** `urlParams` may be left out when every one of them may. */
+type OptionalUrlParams<Request> = Request extends { readonly urlParams: infer U }
+  ? {} extends U ? Omit<Request, "urlParams"> & { readonly urlParams?: U } : Request
   : Request
 
+type Relax<Request, Key> = Request extends { readonly payload: unknown } ?
+    & Omit<OptionalUrlParams<Request>, "payload" | "withResponse">
+    & {
+      readonly payload: Key extends Api.PayloadKey ? SessionFields<Schema.Schema.Encoded<Api.Payloads[Key]>> : never
+    }
+  : Request extends object ? Omit<OptionalUrlParams<Request>, "withResponse">
+  : Request
+
+/**
+ * A rule change, typed by its `dry_run`: with `urlParams: { dry_run: true }` it answers the
+ * change's impact, otherwise what the change made.
+ */
+export interface DryRunnable<Request, A, E, R> {
+  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Effect.Effect<RuleImpact, E, R>
+  (request: Request & { readonly urlParams?: { readonly dry_run?: false | undefined } }): Effect.Effect<A, E, R>
+}
+
+type RuleImpact = SecurityRule.RuleImpact
+
 type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
-  ? (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
+  ? RuleImpact extends Plain<A> ?
+    DryRunnable<Relax<Args[0], Key>, Exclude<Plain<A>, RuleImpact>, E | Errors.InvalidInput, R>
+  : (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
   : F
 
 /** The headers holding tokens: never in a span's attributes, the platform's own redactions kept. */
@@ -152,6 +173,10 @@ type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Eff
 const invalid = (e: ParseResult.ParseError) =>
   new Errors.InvalidInput({ detail: ParseResult.TreeFormatter.formatErrorSync(e) })
 
+/** Url parameters left out, where every one may be: none given. */
+const withUrlParams = (request: unknown) =>
+  typeof request === "object" && request !== null && !("urlParams" in request) ? { ...request, urlParams: {} } : request
+
 /** Each endpoint with a body: the session filled in, then the body decoded as the server would. */
 const withPayloads = (raw: RawClient, options: Options): Client => {
   const session: Record<string, string> = {
@@ -167,7 +192,7 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
           // Callers write bodies as the wire has them (plain strings, defaults left out); each
           // is decoded with the schema the server uses, so bad input fails before it is sent.
           const schema = (Api.Payloads as Record<string, Schema.Schema<unknown, unknown>>)[key]
-          if (schema === undefined) return [name, call]
+          if (schema === undefined) return [name, (request?: unknown) => call(withUrlParams(request))]
           const fill = Object.fromEntries(
             (sessionFields.get(key) ?? []).flatMap((f) => session[f] === undefined ? [] : [[f, session[f]]])
           )
@@ -177,7 +202,7 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
               : request.payload
             return Schema.decodeUnknown(schema)(body).pipe(
               Effect.mapError(invalid),
-              Effect.flatMap((payload) => call({ ...request, payload }))
+              Effect.flatMap((payload) => call(withUrlParams({ ...request, payload })))
             )
           }]
         })

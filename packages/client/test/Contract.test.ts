@@ -136,6 +136,14 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       })
       const rule = created.rule!
       expect((yield* tenant.securityRules.get({ path: { rule_id: rule.id } })).name).toBe("https")
+      // A dry run is typed as its impact, and changes nothing.
+      const preview = yield* tenant.securityRules.delete({ path: { rule_id: rule.id }, urlParams: { dry_run: true } })
+      expect(preview.closed.map((r) => [r.protocol, r.ports, r.before.decided_by])).toContainEqual([
+        "tcp",
+        "443",
+        { kind: "rule", rule_id: rule.id, name: "https" }
+      ])
+      expect((yield* tenant.securityRules.get({ path: { rule_id: rule.id } })).id).toBe(rule.id)
       yield* tenant.securityRules.update({ path: { rule_id: rule.id }, payload: { description: "web" } })
       const listed = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
       expect(listed.rules.map((r) => r.id)).toContain(rule.id)

@@ -132,3 +132,27 @@ describe("DNS labels and domain names", () => {
     }
   })
 })
+
+describe("address ranges as blocks", () => {
+  it.prop("cidrsOfRange covers exactly the range with aligned blocks, no two of which could be one", [
+    uint32,
+    uint32
+  ], ([a, b]) => {
+    const [first, last] = a <= b ? [a, b] : [b, a]
+    const blocks = Net.cidrsOfRange(first, last)
+    let next = first
+    for (const block of blocks) {
+      const [start, end] = interval(block)
+      expect(start).toBe(block.address)
+      expect(start).toBe(next)
+      next = end + 1
+    }
+    expect(next).toBe(last + 1)
+    blocks.forEach((block, i) => {
+      const following = blocks[i + 1]
+      if (following === undefined || following.prefix !== block.prefix || block.prefix === 0) return
+      // Two equal neighbours merge only when the first starts a block twice their size.
+      expect(block.address % 2 ** (33 - block.prefix)).not.toBe(0)
+    })
+  })
+})

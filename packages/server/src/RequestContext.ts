@@ -209,7 +209,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
         ),
         (started) => {
           const route = Routes.match(request.method, request.url)
-          const entry = route === undefined
+          const entry = route === undefined || dryRun(request.url)
             ? undefined
             : Audit.open(route.endpoint, id, () => Routes.params(route, request.url))
           return abandonWhenClosed(request, app).pipe(
@@ -262,6 +262,12 @@ export const traced = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, 
 
 /** The headers Tenet authenticates with. */
 const TOKEN_HEADERS = ["x-auth-token", "x-admin-token", "x-api-token"]
+
+/** A dry run (`?dry_run=true`, as the contract reads it) changes nothing: there is nothing to audit. */
+const dryRun = (url: string) => {
+  const query = url.indexOf("?")
+  return query !== -1 && new URLSearchParams(url.slice(query + 1)).get("dry_run") === "true"
+}
 
 /** What the request did not record in a change of its own: its answer (a failure to write it is logged). */
 const recordAnswer = (

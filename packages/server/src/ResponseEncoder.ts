@@ -222,9 +222,21 @@ export const responder = (
   if (HttpApiSchema.isVoid(ast)) return null
   const encoding = HttpApiSchema.getEncoding(ast)
   if (encoding.kind !== "Json") return null
-  const { write } = writer(ast)
-  const status = HttpApiSchema.getStatusSuccessAST(ast)
-  return (value) => HttpServerResponse.text(write(value) ?? "null", { status, contentType: encoding.contentType })
+  // Several successes (a rule change and its dry run): each value answered as its own member.
+  const members = AST.isUnion(ast) && ast.types.every(AST.isTransformation)
+    ? ast.types.map((member) => ({
+      is: Schema.is(Schema.make(member)),
+      write: writer(member).write,
+      status: HttpApiSchema.getStatusSuccessAST(member)
+    }))
+    : [{ is: () => true, write: writer(ast).write, status: HttpApiSchema.getStatusSuccessAST(ast) }]
+  return (value) => {
+    const member = members.find((m) => m.is(value)) ?? members[0]!
+    return HttpServerResponse.text(member.write(value) ?? "null", {
+      status: member.status,
+      contentType: encoding.contentType
+    })
+  }
 }
 
 /**

@@ -3,8 +3,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import {
+  DryRunQuery,
   FlowVerdict,
   RuleAnalysis,
+  RuleImpact,
   RuleList,
   RuleListQuery,
   RuleMutation,
@@ -90,33 +92,47 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   .add(
     HttpApiEndpoint.post("create", "/security-rules")
       .setPayload(Payloads["securityRules.create"])
+      .setUrlParams(DryRunQuery)
       .addSuccess(RuleMutation, { status: 201 })
+      .addSuccess(RuleImpact)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "Create a rule (201); 409 when the VPC already has 200 rules")
+      .annotate(
+        OpenApi.Summary,
+        "Create a rule (201); 409 when the VPC already has 200 rules. dry_run=true: 200 with the traffic it would open and close"
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/security-rules/:rule_id")
       .setPath(RulePath)
       .setPayload(Payloads["securityRules.update"])
+      .setUrlParams(DryRunQuery)
       .addSuccess(RuleMutation)
+      .addSuccess(RuleImpact)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "Change the fields present; vpc_id cannot change")
+      .annotate(OpenApi.Summary, "Change the fields present; vpc_id cannot change. dry_run=true: the change's impact")
   )
   .add(
     HttpApiEndpoint.del("delete", "/security-rules/:rule_id")
       .setPath(RulePath)
+      .setUrlParams(DryRunQuery)
       .addSuccess(RuleMutation)
+      .addSuccess(RuleImpact)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "Delete a rule: 200 with rule null and the apply state")
+      .annotate(
+        OpenApi.Summary,
+        "Delete a rule: 200 with rule null and the apply state. dry_run=true: the deletion's impact"
+      )
   )
   .add(
     HttpApiEndpoint.post("reorder", "/security-rules/reorder")
       .setPayload(Payloads["securityRules.reorder"])
+      .setUrlParams(DryRunQuery)
       .addSuccess(RuleList)
+      .addSuccess(RuleImpact)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
       .annotate(OpenApi.Summary, "Re-issue priorities 10, 20, 30, ... in the given order of every rule")

@@ -79,6 +79,24 @@ export const overlaps = (a: Cidr, b: Cidr): boolean => contains(a, networkOf(b))
 /** Number of addresses in the block. */
 export const sizeOf = (cidr: Cidr): number => 2 ** (32 - cidr.prefix)
 
+/** The fewest blocks that together hold exactly the addresses `first` to `last`, in order. */
+export const cidrsOfRange = (first: number, last: number): Array<Cidr> => {
+  const blocks: Array<Cidr> = []
+  let at = first
+  while (at <= last) {
+    // The largest block that starts at `at` (aligned) and ends by `last`.
+    let prefix = 32
+    while (prefix > 0) {
+      const size = 2 ** (32 - prefix + 1)
+      if (at % size !== 0 || at + size - 1 > last) break
+      prefix--
+    }
+    blocks.push({ address: at, prefix })
+    at += 2 ** (32 - prefix)
+  }
+  return blocks
+}
+
 // ---------------------------------------------------------------------------
 // DNS
 // ---------------------------------------------------------------------------

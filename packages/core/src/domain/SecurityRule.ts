@@ -264,3 +264,48 @@ export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
   vpc_id: VpcId,
   findings: Schema.Array(RuleFinding)
 }) {}
+
+/** `?dry_run=true` on a rule change: validate it, change nothing, answer its impact. */
+export const DryRunQuery = Schema.Struct({
+  dry_run: Schema.optional(Schema.BooleanFromString).annotations({
+    description: "true: validate exactly as the real call, change nothing, and answer the change's impact"
+  })
+}).annotations({ identifier: "DryRunQuery" })
+
+/** What a verdict is given by, and the action it gives. */
+export const Decision = Schema.Struct({ action: RuleAction, decided_by: DecidedBy }).annotations({
+  identifier: "Decision"
+})
+
+/**
+ * A set of flows whose verdict a change flips: every combination of its protocol, ports,
+ * remote addresses and local endpoints, decided as `before` says now and as `after` says after.
+ */
+export class ImpactRegion extends Schema.Class<ImpactRegion>("ImpactRegion")({
+  direction: Direction,
+  protocol: FlowProtocol,
+  /** Destination ports, e.g. `80`, `8000-8080`; null for icmp. */
+  ports: Schema.NullOr(Schema.String),
+  /** The remote addresses, as the fewest blocks that hold exactly them. */
+  remote_cidrs: Schema.Array(Schema.String),
+  /** The local endpoints: these pods, the other endpoints of these subnets, and (when true) addresses in no subnet. */
+  local: Schema.Struct({
+    pod_ids: Schema.Array(PodId),
+    subnet_ids: Schema.Array(SubnetId),
+    outside_subnets: Schema.Boolean
+  }),
+  before: Decision,
+  after: Decision
+}) {}
+
+/** A dry run's answer: the traffic the change opens and closes, and the findings it brings. */
+export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
+  dry_run: Schema.Literal(true),
+  vpc_id: VpcId,
+  /** Flows denied now that the change allows. */
+  opened: Schema.Array(ImpactRegion),
+  /** Flows allowed now that the change denies. */
+  closed: Schema.Array(ImpactRegion),
+  /** Shadowed, redundant and conflicting rules after the change that are not so now. */
+  new_findings: Schema.Array(RuleFinding)
+}) {}

@@ -5,7 +5,7 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { TRUSTED } from "../domain/Common.js"
-import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -18,10 +18,12 @@ import type {
 } from "../domain/SecurityRule.js"
 import {
   FlowVerdict,
+  ImpactRegion,
   IMPLIED_RULES,
   MAX_RULES_PER_VPC,
   RuleAnalysis,
   RuleFinding,
+  RuleImpact,
   RuleList,
   RuleMutation,
   viewOf
@@ -32,6 +34,7 @@ import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Evaluate from "../rules/Evaluate.js"
+import * as Impact from "../rules/Impact.js"
 import * as Reorder from "../rules/Reorder.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
@@ -47,21 +50,32 @@ type Failure = NotFound | RuleValidation | ServiceUnavailable
 export interface SecurityRulesShape {
   readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleList, Failure>
   readonly get: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<SecurityRule, Failure>
+  /**
+   * The changes take `dryRun`: when true they validate exactly as the real call, change
+   * nothing, and answer the change's impact instead.
+   */
   readonly create: (
     caller: TenantPrincipal,
-    input: SecurityRuleCreate
-  ) => Effect.Effect<RuleMutation, Failure | Conflict | IdempotencyKeyReused>
+    input: SecurityRuleCreate,
+    dryRun?: boolean
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | Conflict | IdempotencyKeyReused>
   readonly update: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
-    patch: SecurityRulePatch
-  ) => Effect.Effect<RuleMutation, Failure>
-  readonly delete: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<RuleMutation, Failure>
+    patch: SecurityRulePatch,
+    dryRun?: boolean
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure>
+  readonly delete: (
+    caller: TenantPrincipal,
+    id: SecurityRuleId,
+    dryRun?: boolean
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure>
   readonly reorder: (
     caller: TenantPrincipal,
     vpcId: VpcId,
-    ruleIds: ReadonlyArray<SecurityRuleId>
-  ) => Effect.Effect<RuleList, Failure>
+    ruleIds: ReadonlyArray<SecurityRuleId>,
+    dryRun?: boolean
+  ) => Effect.Effect<RuleList | RuleImpact, Failure>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
 }
@@ -93,6 +107,82 @@ export const explain = (finding: Analysis.Finding, names: ReadonlyMap<string, st
 }
 
 const invalid = (e: Validate.FieldError) => new RuleValidation(e)
+
+/** A finding as the API states it. */
+const findingOf = (f: Analysis.Finding, names: ReadonlyMap<string, string>) =>
+  RuleFinding.make({
+    kind: f.kind,
+    rule_id: f.rule_id,
+    related_rule_ids: f.related_rule_ids,
+    message: explain(f, names)
+  })
+
+const decisionOf = (verdict: Evaluate.Verdict, names: ReadonlyMap<string, string>) => ({
+  action: verdict.action,
+  decided_by: verdict.decided_by.kind === "rule"
+    ? { kind: "rule" as const, rule_id: verdict.decided_by.rule_id, name: names.get(verdict.decided_by.rule_id)! }
+    : verdict.decided_by
+})
+
+const formatPorts = ([from, to]: readonly [number, number]) => from === to ? `${from}` : `${from}-${to}`
+
+const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => {
+  const atoms = [...change.box.locals]
+  const after = (prefix: string) => atoms.filter((a) => a.startsWith(prefix)).map((a) => a.slice(prefix.length)).sort()
+  return ImpactRegion.make({
+    direction: change.direction,
+    protocol: change.box.protocol,
+    ports: change.box.protocol === "icmp" ? null : formatPorts(change.box.ports),
+    remote_cidrs: Net.cidrsOfRange(change.box.remote[0], change.box.remote[1]).map(Net.formatCidr),
+    local: {
+      pod_ids: after("pod:") as Array<PodId>,
+      subnet_ids: after("subnet:") as Array<SubnetId>,
+      outside_subnets: change.box.locals.has(Analysis.ELSEWHERE)
+    },
+    before: decisionOf(change.before, names),
+    after: decisionOf(change.after, names)
+  })
+}
+
+/** What changing the VPC's rules from `before` to `after` does: the flows it flips, the findings it brings. */
+export const impactOf = (
+  vpcId: VpcId,
+  context: RuleSet.VpcContext,
+  before: ReadonlyArray<SecurityRuleRecord>,
+  after: ReadonlyArray<SecurityRuleRecord>
+): RuleImpact => {
+  const names = new Map([...before, ...after].map((r) => [r.id as string, r.name]))
+  const then = before.map(RuleSet.fromRecord)
+  const now = after.map(RuleSet.fromRecord)
+  const regions = Impact.diff(then, now, context).map((change) => regionOf(change, names))
+  const known = new Set(Analysis.analyze(then, context).map((f) => `${f.kind}:${f.rule_id}`))
+  return RuleImpact.make({
+    dry_run: true,
+    vpc_id: vpcId,
+    opened: regions.filter((r) => r.after.action === "allow"),
+    closed: regions.filter((r) => r.after.action === "deny"),
+    new_findings: Analysis.analyze(now, context)
+      .filter((f) => !known.has(`${f.kind}:${f.rule_id}`))
+      .map((f) => findingOf(f, names))
+  })
+}
+
+/** Ends a dry run's transaction with nothing written: its answer, carried out as a failure. */
+class DryRun {
+  readonly _tag = "DryRun"
+  constructor(readonly impact: RuleImpact) {}
+}
+
+/**
+ * Runs a change's transaction; on a dry run the body stops with its impact (`DryRun`) before
+ * it writes, so every check the real call makes has been made and nothing is kept.
+ */
+const answeredBy = <A, E, R>(self: Effect.Effect<A, E | DryRun, R>) =>
+  Effect.catchIf(
+    self as Effect.Effect<A | RuleImpact, E | DryRun, R>,
+    (e): e is DryRun => e instanceof DryRun,
+    (e) => Effect.succeed(e.impact)
+  ) as Effect.Effect<A | RuleImpact, Exclude<E, DryRun>, R>
 
 export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
   static readonly layer = Layer.effect(
@@ -143,9 +233,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           return RuleMutation.make({ rule: described, ...state })
         })
 
-      const create = Effect.fn("SecurityRules.create")(function*(caller: TenantPrincipal, input: SecurityRuleCreate) {
+      const create = Effect.fn("SecurityRules.create")(function*(
+        caller: TenantPrincipal,
+        input: SecurityRuleCreate,
+        dryRun = false
+      ) {
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
-        const earlier = yield* idempotency.replay(
+        const earlier = dryRun ? Option.none() : yield* idempotency.replay(
           caller.tenant_id,
           (id) => store.securityRules.find(RuleId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
         )
@@ -157,90 +251,118 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           onLeft: (e) => Effect.fail(invalid(e)),
           onRight: () => Effect.void
         })
-        const { record: rule, rules } = yield* store.transaction(Effect.gen(function*() {
-          yield* store.vpcs.lock(vpc.id)
-          const existing = yield* store.securityRules.listByVpc(vpc.id)
-          if (existing.length >= MAX_RULES_PER_VPC) {
-            return yield* new Conflict({
-              detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have`
-            })
-          }
-          const record: SecurityRuleRecord = {
-            ...input,
-            id: RuleId.make(randomUuid()),
-            tenant_id: caller.tenant_id,
-            seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
-            created_at: now,
-            updated_at: now
-          }
-          yield* store.securityRules.insert(record)
-          yield* idempotency.record(caller.tenant_id, record.id)
-          return { record, rules: [...existing, record] }
-        })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
-        return yield* mutation(vpc, rule, rules)
+        const done = yield* answeredBy(
+          store.transaction(Effect.gen(function*() {
+            yield* store.vpcs.lock(vpc.id)
+            const existing = yield* store.securityRules.listByVpc(vpc.id)
+            if (existing.length >= MAX_RULES_PER_VPC) {
+              return yield* new Conflict({
+                detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have`
+              })
+            }
+            const record: SecurityRuleRecord = {
+              ...input,
+              id: RuleId.make(randomUuid()),
+              tenant_id: caller.tenant_id,
+              seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
+              created_at: now,
+              updated_at: now
+            }
+            if (dryRun) {
+              return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, existing, [...existing, record])))
+            }
+            yield* store.securityRules.insert(record)
+            yield* idempotency.record(caller.tenant_id, record.id)
+            return { record, rules: [...existing, record] }
+          })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
+        )
+        if (done instanceof RuleImpact) return done
+        return yield* mutation(vpc, done.record, done.rules)
       })
 
       const update = Effect.fn("SecurityRules.update")(
-        function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch) {
+        function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch, dryRun = false) {
           const first = yield* ownedRule(caller, id)
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
           // The patch is applied to the rule as it stands under the VPC's lock: a reorder or
           // another patch that committed meanwhile is kept, not overwritten.
-          const saved = yield* store.transaction(Effect.gen(function*() {
-            yield* store.vpcs.lock(vpc.id)
-            const current = yield* store.securityRules.find(id)
-            if (Option.isNone(current)) return yield* new NotFound({ detail: `security rule ${id} not found` })
-            const next = yield* Either.match(Validate.applyPatch(current.value, patch), {
-              onLeft: (e) => Effect.fail(invalid(e)),
-              onRight: Effect.succeed
-            })
-            yield* Either.match(Validate.validate(next, references(context)), {
-              onLeft: (e) => Effect.fail(invalid(e)),
-              onRight: () => Effect.void
-            })
-            const saved = { ...next, updated_at: now }
-            yield* store.securityRules.update(saved)
-            return saved
-          })).pipe(storeUnavailable)
+          const saved = yield* answeredBy(
+            store.transaction(Effect.gen(function*() {
+              yield* store.vpcs.lock(vpc.id)
+              const current = yield* store.securityRules.find(id)
+              if (Option.isNone(current)) return yield* new NotFound({ detail: `security rule ${id} not found` })
+              const next = yield* Either.match(Validate.applyPatch(current.value, patch), {
+                onLeft: (e) => Effect.fail(invalid(e)),
+                onRight: Effect.succeed
+              })
+              yield* Either.match(Validate.validate(next, references(context)), {
+                onLeft: (e) => Effect.fail(invalid(e)),
+                onRight: () => Effect.void
+              })
+              const saved = { ...next, updated_at: now }
+              if (dryRun) {
+                const before = yield* store.securityRules.listByVpc(vpc.id)
+                const after = before.map((r) => (r.id === id ? saved : r))
+                return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, before, after)))
+              }
+              yield* store.securityRules.update(saved)
+              return saved
+            })).pipe(storeUnavailable)
+          )
+          if (saved instanceof RuleImpact) return saved
           return yield* mutation(vpc, saved)
         }
       )
 
-      const remove = Effect.fn("SecurityRules.delete")(function*(caller: TenantPrincipal, id: SecurityRuleId) {
+      const remove = Effect.fn("SecurityRules.delete")(function*(
+        caller: TenantPrincipal,
+        id: SecurityRuleId,
+        dryRun = false
+      ) {
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
+        if (dryRun) {
+          const before = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+          const after = before.filter((r) => r.id !== id)
+          return impactOf(vpc.id, yield* applier.context(vpc), before, after)
+        }
         const deleted = yield* store.securityRules.delete(id).pipe(storeUnavailable)
         if (!deleted) return yield* new NotFound({ detail: `security rule ${id} not found` })
         return yield* mutation(vpc, null)
       })
 
       const reorder = Effect.fn("SecurityRules.reorder")(
-        function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>) {
+        function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>, dryRun = false) {
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
-          const reordered = yield* store.transaction(Effect.gen(function*() {
-            yield* store.vpcs.lock(vpc.id)
-            const rules = yield* store.securityRules.listByVpc(vpc.id)
-            const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
-              onRight: Effect.succeed,
-              onLeft: (e) =>
-                Effect.fail(
-                  e._tag === "UnknownRule"
-                    ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpc.id}` })
-                    : e._tag === "DuplicateRule"
-                    ? invalid({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
-                    : invalid({
-                      field: "rule_ids",
-                      message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
-                    })
-                )
-            })
-            const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
-            yield* Effect.forEach(next, store.securityRules.update, { discard: true })
-            return next
-          })).pipe(storeUnavailable)
+          const context = dryRun ? yield* applier.context(vpc) : undefined
+          const reordered = yield* answeredBy(
+            store.transaction(Effect.gen(function*() {
+              yield* store.vpcs.lock(vpc.id)
+              const rules = yield* store.securityRules.listByVpc(vpc.id)
+              const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
+                onRight: Effect.succeed,
+                onLeft: (e) =>
+                  Effect.fail(
+                    e._tag === "UnknownRule"
+                      ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpc.id}` })
+                      : e._tag === "DuplicateRule"
+                      ? invalid({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
+                      : invalid({
+                        field: "rule_ids",
+                        message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
+                      })
+                  )
+              })
+              const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
+              if (context !== undefined) return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, rules, next)))
+              yield* Effect.forEach(next, store.securityRules.update, { discard: true })
+              return next
+            })).pipe(storeUnavailable)
+          )
+          if (reordered instanceof RuleImpact) return reordered
           yield* applier.apply(vpc.id)
           // The order this reorder committed, whatever changed since.
           return yield* listOf(vpc, reordered)
@@ -310,14 +432,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const findings = Analysis.analyze(rules.map(RuleSet.fromRecord), yield* applier.context(vpc))
         return RuleAnalysis.make({
           vpc_id: vpc.id,
-          findings: findings.map((f) =>
-            RuleFinding.make({
-              kind: f.kind,
-              rule_id: f.rule_id,
-              related_rule_ids: f.related_rule_ids,
-              message: explain(f, names)
-            })
-          )
+          findings: findings.map((f) => findingOf(f, names))
         })
       })
 

@@ -33,12 +33,23 @@ export const SecurityRulesHandlers = ResponseEncoder.group(
         .handle("list", ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)))
         .handle("analysis", ({ urlParams }) => asTenant((caller) => rules.analysis(caller, urlParams.vpc_id)))
         .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)))
-        .handle("create", ({ payload }) => asTenant((caller) => rules.create(caller, payload)))
-        .handle("update", ({ path, payload }) => asTenant((caller) => rules.update(caller, path.rule_id, payload)))
-        .handle("delete", ({ path }) => asTenant((caller) => rules.delete(caller, path.rule_id)))
+        .handle(
+          "create",
+          ({ payload, urlParams }) => asTenant((caller) => rules.create(caller, payload, urlParams.dry_run === true))
+        )
+        .handle(
+          "update",
+          ({ path, payload, urlParams }) =>
+            asTenant((caller) => rules.update(caller, path.rule_id, payload, urlParams.dry_run === true))
+        )
+        .handle(
+          "delete",
+          ({ path, urlParams }) => asTenant((caller) => rules.delete(caller, path.rule_id, urlParams.dry_run === true))
+        )
         .handle(
           "reorder",
-          ({ payload }) => asTenant((caller) => rules.reorder(caller, payload.vpc_id, payload.rule_ids))
+          ({ payload, urlParams }) =>
+            asTenant((caller) => rules.reorder(caller, payload.vpc_id, payload.rule_ids, urlParams.dry_run === true))
         )
         .handle("evaluate", ({ payload }) => asTenant((caller) => rules.evaluate(caller, payload))))
 )
