@@ -190,9 +190,17 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     const id = requestId(request)
     // Too late to start: the drain waits only for requests that arrived before it began.
     if (inFlight.draining) return HttpServerResponse.setHeader(shuttingDown, HEADER, id)
+    const route = Routes.match(request.method, request.url)
+    const entry = route === undefined || dryRun(request.url)
+      ? undefined
+      : Audit.open(route.endpoint, id, () => Routes.params(route, request.url))
+    // Runs before the response is written: a caller that has its answer finds its entry.
     yield* App.appendPreResponseHandler((_, response) => {
       const tagged = HttpServerResponse.setHeader(response, HEADER, id)
-      return Effect.succeed(inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged)
+      return Effect.as(
+        recordAnswer(store, entry, response.status),
+        inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged
+      )
     })
     return yield* Effect.withFiberRuntime<
       HttpServerResponse.HttpServerResponse,
@@ -207,22 +215,13 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
         }).pipe(
           Effect.tap(Effect.logDebug("request received", { method: request.method, url: request.url }))
         ),
-        (started) => {
-          const route = Routes.match(request.method, request.url)
-          const entry = route === undefined || dryRun(request.url)
-            ? undefined
-            : Audit.open(route.endpoint, id, () => Routes.params(route, request.url))
-          return abandonWhenClosed(request, app).pipe(
+        (started) =>
+          abandonWhenClosed(request, app).pipe(
             Effect.locally(Audit.CurrentEntry, entry),
             Effect.onExit((exit) =>
-              Effect.all([
-                measure(request, route, exit, started),
-                responseLine(request, exit),
-                recordAnswer(store, entry, exit)
-              ], { discard: true })
+              Effect.zipRight(measure(request, route, exit, started), responseLine(request, exit))
             )
-          )
-        },
+          ),
         () => Effect.sync(() => inFlight.leave(abandon))
       )
     }).pipe(Effect.annotateLogs(yield* logAnnotations(request, id)))
@@ -270,16 +269,10 @@ const dryRun = (url: string) => {
 }
 
 /** What the request did not record in a change of its own: its answer (a failure to write it is logged). */
-const recordAnswer = (
-  store: Store.StoreShape,
-  entry: Audit.Pending | undefined,
-  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
-) =>
-  Exit.isInterrupted(exit) ?
-    Effect.void :
-    Audit.recordAnswer(store, entry, Exit.isSuccess(exit) ? exit.value.status : 500).pipe(
-      Effect.catchAll((e) => Effect.logWarning("could not record the request in the audit trail", e.detail))
-    )
+const recordAnswer = (store: Store.StoreShape, entry: Audit.Pending | undefined, status: number) =>
+  Audit.recordAnswer(store, entry, status).pipe(
+    Effect.catchAll((e) => Effect.logWarning("could not record the request in the audit trail", e.detail))
+  )
 
 /** After the grace period, how long interrupted requests get to unwind (roll back, release). */
 const UNWIND = Duration.seconds(2)
