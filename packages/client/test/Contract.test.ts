@@ -120,6 +120,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         payload: { vpc_id: vpc.id, name: "web", cidr: "10.0.0.0/24", gateway_ip: "10.0.0.1" }
       })
       expect((yield* tenant.subnets.list()).map((s) => s.id)).toEqual([subnet.id])
+      const reach = yield* tenant.vpcs.reachability({ path: { vpc_id: vpc.id } })
+      expect(reach.pairs.some((p) => p.from.kind === "subnet" && p.to.kind === "internet")).toBe(true)
       const created = yield* tenant.securityRules.create({
         payload: {
           vpc_id: vpc.id,

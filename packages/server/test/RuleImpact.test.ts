@@ -126,3 +126,46 @@ layer(testServer(), { excludeTestServices: true })("rule impact", (it) => {
       expect((still.rules as Array<Json>).find((r) => r.id === rule.id)).toMatchObject({ ports: "443" })
     }))
 })
+
+layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
+  it.effect("the matrix says what reaches each endpoint end to end, and follows the rules", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const pod = (yield* w.createPod({ service_port: 8080 })).body as Json
+      const matrix = () =>
+        Effect.map(
+          raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers }),
+          (r) => {
+            expect(r.status).toBe(200)
+            return r.body as Json
+          }
+        )
+      const pair = (m: Json, from: Json, to: Json) =>
+        (m.pairs as Array<Json>).find((p) =>
+          Object.entries(from).every(([k, v]) => p.from[k] === v) && Object.entries(to).every(([k, v]) => p.to[k] === v)
+        )!
+      const before = yield* matrix()
+      const subnet = { kind: "subnet", subnet_id: w.subnet.id }
+      const thePod = { kind: "pod", pod_id: pod.id }
+      const internet = { kind: "internet" }
+      // Egress is open; nothing from the internet gets in; the seeded rule lets the VPC talk to itself.
+      expect(pair(before, subnet, internet)).toMatchObject({ tcp: "1-65535", udp: "1-65535", icmp: true })
+      expect(pair(before, internet, thePod)).toMatchObject({ tcp: "", udp: "", icmp: false })
+      expect(pair(before, subnet, thePod)).toMatchObject({ tcp: "1-65535", icmp: true })
+      expect(pair(before, thePod, subnet).from).toMatchObject({ name: pod.name })
+      yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: httpsRule(w.vpc.id, {
+          name: "web-in",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "pods",
+          target_pod_ids: [pod.id]
+        })
+      })
+      const after = yield* matrix()
+      expect(pair(after, internet, thePod)).toMatchObject({ tcp: "443", udp: "", icmp: false })
+      expect(pair(after, internet, subnet)).toMatchObject({ tcp: "" })
+      const other = yield* workspace
+      expect((yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: other.headers })).status).toBe(404)
+    }))
+})

@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import {
   DryRunQuery,
   FlowVerdict,
@@ -38,6 +39,17 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
       .annotate(OpenApi.Summary, "Delete a VPC with its subnets, pods, tunnels and rules (204)")
+  )
+  .add(
+    HttpApiEndpoint.get("reachability", "/vpcs/:vpc_id/reachability")
+      .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .addSuccess(ReachabilityMatrix)
+      .addError(NotFound.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "For every pair of the VPC's subnets, pods, the internet and your other VPCs: the ports and protocols on " +
+          "which every flow is allowed end to end (the source's egress rules and the destination's ingress rules)"
+      )
   )
   .middleware(TenantAuth)
   .annotate(OpenApi.Title, "VPCs")

@@ -136,9 +136,9 @@ export const diff = (
   const changes: Array<Change> = []
   for (const direction of ["ingress", "egress"] as const) {
     const then = partition(before, context, direction)
-    const now = partition(after, context, direction)
-    for (const n of now) {
-      for (const t of then) {
+    const byProtocol = new Map(Analysis.PROTOCOLS.map((p) => [p, then.filter((t) => t.box.protocol === p)]))
+    for (const n of partition(after, context, direction)) {
+      for (const t of byProtocol.get(n.box.protocol)!) {
         if (n.verdict.action === t.verdict.action) continue
         const box = intersection(n.box, t.box)
         if (box !== null) changes.push({ direction, box, before: t.verdict, after: n.verdict })

@@ -9,6 +9,8 @@ import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
+import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
+import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
 import type {
   FlowQuery,
   SecurityRule,
@@ -35,6 +37,7 @@ import { Store } from "../ports/Store.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
+import * as Reachability from "../rules/Reachability.js"
 import * as Reorder from "../rules/Reorder.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
@@ -78,6 +81,11 @@ export interface SecurityRulesShape {
   ) => Effect.Effect<RuleList | RuleImpact, Failure>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
+  /** For every pair of the VPC's endpoints, the ports and protocols allowed end to end. */
+  readonly reachability: (
+    caller: TenantPrincipal,
+    vpcId: VpcId
+  ) => Effect.Effect<ReachabilityMatrix, NotFound | ServiceUnavailable>
 }
 
 const describeFlow = (flow: RuleSet.Flow) =>
@@ -436,8 +444,58 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         })
       })
 
+      const reachability = Effect.fn("SecurityRules.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
+        const vpc = yield* vpcs.owned(caller, vpcId)
+        const tenantVpcs = yield* store.vpcs.listByTenant(caller.tenant_id).pipe(storeUnavailable)
+        const ruleSet = (of: VpcRecord) =>
+          Effect.all({
+            rules: Effect.map(
+              store.securityRules.listByVpc(of.id).pipe(storeUnavailable),
+              (records) => records.map(RuleSet.fromRecord)
+            ),
+            context: applier.context(of)
+          })
+        const own = yield* ruleSet(vpc)
+        const others = new Map(
+          yield* Effect.forEach(
+            tenantVpcs.filter((v) => v.id !== vpc.id),
+            (v) => Effect.map(ruleSet(v), (set) => [v.id, set] as const)
+          )
+        )
+        const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
+        const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
+        const names = new Map<string, string>([...tenantVpcs, ...subnets, ...pods].map((r) => [r.id, r.name]))
+        const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
+          switch (e.kind) {
+            case "subnet":
+              return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
+            case "pod":
+              return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
+            case "internet":
+              return { kind: "internet" }
+            case "vpc":
+              return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
+          }
+        }
+        const ports = (intervals: ReadonlyArray<readonly [number, number]>) =>
+          intervals.map(([from, to]) => (from === to ? `${from}` : `${from}-${to}`)).join(",")
+        return ReachabilityMatrix.make({
+          vpc_id: vpc.id,
+          pairs: Reachability.matrix(own, others).map((pair) =>
+            ReachabilityPair.make({
+              from: endpoint(pair.from),
+              to: endpoint(pair.to),
+              tcp: ports(pair.reach.tcp),
+              udp: ports(pair.reach.udp),
+              icmp: pair.reach.icmp.length > 0
+            })
+          )
+        })
+      })
+
       return SecurityRules.of({
         analysis,
+        reachability: (caller, vpcId) => readModel.derived(`reachability:${vpcId}`, reachability(caller, vpcId)),
         list: (caller, vpcId) =>
           Effect.flatMap(vpcs.owned(caller, vpcId), (vpc) => readModel.derived(`rules:${vpc.id}`, listOf(vpc))),
         get: (caller, id) =>

@@ -7,11 +7,12 @@ export const VpcsHandlers = ResponseEncoder.group(
   Api.TenetApi,
   "vpcs",
   (handlers) =>
-    Effect.map(Vpcs.Vpcs, (vpcs) =>
+    Effect.map(Effect.all([Vpcs.Vpcs, SecurityRules.SecurityRules]), ([vpcs, rules]) =>
       handlers
         .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)))
         .handle("list", () => asTenant(vpcs.list))
-        .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id))))
+        .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id)))
+        .handle("reachability", ({ path }) => asTenant((caller) => rules.reachability(caller, path.vpc_id))))
 )
 
 export const SubnetsHandlers = ResponseEncoder.group(
