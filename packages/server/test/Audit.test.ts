@@ -89,22 +89,23 @@ const pod = (c: Callers) =>
       env_vars: { SECRET_VALUE: "env-secret-never-audited" }
     })
   })
+/** An allow rule for the VPC, unique by name. */
+const ruleBody = (vpcId: string) => ({
+  vpc_id: vpcId,
+  name: uniqueName("r"),
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "443",
+  remote_type: "cidr",
+  remote_cidr: "10.0.0.0/8"
+})
 const rule = (c: Callers) =>
-  Effect.flatMap(vpc(c), (v) =>
-    Effect.map(
-      must("POST", "/security-rules", asTenant(c), {
-        vpc_id: v.id,
-        name: uniqueName("r"),
-        direction: "ingress",
-        action: "allow",
-        priority: 100,
-        protocol: "tcp",
-        ports: "443",
-        remote_type: "cidr",
-        remote_cidr: "10.0.0.0/8"
-      }),
-      (mutation) => mutation.rule as Json
-    ))
+  Effect.flatMap(
+    vpc(c),
+    (v) => Effect.map(must("POST", "/security-rules", asTenant(c), ruleBody(v.id)), (mutation) => mutation.rule as Json)
+  )
 const tunnelBody = () => ({ tunnel_name: uniqueName("tun"), subdomain: uniqueName("sub"), protocol_type: "http" })
 const throwawayTenant = (c: Callers) =>
   must("POST", "/tenants", asAdmin(c), { name: uniqueName("gone"), password: "throwaway password" })
@@ -227,31 +228,8 @@ const ENDPOINTS: Record<string, Endpoint> = {
       }))
   },
   "securityRules.create": {
-    ok: (c) =>
-      Effect.map(vpc(c), (v) =>
-        call("tenant", "POST", "/security-rules", {
-          vpc_id: v.id,
-          name: "web",
-          direction: "ingress",
-          action: "allow",
-          priority: 10,
-          protocol: "tcp",
-          ports: "80",
-          remote_type: "cidr",
-          remote_cidr: "0.0.0.0/0"
-        })),
-    refused: () =>
-      Effect.succeed(call("tenant", "POST", "/security-rules", {
-        vpc_id: FOREIGN,
-        name: "web",
-        direction: "ingress",
-        action: "allow",
-        priority: 10,
-        protocol: "tcp",
-        ports: "80",
-        remote_type: "cidr",
-        remote_cidr: "0.0.0.0/0"
-      }))
+    ok: (c) => Effect.map(vpc(c), (v) => call("tenant", "POST", "/security-rules", ruleBody(v.id))),
+    refused: () => Effect.succeed(call("tenant", "POST", "/security-rules", ruleBody(FOREIGN)))
   },
   "securityRules.update": {
     ok: (c) => Effect.map(rule(c), (r) => call("tenant", "PATCH", `/security-rules/${r.id}`, { priority: 200 })),
