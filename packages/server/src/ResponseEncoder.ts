@@ -16,7 +16,7 @@
  * 930-980, GET /pods (100) 880-900 instead of 280-350. */
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Common } from "@tenet/core"
+import { Audit, Common } from "@tenet/core"
 import { Effect, Either, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
 
 /** The encoded (JSON) form of a value of the schema's type. */
@@ -240,7 +240,8 @@ export const responder = (
 }
 
 /**
- * `HttpApiBuilder.group`, with every JSON success answered through `responder`: the builder
+ * `HttpApiBuilder.group`, with every JSON success answered through `responder` (and every
+ * handler's failure named for the request's audit entry): the builder
  * handed to `build` is the platform's own, seen through a proxy whose `handle` and `handleRaw`
  * (the public registration methods) register each handler followed by its endpoint's encoder.
  */
@@ -267,9 +268,11 @@ export const group = <
         if (property !== "handle" && property !== "handleRaw") return value
         return (name: string, handler: Handler, options?: unknown) => {
           const respond = responder(endpoints[name]!)
-          const encoded: Handler = respond === null ? handler : (request) =>
+          // The error a handler refuses a request with is its audit entry's outcome.
+          const audited: Handler = (request) => Effect.tapError(handler(request), Audit.noteFailure)
+          const encoded: Handler = respond === null ? audited : (request) =>
             Effect.map(
-              handler(request),
+              audited(request),
               (result) => HttpServerResponse.isServerResponse(result) ? result : respond(result)
             )
           return encoding((value as Register).call(target, name, encoded, options))

@@ -12,12 +12,25 @@
  * error; a request refused before its caller was known (no or wrong credentials, an
  * unreadable body) leaves no entry, so no one can fill the trail without credentials.
  */
+import { HttpApiSchema } from "@effect/platform"
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import type { ActorType, AuditFilter, AuditQuery, ResourceKind } from "../domain/AuditLog.js"
 import { AuditPage } from "../domain/AuditLog.js"
 import type { Principal } from "../domain/Principal.js"
-import type { NotFound, ServiceUnavailable } from "../Errors.js"
+import {
+  Conflict,
+  Forbidden,
+  InternalError,
+  InvalidInput,
+  LengthRequired,
+  NotFound,
+  PayloadTooLarge,
+  RuleValidation,
+  ServiceUnavailable,
+  TooManyRequests,
+  UnsupportedMediaType
+} from "../Errors.js"
 import type { StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
@@ -101,6 +114,8 @@ export const actorOf = (principal: Principal): Actor =>
 /** The entry a request will leave, filled in as the request goes. */
 export class Pending {
   actor: Actor | undefined = undefined
+  /** The tag of the error a handler refused the request with. */
+  failure: string | undefined = undefined
   /** The resource's id once known: from the path at once, from a call during the change. */
   resourceId: string | null | undefined
   recorded = false
@@ -167,24 +182,38 @@ export const noteResource = (id: string) =>
     if (pending !== undefined && pending.resourceId === undefined) pending.resourceId = id
   })
 
-/** The error tag a status stands for, for refusals the server records. */
-export const outcomeOf = (status: number): string =>
-  status < 400 ? "success" : (OUTCOMES[status] ?? (status >= 500 ? "InternalError" : "InvalidInput"))
+/** Names the error a handler refused the request with: the entry's outcome. */
+export const noteFailure = (error: unknown) =>
+  Effect.map(FiberRef.get(CurrentEntry), (pending) => {
+    const tag = (error as { readonly _tag?: unknown } | null)?._tag
+    if (pending !== undefined && typeof tag === "string") pending.failure = tag
+  })
 
-const OUTCOMES: Readonly<Record<number, string>> = {
-  400: "InvalidInput",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  409: "Conflict",
-  411: "LengthRequired",
-  413: "PayloadTooLarge",
-  415: "UnsupportedMediaType",
-  422: "RuleValidation",
-  429: "TooManyRequests",
-  500: "InternalError",
-  503: "ServiceUnavailable"
-}
+/**
+ * The contract error a status stands for, for refusals made before a handler ran (a body the
+ * request guard or the decoder refused): read from the errors' own wire schemas.
+ */
+const refusedWith: ReadonlyMap<number, string> = new Map(
+  [
+    InvalidInput,
+    Forbidden,
+    NotFound,
+    Conflict,
+    LengthRequired,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    RuleValidation,
+    TooManyRequests,
+    InternalError,
+    ServiceUnavailable
+  ].map((error) => [HttpApiSchema.getStatusErrorAST(error.Wire.ast), error._tag] as const)
+)
+
+/** `success`, or the error the request was refused with. */
+export const outcomeOf = (pending: Pending, status: number): string =>
+  status < 400
+    ? "success"
+    : pending.failure ?? refusedWith.get(status) ?? (status >= 500 ? "InternalError" : "InvalidInput")
 
 /**
  * Appends the request's entry with `outcome` now, outside any change (the request wrote
@@ -198,7 +227,7 @@ export const recordAnswer = (
   pending === undefined || pending.recorded || pending.actor === undefined
     ? Effect.void
     : Effect.flatMap(DateTime.now, (at) =>
-      Effect.tap(store.audit.append(pending.entry(outcomeOf(status), at)), () => {
+      Effect.tap(store.audit.append(pending.entry(outcomeOf(pending, status), at)), () => {
         pending.recorded = true
       }))
 
