@@ -5,7 +5,7 @@
  * rules now and after; the parts whose action differs are the impact, each with what decides it
  * before and after. Over boxes (`Analysis`): exact, not sampled. Pure.
  */
-import type { Direction, RuleAction } from "../domain/SecurityRule.js"
+import type { Direction } from "../domain/SecurityRule.js"
 import type { Box } from "./Analysis.js"
 import * as Analysis from "./Analysis.js"
 import type { Verdict } from "./Evaluate.js"
@@ -147,6 +147,3 @@ export const diff = (
   }
   return coalesce(changes)
 }
-
-/** Whether the change lets the traffic through where it was stopped. */
-export const opens = (change: Change): boolean => change.after.action === ("allow" satisfies RuleAction)

@@ -3,11 +3,12 @@
  * saved first and then applied through the NetworkApplier; the response says whether it is
  * in force (`applied`) or why not yet (`apply_error`).
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, Data, DateTime, Effect, Either, Layer, Option } from "effect"
 import { TRUSTED } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
 import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
@@ -132,7 +133,9 @@ const decisionOf = (verdict: Evaluate.Verdict, names: ReadonlyMap<string, string
     : verdict.decided_by
 })
 
-const formatPorts = ([from, to]: readonly [number, number]) => from === to ? `${from}` : `${from}-${to}`
+/** Port intervals as the API writes them (`80,8000-8080`). */
+const formatPorts = (intervals: ReadonlyArray<readonly [number, number]>) =>
+  PortRanges.format(intervals.map(([from, to]) => ({ from, to })))
 
 const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => {
   const atoms = [...change.box.locals]
@@ -140,7 +143,7 @@ const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => 
   return ImpactRegion.make({
     direction: change.direction,
     protocol: change.box.protocol,
-    ports: change.box.protocol === "icmp" ? null : formatPorts(change.box.ports),
+    ports: change.box.protocol === "icmp" ? null : formatPorts([change.box.ports]),
     remote_cidrs: Net.cidrsOfRange(change.box.remote[0], change.box.remote[1]).map(Net.formatCidr),
     local: {
       pod_ids: after("pod:") as Array<PodId>,
@@ -153,7 +156,7 @@ const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => 
 }
 
 /** What changing the VPC's rules from `before` to `after` does: the flows it flips, the findings it brings. */
-export const impactOf = (
+const impactOf = (
   vpcId: VpcId,
   context: RuleSet.VpcContext,
   before: ReadonlyArray<SecurityRuleRecord>,
@@ -175,22 +178,19 @@ export const impactOf = (
   })
 }
 
-/** Ends a dry run's transaction with nothing written: its answer, carried out as a failure. */
-class DryRun {
-  readonly _tag = "DryRun"
-  constructor(readonly impact: RuleImpact) {}
-}
-
 /**
- * Runs a change's transaction; on a dry run the body stops with its impact (`DryRun`) before
- * it writes, so every check the real call makes has been made and nothing is kept.
+ * Ends a dry run's transaction before it writes, with the change's impact: every check the
+ * real call makes has been made, and the rollback keeps nothing.
  */
-const answeredBy = <A, E, R>(self: Effect.Effect<A, E | DryRun, R>) =>
-  Effect.catchIf(
-    self as Effect.Effect<A | RuleImpact, E | DryRun, R>,
-    (e): e is DryRun => e instanceof DryRun,
-    (e) => Effect.succeed(e.impact)
-  ) as Effect.Effect<A | RuleImpact, Exclude<E, DryRun>, R>
+class DryRun extends Data.TaggedError("DryRun")<{ readonly impact: RuleImpact }> {}
+
+/** A change's answer: what it made, or (a dry run) its impact. */
+const previewed = <A, E, R>(self: Effect.Effect<A, E | DryRun, R>): Effect.Effect<A | RuleImpact, E, R> =>
+  Effect.catchIf(self, (e): e is DryRun => e instanceof DryRun, (e) => Effect.succeed(e.impact)) as Effect.Effect<
+    A | RuleImpact,
+    E,
+    R
+  >
 
 export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
   static readonly layer = Layer.effect(
@@ -259,7 +259,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           onLeft: (e) => Effect.fail(invalid(e)),
           onRight: () => Effect.void
         })
-        const done = yield* answeredBy(
+        const done = yield* previewed(
           store.transaction(Effect.gen(function*() {
             yield* store.vpcs.lock(vpc.id)
             const existing = yield* store.securityRules.listByVpc(vpc.id)
@@ -277,7 +277,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               updated_at: now
             }
             if (dryRun) {
-              return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, existing, [...existing, record])))
+              return yield* new DryRun({ impact: impactOf(vpc.id, context, existing, [...existing, record]) })
             }
             yield* store.securityRules.insert(record)
             yield* idempotency.record(caller.tenant_id, record.id)
@@ -296,7 +296,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const now = yield* DateTime.now
           // The patch is applied to the rule as it stands under the VPC's lock: a reorder or
           // another patch that committed meanwhile is kept, not overwritten.
-          const saved = yield* answeredBy(
+          const saved = yield* previewed(
             store.transaction(Effect.gen(function*() {
               yield* store.vpcs.lock(vpc.id)
               const current = yield* store.securityRules.find(id)
@@ -313,7 +313,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               if (dryRun) {
                 const before = yield* store.securityRules.listByVpc(vpc.id)
                 const after = before.map((r) => (r.id === id ? saved : r))
-                return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, before, after)))
+                return yield* new DryRun({ impact: impactOf(vpc.id, context, before, after) })
               }
               yield* store.securityRules.update(saved)
               return saved
@@ -346,7 +346,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
           const context = dryRun ? yield* applier.context(vpc) : undefined
-          const reordered = yield* answeredBy(
+          const reordered = yield* previewed(
             store.transaction(Effect.gen(function*() {
               yield* store.vpcs.lock(vpc.id)
               const rules = yield* store.securityRules.listByVpc(vpc.id)
@@ -365,7 +365,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
                   )
               })
               const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
-              if (context !== undefined) return yield* Effect.fail(new DryRun(impactOf(vpc.id, context, rules, next)))
+              if (context !== undefined) return yield* new DryRun({ impact: impactOf(vpc.id, context, rules, next) })
               yield* Effect.forEach(next, store.securityRules.update, { discard: true })
               return next
             })).pipe(storeUnavailable)
@@ -422,14 +422,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               ...(query.target_subnet_id === undefined ? {} : { subnet_id: query.target_subnet_id })
             }
           })
-          const decided = verdict.decided_by
-          return FlowVerdict.make({
-            allowed: verdict.action === "allow",
-            action: verdict.action,
-            decided_by: decided.kind === "rule"
-              ? { kind: "rule", rule_id: decided.rule_id, name: rules.find((r) => r.id === decided.rule_id)!.name }
-              : decided
-          })
+          const names = new Map(rules.map((r) => [r.id as string, r.name]))
+          return FlowVerdict.make({ allowed: verdict.action === "allow", ...decisionOf(verdict, names) })
         }
       )
 
@@ -477,16 +471,14 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
           }
         }
-        const ports = (intervals: ReadonlyArray<readonly [number, number]>) =>
-          intervals.map(([from, to]) => (from === to ? `${from}` : `${from}-${to}`)).join(",")
         return ReachabilityMatrix.make({
           vpc_id: vpc.id,
           pairs: Reachability.matrix(own, others).map((pair) =>
             ReachabilityPair.make({
               from: endpoint(pair.from),
               to: endpoint(pair.to),
-              tcp: ports(pair.reach.tcp),
-              udp: ports(pair.reach.udp),
+              tcp: formatPorts(pair.reach.tcp),
+              udp: formatPorts(pair.reach.udp),
               icmp: pair.reach.icmp.length > 0
             })
           )
