@@ -224,7 +224,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
           ),
         () => Effect.sync(() => inFlight.leave(abandon))
       )
-    }).pipe(Effect.annotateLogs(yield* logAnnotations(request, id)))
+    }).pipe(Effect.annotateLogs(yield* logAnnotations(route, id)))
   })
 
 /**
@@ -232,14 +232,13 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
  * its trace. The server span (the platform's, joining the caller's `traceparent`) learns its
  * route template.
  */
-const logAnnotations = (request: HttpServerRequest.HttpServerRequest, id: string) =>
+const logAnnotations = (route: Routes.Route | undefined, id: string) =>
   Effect.map(
     Effect.option(Effect.currentSpan),
     Option.match({
       onNone: (): Record<string, string> => ({ request_id: id }),
       onSome: (span) => {
-        const route = Routes.match(request.method, request.url)?.path
-        if (route !== undefined) span.attribute("http.route", route)
+        if (route !== undefined) span.attribute("http.route", route.path)
         return { request_id: id, trace_id: span.traceId, span_id: span.spanId }
       }
     })
