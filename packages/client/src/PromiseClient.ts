@@ -8,19 +8,19 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
-import type { SecurityRule } from "@tenet/core"
 import type { Effect } from "effect"
 import { Cause, Exit, ManagedRuntime } from "effect"
 import * as TenetClient from "./TenetClient.js"
 
-/** A rule change, typed by its `dry_run` as the Effect client's is. */
-export interface DryRunnable<Request, A> {
-  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Promise<SecurityRule.RuleImpact>
+/** A change that takes `dry_run`, typed by it as the Effect client's is. */
+export interface DryRunnable<Request, A, I> {
+  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Promise<I>
   (request: Request & { readonly urlParams?: { readonly dry_run?: false | undefined } }): Promise<A>
 }
 
-type Promised<F> = F extends TenetClient.DryRunnable<infer Request, infer A, infer _E, infer _R>
-  ? DryRunnable<Request, A>
+type Promised<F> = F extends
+  TenetClient.DryRunnable<infer Request, infer A, infer I extends { readonly dry_run: true }, infer _E, infer _R>
+  ? DryRunnable<Request, A, I>
   : F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R> ? (...args: Args) => Promise<A>
   : never
 

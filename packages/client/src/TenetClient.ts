@@ -7,7 +7,6 @@
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import type { SecurityRule } from "@tenet/core"
 import { Api, Errors } from "@tenet/core"
 import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
 
@@ -109,20 +108,27 @@ type Relax<Request, Key> = Request extends { readonly payload: unknown } ?
   : Request
 
 /**
- * A rule change, typed by its `dry_run`: with `urlParams: { dry_run: true }` it answers the
- * change's impact, otherwise what the change made.
+ * A change that takes `dry_run` (rule changes, topology posts), typed by it: with
+ * `urlParams: { dry_run: true }` it answers the change's impact `I`, otherwise what it made.
  */
-export interface DryRunnable<Request, A, E, R> {
-  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Effect.Effect<RuleImpact, E, R>
+export interface DryRunnable<Request, A, I, E, R> {
+  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Effect.Effect<I, E, R>
   (request: Request & { readonly urlParams?: { readonly dry_run?: false | undefined } }): Effect.Effect<A, E, R>
 }
 
-type RuleImpact = SecurityRule.RuleImpact
+/** The member of an answer that is a dry run's impact. */
+type ImpactOf<A> = Extract<A, { readonly dry_run: true }>
 
 type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
-  ? RuleImpact extends Plain<A> ?
-    DryRunnable<Relax<Args[0], Key>, Exclude<Plain<A>, RuleImpact>, E | Errors.InvalidInput, R>
-  : (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
+  ? [ImpactOf<Plain<A>>] extends [never]
+    ? (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
+  : DryRunnable<
+    Relax<Args[0], Key>,
+    Exclude<Plain<A>, ImpactOf<Plain<A>>>,
+    ImpactOf<Plain<A>>,
+    E | Errors.InvalidInput,
+    R
+  >
   : F
 
 /** The headers holding tokens: never in a span's attributes, the platform's own redactions kept. */

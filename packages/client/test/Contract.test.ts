@@ -199,7 +199,17 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       expect((yield* tenant.tunnels.listForPod({ path: { pod_id: pod.id } })).length).toBe(2)
       expect((yield* tenant.tunnels.list()).map((t) => t.id).sort()).toEqual([tunnel.id, derived.id].sort())
       yield* tenant.tunnels.delete({ path: { tunnel_id: derived.id } })
-      yield* tenant.topology.deploy({ path: { tenant_id: vpc.tenant_id }, payload: { vpcs: [], subnets: [] } })
+      const planned = yield* tenant.topology.deploy({
+        path: { tenant_id: vpc.tenant_id },
+        payload: { vpcs: [{ name: "staging", enable_internet: false }], subnets: [] },
+        urlParams: { dry_run: true }
+      })
+      expect(planned.created.vpcs.map((v) => v.name)).toEqual(["staging"])
+      const deployed = yield* tenant.topology.deploy({
+        path: { tenant_id: vpc.tenant_id },
+        payload: { vpcs: [], subnets: [] }
+      })
+      expect(deployed.vpcs.map((v) => v.name)).not.toContain("staging")
       yield* tenant.topology.get({ path: { tenant_id: vpc.tenant_id } })
       yield* tenant.pods.delete({ path: { pod_id: pod.id } })
       yield* tenant.registryCredentials.delete({ path: { tenant_id: vpc.tenant_id, name: "ghcr" as never } })

@@ -4,10 +4,10 @@
  * boxes keeps its verdict; boxes do not overlap.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Analysis, Impact, type RuleSet } from "@tenet/core"
+import { Analysis, Impact, Net, type RuleSet } from "@tenet/core"
 import { FastCheck as fc } from "effect"
 import * as Reference from "./Reference.js"
-import { context, ipFlow, rule, rules } from "./World.js"
+import { context, ipFlow, otherVpcs, rule, rules, subnets, vpc } from "./World.js"
 
 /** A rule set and the same set after one change: a rule added, removed, flipped, moved or switched off. */
 const changed = rules.chain((before) => {
@@ -47,16 +47,54 @@ const flowIn = (change: Impact.Change, at: readonly [number, number, number]): R
   }
 }
 
-const inside = (change: Impact.Change, f: RuleSet.Flow) => {
-  const atom = f.local.pod_id !== undefined
+const atomOf = (f: RuleSet.Flow) =>
+  f.local.pod_id !== undefined
     ? `pod:${f.local.pod_id}`
     : f.local.subnet_id !== undefined
     ? `subnet:${f.local.subnet_id}`
     : Analysis.ELSEWHERE
+
+const inside = (change: Impact.Change, f: RuleSet.Flow) => {
+  const atom = atomOf(f)
   return change.direction === f.direction && change.box.protocol === f.protocol &&
     (f.port === null || (change.box.ports[0] <= f.port && f.port <= change.box.ports[1])) &&
     f.remote.kind === "ip" && change.box.remote[0] <= f.remote.ip && f.remote.ip <= change.box.remote[1] &&
     change.box.locals.has(atom)
+}
+
+/**
+ * The world before a topology post grew it: some of its subnets (with their pods and gateways)
+ * and pods not there yet, and another VPC without one of its blocks.
+ */
+const smaller: fc.Arbitrary<RuleSet.VpcContext> = fc.tuple(
+  fc.subarray(subnets),
+  fc.subarray([...context.pods.keys()]),
+  fc.boolean()
+).map(([keptSubnets, keptPods, otherGrew]) => {
+  const kept = new Set<string>(keptSubnets)
+  const blocks = [...context.subnets].filter(([s]) => kept.has(s))
+  return {
+    vpc_id: vpc,
+    subnets: new Map(blocks),
+    pods: new Map([...context.pods].filter(([p, s]) => kept.has(s) && keptPods.includes(p))),
+    vpcs: new Map([...context.vpcs].map(([v, cidrs]) =>
+      [
+        v,
+        v === vpc ? blocks.map(([, c]) => c) : v === otherVpcs[1] && otherGrew ? cidrs.slice(0, 1) : cidrs
+      ] as const
+    )),
+    infrastructure: context.infrastructure.filter((c) =>
+      c.prefix !== 32 || blocks.some(([, b]) => Net.broadcastOf(b) >= c.address && Net.networkOf(b) <= c.address)
+    )
+  }
+})
+
+/** The flow as the smaller world saw it: at the subnet a new pod's address was in, or elsewhere. */
+const before = (from: RuleSet.VpcContext, f: RuleSet.Flow): RuleSet.Flow => {
+  const { pod_id, subnet_id } = f.local
+  if (pod_id !== undefined && from.pods.has(pod_id)) return f
+  const subnet = pod_id !== undefined ? context.pods.get(pod_id) : subnet_id
+  return { ...f, local: subnet !== undefined && from.subnets.has(subnet) ? { subnet_id: subnet } : {} }
 }
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true })
@@ -94,5 +132,27 @@ describe("change impact", () => {
       })
     )
     expect(Impact.diff(before, before, context)).toEqual([])
+  }, { fastCheck: { numRuns: 500 } })
+
+  it.prop("a topology post that adds subnets and pods: exact over the world as it grows", [
+    changed,
+    smaller,
+    fc.array(fc.tuple(unit, unit, unit), { minLength: 1, maxLength: 4 }),
+    fc.array(ipFlow, { minLength: 1, maxLength: 20 })
+  ], ([[rulesBefore, rulesAfter], from, points, flows]) => {
+    const changes = Impact.diff(rulesBefore, rulesAfter, from, context)
+    for (const change of changes) {
+      for (const at of [[0, 0, 0] as const, [1, 1, 1] as const, ...points]) {
+        const f = flowIn(change, at)
+        expect(Reference.verdict(rulesBefore, from, before(from, f))).toEqual(change.before)
+        expect(Reference.verdict(rulesAfter, context, f)).toEqual(change.after)
+      }
+    }
+    for (const f of flows) {
+      if (changes.some((c) => inside(c, f))) continue
+      expect(Reference.verdict(rulesAfter, context, f).action).toBe(
+        Reference.verdict(rulesBefore, from, before(from, f)).action
+      )
+    }
   }, { fastCheck: { numRuns: 500 } })
 })

@@ -127,6 +127,110 @@ layer(testServer(), { excludeTestServices: true })("rule impact", (it) => {
     }))
 })
 
+layer(testServer(), { excludeTestServices: true })("topology impact", (it) => {
+  it.effect("a topology post previewed: what it would create, the flows it opens in each VPC, nothing created", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const vpcName = w.vpc.name as string
+      const data = (yield* raw("POST", "/vpcs", {
+        headers: w.headers,
+        body: { ...w.creds, name: "data", enable_internet: false }
+      })).body as Json
+      yield* raw("POST", "/subnets", {
+        headers: w.headers,
+        body: { ...w.creds, vpc_id: data.id, name: "db", cidr: "10.1.0.0/24", gateway_ip: "10.1.0.1" }
+      })
+      // The app VPC lets the data VPC reach its PostgreSQL port.
+      const fromData = ((yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: httpsRule(w.vpc.id, {
+          name: "from-data",
+          ports: "5432",
+          remote_type: "vpc",
+          remote_cidr: undefined,
+          remote_vpc_id: data.id
+        })
+      })).body as Json).rule as Json
+      const topology = {
+        token: w.creds.token,
+        vpcs: [{ name: "edge", enable_internet: true }],
+        subnets: [
+          { name: "analytics", vpc_name: "data", cidr: "10.1.5.0/24", gateway_ip: "10.1.5.1" },
+          { name: "front", vpc_name: "edge", cidr: "10.9.0.0/24", gateway_ip: "10.9.0.1" }
+        ],
+        pods: [{ name: "proxy", vpc_name: "edge", subnet_name: "front", container_image: "nginx:1.27" }]
+      }
+      const before = (yield* raw("GET", `/tenants/${w.tenant.id}/topology`, { headers: w.headers })).body
+      const preview = yield* raw("POST", `/tenants/${w.tenant.id}/topology?dry_run=true`, {
+        headers: w.headers,
+        body: topology
+      })
+      expect(preview.status).toBe(200)
+      const impact = preview.body as Json
+      expect(impact).toMatchObject({ dry_run: true, tenant_id: w.tenant.id })
+      const created = impact.created as Json
+      expect(created.vpcs.map((v: Json) => v.name)).toEqual(["edge"])
+      expect(created.subnets.map((s: Json) => s.name)).toEqual(["analytics", "front"])
+      expect(created.pods).toEqual([expect.objectContaining({ name: "proxy", vpc_id: created.vpcs[0].id })])
+      const of = (vpcId: string) => (impact.vpcs as Array<Json>).find((v) => v.vpc_id === vpcId)
+      // The app VPC: its rule now also matches the data VPC's new block.
+      expect(of(w.vpc.id)).toMatchObject({
+        closed: [],
+        opened: [{
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "5432",
+          remote_cidrs: ["10.1.5.0/24"],
+          local: { pod_ids: [], subnet_ids: [w.subnet.id], outside_subnets: true },
+          before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
+          after: { action: "allow", decided_by: { kind: "rule", rule_id: fromData.id, name: "from-data" } }
+        }]
+      })
+      // The data VPC's seeded rule takes in its new subnet's traffic; the new gateway is core network.
+      const dataOpened = of(data.id)!.opened as Array<Json>
+      expect(new Set(dataOpened.map((r) => r.protocol))).toEqual(new Set(["tcp", "udp", "icmp"]))
+      for (const region of dataOpened) {
+        const gateway = region.remote_cidrs.includes("10.1.5.1/32")
+        expect(region).toMatchObject({
+          direction: "ingress",
+          after: {
+            decided_by: gateway
+              ? { kind: "implied", key: "implied-allow-infrastructure" }
+              : { kind: "rule", name: "Allow internal traffic" }
+          }
+        })
+        expect(region.remote_cidrs.every((c: string) => c.startsWith("10.1.5."))).toBe(true)
+        if (gateway) expect(region.remote_cidrs).toEqual(["10.1.5.1/32"])
+      }
+      // The new VPC: its seeded rule opens its internal traffic, to its new subnet and pod too.
+      const edge = of(created.vpcs[0].id)!
+      expect(edge.opened.length).toBeGreaterThan(0)
+      expect(edge.opened[0].local).toEqual({
+        pod_ids: [created.pods[0].id],
+        subnet_ids: [created.subnets[1].id],
+        outside_subnets: true
+      })
+      expect(impact.vpcs).toHaveLength(3)
+      // Nothing was created; the same body then deploys, and is refused alike when invalid.
+      expect((yield* raw("GET", `/tenants/${w.tenant.id}/topology`, { headers: w.headers })).body).toEqual(before)
+      const real = yield* raw("POST", `/tenants/${w.tenant.id}/topology`, { headers: w.headers, body: topology })
+      expect(real.status).toBe(200)
+      expect((real.body as Json).vpcs.map((v: Json) => v.name).sort()).toEqual(["data", "edge", vpcName].sort())
+      const bad = {
+        ...topology,
+        subnets: [{ name: "x", vpc_name: "nowhere", cidr: "10.3.0.0/24", gateway_ip: "10.3.0.1" }]
+      }
+      const refused = yield* raw("POST", `/tenants/${w.tenant.id}/topology?dry_run=true`, {
+        headers: w.headers,
+        body: bad
+      })
+      expect(refused.status).toBe(400)
+      expect(refused.body).toEqual(
+        (yield* raw("POST", `/tenants/${w.tenant.id}/topology`, { headers: w.headers, body: bad })).body
+      )
+    }))
+})
+
 layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
   it.effect("the matrix says what reaches each endpoint end to end, and follows the rules", () =>
     Effect.gen(function*() {

@@ -4,7 +4,8 @@ import { Schema } from "effect"
 import { PodId, TenantId, TunnelId } from "../domain/Ids.js"
 import { Pod, PodRestart } from "../domain/Pod.js"
 import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCredential.js"
-import { TopologyView } from "../domain/Topology.js"
+import { DryRunQuery } from "../domain/SecurityRule.js"
+import { TopologyImpact, TopologyView } from "../domain/Topology.js"
 import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
 import { Conflict, Forbidden, NotFound } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
@@ -151,7 +152,9 @@ export class TopologyApi extends HttpApiGroup.make("topology")
     HttpApiEndpoint.post("deploy", "/tenants/:tenant_id/topology")
       .setPath(TenantPath)
       .setPayload(Payloads["topology.deploy"])
+      .setUrlParams(DryRunQuery)
       .addSuccess(TopologyView)
+      .addSuccess(TopologyImpact)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
       .addError(Forbidden.Wire)

@@ -1,9 +1,10 @@
 import { wireExample } from "./Common.js"
 /** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
 import { Schema } from "effect"
-import { TenantId } from "./Ids.js"
+import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 import { Pod, PodTopologyItem } from "./Pod.js"
+import { RuleImpact } from "./SecurityRule.js"
 import { Subnet } from "./Subnet.js"
 import { Tunnel } from "./Tunnel.js"
 import { Vpc } from "./Vpc.js"
@@ -57,4 +58,21 @@ export class TopologyVpc extends Schema.Class<TopologyVpc>("TopologyVpc")({
 export class TopologyView extends Schema.Class<TopologyView>("TopologyView")({
   tenant_id: TenantId,
   vpcs: Schema.Array(TopologyVpc)
+}) {}
+
+/**
+ * A topology post's dry run: what it would create, under the ids the dry run gave it (a real
+ * post gives new ones), and, for every VPC whose verdicts it changes (each new VPC, whose
+ * seeded rule allows its internal traffic, and each VPC whose rules a new subnet, pod or
+ * peer block reaches), the flows it opens and closes.
+ */
+export class TopologyImpact extends Schema.Class<TopologyImpact>("TopologyImpact")({
+  dry_run: Schema.Literal(true),
+  tenant_id: TenantId,
+  created: Schema.Struct({
+    vpcs: Schema.Array(Schema.Struct({ id: VpcId, name: Schema.String })),
+    subnets: Schema.Array(Schema.Struct({ id: SubnetId, name: Schema.String, vpc_id: VpcId, cidr: Schema.String })),
+    pods: Schema.Array(Schema.Struct({ id: PodId, name: Schema.String, vpc_id: VpcId, subnet_id: SubnetId }))
+  }),
+  vpcs: Schema.Array(RuleImpact)
 }) {}

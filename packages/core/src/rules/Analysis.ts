@@ -47,6 +47,21 @@ export const universe = oncePerRecord((context: VpcContext): ReadonlySet<string>
   ])
 )
 
+/**
+ * Where each endpoint of `to` was in `from`, a context it grew from by subnets and pods (a
+ * topology post): a new pod's address was in its subnet's, or elsewhere when the subnet is new
+ * too; a new subnet's was elsewhere.
+ */
+export const formerAtom = (from: VpcContext, to: VpcContext) => (atom: string): string => {
+  if (atom.startsWith("pod:")) {
+    const pod = atom.slice(4) as PodId
+    if (from.pods.has(pod)) return atom
+    const subnet = to.pods.get(pod)
+    return subnet !== undefined && from.subnets.has(subnet) ? otherAtom(subnet) : ELSEWHERE
+  }
+  return atom.startsWith("subnet:") && !from.subnets.has(atom.slice(7) as SubnetId) ? ELSEWHERE : atom
+}
+
 const localsOf = (rule: Rule, context: VpcContext): ReadonlySet<string> => {
   switch (rule.target.kind) {
     case "vpc":

@@ -125,19 +125,39 @@ const coalesce = (changes: ReadonlyArray<Change>): Array<Change> => {
 }
 
 /**
+ * Each set of `from`'s endpoints as the endpoints of `to` it became: a subnet with the pods
+ * added to it, "elsewhere" with the subnets added and their pods.
+ */
+const grown = (from: VpcContext, to: VpcContext) => {
+  const former = Analysis.formerAtom(from, to)
+  const successors = new Map<string, Array<string>>()
+  for (const atom of Analysis.universe(to)) {
+    const was = former(atom)
+    successors.set(was, [...(successors.get(was) ?? []), atom])
+  }
+  return (locals: ReadonlySet<string>): ReadonlySet<string> =>
+    new Set([...locals].flatMap((atom) => successors.get(atom) ?? []))
+}
+
+/**
  * The traffic whose action differs between `before` and `after` (the VPC's rules now and as
  * the change leaves them), as disjoint boxes, each with what decides it before and after.
+ * `grownTo` is the VPC's context after the change when the change also adds subnets or pods
+ * (or blocks to the tenant's VPCs); boxes then name the endpoints as they will be.
  */
 export const diff = (
   before: ReadonlyArray<Rule>,
   after: ReadonlyArray<Rule>,
-  context: VpcContext
+  context: VpcContext,
+  grownTo: VpcContext = context
 ): Array<Change> => {
   const changes: Array<Change> = []
+  const lift = grownTo === context ? null : grown(context, grownTo)
   for (const direction of ["ingress", "egress"] as const) {
-    const then = partition(before, context, direction)
+    const parts = partition(before, context, direction)
+    const then = lift === null ? parts : parts.map((p) => ({ ...p, box: { ...p.box, locals: lift(p.box.locals) } }))
     const byProtocol = new Map(Analysis.PROTOCOLS.map((p) => [p, then.filter((t) => t.box.protocol === p)]))
-    for (const n of partition(after, context, direction)) {
+    for (const n of partition(after, grownTo, direction)) {
       for (const t of byProtocol.get(n.box.protocol)!) {
         if (n.verdict.action === t.verdict.action) continue
         const box = intersection(n.box, t.box)

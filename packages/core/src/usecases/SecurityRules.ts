@@ -155,24 +155,28 @@ const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => 
   })
 }
 
-/** What changing the VPC's rules from `before` to `after` does: the flows it flips, the findings it brings. */
-const impactOf = (
+/**
+ * What changing the VPC's rules from `before` to `after` does: the flows it flips, the
+ * findings it brings; `grownTo` is the VPC's context after a change that also adds to it.
+ */
+export const impactOf = (
   vpcId: VpcId,
   context: RuleSet.VpcContext,
   before: ReadonlyArray<SecurityRuleRecord>,
-  after: ReadonlyArray<SecurityRuleRecord>
+  after: ReadonlyArray<SecurityRuleRecord>,
+  grownTo: RuleSet.VpcContext = context
 ): RuleImpact => {
   const names = new Map([...before, ...after].map((r) => [r.id as string, r.name]))
   const then = before.map(RuleSet.fromRecord)
   const now = after.map(RuleSet.fromRecord)
-  const regions = Impact.diff(then, now, context).map((change) => regionOf(change, names))
+  const regions = Impact.diff(then, now, context, grownTo).map((change) => regionOf(change, names))
   const known = new Set(Analysis.analyze(then, context).map((f) => `${f.kind}:${f.rule_id}`))
   return RuleImpact.make({
     dry_run: true,
     vpc_id: vpcId,
     opened: regions.filter((r) => r.after.action === "allow"),
     closed: regions.filter((r) => r.after.action === "deny"),
-    new_findings: Analysis.analyze(now, context)
+    new_findings: Analysis.analyze(now, grownTo)
       .filter((f) => !known.has(`${f.kind}:${f.rule_id}`))
       .map((f) => findingOf(f, names))
   })

@@ -14,7 +14,7 @@ import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import type { TopologyRequest } from "../domain/Topology.js"
-import { TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "../domain/Topology.js"
+import { TopologyImpact, TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "../domain/Topology.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
@@ -24,20 +24,26 @@ import { Store } from "../ports/Store.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
-import { NetworkApplier } from "./NetworkApplier.js"
+import { contextOf, NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { impactOf } from "./SecurityRules.js"
 import { seededRule } from "./Vpcs.js"
 
 type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
 
 export interface TopologiesShape {
+  /**
+   * With `dryRun`, validates exactly as the real post, creates nothing, and answers what it
+   * would create and the flows it would open and close in each VPC.
+   */
   readonly deploy: (
     caller: TenantPrincipal,
     tenantId: TenantId,
-    input: TopologyRequest
-  ) => Effect.Effect<TopologyView, Failure | Unauthorized | Forbidden | Conflict>
+    input: TopologyRequest,
+    dryRun?: boolean
+  ) => Effect.Effect<TopologyView | TopologyImpact, Failure | Unauthorized | Forbidden | Conflict>
   readonly get: (caller: TenantPrincipal, tenantId: TenantId) => Effect.Effect<TopologyView, Failure>
 }
 
@@ -80,7 +86,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
         })
 
       const deploy = Effect.fn("Topologies.deploy")(
-        function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest) {
+        function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest, dryRun = false) {
           yield* ownTenant(caller, tenantId)
           yield* BodyCredentials.check(identity, caller, { token: input.token })
           const now = yield* DateTime.now
@@ -194,6 +200,37 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
           if (problems.length > 0) {
             return yield* new InvalidInput({ detail: `invalid topology: ${problems.join("; ")}` })
+          }
+
+          if (dryRun) {
+            const before = { vpcs: existingVpcs, subnets: existingSubnets, pods: existingPods, peeringCidr: peering }
+            const after = {
+              vpcs: [...existingVpcs, ...newVpcs],
+              subnets: [...existingSubnets, ...newSubnets],
+              pods: [...existingPods, ...newPods],
+              peeringCidr: peering
+            }
+            const existing = yield* Effect.forEach(existingVpcs, (vpc) =>
+              Effect.map(
+                store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable),
+                (rules) => impactOf(vpc.id, contextOf(vpc.id, before), rules, rules, contextOf(vpc.id, after))
+              ))
+            const created = newVpcs.map((vpc) =>
+              impactOf(vpc.id, contextOf(vpc.id, before), [], [seededRule(vpc)], contextOf(vpc.id, after))
+            )
+            return TopologyImpact.make({
+              dry_run: true,
+              tenant_id: tenantId,
+              created: {
+                vpcs: newVpcs.map(({ id, name }) => ({ id, name })),
+                subnets: newSubnets.map(({ cidr, id, name, vpc_id }) => ({ id, name, vpc_id, cidr })),
+                pods: newPods.map(({ id, name, subnet_id, vpc_id }) => ({ id, name, vpc_id, subnet_id }))
+              },
+              vpcs: [
+                ...existing.filter((i) => i.opened.length + i.closed.length + i.new_findings.length > 0),
+                ...created
+              ]
+            })
           }
 
           yield* store.transaction(Effect.gen(function*() {

@@ -57,6 +57,8 @@ export const TopologyHandlers = ResponseEncoder.group(
   (handlers) =>
     Effect.map(Topologies.Topologies, (topology) =>
       handlers
-        .handle("deploy", ({ path, payload }) => asTenant((caller) => topology.deploy(caller, path.tenant_id, payload)))
-        .handle("get", ({ path }) => asTenant((caller) => topology.get(caller, path.tenant_id))))
+        .handle("deploy", ({ path, payload, urlParams }) =>
+          asTenant((caller) => topology.deploy(caller, path.tenant_id, payload, urlParams.dry_run === true)))
+        .handle("get", ({ path }) =>
+          asTenant((caller) => topology.get(caller, path.tenant_id))))
 )
