@@ -58,6 +58,13 @@ describe("the packed packages", () => {
     }
   })
 
+  it("the server carries the built web console", () => {
+    const server = packed.find((p) => p.manifest.name === "@tenet/server")!
+    expect(server.files).toEqual(
+      expect.arrayContaining(["dist/console/index.html", "dist/console/console.js", "dist/console/console.css"])
+    )
+  })
+
   it("a tarball without its build is caught", () => {
     for (const p of packed) {
       expect(missingBuild(p.manifest, p.files.filter((f) => !f.startsWith("dist/")))).toContain("dist/index.js")
@@ -208,6 +215,12 @@ describe("installed with npm outside the workspace", () => {
           })
           expect(stdout).toMatch(/VPC \S+ applied/)
           expect(stdout).toContain("tcp/443 from 198.51.100.7: allow")
+          // The web console ships inside the server package and is served from it.
+          const page = await fetch(`${server.url}/console`)
+          expect(page.status).toBe(200)
+          expect(await page.text()).toContain("<script type=\"module\" src=\"/console/console.js\">")
+          const bundle = await fetch(`${server.url}/console/console.js`)
+          expect([bundle.status, bundle.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"])
         } finally {
           await server.stop()
         }

@@ -35,10 +35,13 @@ export const missingBuild = (manifest: Manifest, fileList: ReadonlyArray<string>
   return [...new Set(missing)]
 }
 
-/** Compiled modules whose source is gone: left in `dist` by an earlier build, they must not ship. */
+/**
+ * Compiled modules whose source is gone: left in `dist` by an earlier build, they must not ship.
+ * The server's `dist/console` is the console's bundle, built from `packages/console`.
+ */
 export const staleBuild = (fileList: ReadonlyArray<string>): ReadonlyArray<string> => {
   const sources = new Set(fileList.filter((f) => f.startsWith("src/")).map((f) => f.slice(4).replace(/\.ts$/, "")))
   return fileList
-    .filter((f) => f.startsWith("dist/") && f.endsWith(".js"))
+    .filter((f) => f.startsWith("dist/") && f.endsWith(".js") && !f.startsWith("dist/console/"))
     .filter((f) => !sources.has(f.slice(5, -3)))
 }

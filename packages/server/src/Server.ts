@@ -1,7 +1,7 @@
 /**
  * The reference server: the contract's handlers, authentication, the request guard, the
- * OpenAPI document (`/openapi.json`) and the interactive docs (`/docs`), over whichever
- * ports it is given.
+ * OpenAPI document (`/openapi.json`), the interactive docs (`/docs`) and the web console
+ * (`/console`), over whichever ports it is given.
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -31,6 +31,7 @@ import {
 import * as Reconciler from "./Reconciler.js"
 import * as RequestContext from "./RequestContext.js"
 import * as RequestGuard from "./RequestGuard.js"
+import * as WebConsole from "./WebConsole.js"
 
 /** The server's version, from its package.json (one level above both src/ and dist/). */
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
@@ -79,6 +80,7 @@ export const layerHttp = (options: HttpOptions) =>
   RequestContext.drainOnShutdown(options.shutdownGrace ?? Duration.seconds(10)).pipe(
     Layer.provide(RequestContext.traced(HttpApiBuilder.serve(RequestContext.middleware))),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(WebConsole.layer),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(RequestGuard.layer(options)),
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),

@@ -1,0 +1,26 @@
+/**
+ * Builds the console into @tenet/server's dist/console: one bundle (Preact, @tenet/client and
+ * the Effect it runs on), the page and its style. Nothing is fetched at run time.
+ */
+import { build } from "esbuild"
+import { copyFileSync, mkdirSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const out = join(here, "../server/dist/console")
+mkdirSync(out, { recursive: true })
+await build({
+  entryPoints: [join(here, "src/main.tsx")],
+  outfile: join(out, "console.js"),
+  bundle: true,
+  minify: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  legalComments: "linked",
+  logLevel: "warning"
+})
+for (const file of ["index.html", "console.css"]) copyFileSync(join(here, "src", file), join(out, file))

@@ -1,0 +1,206 @@
+/**
+ * The admin's view: tenants (and a form for a new one), each tenant's domains, the provider
+ * configuration (its token only as set or not: the API never returns it), the platform's
+ * service tunnels, the operations log and the audit trail.
+ */
+import type { Ids } from "@tenet/core"
+import { useState } from "preact/hooks"
+import { useLoad } from "./Load.js"
+import { type Client, problem } from "./Session.js"
+
+const when = (at: unknown) => (at instanceof Date ? at.toISOString() : String(at)).replace("T", " ").slice(0, 19)
+
+export const AdminPage = ({ client }: { client: Client }) => {
+  const { data, error, reload } = useLoad(async () => {
+    const [tenants, provider, serviceTunnels, operations, audit] = await Promise.all([
+      client.tenants.list(),
+      client.providerConfig.get().catch(() => null),
+      client.serviceTunnels.list(),
+      client.operationsLog.list({ urlParams: { limit: 25 } }),
+      client.auditLog.list({ urlParams: { limit: 25 } })
+    ])
+    return { tenants, provider, serviceTunnels, operations, audit }
+  }, [])
+  if (error !== undefined) return <p role="alert" class="error">{error}</p>
+  if (data === undefined) return <p>Loading…</p>
+  return (
+    <section aria-labelledby="admin-heading">
+      <h1 id="admin-heading">Administration</h1>
+      <nav class="toc" aria-label="Sections">
+        <a href="#tenants">Tenants</a> <a href="#provider">Provider</a> <a href="#service-tunnels">Service tunnels</a>
+        {" "}
+        <a href="#operations">Operations log</a> <a href="#audit">Audit trail</a>
+      </nav>
+
+      <h2 id="tenants" tabIndex={-1}>Tenants</h2>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Description</th>
+            <th scope="col">Created</th>
+            <th scope="col">Domains</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.tenants.map((t) => (
+            <tr key={t.id}>
+              <td>{t.name}</td>
+              <td>{t.description ?? ""}</td>
+              <td>{when(t.created_at)}</td>
+              <td>
+                <Domains client={client} tenantId={t.id} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <NewTenant client={client} onCreated={reload} />
+
+      <h2 id="provider" tabIndex={-1}>Provider configuration</h2>
+      {data.provider === null ? <p>Not configured yet.</p> : (
+        <dl class="facts">
+          <dt>External subnet</dt>
+          <dd>
+            <code>{data.provider.external_subnet_cidr}</code> via <code>{data.provider.external_subnet_gateway}</code>
+          </dd>
+          <dt>Peering subnet</dt>
+          <dd>
+            <code>{data.provider.peering_subnet_cidr}</code>
+          </dd>
+          <dt>Pod DNS</dt>
+          <dd>{data.provider.pod_dns_nameservers.join(", ") || "cluster default"}</dd>
+          <dt>Edge domain</dt>
+          <dd>{data.provider.edge_domain ?? "none"}</dd>
+          <dt>Edge account</dt>
+          <dd>{data.provider.edge_account_id ?? "none"}</dd>
+          <dt>Edge API token</dt>
+          <dd>{data.provider.edge_api_token_set ? "set (never shown)" : "not set"}</dd>
+        </dl>
+      )}
+
+      <h2 id="service-tunnels" tabIndex={-1}>Service tunnels</h2>
+      {data.serviceTunnels.length === 0 ? <p>None.</p> : (
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">Service</th>
+              <th scope="col">URL</th>
+              <th scope="col">Target</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.serviceTunnels.map((s) => (
+              <tr key={s.id}>
+                <td>{s.service}</td>
+                <td>{s.url}</td>
+                <td>
+                  <code>{s.target_url}</code>
+                </td>
+                <td>
+                  <span class={`status ${s.status}`}>{s.status}</span>
+                  {s.error === null ? "" : ` ${s.error}`}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2 id="operations" tabIndex={-1}>Operations log</h2>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">At</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Principal</th>
+            <th scope="col">From</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.operations.entries.map((e) => (
+            <tr key={e.seq}>
+              <td>{when(e.at)}</td>
+              <td>{e.kind}</td>
+              <td>{e.outcome}</td>
+              <td>{e.principal}</td>
+              <td>{e.source_address ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h2 id="audit" tabIndex={-1}>Audit trail</h2>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">At</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Action</th>
+            <th scope="col">Resource</th>
+            <th scope="col">Outcome</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.audit.entries.map((e) => (
+            <tr key={e.seq}>
+              <td>{when(e.at)}</td>
+              <td>{e.actor_type} {e.actor}</td>
+              <td>
+                <code>{e.action}</code>
+              </td>
+              <td>{e.resource_kind} {e.resource_id ?? ""}</td>
+              <td>{e.outcome}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
+const Domains = ({ client, tenantId }: { client: Client; tenantId: Ids.TenantId }) => {
+  const { data } = useLoad(() => client.domains.list({ path: { tenant_id: tenantId } }), [tenantId])
+  return <>{data === undefined ? "…" : data.length === 0 ? "none" : data.map((d) => d.domain).join(", ")}</>
+}
+
+const NewTenant = ({ client, onCreated }: { client: Client; onCreated: () => void }) => {
+  const [name, setName] = useState("")
+  const [password, setPassword] = useState("")
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await client.tenants.create({ payload: { name, password } })
+      setName("")
+      setPassword("")
+      onCreated()
+    } catch (e) {
+      setError(problem(e))
+    }
+  }
+  return (
+    <form class="inline" onSubmit={submit} aria-label="New tenant">
+      <h3>New tenant</h3>
+      <label>
+        Name <input name="tenant-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Password{" "}
+        <input
+          name="tenant-password"
+          type="password"
+          autocomplete="new-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+      </label>
+      <button type="submit">Create tenant</button>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </form>
+  )
+}

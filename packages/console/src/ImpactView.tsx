@@ -1,0 +1,79 @@
+/**
+ * A change's impact before it is made (a dry run's answer): the traffic it opens, the traffic
+ * it closes, each region with what decides it now and after, and the findings it brings.
+ */
+import type { SecurityRule } from "@tenet/core"
+import type { Names } from "./Names.js"
+
+type Decision = SecurityRule.ImpactRegion["before"]
+
+const decider = (d: Decision) => (d.decided_by.kind === "rule" ? `rule '${d.decided_by.name}'` : d.decided_by.key)
+
+const where = (region: SecurityRule.ImpactRegion, names: Names) => {
+  const parts = [
+    ...region.local.subnet_ids.map((s) => `subnet ${names.subnet(s)}`),
+    ...region.local.pod_ids.map((p) => `pod ${names.pod(p)}`),
+    ...(region.local.outside_subnets ? ["addresses outside the subnets"] : [])
+  ]
+  return parts.join(", ")
+}
+
+/** Address blocks, the first few written out and the rest behind a disclosure. */
+const Blocks = ({ cidrs }: { cidrs: ReadonlyArray<string> }) =>
+  cidrs.length <= 4 ? <code>{cidrs.join(", ")}</code> : (
+    <>
+      <code>{cidrs.slice(0, 3).join(", ")}</code>{" "}
+      <details class="more">
+        <summary>and {cidrs.length - 3} more blocks</summary>
+        <code>{cidrs.slice(3).join(", ")}</code>
+      </details>
+    </>
+  )
+
+const Region = ({ names, region }: { region: SecurityRule.ImpactRegion; names: Names }) => (
+  <li>
+    <strong>
+      {region.direction} {region.protocol}
+      {region.ports === null ? "" : ` ${region.ports}`}
+    </strong>{" "}
+    {region.direction === "ingress" ? "from" : "to"} <Blocks cidrs={region.remote_cidrs} />{" "}
+    {region.direction === "ingress" ? "into" : "from"} {where(region, names)}
+    <div class="muted">
+      now {region.before.action} by {decider(region.before)}, after {region.after.action} by {decider(region.after)}
+    </div>
+  </li>
+)
+
+export const ImpactView = ({ impact, names }: { impact: SecurityRule.RuleImpact; names: Names }) => {
+  const nothing = impact.opened.length === 0 && impact.closed.length === 0
+  return (
+    <section class="impact" aria-label="Impact of the change" aria-live="polite">
+      <h3>Impact of this change</h3>
+      {nothing && <p>No flow changes its verdict.</p>}
+      {impact.opened.length > 0 && (
+        <div class="opened">
+          <h4>Opens ({impact.opened.length})</h4>
+          <ul>{impact.opened.map((r, i) => <Region key={i} region={r} names={names} />)}</ul>
+        </div>
+      )}
+      {impact.closed.length > 0 && (
+        <div class="closed">
+          <h4>Closes ({impact.closed.length})</h4>
+          <ul>{impact.closed.map((r, i) => <Region key={i} region={r} names={names} />)}</ul>
+        </div>
+      )}
+      {impact.new_findings.length > 0 && (
+        <div class="findings">
+          <h4>New findings</h4>
+          <ul>
+            {impact.new_findings.map((f) => (
+              <li key={`${f.kind}:${f.rule_id}`}>
+                <span class={`badge ${f.kind}`}>{f.kind}</span> {f.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  )
+}

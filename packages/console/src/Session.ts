@@ -1,0 +1,70 @@
+/**
+ * Who the console acts as: a tenant (name and password) or the admin. The session token is
+ * kept in this tab's `sessionStorage`, so a reload keeps the session and closing the tab ends
+ * it; every call goes through `@tenet/client`, like any other client of the API.
+ */
+import { createTenetClient, type PromiseClient as Promised } from "@tenet/client"
+import type { Ids } from "@tenet/core"
+
+/** The Promise client of `@tenet/client`, as the console uses it. */
+export type Client = Promised.PromiseClient
+
+export type Session =
+  | { readonly kind: "tenant"; readonly name: string; readonly tenantId: Ids.TenantId; readonly token: string }
+  | { readonly kind: "admin"; readonly name: string; readonly token: string }
+
+const KEY = "tenet.console.session"
+
+const baseUrl = () => window.location.origin
+
+export const restore = (): Session | null => {
+  const saved = window.sessionStorage.getItem(KEY)
+  return saved === null ? null : (JSON.parse(saved) as Session)
+}
+
+/** The client acting as the session's principal. */
+export const clientOf = (session: Session): Client =>
+  session.kind === "tenant"
+    ? createTenetClient({ baseUrl: baseUrl(), tenantToken: session.token, tenantId: session.tenantId })
+    : createTenetClient({ baseUrl: baseUrl(), adminToken: session.token })
+
+/** Signs in; a wrong name or password rejects with the API's error. */
+export const signIn = async (kind: Session["kind"], name: string, password: string): Promise<Session> => {
+  const anonymous = createTenetClient({ baseUrl: baseUrl(), retries: 0 })
+  try {
+    const session: Session = kind === "tenant"
+      ? await anonymous.tenantIdentity.login({ payload: { name, password } }).then((s) => ({
+        kind: "tenant" as const,
+        name,
+        tenantId: s.id,
+        token: s.api_token
+      }))
+      : await anonymous.adminIdentity.login({ payload: { username: name, password } }).then((s) => ({
+        kind: "admin" as const,
+        name,
+        token: s.api_token
+      }))
+    window.sessionStorage.setItem(KEY, JSON.stringify(session))
+    return session
+  } finally {
+    await anonymous.close()
+  }
+}
+
+/** Ends the session in this tab, and records the sign-out on the server. */
+export const signOut = async (session: Session, client: Client) => {
+  window.sessionStorage.removeItem(KEY)
+  await (session.kind === "tenant" ? client.tenantIdentity.logout() : client.adminIdentity.logout())
+    .catch(() => undefined)
+  await client.close()
+}
+
+/** What a failed call says, for a person: the API's `detail`, or the error's message. */
+export const problem = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const { detail, message } = error as { detail?: unknown; message?: unknown }
+    if (typeof detail === "string") return detail
+    if (typeof message === "string" && message !== "") return message
+  }
+  return String(error)
+}

@@ -1,0 +1,74 @@
+/** The tenant's home: its topology as a graph, the VPCs listed, and a form for a new VPC. */
+import type { Ids } from "@tenet/core"
+import { useState } from "preact/hooks"
+import { useLoad } from "./Load.js"
+import { type Client, problem } from "./Session.js"
+import { referencesOf, TopologyGraph } from "./TopologyGraph.js"
+
+export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: Ids.TenantId }) => {
+  const { data, error, reload } = useLoad(async () => {
+    const topology = await client.topology.get({ path: { tenant_id: tenantId } })
+    const rules = await Promise.all(
+      topology.vpcs.map((v) =>
+        client.securityRules.list({ urlParams: { vpc_id: v.id } }).then((l) => [v.id as string, l.rules] as const)
+      )
+    )
+    return { topology, references: referencesOf(new Map(rules)) }
+  }, [tenantId])
+  return (
+    <section aria-labelledby="topology-heading">
+      <h1 id="topology-heading">Topology</h1>
+      {error !== undefined && <p role="alert" class="error">{error}</p>}
+      {data === undefined ? <p>Loading…</p> : (
+        <>
+          <div class="graph">
+            <TopologyGraph topology={data.topology} references={data.references} />
+          </div>
+          <h2>VPCs</h2>
+          <ul class="vpc-list">
+            {data.topology.vpcs.map((v) => (
+              <li key={v.id}>
+                <a href={`#/vpcs/${v.id}`}>{v.name}</a>{" "}
+                <span class="muted">
+                  {v.subnets.length} subnets, {v.subnets.reduce((n, s) => n + s.pods.length, 0)} pods
+                </span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <NewVpc client={client} onCreated={reload} />
+    </section>
+  )
+}
+
+const NewVpc = ({ client, onCreated }: { client: Client; onCreated: () => void }) => {
+  const [name, setName] = useState("")
+  const [internet, setInternet] = useState(true)
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await client.vpcs.create({ payload: { name, enable_internet: internet } })
+      setName("")
+      onCreated()
+    } catch (e) {
+      setError(problem(e))
+    }
+  }
+  return (
+    <form class="inline" onSubmit={submit} aria-label="New VPC">
+      <h2>New VPC</h2>
+      <label>
+        Name <input name="vpc-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        <input type="checkbox" checked={internet} onChange={(e) => setInternet(e.currentTarget.checked)} />{" "}
+        Internet access
+      </label>
+      <button type="submit">Create VPC</button>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </form>
+  )
+}

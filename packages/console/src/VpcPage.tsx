@@ -1,0 +1,316 @@
+/**
+ * One VPC: its apply state and subnets; its rules in evaluation order, then the implied rules,
+ * each row with its status and the analysis' findings; edits previewed before they are saved;
+ * the reachability heat map; and the flow checker.
+ */
+import type { Ids, SecurityRule } from "@tenet/core"
+import { useState } from "preact/hooks"
+import { FlowChecker } from "./FlowChecker.js"
+import { ImpactView } from "./ImpactView.js"
+import { useLoad } from "./Load.js"
+import { type Names, namesOf } from "./Names.js"
+import { ReachabilityMap } from "./ReachabilityMap.js"
+import { type Choices, RuleEditor } from "./RuleEditor.js"
+import { type Client, problem } from "./Session.js"
+import { phaseClass } from "./TopologyGraph.js"
+
+const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
+  active: "active",
+  disabled: "disabled",
+  remote_vpc_missing: "remote VPC missing",
+  target_missing: "target missing"
+}
+
+export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {
+  const { data, error, reload } = useLoad(async () => {
+    const [topology, rules, analysis, reachability] = await Promise.all([
+      client.topology.get({ path: { tenant_id: tenantId } }),
+      client.securityRules.list({ urlParams: { vpc_id: vpcId } }),
+      client.securityRules.analysis({ urlParams: { vpc_id: vpcId } }),
+      client.vpcs.reachability({ path: { vpc_id: vpcId } })
+    ])
+    return { topology, rules, analysis, reachability }
+  }, [vpcId])
+  const [editing, setEditing] = useState<SecurityRule.SecurityRule | "new" | null>(null)
+
+  if (error !== undefined) return <p role="alert" class="error">{error}</p>
+  if (data === undefined) return <p>Loading…</p>
+  const vpc = data.topology.vpcs.find((v) => v.id === vpcId)
+  if (vpc === undefined) return <p role="alert" class="error">VPC {vpcId} not found</p>
+  const names = namesOf(data.topology)
+  const choices: Choices = {
+    vpcs: data.topology.vpcs,
+    subnets: vpc.subnets,
+    pods: vpc.subnets.flatMap((s) => s.pods)
+  }
+  const done = (saved: boolean) => {
+    setEditing(null)
+    if (saved) reload()
+  }
+  return (
+    <section aria-labelledby="vpc-heading">
+      <p>
+        <a href="#/">← Topology</a>
+      </p>
+      <h1 id="vpc-heading">VPC {vpc.name}</h1>
+      <p class={data.rules.applied ? "state ok" : "state bad"} role="status">
+        {data.rules.applied
+          ? "Applied: the rules below are in force."
+          : `Not applied yet: ${data.rules.apply_error ?? ""}`}
+      </p>
+
+      <h2>Subnets</h2>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Block</th>
+            <th scope="col">Gateway</th>
+            <th scope="col">Pods</th>
+          </tr>
+        </thead>
+        <tbody>
+          {vpc.subnets.map((s) => (
+            <tr key={s.id}>
+              <td>{s.name}</td>
+              <td>
+                <code>{s.cidr}</code>
+              </td>
+              <td>
+                <code>{s.gateway_ip}</code>
+              </td>
+              <td>
+                {s.pods.map((p) => (
+                  <span key={p.id} class={`chip ${phaseClass(p.status.phase)}`}>{p.name} ({p.status.phase})</span>
+                ))}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <NewSubnet client={client} vpcId={vpcId} onCreated={reload} />
+
+      <h2>Security rules</h2>
+      <p class="muted">In evaluation order: the first rule that matches a flow decides it.</p>
+      <RuleTable
+        rules={data.rules}
+        findings={data.analysis.findings}
+        names={names}
+        onEdit={(rule) => setEditing(rule)}
+        client={client}
+        onChanged={reload}
+      />
+      {editing === null
+        ? <button type="button" class="primary" onClick={() => setEditing("new")}>Add rule</button>
+        : (
+          <RuleEditor
+            key={editing === "new" ? "new" : editing.id}
+            client={client}
+            vpcId={vpcId}
+            rule={editing === "new" ? null : editing}
+            choices={choices}
+            names={names}
+            onDone={done}
+          />
+        )}
+
+      <h2>Reachability</h2>
+      <ReachabilityMap matrix={data.reachability} />
+
+      <h2>Flow checker</h2>
+      <FlowChecker client={client} vpcId={vpcId} choices={choices} />
+    </section>
+  )
+}
+
+const target = (rule: SecurityRule.SecurityRule, names: Names) =>
+  rule.target_type === "vpc"
+    ? "whole VPC"
+    : rule.target_type === "subnet"
+    ? `subnet ${names.subnet(rule.target_subnet_id)}`
+    : `pods ${(rule.target_pod_ids ?? []).map(names.pod).join(", ")}`
+
+const remote = (rule: SecurityRule.SecurityRule, names: Names) =>
+  rule.remote_type === "cidr" ? rule.remote_cidr ?? "" : `VPC ${names.vpc(rule.remote_vpc_id)}`
+
+const IMPLIED_TEXT: Record<SecurityRule.ImpliedRule["key"], string> = {
+  "implied-allow-infrastructure":
+    "the core network (DNS, gateways, tunnels, load balancers), both ways; before any rule",
+  "implied-allow-egress": "all other outbound traffic",
+  "implied-deny-ingress": "all other inbound traffic"
+}
+
+const ImpliedRow = ({ rule }: { rule: SecurityRule.ImpliedRule }) => (
+  <tr class="implied">
+    <td>–</td>
+    <td>{rule.key}</td>
+    <td>{rule.key === "implied-allow-infrastructure" ? "both" : rule.direction}</td>
+    <td>
+      <span class={`badge ${rule.action}`}>{rule.action}</span>
+    </td>
+    <td colSpan={3}>{IMPLIED_TEXT[rule.key]}</td>
+    <td>–</td>
+    <td>implied</td>
+    <td />
+    <td />
+  </tr>
+)
+
+const RuleTable = ({ client, findings, names, onChanged, onEdit, rules }: {
+  rules: SecurityRule.RuleList
+  findings: ReadonlyArray<SecurityRule.RuleFinding>
+  names: Names
+  client: Client
+  onEdit: (rule: SecurityRule.SecurityRule) => void
+  onChanged: () => void
+}) => {
+  const [removing, setRemoving] = useState<{ rule: SecurityRule.SecurityRule; impact: SecurityRule.RuleImpact } | null>(
+    null
+  )
+  const [error, setError] = useState<string | null>(null)
+  const previewDelete = async (rule: SecurityRule.SecurityRule) => {
+    setError(null)
+    try {
+      setRemoving({
+        rule,
+        impact: await client.securityRules.delete({ path: { rule_id: rule.id }, urlParams: { dry_run: true } })
+      })
+    } catch (e) {
+      setError(problem(e))
+    }
+  }
+  const confirmDelete = async () => {
+    if (removing === null) return
+    try {
+      await client.securityRules.delete({ path: { rule_id: removing.rule.id } })
+      setRemoving(null)
+      onChanged()
+    } catch (e) {
+      setError(problem(e))
+    }
+  }
+  return (
+    <>
+      <table class="rules">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Name</th>
+            <th scope="col">Direction</th>
+            <th scope="col">Action</th>
+            <th scope="col">Traffic</th>
+            <th scope="col">Remote</th>
+            <th scope="col">Target</th>
+            <th scope="col">Priority</th>
+            <th scope="col">Status</th>
+            <th scope="col">Findings</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rules.implied.filter((r) => r.key === "implied-allow-infrastructure").map((rule) => (
+            <ImpliedRow key={rule.key} rule={rule} />
+          ))}
+          {rules.rules.map((rule, i) => {
+            const own = findings.filter((f) => f.rule_id === rule.id)
+            return (
+              <tr key={rule.id} class={own.length > 0 ? `flagged ${own.map((f) => f.kind).join(" ")}` : ""}>
+                <td>{i + 1}</td>
+                <td>{rule.name}</td>
+                <td>{rule.direction}</td>
+                <td>
+                  <span class={`badge ${rule.action}`}>{rule.action}</span>
+                </td>
+                <td>{rule.protocol}{rule.ports === null ? "" : ` ${rule.ports}`}</td>
+                <td>{remote(rule, names)}</td>
+                <td>{target(rule, names)}</td>
+                <td>{rule.priority}</td>
+                <td>
+                  <span class={`status ${rule.status}`}>{STATUS_TEXT[rule.status]}</span>
+                </td>
+                <td>
+                  {own.map((f) => (
+                    <div key={f.kind} class="finding">
+                      <span class={`badge ${f.kind}`}>{f.kind}</span> <span class="muted">{f.message}</span>
+                    </div>
+                  ))}
+                </td>
+                <td class="row-actions">
+                  <button type="button" onClick={() => onEdit(rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
+                  <button type="button" onClick={() => previewDelete(rule)} aria-label={`Delete ${rule.name}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            )
+          })}
+          {rules.implied.filter((r) => r.key !== "implied-allow-infrastructure").map((rule) => (
+            <ImpliedRow key={rule.key} rule={rule} />
+          ))}
+        </tbody>
+      </table>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+      {removing !== null && (
+        <div class="editor" role="region" aria-label={`Delete rule ${removing.rule.name}`}>
+          <h3>Delete rule '{removing.rule.name}'?</h3>
+          <ImpactView impact={removing.impact} names={names} />
+          <div class="actions">
+            <button type="button" class="danger" onClick={confirmDelete}>Delete rule</button>
+            <button type="button" onClick={() => setRemoving(null)}>Keep it</button>
+          </div>
+        </div>
+      )}
+    </>
+  )
+}
+
+const NewSubnet = ({ client, onCreated, vpcId }: { client: Client; vpcId: Ids.VpcId; onCreated: () => void }) => {
+  const [name, setName] = useState("")
+  const [cidr, setCidr] = useState("")
+  const [gateway, setGateway] = useState("")
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await client.subnets.create({ payload: { vpc_id: vpcId, name, cidr, gateway_ip: gateway } })
+      setName("")
+      setCidr("")
+      setGateway("")
+      onCreated()
+    } catch (e) {
+      setError(problem(e))
+    }
+  }
+  return (
+    <form class="inline" onSubmit={submit} aria-label="New subnet">
+      <label>
+        Name <input name="subnet-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Block{" "}
+        <input
+          name="subnet-cidr"
+          required
+          placeholder="10.0.1.0/24"
+          value={cidr}
+          onInput={(e) => setCidr(e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Gateway{" "}
+        <input
+          name="subnet-gateway"
+          required
+          placeholder="10.0.1.1"
+          value={gateway}
+          onInput={(e) => setGateway(e.currentTarget.value)}
+        />
+      </label>
+      <button type="submit">Add subnet</button>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </form>
+  )
+}

@@ -1,0 +1,50 @@
+/**
+ * How the server hands out the console: the page and its two files, each with its type, under
+ * a policy that lets the page load only them and talk only to this server; anything else
+ * under `/console/` is a JSON 404, however its name is spelled.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type Running, startServer } from "./Browser.js"
+
+describe("the console's files", () => {
+  let server: Running
+  beforeAll(async () => {
+    server = await startServer()
+  })
+  afterAll(() => server?.stop())
+
+  it("are served with their types and a strict content policy", async () => {
+    for (
+      const [path, type] of [
+        ["/console", "text/html; charset=utf-8"],
+        ["/console/", "text/html; charset=utf-8"],
+        ["/console/console.js", "text/javascript; charset=utf-8"],
+        ["/console/console.css", "text/css; charset=utf-8"]
+      ]
+    ) {
+      const response = await fetch(`${server.url}${path}`)
+      expect([path, response.status, response.headers.get("content-type")]).toEqual([path, 200, type])
+      const policy = response.headers.get("content-security-policy")!
+      expect(policy).toContain("default-src 'none'")
+      expect(policy).toContain("connect-src 'self'")
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff")
+    }
+  })
+
+  it("nothing else is: not the server's own files, not a path outside", async () => {
+    for (
+      const path of [
+        "/console/package.json",
+        "/console/..%2fpackage.json",
+        "/console/..%2f..%2f..%2fpackage.json",
+        "/console/%2e%2e",
+        "/console/index.html%00.js",
+        "/console/bin.js"
+      ]
+    ) {
+      const response = await fetch(`${server.url}${path}`)
+      expect([path, response.status]).toEqual([path, 404])
+      expect(await response.json()).toEqual({ detail: expect.any(String) })
+    }
+  })
+})

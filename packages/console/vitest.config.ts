@@ -1,0 +1,10 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({
+  test: {
+    name: "console",
+    include: ["test/**/*.test.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 120_000
+  }
+})

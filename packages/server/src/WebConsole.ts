@@ -1,0 +1,52 @@
+/**
+ * The web console at `/console`: the static files `@tenet/console` builds into this package's
+ * `dist/console` (`pnpm build`), served as they are. The console is a client of the public API
+ * like any other; the server only hands it its files, under a policy that lets the page load
+ * nothing but them and talk to nothing but this server.
+ */
+import { HttpApiBuilder, HttpRouter, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { readFile } from "node:fs/promises"
+
+/** Where the build puts the console: `dist/console`, one level above both src/ and dist/. */
+const directory = new URL("../dist/console/", import.meta.url)
+
+const FILES: Record<string, string> = {
+  "index.html": "text/html; charset=utf-8",
+  "console.js": "text/javascript; charset=utf-8",
+  "console.css": "text/css; charset=utf-8",
+  "console.js.LEGAL.txt": "text/plain; charset=utf-8"
+}
+
+const HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache"
+}
+
+const serve = (name: string) =>
+  Effect.gen(function*() {
+    const type = FILES[name]
+    if (type === undefined) {
+      return yield* HttpServerResponse.json({ detail: `no console file ${name}` }, { status: 404 })
+    }
+    const body = yield* Effect.tryPromise(() => readFile(new URL(name, directory))).pipe(Effect.option)
+    if (body._tag === "None") {
+      return yield* HttpServerResponse.json(
+        { detail: "the console is not built into this server: run `pnpm build` (or `pnpm start`)" },
+        { status: 404 }
+      )
+    }
+    return HttpServerResponse.uint8Array(body.value, { contentType: type, headers: HEADERS })
+  })
+
+/** The routes `/console` (the page) and `/console/{file}`. */
+export const layer = HttpApiBuilder.Router.use((router) =>
+  Effect.all([
+    router.get("/console", serve("index.html")),
+    router.get("/console/:file", Effect.flatMap(HttpRouter.params, (params) => serve(params.file ?? "")))
+  ])
+)
