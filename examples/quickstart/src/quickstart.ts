@@ -1,7 +1,7 @@
 /**
  * The quick start, with nothing but Promises: log in as admin, set up the tunnel provider and
- * a tenant, then act as the tenant: a VPC, a subnet, a rule letting HTTPS in, a pod, and a
- * tunnel publishing it.
+ * a tenant, then act as the tenant: a VPC, a subnet, a rule letting HTTPS in (its impact
+ * previewed first), a pod, a tunnel publishing it, and what reaches the pod.
  */
 import { Errors, PromiseClient } from "@tenet/client"
 
@@ -46,19 +46,20 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
     const subnet = await acme.subnets.create({
       payload: { vpc_id: vpc.id, name: "web", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
     })
-    const rule = await acme.securityRules.create({
-      payload: {
-        vpc_id: vpc.id,
-        name: "https in",
-        direction: "ingress",
-        action: "allow",
-        priority: 100,
-        protocol: "tcp",
-        ports: "443",
-        remote_type: "cidr",
-        remote_cidr: "0.0.0.0/0"
-      }
-    })
+    const httpsIn = {
+      vpc_id: vpc.id,
+      name: "https in",
+      direction: "ingress",
+      action: "allow",
+      priority: 100,
+      protocol: "tcp",
+      ports: "443",
+      remote_type: "cidr",
+      remote_cidr: "0.0.0.0/0"
+    } as const
+    // See before you change: the rule's exact impact, and nothing changed yet.
+    const preview = await acme.securityRules.create({ payload: httpsIn, urlParams: { dry_run: true } })
+    const rule = await acme.securityRules.create({ payload: httpsIn })
     const pod = await acme.pods.create({
       payload: {
         vpc_id: vpc.id,
@@ -75,16 +76,26 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
     const verdict = await acme.securityRules.evaluate({
       payload: { vpc_id: vpc.id, direction: "ingress", protocol: "tcp", port: 443, remote_ip: "198.51.100.7" }
     })
+    // What reaches what, end to end: from the internet to the pod, only HTTPS.
+    const reachability = await acme.vpcs.reachability({ path: { vpc_id: vpc.id } })
+    const fromInternet = reachability.pairs.find((p) => p.from.kind === "internet" && p.to.kind === "pod")!
     log(`VPC ${vpc.name} ${vpc.applied ? "applied" : `not applied: ${vpc.apply_error}`}`)
+    const opened = new Set(preview.opened.map((r) => `${r.protocol}/${r.ports}`))
+    const blocks = preview.opened.reduce((n, r) => n + r.remote_cidrs.length, 0)
+    log(
+      `preview of '${httpsIn.name}': opens ${[...opened].join(", ")} from ${blocks} address blocks, ` +
+        `closes ${preview.closed.length} regions`
+    )
     log(`subnet ${subnet.name} ${subnet.cidr}`)
     log(`rule '${rule.rule?.name}' priority ${rule.rule?.priority}`)
     log(`pod ${pod.name}: ${pod.status.phase}, VIP ${pod.status.vip}`)
     log(`tunnel ${tunnel.tunnel_name}: https://${tunnel.hostname} (${tunnel.status})`)
     log(`tcp/443 from 198.51.100.7: ${verdict.action}`)
+    log(`internet -> pod ${pod.name}: tcp ${fromInternet.tcp || "none"}, udp ${fromInternet.udp || "none"}`)
     // Errors are the API's, typed: a second VPC of the same name is a Conflict.
     const again = await acme.vpcs.create({ payload: { name: "prod", enable_internet: true } }).catch((e) => e)
     if (again instanceof Errors.Conflict) log(`again: ${again.detail}`)
-    return { vpc, subnet, rule, pod, tunnel, verdict }
+    return { vpc, subnet, preview, rule, pod, tunnel, verdict, reachability }
   } finally {
     await acme.close()
   }

@@ -25,6 +25,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("quickstart example", (
       expect(result.tunnel).toMatchObject({ hostname: "shop.apps.example.com", status: "active" })
       expect(result.verdict.action).toBe("allow")
       expect(lines).toContain("tcp/443 from 198.51.100.7: allow")
+      // Everything but the VPC's own block (its seeded rule lets that in already) and the gateway.
+      expect(lines).toContain("preview of 'https in': opens tcp/443 from 37 address blocks, closes 0 regions")
+      expect(lines).toContain("internet -> pod storefront: tcp 443, udp none")
       expect(lines).toContain("again: you already have a VPC named 'prod'")
     }))
 })
