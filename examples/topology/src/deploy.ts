@@ -1,6 +1,6 @@
 /**
  * Deploys a topology through the typed client: log in as admin, create a tenant, log in as
- * it, post the topology, and describe what runs.
+ * it, preview the post (`dry_run`), post the topology, and describe what runs.
  */
 import { FetchHttpClient } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
@@ -32,11 +32,26 @@ export const deploy = (target: Target, topology: TopologyFile, tenantName: strin
       payload: { name: tenant.name, password: "example-password" }
     })
     const asTenant = yield* TenetClient.make({ baseUrl: target.baseUrl, tenantToken: session.api_token })
-    return yield* asTenant.topology.deploy({
-      path: { tenant_id: tenant.id },
-      payload: { ...body, token: session.api_token }
-    })
+    const request = { path: { tenant_id: tenant.id }, payload: { ...body, token: session.api_token } }
+    // First what it would do (validated as the real post, nothing created), then the post.
+    const plan = yield* asTenant.topology.deploy({ ...request, urlParams: { dry_run: true } })
+    const view = yield* asTenant.topology.deploy(request)
+    return { plan, view }
   }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** What a dry run says the post would create, and the traffic it would open per VPC. */
+export const describePlan = (plan: Topology.TopologyImpact): Array<string> => {
+  const names = new Map(plan.created.vpcs.map((v) => [v.id as string, v.name]))
+  return [
+    `would create ${plan.created.vpcs.length} VPCs, ${plan.created.subnets.length} subnets, ` +
+    `${plan.created.pods.length} pods`,
+    ...plan.vpcs.map((impact) => {
+      const blocks = [...new Set(impact.opened.flatMap((r) => r.remote_cidrs))]
+      return `  VPC ${names.get(impact.vpc_id) ?? impact.vpc_id} would open ${impact.opened.length} regions ` +
+        `(from ${blocks.join(", ")}) and close ${impact.closed.length}`
+    })
+  ]
+}
 
 /** One line per VPC, subnet and pod: what a person wants to see after a deploy. */
 export const describe = (view: Topology.TopologyView): Array<string> =>

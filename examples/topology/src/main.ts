@@ -1,7 +1,7 @@
 /**
  * `pnpm start [file.json]`: starts Tenet in this process on the in-memory platform (a random
- * loopback port), deploys the topology in the file (default: this example's topology.json)
- * through the client, prints the result. Set TENET_URL (with TENET_ADMIN_USERNAME /
+ * loopback port), previews and then deploys the topology in the file (default: this
+ * example's topology.json) through the client, prints the plan and the result. Set TENET_URL (with TENET_ADMIN_USERNAME /
  * TENET_ADMIN_PASSWORD) to use a running server.
  */
 import { HttpServer } from "@effect/platform"
@@ -10,7 +10,7 @@ import { Console, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { deploy, describe } from "./deploy.js"
+import { deploy, describe, describePlan } from "./deploy.js"
 
 // A file named on the command line is relative to where pnpm was run (INIT_CWD), not to this package.
 const file = process.argv[2] === undefined
@@ -41,7 +41,9 @@ const program = against !== undefined
       tenantName
     )).pipe(Effect.provide(Layer.fresh(TestServer.layer())))
 
-Effect.runPromise(Effect.flatMap(program, (view) => Console.log(describe(view).join("\n")))).catch((error) => {
+Effect.runPromise(
+  Effect.flatMap(program, ({ plan, view }) => Console.log([...describePlan(plan), ...describe(view)].join("\n")))
+).catch((error) => {
   console.error(error)
   process.exitCode = 1
 })

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { deploy, describe } from "../src/deploy.js"
+import { deploy, describe, describePlan } from "../src/deploy.js"
 
 const topology = JSON.parse(readFileSync(new URL("../topology.json", import.meta.url), "utf8"))
 
@@ -17,7 +17,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("topology example", (it
     Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-      const view = yield* deploy(
+      const { plan, view } = yield* deploy(
         {
           baseUrl: `http://127.0.0.1:${port}`,
           adminUsername: TestServer.ADMIN_USERNAME,
@@ -26,6 +26,17 @@ layer(TestServer.layer(), { excludeTestServices: true })("topology example", (it
         topology,
         "example-test"
       )
+      // The preview: each new VPC's seeded rule opens its internal traffic, from its own blocks.
+      expect(describePlan(plan)).toEqual([
+        "would create 2 VPCs, 3 subnets, 3 pods",
+        expect.stringMatching(
+          /^ {2}VPC shop would open \d+ regions \(from [^)]*10\.10\.1\.\d+\/\d+[^)]*\) and close 0$/
+        ),
+        expect.stringMatching(
+          /^ {2}VPC data would open \d+ regions \(from [^)]*10\.20\.0\.\d+\/\d+[^)]*\) and close 0$/
+        )
+      ])
+      expect(plan.created.pods.map((p) => p.name)).toEqual(["storefront", "orders", "postgres"])
       const lines = describe(view)
       expect(lines.filter((l) => l.startsWith("VPC "))).toHaveLength(2)
       expect(lines.filter((l) => l.trim().startsWith("pod ")).every((l) => l.includes(": running"))).toBe(true)

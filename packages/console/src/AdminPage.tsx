@@ -3,6 +3,7 @@
  * configuration (its token only as set or not: the API never returns it), the platform's
  * service tunnels, the operations log and the audit trail.
  */
+import { Errors } from "@tenet/client"
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
 import { useLoad } from "./Load.js"
@@ -14,7 +15,7 @@ export const AdminPage = ({ client }: { client: Client }) => {
   const { data, error, reload } = useLoad(async () => {
     const [tenants, provider, serviceTunnels, operations, audit] = await Promise.all([
       client.tenants.list(),
-      client.providerConfig.get().catch(() => null),
+      client.providerConfig.get().catch((e: unknown) => (e instanceof Errors.NotFound ? null : Promise.reject(e))),
       client.serviceTunnels.list(),
       client.operationsLog.list({ urlParams: { limit: 25 } }),
       client.auditLog.list({ urlParams: { limit: 25 } })
