@@ -6,8 +6,9 @@
 import { Errors } from "@tenet/client"
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
+import { PasswordField, Problem, Table, TextField, useSubmit } from "./Forms.js"
 import { useLoad } from "./Load.js"
-import { type Client, problem } from "./Session.js"
+import type { Client } from "./Session.js"
 
 const when = (at: unknown) => (at instanceof Date ? at.toISOString() : String(at)).replace("T", " ").slice(0, 19)
 
@@ -22,7 +23,7 @@ export const AdminPage = ({ client }: { client: Client }) => {
     ])
     return { tenants, provider, serviceTunnels, operations, audit }
   }, [])
-  if (error !== undefined) return <p role="alert" class="error">{error}</p>
+  if (error !== undefined) return <Problem error={error} />
   if (data === undefined) return <p>Loading…</p>
   return (
     <section aria-labelledby="admin-heading">
@@ -34,28 +35,18 @@ export const AdminPage = ({ client }: { client: Client }) => {
       </nav>
 
       <h2 id="tenants" tabIndex={-1}>Tenants</h2>
-      <table class="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Description</th>
-            <th scope="col">Created</th>
-            <th scope="col">Domains</th>
+      <Table headers={["Name", "Description", "Created", "Domains"]}>
+        {data.tenants.map((t) => (
+          <tr key={t.id}>
+            <td>{t.name}</td>
+            <td>{t.description ?? ""}</td>
+            <td>{when(t.created_at)}</td>
+            <td>
+              <Domains client={client} tenantId={t.id} />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {data.tenants.map((t) => (
-            <tr key={t.id}>
-              <td>{t.name}</td>
-              <td>{t.description ?? ""}</td>
-              <td>{when(t.created_at)}</td>
-              <td>
-                <Domains client={client} tenantId={t.id} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <NewTenant client={client} onCreated={reload} />
 
       <h2 id="provider" tabIndex={-1}>Provider configuration</h2>
@@ -82,82 +73,50 @@ export const AdminPage = ({ client }: { client: Client }) => {
 
       <h2 id="service-tunnels" tabIndex={-1}>Service tunnels</h2>
       {data.serviceTunnels.length === 0 ? <p>None.</p> : (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Service</th>
-              <th scope="col">URL</th>
-              <th scope="col">Target</th>
-              <th scope="col">Status</th>
+        <Table headers={["Service", "URL", "Target", "Status"]}>
+          {data.serviceTunnels.map((s) => (
+            <tr key={s.id}>
+              <td>{s.service}</td>
+              <td>{s.url}</td>
+              <td>
+                <code>{s.target_url}</code>
+              </td>
+              <td>
+                <span class={`status ${s.status}`}>{s.status}</span>
+                {s.error === null ? "" : ` ${s.error}`}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {data.serviceTunnels.map((s) => (
-              <tr key={s.id}>
-                <td>{s.service}</td>
-                <td>{s.url}</td>
-                <td>
-                  <code>{s.target_url}</code>
-                </td>
-                <td>
-                  <span class={`status ${s.status}`}>{s.status}</span>
-                  {s.error === null ? "" : ` ${s.error}`}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
 
       <h2 id="operations" tabIndex={-1}>Operations log</h2>
-      <table class="list">
-        <thead>
-          <tr>
-            <th scope="col">At</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Principal</th>
-            <th scope="col">From</th>
+      <Table headers={["At", "Kind", "Outcome", "Principal", "From"]}>
+        {data.operations.entries.map((e) => (
+          <tr key={e.seq}>
+            <td>{when(e.at)}</td>
+            <td>{e.kind}</td>
+            <td>{e.outcome}</td>
+            <td>{e.principal}</td>
+            <td>{e.source_address ?? ""}</td>
           </tr>
-        </thead>
-        <tbody>
-          {data.operations.entries.map((e) => (
-            <tr key={e.seq}>
-              <td>{when(e.at)}</td>
-              <td>{e.kind}</td>
-              <td>{e.outcome}</td>
-              <td>{e.principal}</td>
-              <td>{e.source_address ?? ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
 
       <h2 id="audit" tabIndex={-1}>Audit trail</h2>
-      <table class="list">
-        <thead>
-          <tr>
-            <th scope="col">At</th>
-            <th scope="col">Actor</th>
-            <th scope="col">Action</th>
-            <th scope="col">Resource</th>
-            <th scope="col">Outcome</th>
+      <Table headers={["At", "Actor", "Action", "Resource", "Outcome"]}>
+        {data.audit.entries.map((e) => (
+          <tr key={e.seq}>
+            <td>{when(e.at)}</td>
+            <td>{e.actor_type} {e.actor}</td>
+            <td>
+              <code>{e.action}</code>
+            </td>
+            <td>{e.resource_kind} {e.resource_id ?? ""}</td>
+            <td>{e.outcome}</td>
           </tr>
-        </thead>
-        <tbody>
-          {data.audit.entries.map((e) => (
-            <tr key={e.seq}>
-              <td>{when(e.at)}</td>
-              <td>{e.actor_type} {e.actor}</td>
-              <td>
-                <code>{e.action}</code>
-              </td>
-              <td>{e.resource_kind} {e.resource_id ?? ""}</td>
-              <td>{e.outcome}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </section>
   )
 }
@@ -170,38 +129,24 @@ const Domains = ({ client, tenantId }: { client: Client; tenantId: Ids.TenantId 
 const NewTenant = ({ client, onCreated }: { client: Client; onCreated: () => void }) => {
   const [name, setName] = useState("")
   const [password, setPassword] = useState("")
-  const [error, setError] = useState<string | null>(null)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await client.tenants.create({ payload: { name, password } })
-      setName("")
-      setPassword("")
-      onCreated()
-    } catch (e) {
-      setError(problem(e))
-    }
-  }
+  const { error, submit } = useSubmit(() => client.tenants.create({ payload: { name, password } }), () => {
+    setName("")
+    setPassword("")
+    onCreated()
+  })
   return (
     <form class="inline" onSubmit={submit} aria-label="New tenant">
       <h3>New tenant</h3>
-      <label>
-        Name <input name="tenant-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      <label>
-        Password{" "}
-        <input
-          name="tenant-password"
-          type="password"
-          autocomplete="new-password"
-          required
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-      </label>
+      <TextField label="Name" name="tenant-name" required value={name} onInput={setName} />
+      <PasswordField
+        label="Password"
+        name="tenant-password"
+        purpose="new-password"
+        value={password}
+        onInput={setPassword}
+      />
       <button type="submit">Create tenant</button>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Problem error={error} />
     </form>
   )
 }

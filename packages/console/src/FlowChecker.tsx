@@ -1,8 +1,9 @@
 /** The flow checker: one flow's verdict, and the rule (or implied default) that decides it. */
 import type { Ids, SecurityRule } from "@tenet/core"
 import { useState } from "preact/hooks"
+import { Choice, Problem, useSubmit } from "./Forms.js"
 import type { Choices } from "./RuleEditor.js"
-import { type Client, problem } from "./Session.js"
+import type { Client } from "./Session.js"
 
 export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId: Ids.VpcId; choices: Choices }) => {
   const [direction, setDirection] = useState<"ingress" | "egress">("ingress")
@@ -11,52 +12,38 @@ export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId:
   const [remote, setRemote] = useState("203.0.113.10")
   const [target, setTarget] = useState("")
   const [verdict, setVerdict] = useState<SecurityRule.FlowVerdict | null>(null)
-  const [error, setError] = useState<string | null>(null)
-  const check = async (event: Event) => {
-    event.preventDefault()
-    setError(null)
+  const { error, submit } = useSubmit(() => {
     setVerdict(null)
     const remoteVpc = choices.vpcs.find((v) => v.id === remote)
     const [kind, id] = target.split(":")
-    try {
-      setVerdict(
-        await client.securityRules.evaluate({
-          payload: {
-            vpc_id: vpcId,
-            direction,
-            protocol,
-            ...(protocol === "icmp" ? {} : { port: Number(port) }),
-            ...(remoteVpc === undefined ? { remote_ip: remote.trim() } : { remote_vpc_id: remoteVpc.id }),
-            ...(kind === "subnet" ? { target_subnet_id: id as Ids.SubnetId } : {}),
-            ...(kind === "pod" ? { target_pod_id: id as Ids.PodId } : {})
-          }
-        })
-      )
-    } catch (e) {
-      setError(problem(e))
-    }
-  }
+    return client.securityRules.evaluate({
+      payload: {
+        vpc_id: vpcId,
+        direction,
+        protocol,
+        ...(protocol === "icmp" ? {} : { port: Number(port) }),
+        ...(remoteVpc === undefined ? { remote_ip: remote.trim() } : { remote_vpc_id: remoteVpc.id }),
+        ...(kind === "subnet" ? { target_subnet_id: id as Ids.SubnetId } : {}),
+        ...(kind === "pod" ? { target_pod_id: id as Ids.PodId } : {})
+      }
+    })
+  }, setVerdict)
   return (
-    <form class="inline checker" onSubmit={check} aria-label="Flow checker">
-      <label>
-        Direction
-        <select
-          name="flow-direction"
-          value={direction}
-          onChange={(e) => setDirection(e.currentTarget.value as "ingress")}
-        >
-          <option value="ingress">ingress</option>
-          <option value="egress">egress</option>
-        </select>
-      </label>
-      <label>
-        Protocol
-        <select name="flow-protocol" value={protocol} onChange={(e) => setProtocol(e.currentTarget.value as "tcp")}>
-          <option value="tcp">tcp</option>
-          <option value="udp">udp</option>
-          <option value="icmp">icmp</option>
-        </select>
-      </label>
+    <form class="inline checker" onSubmit={submit} aria-label="Flow checker">
+      <Choice
+        label="Direction"
+        name="flow-direction"
+        value={direction}
+        options={[["ingress", "ingress"], ["egress", "egress"]]}
+        onChange={setDirection}
+      />
+      <Choice
+        label="Protocol"
+        name="flow-protocol"
+        value={protocol}
+        options={[["tcp", "tcp"], ["udp", "udp"], ["icmp", "icmp"]]}
+        onChange={setProtocol}
+      />
       {protocol !== "icmp" && (
         <label>
           Port{" "}
@@ -82,16 +69,19 @@ export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId:
           {choices.vpcs.map((v) => <option key={v.id} value={v.id}>{`VPC ${v.name}`}</option>)}
         </datalist>
       </label>
-      <label>
-        Local end
-        <select name="flow-target" value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
-          <option value="">anywhere in the VPC</option>
-          {choices.subnets.map((s) => <option key={s.id} value={`subnet:${s.id}`}>{`subnet ${s.name}`}</option>)}
-          {choices.pods.map((p) => <option key={p.id} value={`pod:${p.id}`}>{`pod ${p.name}`}</option>)}
-        </select>
-      </label>
+      <Choice
+        label="Local end"
+        name="flow-target"
+        value={target}
+        options={[
+          ["", "anywhere in the VPC"],
+          ...choices.subnets.map((s) => [`subnet:${s.id}`, `subnet ${s.name}`] as const),
+          ...choices.pods.map((p) => [`pod:${p.id}`, `pod ${p.name}`] as const)
+        ]}
+        onChange={setTarget}
+      />
       <button type="submit">Check flow</button>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Problem error={error} />
       {verdict !== null && (
         <p class={`verdict ${verdict.allowed ? "allowed" : "denied"}`} role="status">
           {verdict.allowed ? "Allowed" : "Denied"} by{" "}

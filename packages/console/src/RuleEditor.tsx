@@ -4,9 +4,10 @@
  */
 import type { Ids, SecurityRule } from "@tenet/core"
 import { useState } from "preact/hooks"
+import { Choice, Problem, TextField, useCall, useSubmit } from "./Forms.js"
 import { ImpactView } from "./ImpactView.js"
 import type { Names } from "./Names.js"
-import { type Client, problem } from "./Session.js"
+import type { Client } from "./Session.js"
 
 export interface Choices {
   readonly vpcs: ReadonlyArray<{ readonly id: Ids.VpcId; readonly name: string }>
@@ -63,6 +64,12 @@ const fieldsOf = (d: Draft) => ({
   enabled: d.enabled
 })
 
+const DIRECTIONS = [["ingress", "ingress"], ["egress", "egress"]] as const
+const ACTIONS = [["allow", "allow"], ["deny", "deny"]] as const
+const PROTOCOLS = [["tcp", "tcp"], ["udp", "udp"], ["icmp", "icmp"], ["all", "all"]] as const
+const REMOTES = [["cidr", "address block"], ["vpc", "VPC"]] as const
+const TARGETS = [["vpc", "whole VPC"], ["subnet", "a subnet"], ["pods", "pods"]] as const
+
 export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
   client: Client
   vpcId: Ids.VpcId
@@ -73,69 +80,39 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
 }) => {
   const [draft, setDraft] = useState<Draft>(() => draftOf(rule, choices))
   const [impact, setImpact] = useState<SecurityRule.RuleImpact | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const set = <K extends keyof Draft>(key: K) => (value: Draft[K]) => {
     setDraft((d) => ({ ...d, [key]: value }))
     setImpact(null)
   }
-  const preview = async () => {
-    setError(null)
-    const fields = fieldsOf(draft)
-    const urlParams = { dry_run: true } as const
-    try {
-      setImpact(
-        rule === null
-          ? await client.securityRules.create({ payload: { ...fields, vpc_id: vpcId }, urlParams })
-          : await client.securityRules.update({ path: { rule_id: rule.id }, payload: fields, urlParams })
-      )
-    } catch (e) {
-      setError(problem(e))
-    }
-  }
-  const save = async (event: Event) => {
-    event.preventDefault()
-    setError(null)
-    const fields = fieldsOf(draft)
-    try {
-      await (rule === null
-        ? client.securityRules.create({ payload: { ...fields, vpc_id: vpcId } })
-        : client.securityRules.update({ path: { rule_id: rule.id }, payload: fields }))
-      onDone(true)
-    } catch (e) {
-      setError(problem(e))
-    }
-  }
+  const dryRun = { dry_run: true } as const
+  const preview = useCall(
+    () =>
+      rule === null
+        ? client.securityRules.create({ payload: { ...fieldsOf(draft), vpc_id: vpcId }, urlParams: dryRun })
+        : client.securityRules.update({ path: { rule_id: rule.id }, payload: fieldsOf(draft), urlParams: dryRun }),
+    setImpact
+  )
+  const { error, submit } = useSubmit(
+    () =>
+      rule === null
+        ? client.securityRules.create({ payload: { ...fieldsOf(draft), vpc_id: vpcId } })
+        : client.securityRules.update({ path: { rule_id: rule.id }, payload: fieldsOf(draft) }),
+    () => onDone(true)
+  )
   const ported = draft.protocol === "tcp" || draft.protocol === "udp"
   return (
-    <form class="editor" onSubmit={save} aria-label={rule === null ? "New rule" : `Edit rule ${rule.name}`}>
+    <form class="editor" onSubmit={submit} aria-label={rule === null ? "New rule" : `Edit rule ${rule.name}`}>
       <h3>{rule === null ? "New rule" : `Edit rule '${rule.name}'`}</h3>
       <div class="fields">
-        <label>
-          Name{" "}
-          <input name="rule-name" required value={draft.name} onInput={(e) => set("name")(e.currentTarget.value)} />
-        </label>
-        <label>
-          Direction
-          <select
-            name="direction"
-            value={draft.direction}
-            onChange={(e) => set("direction")(e.currentTarget.value as Draft["direction"])}
-          >
-            <option value="ingress">ingress</option>
-            <option value="egress">egress</option>
-          </select>
-        </label>
-        <label>
-          Action
-          <select
-            name="action"
-            value={draft.action}
-            onChange={(e) => set("action")(e.currentTarget.value as Draft["action"])}
-          >
-            <option value="allow">allow</option>
-            <option value="deny">deny</option>
-          </select>
-        </label>
+        <TextField label="Name" name="rule-name" required value={draft.name} onInput={set("name")} />
+        <Choice
+          label="Direction"
+          name="direction"
+          value={draft.direction}
+          options={DIRECTIONS}
+          onChange={set("direction")}
+        />
+        <Choice label="Action" name="action" value={draft.action} options={ACTIONS} onChange={set("action")} />
         <label>
           Priority
           <input
@@ -148,88 +125,63 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
             onInput={(e) => set("priority")(e.currentTarget.value)}
           />
         </label>
-        <label>
-          Protocol
-          <select
-            name="protocol"
-            value={draft.protocol}
-            onChange={(e) => set("protocol")(e.currentTarget.value as Draft["protocol"])}
-          >
-            <option value="tcp">tcp</option>
-            <option value="udp">udp</option>
-            <option value="icmp">icmp</option>
-            <option value="all">all</option>
-          </select>
-        </label>
+        <Choice
+          label="Protocol"
+          name="protocol"
+          value={draft.protocol}
+          options={PROTOCOLS}
+          onChange={set("protocol")}
+        />
         {ported && (
-          <label>
-            Ports{" "}
-            <input
-              name="ports"
-              placeholder="all; or 80,443,8000-8080"
-              value={draft.ports}
-              onInput={(e) => set("ports")(e.currentTarget.value)}
-            />
-          </label>
+          <TextField
+            label="Ports"
+            name="ports"
+            placeholder="all; or 80,443,8000-8080"
+            value={draft.ports}
+            onInput={set("ports")}
+          />
         )}
-        <label>
-          Remote
-          <select
-            name="remote-type"
-            value={draft.remote_type}
-            onChange={(e) => set("remote_type")(e.currentTarget.value as Draft["remote_type"])}
-          >
-            <option value="cidr">address block</option>
-            <option value="vpc">VPC</option>
-          </select>
-        </label>
+        <Choice
+          label="Remote"
+          name="remote-type"
+          value={draft.remote_type}
+          options={REMOTES}
+          onChange={set("remote_type")}
+        />
         {draft.remote_type === "cidr"
           ? (
-            <label>
-              Block{" "}
-              <input
-                name="remote-cidr"
-                required
-                value={draft.remote_cidr}
-                onInput={(e) => set("remote_cidr")(e.currentTarget.value)}
-              />
-            </label>
+            <TextField
+              label="Block"
+              name="remote-cidr"
+              required
+              value={draft.remote_cidr}
+              onInput={set("remote_cidr")}
+            />
           )
           : (
-            <label>
-              Remote VPC
-              <select
-                name="remote-vpc"
-                value={draft.remote_vpc_id}
-                onChange={(e) => set("remote_vpc_id")(e.currentTarget.value)}
-              >
-                {choices.vpcs.map((v) => <option key={v.id} value={v.id}>{v.name}</option>)}
-              </select>
-            </label>
+            <Choice
+              label="Remote VPC"
+              name="remote-vpc"
+              value={draft.remote_vpc_id}
+              options={choices.vpcs.map((v) => [v.id, v.name] as const)}
+              onChange={set("remote_vpc_id")}
+            />
           )}
-        <label>
-          Target
-          <select
-            name="target-type"
-            value={draft.target_type}
-            onChange={(e) => set("target_type")(e.currentTarget.value as Draft["target_type"])}
-          >
-            <option value="vpc">whole VPC</option>
-            <option value="subnet">a subnet</option>
-            <option value="pods">pods</option>
-          </select>
-        </label>
+        <Choice
+          label="Target"
+          name="target-type"
+          value={draft.target_type}
+          options={TARGETS}
+          onChange={set("target_type")}
+        />
         {draft.target_type === "subnet" && (
-          <label>
-            Subnet
-            <select
-              name="target-subnet"
-              value={draft.target_subnet_id}
-              onChange={(e) => set("target_subnet_id")(e.currentTarget.value)}
-            >
-              {choices.subnets.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
-            </select>
-          </label>
+          <Choice
+            label="Subnet"
+            name="target-subnet"
+            value={draft.target_subnet_id}
+            options={choices.subnets.map((s) => [s.id, s.name] as const)}
+            onChange={set("target_subnet_id")}
+          />
         )}
         {draft.target_type === "pods" && (
           <fieldset>
@@ -257,10 +209,10 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
           Enabled
         </label>
       </div>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Problem error={preview.error ?? error} />
       {impact !== null && <ImpactView impact={impact} names={names} />}
       <div class="actions">
-        <button type="button" onClick={preview}>Preview impact</button>
+        <button type="button" onClick={() => preview.call()}>Preview impact</button>
         <button type="submit" class="primary">Save rule</button>
         <button type="button" onClick={() => onDone(false)}>Cancel</button>
       </div>

@@ -1,25 +1,13 @@
 /** Sign-in: a tenant with its name and password, or the admin with its username and password. */
 import { useState } from "preact/hooks"
-import { problem, type Session, signIn } from "./Session.js"
+import { PasswordField, Problem, useSubmit } from "./Forms.js"
+import { type Session, signIn } from "./Session.js"
 
 export const SignIn = ({ onSignedIn }: { onSignedIn: (session: Session) => void }) => {
   const [kind, setKind] = useState<Session["kind"]>("tenant")
   const [name, setName] = useState("")
   const [password, setPassword] = useState("")
-  const [error, setError] = useState<string | null>(null)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    try {
-      onSignedIn(await signIn(kind, name, password))
-    } catch (e) {
-      setError(problem(e))
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { busy, error, submit } = useSubmit(() => signIn(kind, name, password), onSignedIn)
   return (
     <main class="signin">
       <h1>Tenet console</h1>
@@ -43,18 +31,14 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (session: Session) => void 
             onInput={(e) => setName(e.currentTarget.value)}
           />
         </label>
-        <label>
-          Password
-          <input
-            name="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </label>
-        {error !== null && <p role="alert" class="error">{error}</p>}
+        <PasswordField
+          label="Password"
+          name="password"
+          purpose="current-password"
+          value={password}
+          onInput={setPassword}
+        />
+        <Problem error={error} />
         <button type="submit" disabled={busy}>Sign in</button>
       </form>
     </main>

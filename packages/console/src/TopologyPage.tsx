@@ -1,8 +1,9 @@
 /** The tenant's home: its topology as a graph, the VPCs listed, and a form for a new VPC. */
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
+import { Problem, TextField, useSubmit } from "./Forms.js"
 import { useLoad } from "./Load.js"
-import { type Client, problem } from "./Session.js"
+import type { Client } from "./Session.js"
 import { referencesOf, TopologyGraph } from "./TopologyGraph.js"
 
 export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: Ids.TenantId }) => {
@@ -18,7 +19,7 @@ export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: I
   return (
     <section aria-labelledby="topology-heading">
       <h1 id="topology-heading">Topology</h1>
-      {error !== undefined && <p role="alert" class="error">{error}</p>}
+      <Problem error={error} />
       {data === undefined ? <p>Loading…</p> : (
         <>
           <div class="graph">
@@ -45,30 +46,23 @@ export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: I
 const NewVpc = ({ client, onCreated }: { client: Client; onCreated: () => void }) => {
   const [name, setName] = useState("")
   const [internet, setInternet] = useState(true)
-  const [error, setError] = useState<string | null>(null)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await client.vpcs.create({ payload: { name, enable_internet: internet } })
+  const { error, submit } = useSubmit(
+    () => client.vpcs.create({ payload: { name, enable_internet: internet } }),
+    () => {
       setName("")
       onCreated()
-    } catch (e) {
-      setError(problem(e))
     }
-  }
+  )
   return (
     <form class="inline" onSubmit={submit} aria-label="New VPC">
       <h2>New VPC</h2>
-      <label>
-        Name <input name="vpc-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
+      <TextField label="Name" name="vpc-name" required value={name} onInput={setName} />
       <label>
         <input type="checkbox" checked={internet} onChange={(e) => setInternet(e.currentTarget.checked)} />{" "}
         Internet access
       </label>
       <button type="submit">Create VPC</button>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Problem error={error} />
     </form>
   )
 }

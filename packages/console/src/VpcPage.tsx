@@ -6,12 +6,13 @@
 import type { Ids, SecurityRule } from "@tenet/core"
 import { useState } from "preact/hooks"
 import { FlowChecker } from "./FlowChecker.js"
+import { Problem, Table, TextField, useCall, useSubmit } from "./Forms.js"
 import { ImpactView } from "./ImpactView.js"
 import { useLoad } from "./Load.js"
 import { type Names, namesOf } from "./Names.js"
 import { ReachabilityMap } from "./ReachabilityMap.js"
 import { type Choices, RuleEditor } from "./RuleEditor.js"
-import { type Client, problem } from "./Session.js"
+import type { Client } from "./Session.js"
 import { phaseClass } from "./TopologyGraph.js"
 
 const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
@@ -33,10 +34,10 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
   }, [vpcId])
   const [editing, setEditing] = useState<SecurityRule.SecurityRule | "new" | null>(null)
 
-  if (error !== undefined) return <p role="alert" class="error">{error}</p>
+  if (error !== undefined) return <Problem error={error} />
   if (data === undefined) return <p>Loading…</p>
   const vpc = data.topology.vpcs.find((v) => v.id === vpcId)
-  if (vpc === undefined) return <p role="alert" class="error">VPC {vpcId} not found</p>
+  if (vpc === undefined) return <Problem error={`VPC ${vpcId} not found`} />
   const names = namesOf(data.topology)
   const choices: Choices = {
     vpcs: data.topology.vpcs,
@@ -60,34 +61,24 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
       </p>
 
       <h2>Subnets</h2>
-      <table class="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Block</th>
-            <th scope="col">Gateway</th>
-            <th scope="col">Pods</th>
+      <Table headers={["Name", "Block", "Gateway", "Pods"]}>
+        {vpc.subnets.map((s) => (
+          <tr key={s.id}>
+            <td>{s.name}</td>
+            <td>
+              <code>{s.cidr}</code>
+            </td>
+            <td>
+              <code>{s.gateway_ip}</code>
+            </td>
+            <td>
+              {s.pods.map((p) => (
+                <span key={p.id} class={`chip ${phaseClass(p.status.phase)}`}>{p.name} ({p.status.phase})</span>
+              ))}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {vpc.subnets.map((s) => (
-            <tr key={s.id}>
-              <td>{s.name}</td>
-              <td>
-                <code>{s.cidr}</code>
-              </td>
-              <td>
-                <code>{s.gateway_ip}</code>
-              </td>
-              <td>
-                {s.pods.map((p) => (
-                  <span key={p.id} class={`chip ${phaseClass(p.status.phase)}`}>{p.name} ({p.status.phase})</span>
-                ))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <NewSubnet client={client} vpcId={vpcId} onCreated={reload} />
 
       <h2>Security rules</h2>
@@ -167,97 +158,84 @@ const RuleTable = ({ client, findings, names, onChanged, onEdit, rules }: {
   const [removing, setRemoving] = useState<{ rule: SecurityRule.SecurityRule; impact: SecurityRule.RuleImpact } | null>(
     null
   )
-  const [error, setError] = useState<string | null>(null)
-  const previewDelete = async (rule: SecurityRule.SecurityRule) => {
-    setError(null)
-    try {
-      setRemoving({
-        rule,
-        impact: await client.securityRules.delete({ path: { rule_id: rule.id }, urlParams: { dry_run: true } })
-      })
-    } catch (e) {
-      setError(problem(e))
-    }
-  }
-  const confirmDelete = async () => {
-    if (removing === null) return
-    try {
-      await client.securityRules.delete({ path: { rule_id: removing.rule.id } })
+  const preview = useCall(
+    (rule: SecurityRule.SecurityRule) =>
+      client.securityRules.delete({ path: { rule_id: rule.id }, urlParams: { dry_run: true } })
+        .then((impact) => ({ rule, impact })),
+    setRemoving
+  )
+  const remove = useCall(
+    (rule: SecurityRule.SecurityRule) => client.securityRules.delete({ path: { rule_id: rule.id } }),
+    () => {
       setRemoving(null)
       onChanged()
-    } catch (e) {
-      setError(problem(e))
     }
-  }
+  )
   return (
     <>
-      <table class="rules">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Name</th>
-            <th scope="col">Direction</th>
-            <th scope="col">Action</th>
-            <th scope="col">Traffic</th>
-            <th scope="col">Remote</th>
-            <th scope="col">Target</th>
-            <th scope="col">Priority</th>
-            <th scope="col">Status</th>
-            <th scope="col">Findings</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rules.implied.filter((r) => r.key === "implied-allow-infrastructure").map((rule) => (
-            <ImpliedRow key={rule.key} rule={rule} />
-          ))}
-          {rules.rules.map((rule, i) => {
-            const own = findings.filter((f) => f.rule_id === rule.id)
-            return (
-              <tr key={rule.id} class={own.length > 0 ? `flagged ${own.map((f) => f.kind).join(" ")}` : ""}>
-                <td>{i + 1}</td>
-                <td>{rule.name}</td>
-                <td>{rule.direction}</td>
-                <td>
-                  <span class={`badge ${rule.action}`}>{rule.action}</span>
-                </td>
-                <td>{rule.protocol}{rule.ports === null ? "" : ` ${rule.ports}`}</td>
-                <td>{remote(rule, names)}</td>
-                <td>{target(rule, names)}</td>
-                <td>{rule.priority}</td>
-                <td>
-                  <span class={`status ${rule.status}`}>{STATUS_TEXT[rule.status]}</span>
-                </td>
-                <td>
-                  {own.map((f) => (
-                    <div key={f.kind} class="finding">
-                      <span class={`badge ${f.kind}`}>{f.kind}</span> <span class="muted">{f.message}</span>
-                    </div>
-                  ))}
-                </td>
-                <td class="row-actions">
-                  <button type="button" onClick={() => onEdit(rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
-                  <button type="button" onClick={() => previewDelete(rule)} aria-label={`Delete ${rule.name}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            )
-          })}
-          {rules.implied.filter((r) => r.key !== "implied-allow-infrastructure").map((rule) => (
-            <ImpliedRow key={rule.key} rule={rule} />
-          ))}
-        </tbody>
-      </table>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Table
+        className="rules"
+        headers={[
+          "#",
+          "Name",
+          "Direction",
+          "Action",
+          "Traffic",
+          "Remote",
+          "Target",
+          "Priority",
+          "Status",
+          "Findings",
+          <span class="visually-hidden">Actions</span>
+        ]}
+      >
+        {rules.implied.filter((r) => r.key === "implied-allow-infrastructure").map((rule) => (
+          <ImpliedRow key={rule.key} rule={rule} />
+        ))}
+        {rules.rules.map((rule, i) => {
+          const own = findings.filter((f) => f.rule_id === rule.id)
+          return (
+            <tr key={rule.id} class={own.length > 0 ? `flagged ${own.map((f) => f.kind).join(" ")}` : ""}>
+              <td>{i + 1}</td>
+              <td>{rule.name}</td>
+              <td>{rule.direction}</td>
+              <td>
+                <span class={`badge ${rule.action}`}>{rule.action}</span>
+              </td>
+              <td>{rule.protocol}{rule.ports === null ? "" : ` ${rule.ports}`}</td>
+              <td>{remote(rule, names)}</td>
+              <td>{target(rule, names)}</td>
+              <td>{rule.priority}</td>
+              <td>
+                <span class={`status ${rule.status}`}>{STATUS_TEXT[rule.status]}</span>
+              </td>
+              <td>
+                {own.map((f) => (
+                  <div key={f.kind} class="finding">
+                    <span class={`badge ${f.kind}`}>{f.kind}</span> <span class="muted">{f.message}</span>
+                  </div>
+                ))}
+              </td>
+              <td class="row-actions">
+                <button type="button" onClick={() => onEdit(rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
+                <button type="button" onClick={() => preview.call(rule)} aria-label={`Delete ${rule.name}`}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          )
+        })}
+        {rules.implied.filter((r) => r.key !== "implied-allow-infrastructure").map((rule) => (
+          <ImpliedRow key={rule.key} rule={rule} />
+        ))}
+      </Table>
+      <Problem error={preview.error ?? remove.error} />
       {removing !== null && (
         <div class="editor" role="region" aria-label={`Delete rule ${removing.rule.name}`}>
           <h3>Delete rule '{removing.rule.name}'?</h3>
           <ImpactView impact={removing.impact} names={names} />
           <div class="actions">
-            <button type="button" class="danger" onClick={confirmDelete}>Delete rule</button>
+            <button type="button" class="danger" onClick={() => remove.call(removing.rule)}>Delete rule</button>
             <button type="button" onClick={() => setRemoving(null)}>Keep it</button>
           </div>
         </div>
@@ -270,47 +248,29 @@ const NewSubnet = ({ client, onCreated, vpcId }: { client: Client; vpcId: Ids.Vp
   const [name, setName] = useState("")
   const [cidr, setCidr] = useState("")
   const [gateway, setGateway] = useState("")
-  const [error, setError] = useState<string | null>(null)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await client.subnets.create({ payload: { vpc_id: vpcId, name, cidr, gateway_ip: gateway } })
+  const { error, submit } = useSubmit(
+    () => client.subnets.create({ payload: { vpc_id: vpcId, name, cidr, gateway_ip: gateway } }),
+    () => {
       setName("")
       setCidr("")
       setGateway("")
       onCreated()
-    } catch (e) {
-      setError(problem(e))
     }
-  }
+  )
   return (
     <form class="inline" onSubmit={submit} aria-label="New subnet">
-      <label>
-        Name <input name="subnet-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      <label>
-        Block{" "}
-        <input
-          name="subnet-cidr"
-          required
-          placeholder="10.0.1.0/24"
-          value={cidr}
-          onInput={(e) => setCidr(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        Gateway{" "}
-        <input
-          name="subnet-gateway"
-          required
-          placeholder="10.0.1.1"
-          value={gateway}
-          onInput={(e) => setGateway(e.currentTarget.value)}
-        />
-      </label>
+      <TextField label="Name" name="subnet-name" required value={name} onInput={setName} />
+      <TextField label="Block" name="subnet-cidr" required placeholder="10.0.1.0/24" value={cidr} onInput={setCidr} />
+      <TextField
+        label="Gateway"
+        name="subnet-gateway"
+        required
+        placeholder="10.0.1.1"
+        value={gateway}
+        onInput={setGateway}
+      />
       <button type="submit">Add subnet</button>
-      {error !== null && <p role="alert" class="error">{error}</p>}
+      <Problem error={error} />
     </form>
   )
 }
