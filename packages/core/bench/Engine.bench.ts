@@ -1,8 +1,8 @@
 /**
  * The rule engine on a 200-rule VPC with 8 subnets and 50 pods: decisions with the compiled
  * matcher and with the naive reference interpreter the engine's properties are checked against,
- * matcher and plan compilation, exact analysis, a rule change's impact, and the reachability
- * matrix (every pair of the subnets, the pods and the internet: 3,400 pairs).
+ * matcher and plan compilation, exact analysis, a rule change's impact (and a topology post's),
+ * and the reachability matrix (every pair of the subnets, the pods and the internet: 3,400 pairs).
  */
 import type { Ids, RuleSet } from "@tenet/core"
 import { Analysis, Evaluate, Impact, Net, Plan, Reachability } from "@tenet/core"
@@ -63,6 +63,15 @@ const flows: Array<RuleSet.Flow> = Array.from({ length: 1000 }, () => ({
 }))
 const matcher = Evaluate.matcher(rules, context)
 
+/** The VPC before a topology post added its last subnet and that subnet's pods. */
+const added = subnets[subnets.length - 1]!
+const before: RuleSet.VpcContext = {
+  ...context,
+  subnets: new Map([...context.subnets].filter(([s]) => s !== added)),
+  pods: new Map([...context.pods].filter(([, s]) => s !== added)),
+  vpcs: new Map([[vpc, subnets.slice(0, -1).map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))]])
+}
+
 const naive = (flow: RuleSet.Flow) => Reference.verdict(rules, context, flow)
 
 describe("rule engine, 200-rule VPC", () => {
@@ -85,6 +94,9 @@ describe("rule engine, 200-rule VPC", () => {
   bench("impact of moving one rule to the front (dry run)", () => {
     Impact.diff(rules, rules.map((r, i) => (i === 100 ? { ...r, priority: 0 } : r)), context)
   }, { iterations: 10 })
+  bench("impact of a topology post adding a subnet with 6 pods (dry run)", () => {
+    Impact.diff(rules, rules, before, context)
+  })
   bench("reachability matrix", () => {
     Reachability.matrix({ rules, context }, new Map())
   }, { iterations: 10 })
