@@ -167,6 +167,10 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
         const schema = ref === undefined ? body : schemas[ref.split("/").pop()!]
         if (body !== undefined) expect(JSON.stringify(schema), ref).toContain(`"examples"`)
       }
+      // The answers of the insight endpoints come with an example too.
+      for (const name of ["RuleImpact", "TopologyImpact", "ReachabilityMatrix"]) {
+        expect(schemas[name]?.examples?.length, name).toBe(1)
+      }
       expect(Object.values(document.components.securitySchemes).map((s) => s.name).sort()).toEqual(
         ["X-API-Token", "X-Admin-Token", "X-Auth-Token"]
       )

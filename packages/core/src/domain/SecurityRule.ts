@@ -308,4 +308,23 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
   closed: Schema.Array(ImpactRegion),
   /** Shadowed, redundant and conflicting rules after the change that are not so now. */
   new_findings: Schema.Array(RuleFinding)
+}, {
+  examples: wireExample({
+    dry_run: true,
+    vpc_id: "3f9a1c52-7d4e-4b8a-9c21-5e6f7a8b9c0d",
+    opened: [{
+      direction: "ingress",
+      protocol: "tcp",
+      ports: "443",
+      remote_cidrs: ["203.0.113.0/24"],
+      local: { pod_ids: [], subnet_ids: ["8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f"], outside_subnets: false },
+      before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
+      after: {
+        action: "allow",
+        decided_by: { kind: "rule", rule_id: "c4e8a2b6-1d3f-4a5c-9e7b-0f1a2b3c4d5e", name: "https in" }
+      }
+    }],
+    closed: [],
+    new_findings: []
+  })
 }) {}

@@ -75,4 +75,37 @@ export class TopologyImpact extends Schema.Class<TopologyImpact>("TopologyImpact
     pods: Schema.Array(Schema.Struct({ id: PodId, name: Schema.String, vpc_id: VpcId, subnet_id: SubnetId }))
   }),
   vpcs: Schema.Array(RuleImpact)
+}, {
+  examples: wireExample({
+    dry_run: true,
+    tenant_id: "0d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a",
+    created: {
+      vpcs: [{ id: "3f9a1c52-7d4e-4b8a-9c21-5e6f7a8b9c0d", name: "prod" }],
+      subnets: [{
+        id: "8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f",
+        name: "web",
+        vpc_id: "3f9a1c52-7d4e-4b8a-9c21-5e6f7a8b9c0d",
+        cidr: "10.0.1.0/24"
+      }],
+      pods: []
+    },
+    vpcs: [{
+      dry_run: true,
+      vpc_id: "3f9a1c52-7d4e-4b8a-9c21-5e6f7a8b9c0d",
+      opened: [{
+        direction: "ingress",
+        protocol: "tcp",
+        ports: "1-65535",
+        remote_cidrs: ["10.0.1.0/32", "10.0.1.2/31"],
+        local: { pod_ids: [], subnet_ids: ["8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f"], outside_subnets: true },
+        before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
+        after: {
+          action: "allow",
+          decided_by: { kind: "rule", rule_id: "c4e8a2b6-1d3f-4a5c-9e7b-0f1a2b3c4d5e", name: "Allow internal traffic" }
+        }
+      }],
+      closed: [],
+      new_findings: []
+    }]
+  })
 }) {}
