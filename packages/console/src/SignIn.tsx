@@ -39,7 +39,7 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (session: Session) => void 
           onInput={setPassword}
         />
         <Problem error={error} />
-        <button type="submit" disabled={busy}>Sign in</button>
+        <button type="submit" class="primary" disabled={busy}>Sign in</button>
       </form>
     </main>
   )

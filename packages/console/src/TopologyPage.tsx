@@ -6,6 +6,8 @@ import { useLoad } from "./Load.js"
 import type { Client } from "./Session.js"
 import { referencesOf, TopologyGraph } from "./TopologyGraph.js"
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
+
 export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: Ids.TenantId }) => {
   const { data, error, reload } = useLoad(async () => {
     const topology = await client.topology.get({ path: { tenant_id: tenantId } })
@@ -31,7 +33,7 @@ export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: I
               <li key={v.id}>
                 <a href={`#/vpcs/${v.id}`}>{v.name}</a>{" "}
                 <span class="muted">
-                  {v.subnets.length} subnets, {v.subnets.reduce((n, s) => n + s.pods.length, 0)} pods
+                  {count(v.subnets.length, "subnet")}, {count(v.subnets.reduce((n, s) => n + s.pods.length, 0), "pod")}
                 </span>
               </li>
             ))}

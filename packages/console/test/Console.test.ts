@@ -69,6 +69,9 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await form.getByLabel("Password").fill(TENANT.password)
     await form.getByRole("button", { name: "Create tenant" }).click()
     await page.getByRole("cell", { name: TENANT.name, exact: true }).waitFor()
+    // Instants as people read them, in UTC.
+    const created = await page.getByRole("row").filter({ hasText: TENANT.name }).getByRole("cell").nth(2).textContent()
+    expect(created).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
     // The trail shows the creation.
     await page.getByRole("cell", { name: "tenants.create" }).first().waitFor()
     await page.getByText("Not configured yet.").waitFor()
