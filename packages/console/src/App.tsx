@@ -6,7 +6,7 @@
 import type { Ids } from "@tenet/core"
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { AdminPage } from "./AdminPage.js"
-import { type Client, clientOf, restore, type Session, signOut } from "./Session.js"
+import { type Client, clientOf, forget, restore, type Session, SESSION_ENDED, signOut } from "./Session.js"
 import { SignIn } from "./SignIn.js"
 import { TopologyPage } from "./TopologyPage.js"
 import { VpcPage } from "./VpcPage.js"
@@ -30,10 +30,31 @@ const TenantViews = ({ client, route, tenantId }: { client: Client; route: strin
 
 export const App = () => {
   const [session, setSession] = useState<Session | null>(restore)
+  const [notice, setNotice] = useState<string | null>(null)
   const client = useMemo(() => (session === null ? null : clientOf(session)), [session])
   const route = useHash()
+  useEffect(() => {
+    if (session === null) return
+    const ended = () => {
+      forget()
+      setNotice("Your session has ended (its token was rotated or revoked). Sign in again.")
+      setSession(null)
+    }
+    window.addEventListener(SESSION_ENDED, ended)
+    return () => window.removeEventListener(SESSION_ENDED, ended)
+  }, [session])
 
-  if (session === null || client === null) return <SignIn onSignedIn={setSession} />
+  if (session === null || client === null) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(s) => {
+          setNotice(null)
+          setSession(s)
+        }}
+      />
+    )
+  }
   const leave = () => {
     void signOut(session, client)
     window.location.hash = ""

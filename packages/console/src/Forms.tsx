@@ -1,7 +1,7 @@
 /** What the console's forms and tables share: submitting a call, showing its error, fields, tables. */
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
-import { problem } from "./Session.js"
+import { noticeRefusal, problem } from "./Session.js"
 
 /**
  * A call made from the page: `call` runs it, keeps the API's error to show when it fails, and
@@ -19,6 +19,7 @@ export const useCall = <Args extends ReadonlyArray<unknown>, A>(
     try {
       onDone(await run(...args))
     } catch (e) {
+      noticeRefusal(e)
       setError(problem(e))
     } finally {
       setBusy(false)

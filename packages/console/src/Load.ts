@@ -1,6 +1,6 @@
 /** Data from the API for a view: loaded when the view shows, reloaded when asked. */
 import { useCallback, useEffect, useState } from "preact/hooks"
-import { problem } from "./Session.js"
+import { noticeRefusal, problem } from "./Session.js"
 
 export interface Loaded<A> {
   readonly data: A | undefined
@@ -16,7 +16,10 @@ export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>)
     let current = true
     load().then(
       (data) => current && setState({ data }),
-      (e: unknown) => current && setState({ error: problem(e) })
+      (e: unknown) => {
+        noticeRefusal(e)
+        if (current) setState({ error: problem(e) })
+      }
     )
     return () => {
       current = false

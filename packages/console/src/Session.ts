@@ -3,7 +3,7 @@
  * kept in this tab's `sessionStorage`, so a reload keeps the session and closing the tab ends
  * it; every call goes through `@tenet/client`, like any other client of the API.
  */
-import { createTenetClient, type PromiseClient as Promised } from "@tenet/client"
+import { createTenetClient, Errors, type PromiseClient as Promised } from "@tenet/client"
 import type { Ids } from "@tenet/core"
 
 /** The Promise client of `@tenet/client`, as the console uses it. */
@@ -21,6 +21,9 @@ export const restore = (): Session | null => {
   const saved = window.sessionStorage.getItem(KEY)
   return saved === null ? null : (JSON.parse(saved) as Session)
 }
+
+/** Forgets the session in this tab, without telling the server. */
+export const forget = () => window.sessionStorage.removeItem(KEY)
 
 /** The client acting as the session's principal. */
 export const clientOf = (session: Session): Client =>
@@ -53,7 +56,7 @@ export const signIn = async (kind: Session["kind"], name: string, password: stri
 
 /** Ends the session in this tab, and records the sign-out on the server. */
 export const signOut = async (session: Session, client: Client) => {
-  window.sessionStorage.removeItem(KEY)
+  forget()
   await (session.kind === "tenant" ? client.tenantIdentity.logout() : client.adminIdentity.logout())
     .catch(() => undefined)
   await client.close()
@@ -67,4 +70,15 @@ export const problem = (error: unknown): string => {
     if (typeof message === "string" && message !== "") return message
   }
   return String(error)
+}
+
+/** Dispatched on the window when the API no longer accepts the session's token. */
+export const SESSION_ENDED = "tenet:session-ended"
+
+/**
+ * Says so when a call failed because the token is no longer accepted (rotated elsewhere, or
+ * the tenant deleted): the app then returns to the sign-in page instead of failing every call.
+ */
+export const noticeRefusal = (error: unknown) => {
+  if (error instanceof Errors.Unauthorized) window.dispatchEvent(new Event(SESSION_ENDED))
 }

@@ -3,7 +3,7 @@ import { useState } from "preact/hooks"
 import { PasswordField, Problem, useSubmit } from "./Forms.js"
 import { type Session, signIn } from "./Session.js"
 
-export const SignIn = ({ onSignedIn }: { onSignedIn: (session: Session) => void }) => {
+export const SignIn = ({ notice, onSignedIn }: { notice: string | null; onSignedIn: (session: Session) => void }) => {
   const [kind, setKind] = useState<Session["kind"]>("tenant")
   const [name, setName] = useState("")
   const [password, setPassword] = useState("")
@@ -11,6 +11,7 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (session: Session) => void 
   return (
     <main class="signin">
       <h1>Tenet console</h1>
+      {notice !== null && <p role="status" class="notice">{notice}</p>}
       <form onSubmit={submit} aria-label="Sign in">
         <fieldset>
           <legend>Sign in as</legend>

@@ -251,6 +251,15 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await graph.getByRole("link", { name: "VPC data" }).click()
     await page.getByRole("heading", { name: "VPC data" }).waitFor()
     expect(await page.getByRole("row").filter({ hasText: "from-prod" }).textContent()).toContain("VPC prod")
+
+    // The token is rotated elsewhere: the console's next call is refused, and it asks to sign in again.
+    const elsewhere = await PromiseClient.loginTenant({ baseUrl: server.url, ...TENANT })
+    await elsewhere.tenantIdentity.rotateToken({ path: { tenant_id: data.tenant_id } })
+    await elsewhere.close()
+    await page.getByRole("link", { name: "← Topology" }).click()
+    await page.getByRole("status").filter({ hasText: "Your session has ended" }).waitFor()
+    await page.getByRole("form", { name: "Sign in" }).waitFor()
+    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0)
     expect(problems).toEqual([])
     await page.close()
 
