@@ -13,7 +13,7 @@
 import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Audit, Store } from "@tenet/core"
+import { Api, Audit, Store } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import type { Socket } from "node:net"
 import * as Routes from "./Routes.js"
@@ -267,9 +267,16 @@ const dryRun = (url: string) => {
   return query !== -1 && new URLSearchParams(url.slice(query + 1)).get("dry_run") === "true"
 }
 
-/** What the request did not record in a change of its own: its answer (a failure to write it is logged). */
+/**
+ * What the request did not record in a change of its own: its answer, `success` or the error
+ * it was refused with (a failure to write it is logged).
+ */
 const recordAnswer = (store: Store.StoreShape, entry: Audit.Pending | undefined, status: number) =>
-  Audit.recordAnswer(store, entry, status).pipe(
+  Audit.recordAnswer(
+    store,
+    entry,
+    (pending) => status < 400 ? "success" : pending.failure ?? Api.errorOfStatus(status)
+  ).pipe(
     Effect.catchAll((e) => Effect.logWarning("could not record the request in the audit trail", e.detail))
   )
 

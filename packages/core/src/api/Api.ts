@@ -2,9 +2,11 @@
  * The whole HTTP contract, shared by the server (which implements it), the client (which is
  * derived from it) and the OpenAPI document (which is generated from it).
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
 import { SchemaAST as AST } from "effect"
 import {
+  Conflict,
+  Forbidden,
   IdempotencyKeyReused,
   InternalError,
   InvalidInput,
@@ -13,6 +15,7 @@ import {
   PayloadTooLarge,
   RuleValidation,
   ServiceUnavailable,
+  TooManyRequests,
   UnsupportedMediaType
 } from "../Errors.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
@@ -151,3 +154,27 @@ export const inputErrors: ReadonlyArray<{
 })()
 
 export { type PayloadKey, Payloads } from "./Payloads.js"
+
+/** The contract errors by their status, read from their own wire schemas. */
+const errorsByStatus: ReadonlyMap<number, string> = new Map(
+  [
+    InvalidInput,
+    Forbidden,
+    NotFound,
+    Conflict,
+    LengthRequired,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    RuleValidation,
+    TooManyRequests,
+    InternalError,
+    ServiceUnavailable
+  ].map((error) => [HttpApiSchema.getStatusErrorAST(error.Wire.ast), error._tag] as const)
+)
+
+/**
+ * The contract error a failure status stands for (e.g. `Conflict` for 409), for answers made
+ * without one in hand (a body the request guard or the decoder refused).
+ */
+export const errorOfStatus = (status: number): string =>
+  errorsByStatus.get(status) ?? (status >= 500 ? "InternalError" : "InvalidInput")

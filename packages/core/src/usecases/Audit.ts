@@ -12,25 +12,12 @@
  * error; a request refused before its caller was known (no or wrong credentials, an
  * unreadable body) leaves no entry, so no one can fill the trail without credentials.
  */
-import { HttpApiSchema } from "@effect/platform"
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import type { ActorType, AuditFilter, AuditQuery, ResourceKind } from "../domain/AuditLog.js"
 import { AuditPage } from "../domain/AuditLog.js"
 import type { Principal } from "../domain/Principal.js"
-import {
-  Conflict,
-  Forbidden,
-  InternalError,
-  InvalidInput,
-  LengthRequired,
-  NotFound,
-  PayloadTooLarge,
-  RuleValidation,
-  ServiceUnavailable,
-  TooManyRequests,
-  UnsupportedMediaType
-} from "../Errors.js"
+import type { NotFound, ServiceUnavailable } from "../Errors.js"
 import type { StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
@@ -190,44 +177,18 @@ export const noteFailure = (error: unknown) =>
   })
 
 /**
- * The contract error a status stands for, for refusals made before a handler ran (a body the
- * request guard or the decoder refused): read from the errors' own wire schemas.
- */
-const refusedWith: ReadonlyMap<number, string> = new Map(
-  [
-    InvalidInput,
-    Forbidden,
-    NotFound,
-    Conflict,
-    LengthRequired,
-    PayloadTooLarge,
-    UnsupportedMediaType,
-    RuleValidation,
-    TooManyRequests,
-    InternalError,
-    ServiceUnavailable
-  ].map((error) => [HttpApiSchema.getStatusErrorAST(error.Wire.ast), error._tag] as const)
-)
-
-/** `success`, or the error the request was refused with. */
-export const outcomeOf = (pending: Pending, status: number): string =>
-  status < 400
-    ? "success"
-    : pending.failure ?? refusedWith.get(status) ?? (status >= 500 ? "InternalError" : "InvalidInput")
-
-/**
- * Appends the request's entry with `outcome` now, outside any change (the request wrote
+ * Appends the request's entry with its `outcome` now, outside any change (the request wrote
  * nothing): when there is an entry, its actor is known and nothing recorded it yet.
  */
 export const recordAnswer = (
   store: StoreShape,
   pending: Pending | undefined,
-  status: number
+  outcome: (pending: Pending) => string
 ): Effect.Effect<void, StoreUnavailable> =>
   pending === undefined || pending.recorded || pending.actor === undefined
     ? Effect.void
     : Effect.flatMap(DateTime.now, (at) =>
-      Effect.tap(store.audit.append(pending.entry(outcomeOf(pending, status), at)), () => {
+      Effect.tap(store.audit.append(pending.entry(outcome(pending), at)), () => {
         pending.recorded = true
       }))
 
