@@ -7,7 +7,7 @@
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import { Api, Errors } from "@tenet/core"
+import { Api, Errors, Security } from "@tenet/core"
 import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
 
 export interface Options {
@@ -131,15 +131,15 @@ type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A
   >
   : F
 
-/** The headers holding tokens: never in a span's attributes, the platform's own redactions kept. */
-const TOKEN_HEADERS = ["x-admin-token", "x-auth-token", "x-api-token"]
-
+/** The headers holding tokens are never in a span's attributes; the platform's own redactions kept. */
 const redactTokens = HttpClient.transform<
   HttpClientError.HttpClientError,
   never,
   HttpClientError.HttpClientError,
   never
->((effect) => Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, ...TOKEN_HEADERS]))
+>((effect) =>
+  Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, ...Security.TOKEN_HEADERS])
+)
 
 /**
  * The client exactly as the contract derives it. Inside a traced effect each request has its

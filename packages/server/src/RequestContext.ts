@@ -13,7 +13,7 @@
 import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Api, Audit, Store } from "@tenet/core"
+import { Api, Audit, Security, Store } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import type { Socket } from "node:net"
 import * as Routes from "./Routes.js"
@@ -255,11 +255,8 @@ export const traced = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, 
       const route = Routes.match(request.method, request.url)?.path
       return route === undefined ? `http.server ${request.method}` : `${request.method} ${route}`
     })),
-    Layer.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...TOKEN_HEADERS])
+    Layer.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...Security.TOKEN_HEADERS])
   )
-
-/** The headers Tenet authenticates with. */
-const TOKEN_HEADERS = ["x-auth-token", "x-admin-token", "x-api-token"]
 
 /** A dry run (`?dry_run=true`, as the contract reads it) changes nothing: there is nothing to audit. */
 const dryRun = (url: string) => {

@@ -19,6 +19,14 @@ const tenantLogoutToken = HttpApiSecurity.apiKey({ in: "header", key: "X-API-Tok
   HttpApiSecurity.annotate(OpenApi.Description, "Tenant API token; the header the spec names for tenant logout")
 )
 
+/**
+ * The headers that carry tokens, as `Headers` keys them (lower case): whoever records
+ * requests (spans, logs) redacts them, the server and the client alike.
+ */
+export const TOKEN_HEADERS: ReadonlyArray<string> = [adminToken, tenantToken, tenantLogoutToken].map((security) =>
+  security.key.toLowerCase()
+)
+
 /** `X-Admin-Token`: admin endpoints. */
 export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
   failure: AuthFailure,
