@@ -2,13 +2,15 @@
  * Every failure a caller can see, as tagged errors, and the one place where each is given
  * its HTTP status and wire form.
  *
- * On the wire every error is exactly `{"detail": ...}` (the spec's contract): the `_tag`
- * stays in process. Each error has a `Wire` schema that encodes the class to that body with
- * its status, and decodes the body back to the class, so the server, the OpenAPI document
- * and the client share one definition.
+ * On the wire every error is `{"detail": ...}` (the spec's contract), and bad input also
+ * lists each field's problem in `errors` (`[{field, message}]`, every field at once): the
+ * `_tag` stays in process. Each error has a `Wire` schema that encodes the class to that body
+ * with its status, and decodes the body back to the class, so the server, the OpenAPI
+ * document and the client share one definition.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import { Problem } from "./api/InputProblems.js"
 
 const Detail = Schema.Struct({ detail: Schema.String })
 
@@ -24,12 +26,32 @@ const wire = <Self extends { readonly detail: string }, Encoded>(
     encode: ({ detail }) => ({ detail })
   }).annotations({ ...HttpApiSchema.annotations({ status }), identifier, description })
 
+/** Every field's problem, where the input had several (or one the caller may act on by field). */
+const FieldProblems = Schema.optional(Schema.Array(Problem)).annotations({
+  description: "Each field's problem, every field at once"
+})
+
 /** 400: the request is malformed or names invalid values. */
-export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", { detail: Schema.String }) {
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  detail: Schema.String,
+  errors: FieldProblems
+}) {
   override get message() {
     return this.detail
   }
-  static readonly Wire = wire(InvalidInput, 400, "InvalidInput", "Invalid parameters")
+  static readonly Wire = Schema.transform(
+    Schema.Struct({ detail: Schema.String, errors: FieldProblems }),
+    Schema.typeSchema(InvalidInput),
+    {
+      strict: true,
+      decode: (body) => new InvalidInput(body),
+      encode: ({ detail, errors }) => errors === undefined ? { detail } : { detail, errors }
+    }
+  ).annotations({
+    ...HttpApiSchema.annotations({ status: 400 }),
+    identifier: "InvalidInput",
+    description: "Invalid parameters"
+  })
 }
 
 /** 401: the token is missing, malformed, revoked or wrong. */
@@ -127,19 +149,22 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 
 /**
  * 422 in the security-rule endpoints: `detail` is `{field, message}` naming the offending
- * field (the spec's section 4, rule 5).
+ * field (the spec's section 4, rule 5); `errors` lists every field's problem when there are
+ * several.
  */
 export class RuleValidation extends Schema.TaggedError<RuleValidation>()("RuleValidation", {
   field: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  errors: FieldProblems
 }) {
   static readonly Wire = Schema.transform(
-    Schema.Struct({ detail: Schema.Struct({ field: Schema.String, message: Schema.String }) }),
+    Schema.Struct({ detail: Problem, errors: FieldProblems }),
     Schema.typeSchema(RuleValidation),
     {
       strict: true,
-      decode: ({ detail }) => new RuleValidation(detail),
-      encode: ({ field, message }) => ({ detail: { field, message } })
+      decode: ({ detail, errors }) => new RuleValidation({ ...detail, errors }),
+      encode: ({ errors, field, message }) =>
+        errors === undefined ? { detail: { field, message } } : { detail: { field, message }, errors }
     }
   ).annotations({
     ...HttpApiSchema.annotations({ status: 422 }),

@@ -67,6 +67,7 @@ export * as Vpcs from "./usecases/Vpcs.js"
 
 export * as AdminApi from "./api/AdminApi.js"
 export * as Api from "./api/Api.js"
+export * as InputProblems from "./api/InputProblems.js"
 export * as IdentityApi from "./api/IdentityApi.js"
 export * as NetworkApi from "./api/NetworkApi.js"
 export * as Security from "./api/Security.js"

@@ -16,11 +16,12 @@ import {
   HttpIncomingMessage,
   HttpMethod,
   HttpServerError,
-  HttpServerRequest
+  HttpServerRequest,
+  HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Api, Errors } from "@tenet/core"
-import { Cause, Effect, Option } from "effect"
+import { Api, Errors, InputProblems } from "@tenet/core"
+import { Cause, Effect, Either, Option, Schema } from "effect"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as Routes from "./Routes.js"
 
@@ -130,51 +131,62 @@ export const bodyProblem = (body: unknown): { readonly field: string; readonly m
   return null
 }
 
-type Issue = HttpApiError.HttpApiDecodeError["issues"][number]
-
-const fieldOf = (issue: Issue) => issue.path.length === 0 ? "body" : issue.path.map(String).join(".")
-
-/** Issue messages quote the value they refused; a huge value must not come back whole. */
-const MAX_MESSAGE = 300
-
-const short = (message: string) =>
-  message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE)}... (${message.length} characters)`
-
 /**
- * Schema failures answer 400 listing the first ten problems, each quoted at most
- * `MAX_MESSAGE` characters, or 422 naming the offending field where the endpoint declares
- * `RuleValidation` (`Api.inputErrors`).
+ * A schema failure, every field's problem named at once (`InputProblems`): 400, or 422 naming
+ * the first field where the endpoint declares `RuleValidation` (`Api.inputErrors`). The
+ * platform's error keeps only formatted text, so a body it refused is decoded again here with
+ * the same schema to describe it from its parse issue (only ever on this failure path); a
+ * refused path or query parameter is described from the platform's issues.
  */
-const decodeFailure = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiDecodeError) => {
-  const first = error.issues[0]
-  if (inputErrorOf(request) === "RuleValidation") {
-    return new Errors.RuleValidation({
-      field: first === undefined ? "body" : fieldOf(first),
-      message: short(first?.message ?? error.message)
-    })
-  }
-  return new Errors.InvalidInput({
-    detail: error.issues.length === 0
-      ? short(error.message)
-      : error.issues.slice(0, 10).map((i) => `${fieldOf(i)}: ${short(i.message)}`).join("; ")
-  })
+const decodeFailure = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: unknown,
+  error: HttpApiError.HttpApiDecodeError
+) => {
+  const route = Routes.match(request.method, request.url)
+  const payload = route === undefined ? undefined : Api.Payloads[route.endpoint as Api.PayloadKey]
+  const refused = payload === undefined
+    ? Either.right(body)
+    : Schema.decodeUnknownEither(payload as Schema.Schema<unknown, unknown>)(body)
+  const errors = Either.isLeft(refused)
+    ? InputProblems.fromParseError(refused.left)
+    : error.issues.map((issue) => ({ field: InputProblems.fieldOf(issue.path), message: issue.message }))
+  const first = errors[0] ?? { field: "body", message: error.message }
+  return route?.inputError === "RuleValidation"
+    ? new Errors.RuleValidation({ ...first, errors })
+    : new Errors.InvalidInput({ detail: InputProblems.summary(errors.length === 0 ? [first] : errors), errors })
 }
+
+/** 405 naming the methods the path has (RFC 9110, 15.5.6), for a path the API serves. */
+const methodNotAllowed = (request: HttpServerRequest.HttpServerRequest, allowed: ReadonlyArray<string>) =>
+  HttpServerResponse.unsafeJson(
+    { detail: `${request.method} is not allowed on ${request.url.split("?")[0]}; use ${allowed.join(", ")}` },
+    { status: 405, headers: { allow: allowed.join(", ") } }
+  )
+
+const isDecodeError = (error: unknown): error is HttpApiError.HttpApiDecodeError =>
+  error instanceof HttpApiError.HttpApiDecodeError
 
 const guard = (maxBodyBytes: number) => (app: HttpApp.Default): HttpApp.Default<Errors.TenetError> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* checkHost(request)
     const body = yield* checkBody(request, maxBodyBytes)
-    return yield* IdempotencyKey.within(request, body, app)
+    return yield* IdempotencyKey.within(request, body, app).pipe(
+      Effect.catchAll((error: unknown) =>
+        Effect.fail(isDecodeError(error) ? decodeFailure(request, body, error) : error)
+      )
+    )
   }).pipe(
     Effect.catchAllCause((cause) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
         const error = Cause.squash(cause)
-        if (error instanceof HttpApiError.HttpApiDecodeError) return yield* decodeFailure(request, error)
         if (HttpServerError.isServerError(error)) {
           if (error._tag === "RouteNotFound") {
+            const allowed = Routes.methodsOf(request.url)
+            if (allowed.length > 0) return methodNotAllowed(request, allowed)
             return yield* new Errors.NotFound({ detail: `no route for ${request.method} ${request.url.split("?")[0]}` })
           }
           if (error._tag === "RequestError") {

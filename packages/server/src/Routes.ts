@@ -23,14 +23,22 @@ const routes = Api.inputErrors.map((entry) => ({
   segments: entry.path.split("/")
 }))
 
+const fits = (route: (typeof routes)[number], segments: ReadonlyArray<string>) =>
+  route.segments.length === segments.length &&
+  route.segments.every((segment, i) => segment.startsWith(":") ? segments[i] !== "" : segment === segments[i])
+
+const segmentsOf = (url: string) => url.split("?")[0]!.split("/")
+
 /** The endpoint a request is for (`:name` matches any one non-empty segment), if any. */
 export const match = (method: string, url: string): Route | undefined => {
-  const segments = url.split("?")[0]!.split("/")
-  return routes.find((route) =>
-    route.method === method &&
-    route.segments.length === segments.length &&
-    route.segments.every((segment, i) => segment.startsWith(":") ? segments[i] !== "" : segment === segments[i])
-  )
+  const segments = segmentsOf(url)
+  return routes.find((route) => route.method === method && fits(route, segments))
+}
+
+/** The methods the API serves at a URL's path (none for a path it does not know). */
+export const methodsOf = (url: string): ReadonlyArray<string> => {
+  const segments = segmentsOf(url)
+  return [...new Set(routes.filter((route) => fits(route, segments)).map((route) => route.method))].sort()
 }
 
 /** The values of the route's `:name` segments in `url` (as sent: percent-decoded where valid). */

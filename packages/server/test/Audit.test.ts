@@ -331,14 +331,19 @@ const ENDPOINTS: Record<string, Endpoint> = {
   "topology.deploy": {
     ok: (c) =>
       Effect.succeed(call("tenant", "POST", `/tenants/${c.tenant.id}/topology`, {
-        ...creds(c),
+        token: c.tenant.token,
         vpcs: [{ name: uniqueName("tv"), enable_internet: false }],
         subnets: [],
         pods: []
       })),
     refused: (c) =>
       Effect.succeed(
-        call("tenant", "POST", `/tenants/${FOREIGN}/topology`, { ...creds(c), vpcs: [], subnets: [], pods: [] })
+        call("tenant", "POST", `/tenants/${FOREIGN}/topology`, {
+          token: c.tenant.token,
+          vpcs: [],
+          subnets: [],
+          pods: []
+        })
       )
   }
 }

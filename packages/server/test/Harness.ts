@@ -84,6 +84,7 @@ export interface RawResponse {
   readonly body: unknown
   readonly text: string
   readonly contentType: string | undefined
+  readonly headers: Readonly<Record<string, string | undefined>>
 }
 
 /** A request exactly as written, for checking statuses and bodies on the wire. */
@@ -108,7 +109,13 @@ export const raw = (
     } catch {
       body = undefined
     }
-    return { status: response.status, body, text, contentType: response.headers["content-type"] } satisfies RawResponse
+    return {
+      status: response.status,
+      body,
+      text,
+      contentType: response.headers["content-type"],
+      headers: response.headers
+    } satisfies RawResponse
   }).pipe(Effect.scoped)
 
 /**

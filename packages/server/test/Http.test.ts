@@ -8,13 +8,27 @@ import { adminLogin, newTenant, raw, storeUnderTest, testServer, workspace } fro
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
 layer(testServer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("request guard", (it) => {
-  it.effect("unknown routes and methods are 404 JSON", () =>
+  it.effect("an unknown path is 404 JSON; a method the path does not have is 405 naming those it has", () =>
     Effect.gen(function*() {
-      for (const [method, path] of [["GET", "/nope"], ["PUT", "/tenants"], ["DELETE", "/provider-config"]] as const) {
+      for (const [method, path] of [["GET", "/nope"], ["POST", "/vpcs/x/y"]] as const) {
         const response = yield* raw(method, path)
         expect(response.status).toBe(404)
         expect(response.contentType).toContain("application/json")
         expect(response.body).toEqual({ detail: `no route for ${method} ${path}` })
+      }
+      for (
+        const [method, path, allowed] of [
+          ["PUT", "/tenants", "GET, POST"],
+          ["DELETE", "/provider-config", "GET, POST"],
+          ["PUT", "/vpcs/7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a?x=1", "DELETE"]
+        ] as const
+      ) {
+        const response = yield* raw(method, path)
+        expect(response.status).toBe(405)
+        expect(response.headers["allow"]).toBe(allowed)
+        expect(response.body).toEqual({
+          detail: `${method} is not allowed on ${path.split("?")[0]}; use ${allowed}`
+        })
       }
     }))
 
@@ -92,7 +106,8 @@ layer(testServer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("reques
         }
       })
       expect(response.status).toBe(422)
-      expect(response.body).toEqual({ detail: { field: "priority", message: "must be an integer from 1 to 2000" } })
+      const problem = { field: "priority", message: "must be an integer from 1 to 2000" }
+      expect(response.body).toEqual({ detail: problem, errors: [problem] })
       const missing = yield* raw("GET", "/security-rules", { headers: { "x-auth-token": session.api_token } })
       expect(missing.status).toBe(422)
       expect((missing.body as { detail: { field: string } }).detail.field).toBe("vpc_id")

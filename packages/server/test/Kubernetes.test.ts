@@ -70,7 +70,6 @@ describe("the API on Kubernetes", () =>
         const subnet = yield* webSubnet(vpc.body.id, creds, headers)
         expect(subnet.status).toBe(200)
         const rule = yield* call("POST", "/security-rules", headers, {
-          ...creds,
           vpc_id: vpc.body.id,
           name: "https in",
           direction: "ingress",

@@ -2,7 +2,12 @@
  * Every request body of the API, by `group.endpoint`. The groups declare their bodies from
  * here, and the client reads here what a caller writes (each schema's encoded side) and
  * checks a body with the schema the server decodes it with: a body is declared once.
+ *
+ * Every body is strict: a field no schema names is refused, at any depth, never dropped (a
+ * misspelt `port` for `ports` would otherwise save a rule open on every port), and every
+ * problem of a body is reported at once, not only the first.
  */
+import { Schema } from "effect"
 import { AdminLogin } from "../domain/Admin.js"
 import { DomainCreate } from "../domain/Domain.js"
 import { PodConfigPatch, PodCreate } from "../domain/Pod.js"
@@ -16,25 +21,28 @@ import { TopologyRequest } from "../domain/Topology.js"
 import { TunnelAutoCreate, TunnelCreate } from "../domain/Tunnel.js"
 import { VpcCreate } from "../domain/Vpc.js"
 
+const strict = <S extends Schema.Annotable.All>(schema: S): S =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
+
 export const Payloads = {
-  "adminIdentity.login": AdminLogin,
-  "tenantIdentity.login": TenantLogin,
-  "tenants.create": TenantCreate,
-  "domains.assign": DomainCreate,
-  "providerConfig.put": ProviderConfigInput,
-  "serviceTunnels.create": ServiceTunnelCreate,
-  "vpcs.create": VpcCreate,
-  "subnets.create": SubnetCreate,
-  "securityRules.create": SecurityRuleCreate,
-  "securityRules.update": SecurityRulePatch,
-  "securityRules.reorder": ReorderRequest,
-  "securityRules.evaluate": FlowQuery,
-  "pods.create": PodCreate,
-  "pods.configure": PodConfigPatch,
-  "tunnels.createForPod": TunnelCreate,
-  "tunnels.create": TunnelAutoCreate,
-  "registryCredentials.create": RegistryCredentialCreate,
-  "topology.deploy": TopologyRequest
+  "adminIdentity.login": strict(AdminLogin),
+  "tenantIdentity.login": strict(TenantLogin),
+  "tenants.create": strict(TenantCreate),
+  "domains.assign": strict(DomainCreate),
+  "providerConfig.put": strict(ProviderConfigInput),
+  "serviceTunnels.create": strict(ServiceTunnelCreate),
+  "vpcs.create": strict(VpcCreate),
+  "subnets.create": strict(SubnetCreate),
+  "securityRules.create": strict(SecurityRuleCreate),
+  "securityRules.update": strict(SecurityRulePatch),
+  "securityRules.reorder": strict(ReorderRequest),
+  "securityRules.evaluate": strict(FlowQuery),
+  "pods.create": strict(PodCreate),
+  "pods.configure": strict(PodConfigPatch),
+  "tunnels.createForPod": strict(TunnelCreate),
+  "tunnels.create": strict(TunnelAutoCreate),
+  "registryCredentials.create": strict(RegistryCredentialCreate),
+  "topology.deploy": strict(TopologyRequest)
 } as const
 
 export type Payloads = typeof Payloads

@@ -1,5 +1,6 @@
 /** Small schema building blocks shared by the resource modules. */
 import { Schema } from "effect"
+import { TenantId } from "./Ids.js"
 
 /** An instant, ISO 8601 in UTC on the wire. */
 export const Timestamp = Schema.DateTimeUtc.annotations({
@@ -69,3 +70,22 @@ export const oncePerRecord = <R extends object, A>(derive: (record: R) => A): (r
     return value
   }
 }
+
+/*
+ * The spec has tenant creates (VPCs, subnets, pods, topologies) repeat the caller's
+ * credentials in the body; newcomers expect the header alone, so a missing one says so.
+ */
+
+/** The body's `tenant_id`: the caller's own tenant. */
+export const BodyTenantId = Schema.propertySignature(TenantId).annotations({
+  missingMessage: () =>
+    "is missing: creates of VPCs, subnets and pods carry your tenant's id in the body (and `token`), " +
+    "besides the X-Auth-Token header; the typed client fills both in"
+})
+
+/** The body's `token`: the same API token as the `X-Auth-Token` header. */
+export const BodyToken = Schema.propertySignature(
+  Schema.String.annotations({ description: "The tenant's API token; must name the same tenant as X-Auth-Token" })
+).annotations({
+  missingMessage: () => "is missing: tenant creates carry your API token in the body too, the same as X-Auth-Token"
+})

@@ -1,6 +1,6 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
 import { Schema, Struct } from "effect"
-import { intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
+import { BodyTenantId, BodyToken, intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address } from "./Net.js"
 import { TunnelCreate } from "./Tunnel.js"
@@ -59,10 +59,8 @@ export const MountPath = Schema.String.pipe(
 )
 
 export const PodCreate = Schema.Struct({
-  tenant_id: TenantId,
-  token: Schema.String.annotations({
-    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
-  }),
+  tenant_id: BodyTenantId,
+  token: BodyToken,
   vpc_id: VpcId,
   subnet_id: SubnetId,
   name: DnsLabel,
@@ -117,10 +115,9 @@ export const PodConfigPatch = Schema.Struct({
   env_vars: Schema.optional(EnvVars)
 }).annotations({
   identifier: "PodConfigPatch",
-  examples: wireExample({ auto_scaling: true, autoscale_min_replicas: 2, autoscale_max_replicas: 6 }),
-  // Unknown fields are refused: gpu_count (fixed at creation) and replica_count (use
-  // /replicas) among them.
-  parseOptions: { onExcessProperty: "error" }
+  // Like every body (api/Payloads), it refuses unknown fields: gpu_count (fixed at creation)
+  // and replica_count (use /replicas) among them.
+  examples: wireExample({ auto_scaling: true, autoscale_min_replicas: 2, autoscale_max_replicas: 6 })
 })
 export type PodConfigPatch = typeof PodConfigPatch.Type
 

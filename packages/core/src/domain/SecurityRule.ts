@@ -107,9 +107,8 @@ export const SecurityRulePatch = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean)
 }).annotations({
   identifier: "SecurityRulePatch",
-  examples: wireExample({ priority: 50, enabled: false }),
-  // Unknown fields (vpc_id among them: it cannot change) are refused, not silently dropped.
-  parseOptions: { onExcessProperty: "error" }
+  // Like every body (api/Payloads), it refuses unknown fields: vpc_id among them (it cannot change).
+  examples: wireExample({ priority: 50, enabled: false })
 })
 export type SecurityRulePatch = typeof SecurityRulePatch.Type
 

@@ -1,15 +1,13 @@
 /** Subnets: IPv4 blocks inside a VPC. */
 import { Either, Schema } from "effect"
-import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import { BodyTenantId, BodyToken, oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
 import * as Net from "./Net.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 
 export const SubnetCreate = Schema.Struct({
-  tenant_id: TenantId,
-  token: Schema.String.annotations({
-    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
-  }),
+  tenant_id: BodyTenantId,
+  token: BodyToken,
   vpc_id: VpcId,
   name: DnsLabel,
   cidr: Ipv4Network,

@@ -1,6 +1,6 @@
-import { wireExample } from "./Common.js"
 /** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
 import { Schema } from "effect"
+import { BodyToken, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 import { Pod, PodTopologyItem } from "./Pod.js"
@@ -10,7 +10,7 @@ import { Tunnel } from "./Tunnel.js"
 import { Vpc } from "./Vpc.js"
 
 export const TopologyRequest = Schema.Struct({
-  token: Schema.String.annotations({ description: "The tenant's API token" }),
+  token: BodyToken,
   vpcs: Schema.Array(Schema.Struct({ name: DnsLabel, enable_internet: Schema.Boolean })).pipe(Schema.maxItems(100)),
   subnets: Schema.Array(Schema.Struct({
     name: DnsLabel,

@@ -1,14 +1,12 @@
 /** Virtual private clouds. */
 import { Schema } from "effect"
-import { oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import { BodyTenantId, BodyToken, oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { TenantId, VpcId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
 export const VpcCreate = Schema.Struct({
-  tenant_id: TenantId,
-  token: Schema.String.annotations({
-    description: "The tenant's API token; must name the same tenant as X-Auth-Token"
-  }),
+  tenant_id: BodyTenantId,
+  token: BodyToken,
   name: DnsLabel,
   enable_internet: Schema.Boolean
 }).annotations({
