@@ -1,7 +1,9 @@
 /**
  * The client for programs that do not use Effect: the same groups, endpoints and types, each
- * call a Promise. A failed call rejects with the contract's error itself (`NotFound`,
- * `Conflict`, `RuleValidation`, ...: `Error`s with a `_tag`), so `instanceof` and `_tag` work.
+ * call a Promise. Answers are plain objects with instants as JavaScript `Date`s (the Effect
+ * client's `DateTime`s converted). A failed call rejects with the contract's error itself
+ * (`NotFound`, `Conflict`, `RuleValidation`, ...: `Error`s with a `_tag`), so `instanceof` and
+ * `_tag` work.
  *
  *   const tenet = createTenetClient({ baseUrl, tenantToken, tenantId })
  *   const vpc = await tenet.vpcs.create({ payload: { name: "prod", enable_internet: true } })
@@ -9,19 +11,35 @@
 import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import type { Effect } from "effect"
-import { Cause, Exit, ManagedRuntime } from "effect"
+import { Cause, DateTime, Exit, ManagedRuntime } from "effect"
 import * as TenetClient from "./TenetClient.js"
+
+/** An answer as this client gives it: every `DateTime` a `Date`, objects plain. */
+export type Dated<A> = A extends string | number | boolean | bigint | symbol | null | undefined ? A
+  : A extends DateTime.DateTime ? Date
+  : A extends ReadonlyArray<infer I> ? ReadonlyArray<Dated<I>>
+  : A extends object ? { readonly [K in keyof A]: Dated<A[K]> }
+  : A
+
+const dated = (value: unknown): unknown => {
+  if (DateTime.isDateTime(value)) return DateTime.toDateUtc(value)
+  if (Array.isArray(value)) return value.map(dated)
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, dated(item)]))
+  }
+  return value
+}
 
 /** A change that takes `dry_run`, typed by it as the Effect client's is. */
 export interface DryRunnable<Request, A, I> {
-  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Promise<I>
-  (request: Request & { readonly urlParams?: { readonly dry_run?: false | undefined } }): Promise<A>
+  (request: Request & { readonly urlParams: { readonly dry_run: true } }): Promise<Dated<I>>
+  (request: Request & { readonly urlParams?: { readonly dry_run?: false | undefined } }): Promise<Dated<A>>
 }
 
 type Promised<F> = F extends
   TenetClient.DryRunnable<infer Request, infer A, infer I extends { readonly dry_run: true }, infer _E, infer _R>
   ? DryRunnable<Request, A, I>
-  : F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R> ? (...args: Args) => Promise<A>
+  : F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R> ? (...args: Args) => Promise<Dated<A>>
   : never
 
 export type PromiseClient =
@@ -37,6 +55,8 @@ export type PromiseClient =
 
 const settle = <A, E>(exit: Exit.Exit<A, E>): Promise<A> =>
   Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(Cause.squash(exit.cause))
+
+const settleDated = <A, E>(exit: Exit.Exit<A, E>): Promise<unknown> => settle(exit).then(dated)
 
 /** Each endpoint of the Effect client as a function that runs it on the runtime. */
 const promised = (
@@ -58,7 +78,7 @@ const promised = (
               return runtime.runPromiseExit(
                 (call as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
               )
-                .then(settle)
+                .then(settleDated)
             })
         })
   }) as unknown as PromiseClient

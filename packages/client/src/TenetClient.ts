@@ -7,8 +7,9 @@
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import { Api, Errors, Security } from "@tenet/core"
-import { Context, Data, Duration, Effect, Layer, ParseResult, Schedule, Schema, SchemaAST } from "effect"
+import { Api, Errors, InputProblems, Security } from "@tenet/core"
+import type { ParseResult } from "effect"
+import { Context, Data, Duration, Effect, Layer, Schedule, Schema, SchemaAST } from "effect"
 
 export interface Options {
   /** Where the server is, e.g. `http://127.0.0.1:8080`. */
@@ -176,8 +177,19 @@ export const make = (options: Options): Effect.Effect<Client, never, HttpClient.
 /** The contract's client as plain records of calls, for wrapping. */
 type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Effect<unknown, unknown>>>
 
-const invalid = (e: ParseResult.ParseError) =>
-  new Errors.InvalidInput({ detail: ParseResult.TreeFormatter.formatErrorSync(e) })
+/** The endpoints that refuse bad input with `RuleValidation` (422), as the server does. */
+const ruleValidated: ReadonlySet<string> = new Set(
+  Api.inputErrors.filter((e) => e.error === "RuleValidation").map((e) => e.endpoint)
+)
+
+/** A body refused before it is sent, with the words and the error the server would answer. */
+const invalid = (key: string) => (e: ParseResult.ParseError): Errors.InvalidInput | Errors.RuleValidation => {
+  const errors = InputProblems.fromParseError(e)
+  const first = errors[0] ?? { field: "body", message: "is not valid" }
+  return ruleValidated.has(key)
+    ? new Errors.RuleValidation({ ...first, errors })
+    : new Errors.InvalidInput({ detail: InputProblems.summary(errors), errors })
+}
 
 /** Url parameters left out, where every one may be: none given. */
 const withUrlParams = (request: unknown) =>
@@ -207,7 +219,7 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
               ? { ...fill, ...request.payload }
               : request.payload
             return Schema.decodeUnknown(schema)(body).pipe(
-              Effect.mapError(invalid),
+              Effect.mapError(invalid(key)),
               Effect.flatMap((payload) => call(withUrlParams({ ...request, payload })))
             )
           }]

@@ -5,14 +5,13 @@
  */
 import { Errors } from "@tenet/client"
 import type { Ids } from "@tenet/core"
-import { DateTime } from "effect"
 import { useState } from "preact/hooks"
 import { PasswordField, Problem, Table, TextField, useSubmit } from "./Forms.js"
 import { useLoad } from "./Load.js"
 import type { Client } from "./Session.js"
 
 /** An instant as people scan a log: `2026-11-24 06:23:59` (UTC). */
-const when = (at: DateTime.Utc) => DateTime.formatIso(at).replace("T", " ").slice(0, 19)
+const when = (at: Date) => at.toISOString().replace("T", " ").slice(0, 19)
 
 export const AdminPage = ({ client }: { client: Client }) => {
   const { data, error, reload } = useLoad(async () => {

@@ -1,5 +1,5 @@
 /** Ids as people read them: the names of the tenant's VPCs, subnets and pods. */
-import type { Topology } from "@tenet/core"
+import type { TopologyView } from "./Views.js"
 
 export interface Names {
   readonly vpc: (id: string | null) => string
@@ -7,7 +7,7 @@ export interface Names {
   readonly pod: (id: string) => string
 }
 
-export const namesOf = (topology: Topology.TopologyView): Names => {
+export const namesOf = (topology: TopologyView): Names => {
   const names = new Map<string, string>()
   for (const vpc of topology.vpcs) {
     names.set(vpc.id, vpc.name)

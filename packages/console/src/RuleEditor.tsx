@@ -8,6 +8,7 @@ import { Choice, Problem, TextField, useCall, useSubmit } from "./Forms.js"
 import { ImpactView } from "./ImpactView.js"
 import type { Names } from "./Names.js"
 import type { Client } from "./Session.js"
+import type { Rule } from "./Views.js"
 
 export interface Choices {
   readonly vpcs: ReadonlyArray<{ readonly id: Ids.VpcId; readonly name: string }>
@@ -31,7 +32,7 @@ interface Draft {
   enabled: boolean
 }
 
-const draftOf = (rule: SecurityRule.SecurityRule | null, choices: Choices): Draft => ({
+const draftOf = (rule: Rule | null, choices: Choices): Draft => ({
   name: rule?.name ?? "",
   direction: rule?.direction ?? "ingress",
   action: rule?.action ?? "allow",
@@ -73,7 +74,7 @@ const TARGETS = [["vpc", "whole VPC"], ["subnet", "a subnet"], ["pods", "pods"]]
 export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
   client: Client
   vpcId: Ids.VpcId
-  rule: SecurityRule.SecurityRule | null
+  rule: Rule | null
   choices: Choices
   names: Names
   onDone: (saved: boolean) => void

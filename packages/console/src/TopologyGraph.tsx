@@ -3,8 +3,7 @@
  * pods (coloured by phase) with their tunnels' hostnames; arcs above the columns are the rules
  * that name another VPC as their remote, pointing the way the traffic they decide goes.
  */
-import type { SecurityRule, Topology } from "@tenet/core"
-
+import type { Rule, TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "./Views.js"
 const COLUMN = 300
 const GAP = 48
 const TOP = 110
@@ -24,21 +23,20 @@ export const phaseClass = (phase: string) =>
     ? "idle"
     : "bad"
 
-const podHeight = (pod: Topology.TopologyPod) => POD + pod.tunnels.length * TUNNEL
-const subnetHeight = (subnet: Topology.TopologySubnet) =>
+const podHeight = (pod: TopologyPod) => POD + pod.tunnels.length * TUNNEL
+const subnetHeight = (subnet: TopologySubnet) =>
   SUBNET_HEAD + subnet.pods.reduce((h, p) => h + podHeight(p) + 6, 0) + PAD
-const vpcHeight = (vpc: Topology.TopologyVpc) =>
-  VPC_HEAD + vpc.subnets.reduce((h, s) => h + subnetHeight(s) + PAD, 0) + PAD
+const vpcHeight = (vpc: TopologyVpc) => VPC_HEAD + vpc.subnets.reduce((h, s) => h + subnetHeight(s) + PAD, 0) + PAD
 
 /** Rules of one VPC that name another: the traffic goes from `from` to `to`. */
 export interface Reference {
   readonly from: string
   readonly to: string
-  readonly rules: ReadonlyArray<SecurityRule.SecurityRule>
+  readonly rules: ReadonlyArray<Rule>
 }
 
 /** The VPC-to-VPC references of the tenant's rules, one per ordered pair of VPCs. */
-export const referencesOf = (rulesByVpc: ReadonlyMap<string, ReadonlyArray<SecurityRule.SecurityRule>>) => {
+export const referencesOf = (rulesByVpc: ReadonlyMap<string, ReadonlyArray<Rule>>) => {
   const pairs = new Map<string, Reference>()
   for (const [vpcId, rules] of rulesByVpc) {
     for (const rule of rules) {
@@ -54,11 +52,11 @@ export const referencesOf = (rulesByVpc: ReadonlyMap<string, ReadonlyArray<Secur
 
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
-const describeRule = (r: SecurityRule.SecurityRule) =>
+const describeRule = (r: Rule) =>
   `${r.name}: ${r.action} ${r.protocol}${r.ports === null ? "" : ` ${r.ports}`}${r.enabled ? "" : " (disabled)"}`
 
 export const TopologyGraph = (
-  { references, topology }: { topology: Topology.TopologyView; references: ReadonlyArray<Reference> }
+  { references, topology }: { topology: TopologyView; references: ReadonlyArray<Reference> }
 ) => {
   const column = new Map(topology.vpcs.map((v, i) => [v.id as string, i]))
   const width = Math.max(1, topology.vpcs.length) * (COLUMN + GAP)

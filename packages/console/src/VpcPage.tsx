@@ -14,6 +14,7 @@ import { ReachabilityMap } from "./ReachabilityMap.js"
 import { type Choices, RuleEditor } from "./RuleEditor.js"
 import type { Client } from "./Session.js"
 import { phaseClass } from "./TopologyGraph.js"
+import type { Rule, RuleList } from "./Views.js"
 
 const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
   active: "active",
@@ -32,7 +33,7 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
     ])
     return { topology, rules, analysis, reachability }
   }, [vpcId])
-  const [editing, setEditing] = useState<SecurityRule.SecurityRule | "new" | null>(null)
+  const [editing, setEditing] = useState<Rule | "new" | null>(null)
 
   if (error !== undefined) return <Problem error={error} />
   if (data === undefined) return <p>Loading…</p>
@@ -114,14 +115,14 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
   )
 }
 
-const target = (rule: SecurityRule.SecurityRule, names: Names) =>
+const target = (rule: Rule, names: Names) =>
   rule.target_type === "vpc"
     ? "whole VPC"
     : rule.target_type === "subnet"
     ? `subnet ${names.subnet(rule.target_subnet_id)}`
     : `pods ${(rule.target_pod_ids ?? []).map(names.pod).join(", ")}`
 
-const remote = (rule: SecurityRule.SecurityRule, names: Names) =>
+const remote = (rule: Rule, names: Names) =>
   rule.remote_type === "cidr" ? rule.remote_cidr ?? "" : `VPC ${names.vpc(rule.remote_vpc_id)}`
 
 const IMPLIED_TEXT: Record<SecurityRule.ImpliedRule["key"], string> = {
@@ -148,24 +149,24 @@ const ImpliedRow = ({ rule }: { rule: SecurityRule.ImpliedRule }) => (
 )
 
 const RuleTable = ({ client, findings, names, onChanged, onEdit, rules }: {
-  rules: SecurityRule.RuleList
+  rules: RuleList
   findings: ReadonlyArray<SecurityRule.RuleFinding>
   names: Names
   client: Client
-  onEdit: (rule: SecurityRule.SecurityRule) => void
+  onEdit: (rule: Rule) => void
   onChanged: () => void
 }) => {
-  const [removing, setRemoving] = useState<{ rule: SecurityRule.SecurityRule; impact: SecurityRule.RuleImpact } | null>(
+  const [removing, setRemoving] = useState<{ rule: Rule; impact: SecurityRule.RuleImpact } | null>(
     null
   )
   const preview = useCall(
-    (rule: SecurityRule.SecurityRule) =>
+    (rule: Rule) =>
       client.securityRules.delete({ path: { rule_id: rule.id }, urlParams: { dry_run: true } })
         .then((impact) => ({ rule, impact })),
     setRemoving
   )
   const remove = useCall(
-    (rule: SecurityRule.SecurityRule) => client.securityRules.delete({ path: { rule_id: rule.id } }),
+    (rule: Rule) => client.securityRules.delete({ path: { rule_id: rule.id } }),
     () => {
       setRemoving(null)
       onChanged()

@@ -1,0 +1,276 @@
+/**
+ * Every body of the contract is strict: a field it does not have is refused (400, or 422 where
+ * the endpoint declares `RuleValidation`) naming the field, wherever in the body it is, and
+ * nothing changes. A misspelt `port` for `ports` once saved a rule open on every TCP port.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Api, InputProblems } from "@tenet/core"
+import { Effect, FastCheck as fc, Schema, SchemaAST as AST } from "effect"
+import { adminLogin, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
+
+type World = Effect.Effect.Success<typeof makeWorld>
+
+const makeWorld = Effect.gen(function*() {
+  yield* setProviderConfig({ edge_domain: "apps.example.com" })
+  const w = yield* workspace
+  const admin = { "x-admin-token": (yield* adminLogin).api_token }
+  const pod = (yield* w.createPod()).body as { id: string }
+  const rule = (yield* raw("POST", "/security-rules", {
+    headers: w.headers,
+    body: {
+      vpc_id: w.vpc.id,
+      name: "ssh",
+      direction: "ingress",
+      action: "allow",
+      priority: 10,
+      protocol: "tcp",
+      ports: "22",
+      remote_type: "cidr",
+      remote_cidr: "10.0.0.0/8"
+    }
+  })).body as { rule: { id: string } }
+  return { ...w, admin, pod, rule: rule.rule }
+})
+
+/** One world for the whole file: refused requests change nothing in it. */
+const world = Effect.runSync(Effect.cached(makeWorld))
+
+interface Call {
+  readonly as: "admin" | "tenant" | "nobody"
+  readonly body: Record<string, unknown>
+  readonly query?: string
+}
+
+/** A valid body for every endpoint that takes one, in the world above. */
+const CALLS: { readonly [K in Api.PayloadKey]: (w: World) => Call } = {
+  "adminIdentity.login": () => ({ as: "nobody", body: { username: "admin", password: "not the password" } }),
+  "tenantIdentity.login": (w) => ({ as: "nobody", body: { name: w.tenant.name, password: "not the password" } }),
+  "tenants.create": () => ({ as: "admin", body: { name: uniqueName("t"), password: "long enough password" } }),
+  "domains.assign": () => ({ as: "admin", body: { domain: `${uniqueName("d")}.example.com` } }),
+  "providerConfig.put": () => ({
+    as: "admin",
+    body: {
+      external_subnet_cidr: "198.51.100.0/24",
+      external_subnet_gateway: "198.51.100.1",
+      peering_subnet_cidr: "100.64.0.0/16"
+    }
+  }),
+  "serviceTunnels.create": () => ({ as: "admin", body: { service: "api", subdomain: uniqueName("api") } }),
+  "vpcs.create": (w) => ({ as: "tenant", body: { ...w.creds, name: uniqueName("vpc"), enable_internet: true } }),
+  "subnets.create": (w) => ({
+    as: "tenant",
+    body: { ...w.creds, vpc_id: w.vpc.id, name: uniqueName("s"), cidr: "10.0.9.0/24", gateway_ip: "10.0.9.1" }
+  }),
+  "securityRules.create": (w) => ({
+    as: "tenant",
+    body: {
+      vpc_id: w.vpc.id,
+      name: "web",
+      direction: "ingress",
+      action: "allow",
+      priority: 100,
+      protocol: "tcp",
+      ports: "8080",
+      remote_type: "cidr",
+      remote_cidr: "10.9.0.0/16"
+    }
+  }),
+  "securityRules.update": () => ({ as: "tenant", body: { priority: 20, ports: "2222" } }),
+  "securityRules.reorder": (w) => ({ as: "tenant", body: { vpc_id: w.vpc.id, rule_ids: [w.rule.id] } }),
+  "securityRules.evaluate": (w) => ({
+    as: "tenant",
+    body: { vpc_id: w.vpc.id, direction: "ingress", protocol: "tcp", port: 22, remote_ip: "10.1.2.3" }
+  }),
+  "pods.create": (w) => ({
+    as: "tenant",
+    body: {
+      ...w.creds,
+      vpc_id: w.vpc.id,
+      subnet_id: w.subnet.id,
+      name: uniqueName("pod"),
+      container_image: "nginx:1.27",
+      env_vars: { MODE: "production" },
+      tunnels: [{ tunnel_name: "web", subdomain: uniqueName("web"), protocol_type: "http" }]
+    }
+  }),
+  "pods.configure": () => ({ as: "tenant", body: { auto_healing: true, env_vars: { MODE: "staging" } } }),
+  "tunnels.createForPod": () => ({
+    as: "tenant",
+    body: { tunnel_name: uniqueName("tn"), subdomain: uniqueName("sd"), protocol_type: "https" }
+  }),
+  "tunnels.create": (w) => ({ as: "tenant", body: { protocol_type: "tcp" }, query: `?pod_id=${w.pod.id}` }),
+  "registryCredentials.create": () => ({
+    as: "tenant",
+    body: { name: uniqueName("reg"), server: "registry.example.com", username: "ci", password: "secret" }
+  }),
+  "topology.deploy": (w) => ({
+    as: "tenant",
+    body: {
+      token: w.creds.token,
+      vpcs: [{ name: uniqueName("tv"), enable_internet: false }],
+      subnets: [],
+      pods: []
+    }
+  })
+}
+
+const endpoints = Object.keys(CALLS) as Array<Api.PayloadKey>
+
+const params = (w: World): Record<string, string> => ({
+  tenant_id: w.tenant.id,
+  rule_id: w.rule.id,
+  pod_id: w.pod.id
+})
+
+/** The request the contract routes `key` to, with `body` as its body. */
+const send = (w: World, key: Api.PayloadKey, body: unknown, query = "") => {
+  const route = Api.inputErrors.find((e) => e.endpoint === key)!
+  const path = route.path.replace(/:(\w+)/g, (_, name: string) => params(w)[name]!)
+  const call = CALLS[key](w)
+  const headers = call.as === "admin" ? w.admin : call.as === "tenant" ? w.headers : {}
+  return raw(route.method as "POST" | "PATCH", `${path}${query}`, { headers, body })
+}
+
+/** Every field name the body's schema has, at any depth. */
+const fieldNames = (ast: AST.AST, into = new Set<string>()): Set<string> => {
+  const encoded = AST.encodedAST(ast)
+  if (AST.isTypeLiteral(encoded)) {
+    for (const p of encoded.propertySignatures) {
+      into.add(String(p.name))
+      fieldNames(p.type, into)
+    }
+  } else if (AST.isUnion(encoded)) encoded.types.forEach((t) => fieldNames(t, into))
+  else if (AST.isTupleType(encoded)) {
+    ;[...encoded.elements.map((e) => e.type), ...encoded.rest.map((r) => r.type)].forEach((t) => fieldNames(t, into))
+  } else if (AST.isSuspend(encoded)) fieldNames(encoded.f(), into)
+  return into
+}
+
+/** The objects of a body a field could be added to (not env_vars, whose keys are the user's). */
+const objectsIn = (
+  value: unknown,
+  path: ReadonlyArray<string | number> = []
+): Array<ReadonlyArray<string | number>> => {
+  if (Array.isArray(value)) return value.flatMap((item, i) => objectsIn(item, [...path, i]))
+  if (typeof value !== "object" || value === null) return []
+  return [
+    path,
+    ...Object.entries(value).flatMap(([key, item]) => key === "env_vars" ? [] : objectsIn(item, [...path, key]))
+  ]
+}
+
+const withField = (body: unknown, at: ReadonlyArray<string | number>, key: string): unknown => {
+  const copy = structuredClone(body) as Record<string | number, unknown>
+  let target = copy
+  for (const step of at) target = target[step] as Record<string | number, unknown>
+  target[key] = "1"
+  return copy
+}
+
+type Typo = "drop" | "double" | "swap" | "plural"
+
+/** A typo of `name`: a letter dropped, doubled or swapped with the next, or a plural. */
+const typoOf = (name: string, n: number, how: Typo): string => {
+  const i = n % name.length
+  switch (how) {
+    case "drop":
+      return name.slice(0, i) + name.slice(i + 1)
+    case "double":
+      return name.slice(0, i) + name[i] + name.slice(i)
+    case "swap":
+      return i + 1 < name.length ? name.slice(0, i) + name[i + 1] + name[i] + name.slice(i + 2) : `${name}x`
+    case "plural":
+      return name.endsWith("s") ? name.slice(0, -1) : `${name}s`
+  }
+}
+
+const snapshot = (w: World) =>
+  Effect.gen(function*() {
+    const reads = [
+      ["/tenants", w.admin],
+      ["/service-tunnels", w.admin],
+      ["/provider-config", w.admin],
+      [`/tenants/${w.tenant.id}/domains`, w.admin],
+      [`/tenants/${w.tenant.id}/topology`, w.headers],
+      [`/security-rules?vpc_id=${w.vpc.id}`, w.headers],
+      [`/tenants/${w.tenant.id}/registry-credentials`, w.headers],
+      ["/tunnels", w.headers]
+    ] as const
+    const bodies = yield* Effect.forEach(reads, ([path, headers]) => raw("GET", path, { headers }))
+    // What the cluster and the provider report moves on by itself; what was saved does not.
+    return JSON.stringify(bodies.map((r) => r.body), (key, value) =>
+      ["status", "applied", "apply_error", "error", "ready_replicas"].includes(key) ? undefined : value)
+  })
+
+layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
+  it.effect("every endpoint with a body is listed here, with a body its schema accepts", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      expect(endpoints.sort()).toEqual(Object.keys(Api.Payloads).sort())
+      for (const key of endpoints) {
+        const schema = Api.Payloads[key] as unknown as Schema.Schema<unknown, unknown>
+        expect(() => Schema.decodeUnknownSync(schema)(CALLS[key](w).body), key).not.toThrow()
+      }
+    }))
+
+  it.effect.prop(
+    "a field the body does not have is refused wherever it is, named, with the closest known one, and nothing changes",
+    {
+      endpoint: fc.constantFrom(...endpoints),
+      where: fc.nat(),
+      // A name of its own, or a typo of a field the body has there.
+      name: fc.option(fc.stringMatching(/^[a-z][a-z0-9_]{0,19}$/)),
+      pick: fc.nat(),
+      how: fc.constantFrom<Array<Typo>>("drop", "double", "swap", "plural")
+    },
+    ({ endpoint, how, name, pick, where }) =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const call = CALLS[endpoint](w)
+        const known = fieldNames(Api.Payloads[endpoint].ast)
+        const places = objectsIn(call.body)
+        const at = places[where % places.length]!
+        const present = Object.keys(at.reduce<any>((o, k) => o[k], call.body))
+        const typo = name === null && present.length > 0
+        let key = typo ? typoOf(present[pick % present.length]!, pick, how) : name ?? "unknown"
+        while (known.has(key) || key === "__proto__") key = `${key}x`
+        const before = yield* snapshot(w)
+        const response = yield* send(w, endpoint, withField(call.body, at, key), call.query)
+        const ruleEndpoint = Api.inputErrors.find((e) => e.endpoint === endpoint)!.error === "RuleValidation"
+        expect(response.status, JSON.stringify(response.body)).toBe(ruleEndpoint ? 422 : 400)
+        const { errors } = response.body as { errors: Array<InputProblems.Problem> }
+        const problem = errors.find((e) => e.field === InputProblems.fieldOf([...at, key]))
+        expect(problem?.message, JSON.stringify(errors)).toMatch(new RegExp(`^unknown field ${JSON.stringify(key)}`))
+        if (typo) expect(problem?.message).toContain("did you mean")
+        expect(yield* snapshot(w)).toBe(before)
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 60 } }
+  )
+
+  it.effect("the newcomer's typo: `port` for `ports` is refused, and no rule opens every port", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { ports: _, ...body } = CALLS["securityRules.create"](w).body
+      const response = yield* send(w, "securityRules.create", { ...body, port: "8080" })
+      const problem = { field: "port", message: "unknown field \"port\"; did you mean \"ports\"?" }
+      expect(response).toMatchObject({ status: 422, body: { detail: problem, errors: [problem] } })
+      const rules = yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })
+      expect((rules.body as { rules: Array<{ name: string }> }).rules.map((r) => r.name)).not.toContain("web")
+    }))
+
+  it.effect("every problem of a body at once: missing fields, enums with their values, the body's credentials", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const subnet = yield* raw("POST", "/subnets", { headers: w.headers, body: { vpc_id: w.vpc.id, cidr: 7 } })
+      expect(subnet.status).toBe(400)
+      const { detail, errors } = subnet.body as { detail: string; errors: Array<InputProblems.Problem> }
+      expect(errors.map((e) => e.field)).toEqual(["tenant_id", "token", "name", "cidr", "gateway_ip"])
+      expect(errors[0]!.message).toContain("X-Auth-Token")
+      expect(errors[3]).toEqual({ field: "cidr", message: "must be a string; got 7" })
+      expect(detail).toBe(InputProblems.summary(errors))
+      const rule = yield* send(w, "securityRules.create", { ...CALLS["securityRules.create"](w).body, direction: "in" })
+      expect(rule.body).toMatchObject({
+        detail: { field: "direction", message: "must be one of \"ingress\", \"egress\"; got \"in\"" }
+      })
+    }))
+})
