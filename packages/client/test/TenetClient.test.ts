@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
-import { TenetClient } from "@tenet/client"
+import { createTenetClient, Errors, TenetClient } from "@tenet/client"
 import { TestServer } from "@tenet/server"
 import { Effect } from "effect"
 
@@ -39,5 +39,55 @@ layer(TestServer.layer(), { excludeTestServices: true })(
         const denied = yield* Effect.flip(anonymous.tenants.list())
         expect(denied._tag).toBe("Unauthorized")
       }).pipe(Effect.scoped))
+
+    it.effect("a misspelt field is refused before it is sent, in the server's words and with its error", () =>
+      Effect.gen(function*() {
+        const url = yield* baseUrl
+        const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+          Effect.promise(() =>
+            fetch(`${url}${path}`, {
+              method: "POST",
+              headers: { "content-type": "application/json", ...headers },
+              body: JSON.stringify(body)
+            }).then((r) => r.json() as Promise<any>)
+          )
+        const admin = yield* post("/admin/login", {
+          username: TestServer.ADMIN_USERNAME,
+          password: TestServer.ADMIN_PASSWORD
+        })
+        yield* post("/tenants", { name: "typo-test", password: "typo-password" }, { "x-admin-token": admin.api_token })
+        const session = yield* post("/tenants/login", { name: "typo-test", password: "typo-password" })
+        const tenet = createTenetClient({ baseUrl: url, tenantToken: session.api_token, tenantId: session.id })
+        const rule = {
+          name: "web",
+          direction: "ingress",
+          action: "allow",
+          priority: 10,
+          protocol: "tcp",
+          port: "8080",
+          remote_type: "cidr",
+          remote_cidr: "10.9.0.0/16"
+        } as const
+        const { refused, vpc } = yield* Effect.promise(async () => {
+          const vpc = await tenet.vpcs.create({ payload: { name: "prod", enable_internet: false } })
+          const refused = await tenet.securityRules.create({ payload: { ...rule, vpc_id: vpc.id } as never }).then(
+            () => null,
+            (e: unknown) => e
+          )
+          await tenet.close()
+          return { refused, vpc }
+        })
+        // Instants are JavaScript Dates for Promise users.
+        expect(vpc.created_at).toBeInstanceOf(Date)
+        expect(Number.isNaN(vpc.created_at.getTime())).toBe(false)
+        const problem = { field: "port", message: "unknown field \"port\"; did you mean \"ports\"?" }
+        expect(refused).toBeInstanceOf(Errors.RuleValidation)
+        expect(refused).toMatchObject({ ...problem, errors: [problem] })
+        // The server answers the same words for the same body sent as it is.
+        const server = yield* post("/security-rules", { ...rule, vpc_id: vpc.id }, {
+          "x-auth-token": session.api_token
+        })
+        expect(server).toEqual({ detail: problem, errors: [problem] })
+      }))
   }
 )

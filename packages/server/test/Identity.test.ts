@@ -43,11 +43,18 @@ layer(testServer(), { excludeTestServices: true })("admin authentication", (it) 
       for (const path of ["/admin/logout", "/admin/rotate-token"]) {
         const missing = yield* raw("POST", path)
         expect(missing.status).toBe(401)
-        expect(missing.body).toEqual({ detail: "missing X-Admin-Token header" })
+        expect(missing.body).toEqual({
+          detail: "missing X-Admin-Token header: send the admin API token from POST /admin/login"
+        })
         const wrong = yield* raw("POST", path, { headers: { "x-admin-token": "tenet_not-a-real-token" } })
         expect(wrong.status).toBe(401)
         expect(wrong.body).toEqual({ detail: "invalid admin token" })
       }
+      const tenantCall = yield* raw("GET", "/vpcs")
+      expect(tenantCall).toMatchObject({
+        status: 401,
+        body: { detail: "missing X-Auth-Token header: send the tenant API token from POST /tenants/login" }
+      })
     }))
 
   it.effect("rotation issues a new token and the old one stops working at once", () =>

@@ -7,7 +7,7 @@
  * misspelt `port` for `ports` would otherwise save a rule open on every port), and every
  * problem of a body is reported at once, not only the first.
  */
-import { Schema } from "effect"
+import type { Schema } from "effect"
 import { AdminLogin } from "../domain/Admin.js"
 import { DomainCreate } from "../domain/Domain.js"
 import { PodConfigPatch, PodCreate } from "../domain/Pod.js"
