@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { ServerConfig, tracesUrl, TracingConfig } from "./Config.js"
 import * as ProcessLifecycle from "./ProcessLifecycle.js"
 import * as Server from "./Server.js"
+import * as StartupFailure from "./StartupFailure.js"
 
 const parseKeyOrDie = (text: string, source: string) =>
   Either.match(NodeVault.parseKey(text), {
@@ -77,7 +78,10 @@ const storeLayer = (config: ServerConfig) => {
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Cause.RuntimeException("TENET_DATABASE_URL is required with TENET_STORE=postgres")),
         onSome: (url) =>
-          Layer.unwrapEffect(Effect.map(postgres, ({ PgDatabase }) => Layer.orDie(PgDatabase.layer({ url }))))
+          Layer.unwrapEffect(Effect.map(postgres, ({ PgDatabase }) =>
+            PgDatabase.layer({ url }).pipe(
+              Layer.catchAll((error) => Layer.die(StartupFailure.cannotUseDatabase(Redacted.value(url))(error)))
+            )))
       })
   }
 }
@@ -179,7 +183,11 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
     // Announced once the app serves requests, not merely once the socket listens.
     Layer.provideMerge(Server.layer(config)),
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),
-    Layer.provide(Server.listen({ requestTimeout: config.requestTimeout, host: config.host, port: config.port })),
+    Layer.provide(
+      Server.listen({ requestTimeout: config.requestTimeout, host: config.host, port: config.port }).pipe(
+        Layer.catchAll((error) => Layer.die(StartupFailure.cannotListen("TENET_PORT", config.host, config.port)(error)))
+      )
+    ),
     Layer.provide(ports),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
     Layer.provide(Logger.json),

@@ -11,6 +11,7 @@ import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import { EdgeTunnels, Orchestrator, Store } from "@tenet/core"
 import { Duration, Effect, Layer, Metric, MetricLabel, Schedule } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import * as StartupFailure from "./StartupFailure.js"
 
 export interface Options {
   readonly host: string
@@ -73,8 +74,7 @@ const exporter = (options: Options) =>
     })
     yield* Effect.tryPromise({
       try: () => reader.startServer(),
-      catch: (cause) =>
-        new Error(`the metrics listener could not listen on ${options.host}:${options.port}: ${String(cause)}`)
+      catch: StartupFailure.cannotListen("TENET_METRICS_PORT", options.host, options.port)
     }).pipe(Effect.orDie)
     return reader
   })

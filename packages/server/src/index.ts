@@ -1,5 +1,6 @@
 /** @tenet/server: the reference HTTP server, embeddable as a Layer. */
 export * as Auth from "./Auth.js"
+export * as Cli from "./Cli.js"
 export * as Config from "./Config.js"
 export * as Main from "./Main.js"
 export * as MetricsListener from "./MetricsListener.js"

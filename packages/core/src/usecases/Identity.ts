@@ -224,7 +224,11 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
 
       const authenticateAdmin: IdentityShape["authenticateAdmin"] = (token) =>
         token === ""
-          ? Effect.fail(new Unauthorized({ detail: "missing X-Admin-Token header: send the admin API token from POST /admin/login" }))
+          ? Effect.fail(
+            new Unauthorized({
+              detail: "missing X-Admin-Token header: send the admin API token from POST /admin/login"
+            })
+          )
           : store.admins.findByTokenHash(vault.hashToken(token)).pipe(
             storeUnavailable,
             Effect.flatMap(Option.match({
@@ -235,7 +239,11 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
 
       const authenticateTenant: IdentityShape["authenticateTenant"] = (token) =>
         token === ""
-          ? Effect.fail(new Unauthorized({ detail: "missing X-Auth-Token header: send the tenant API token from POST /tenants/login" }))
+          ? Effect.fail(
+            new Unauthorized({
+              detail: "missing X-Auth-Token header: send the tenant API token from POST /tenants/login"
+            })
+          )
           : readModel.authenticate(vault.hashToken(token)).pipe(
             storeUnavailable,
             Effect.flatMap(Option.match({
