@@ -71,7 +71,13 @@ export const layer = (options: Options = {}) =>
       const full = Disk.fullDiskProblem(dataDir)
       if (full !== undefined) return yield* new Disk.EmbeddedStoreError({ message: `cannot start: ${full}` })
       yield* DataDirectoryLock.hold(dataDir)
-      if (!existsSync(join(dataDir, "PG_VERSION"))) yield* initialize(dataDir)
+      if (!existsSync(join(dataDir, "PG_VERSION"))) {
+        // Seconds of silence on a first start would look like a hang.
+        yield* Effect.logInfo(`creating the embedded database in ${dataDir} (first start only; takes a few seconds)`)
+        const started = Date.now()
+        yield* initialize(dataDir)
+        yield* Effect.logInfo(`created the embedded database in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      }
     }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({

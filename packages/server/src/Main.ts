@@ -10,6 +10,7 @@ import { Cause, Duration, Effect, Either, Layer, Logger, Option, Redacted } from
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ServerConfig, tracesUrl, TracingConfig } from "./Config.js"
+import * as JsonLogs from "./JsonLogs.js"
 import * as ProcessLifecycle from "./ProcessLifecycle.js"
 import * as Server from "./Server.js"
 import * as StartupFailure from "./StartupFailure.js"
@@ -125,9 +126,10 @@ const announce = (config: ServerConfig, publicUrl: string) =>
     const url = server.address._tag === "TcpAddress"
       ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.address.port}`
       : publicUrl
-    yield* Effect.logInfo(`Tenet ${Server.VERSION} listening on ${url} (docs ${url}/docs)`).pipe(
-      Effect.annotateLogs({ store: store.backend, orchestrator: orchestrator.backend, tunnels: edge.backend })
-    )
+    yield* Effect.logInfo(`Tenet ${Server.VERSION} listening on ${url} (console ${url}/console, docs ${url}/docs)`)
+      .pipe(
+        Effect.annotateLogs({ store: store.backend, orchestrator: orchestrator.backend, tunnels: edge.backend })
+      )
   }))
 
 /** The metrics listener, when `TENET_METRICS_PORT` names a port (its exporter loaded only then). */
@@ -190,7 +192,7 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
     ),
     Layer.provide(ports),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
-    Layer.provide(Logger.json),
+    Layer.provide(JsonLogs.layer),
     traced
   )
 }))

@@ -12,6 +12,7 @@
  * - The exit code is 0 after a shutdown that was asked for, 1 after a failure.
  */
 import { Cause, Duration, Effect, Exit } from "effect"
+import * as JsonLogs from "./JsonLogs.js"
 
 /** How often the parent process is looked at. */
 const PARENT_CHECK = Duration.seconds(1)
@@ -22,13 +23,14 @@ export const runMain = <E>(
   onFailure: (cause: Cause.Cause<E>) => Effect.Effect<void>
 ) => {
   const fiber = Effect.runFork(program)
-  let stopping = false
+  let stopping: number | undefined
   const stop = (why: string) => {
-    if (stopping) {
-      console.error(JSON.stringify({ message: `${why}: already shutting down`, logLevel: "INFO" }))
+    if (stopping !== undefined) {
+      console.log(JsonLogs.line("INFO", `${why}: already shutting down`))
       return
     }
-    stopping = true
+    stopping = performance.now()
+    console.log(JsonLogs.line("INFO", `shutting down: ${why}`))
     fiber.unsafeInterruptAsFork(fiber.id())
   }
   const onSignal = (signal: NodeJS.Signals) => stop(`received ${signal}`)
@@ -46,7 +48,10 @@ export const runMain = <E>(
   fiber.addObserver((exit) => {
     clearInterval(parentCheck)
     const failed = Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-    const report = failed ? onFailure(exit.cause) : Effect.void
+    const report = failed ? onFailure(exit.cause) : Effect.sync(() => {
+      const took = stopping === undefined ? "" : ` in ${((performance.now() - stopping) / 1000).toFixed(1)} s`
+      console.log(JsonLogs.line("INFO", `stopped${took}`))
+    })
     Effect.runPromise(report).finally(() => process.exit(failed ? 1 : 0))
   })
 }
@@ -59,10 +64,9 @@ export const deadline = (limit: Duration.DurationInput) =>
   Effect.addFinalizer(() =>
     Effect.sync(() => {
       setTimeout(() => {
-        console.error(JSON.stringify({
-          message: `shutdown took longer than ${Duration.format(limit)}: exiting with what is left`,
-          logLevel: "ERROR"
-        }))
+        console.error(
+          JsonLogs.line("ERROR", `shutdown took longer than ${Duration.format(limit)}: exiting with what is left`)
+        )
         process.exit(1)
       }, Duration.toMillis(limit)).unref()
     })

@@ -15,6 +15,7 @@ import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerR
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Audit, Security, Store } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
+import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
 import * as Routes from "./Routes.js"
 
@@ -123,16 +124,41 @@ const abandonWhenClosed = <A, E, R>(request: HttpServerRequest.HttpServerRequest
     return Effect.ensuring(Effect.interruptible(self), Effect.sync(() => own.delete(abandon)))
   })
 
+/** What a refusal said (its `detail`), for the log line of a 4xx. */
+const detailOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
+  if (response.body._tag !== "Uint8Array") return undefined
+  try {
+    const body = JSON.parse(new TextDecoder().decode(response.body.body)) as { readonly detail?: unknown }
+    return body.detail
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The request's line: `GET /vpcs 401 Unauthorized (2.1 ms)`, with the method, route template,
+ * URL, status and duration as fields, and for a refusal (4xx) what it said.
+ */
 const responseLine = (
   request: HttpServerRequest.HttpServerRequest,
-  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
+  route: Routes.Route | undefined,
+  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
+  started: number
 ) => {
-  const fields = { method: request.method, url: request.url }
-  if (Exit.isSuccess(exit)) return Effect.logInfo("Sent HTTP response", { ...fields, status: exit.value.status })
+  const duration_ms = Math.round((performance.now() - started) * 10) / 10
+  const fields = { method: request.method, route: route?.path ?? null, url: request.url, duration_ms }
+  if (Exit.isSuccess(exit)) {
+    const status = exit.value.status
+    const detail = status >= 400 && status < 500 ? detailOf(exit.value) : undefined
+    return Effect.logInfo(
+      `${request.method} ${request.url} ${status} ${STATUS_CODES[status] ?? ""} (${duration_ms} ms)`,
+      { ...fields, status, ...(detail === undefined ? {} : { detail }) }
+    )
+  }
   return Effect.logInfo(
     Exit.isInterrupted(exit)
-      ? "HTTP request abandoned: the client left, or shutdown could wait no longer"
-      : "HTTP request failed",
+      ? `${request.method} ${request.url} abandoned: the client left, or shutdown could wait no longer`
+      : `${request.method} ${request.url} failed`,
     fields
   )
 }
@@ -219,7 +245,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
           abandonWhenClosed(request, app).pipe(
             Effect.locally(Audit.CurrentEntry, entry),
             Effect.onExit((exit) =>
-              Effect.zipRight(measure(request, route, exit, started), responseLine(request, exit))
+              Effect.zipRight(measure(request, route, exit, started), responseLine(request, route, exit, started))
             )
           ),
         () => Effect.sync(() => inFlight.leave(abandon))

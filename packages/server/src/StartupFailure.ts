@@ -5,6 +5,7 @@
  * stack included, is added only for failures nobody foresaw.
  */
 import { Cause, Chunk, ConfigError, Console, Data } from "effect"
+import * as JsonLogs from "./JsonLogs.js"
 
 /** A failure to start whose words name what went wrong and what to do. */
 export class CannotStart extends Data.TaggedError("CannotStart")<{ readonly message: string }> {}
@@ -104,4 +105,4 @@ export const cannotUseDatabase = (url: string) => (error: unknown): CannotStart 
 
 /** Writes the failure as one JSON log line on stderr. */
 export const report = (cause: Cause.Cause<unknown>) =>
-  Console.error(JSON.stringify({ ...describe(cause), logLevel: "FATAL", timestamp: new Date().toISOString() }))
+  Console.error(JsonLogs.line("FATAL", describe(cause).message, { cause: describe(cause).cause }))

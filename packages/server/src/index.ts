@@ -2,6 +2,7 @@
 export * as Auth from "./Auth.js"
 export * as Cli from "./Cli.js"
 export * as Config from "./Config.js"
+export * as JsonLogs from "./JsonLogs.js"
 export * as Main from "./Main.js"
 export * as MetricsListener from "./MetricsListener.js"
 export * as ProcessLifecycle from "./ProcessLifecycle.js"

@@ -6,14 +6,16 @@
 import { HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { TestServer } from "../src/index.js"
+import { STATUS_CODES } from "node:http"
+import { JsonLogs, TestServer } from "../src/index.js"
 import type { RawResponse } from "./Harness.js"
 import { raw, testServer, uniqueName } from "./Harness.js"
 
 const lines: Array<string> = []
+/** The binary's own log format, recorded. */
 const recording = Logger.replace(
   Logger.defaultLogger,
-  Logger.map(Logger.jsonLogger, (line) => {
+  Logger.map(JsonLogs.logger, (line) => {
     lines.push(line)
   })
 )
@@ -136,11 +138,33 @@ describe("logs and secrets", () => {
         expect(lines.length).toBeGreaterThanOrEqual(responses.length)
         for (const line of lines) {
           const entry = JSON.parse(line) as Json
-          expect(entry.annotations?.request_id, line).toEqual(expect.any(String))
+          expect(entry.request_id, line).toEqual(expect.any(String))
+          expect(typeof entry.message, line).toBe("string")
+          // Nothing an operator has to skip over.
+          for (const noise of ["spans", "fiberId", "annotations"]) expect(entry, line).not.toHaveProperty(noise)
           for (const s of [...neverShown, ...tokens]) expect(line, "a secret in the logs").not.toContain(s)
         }
-        const ids = new Set(lines.map((l) => (JSON.parse(l) as Json).annotations.request_id))
+        const ids = new Set(lines.map((l) => (JSON.parse(l) as Json).request_id))
         expect(ids.size).toBe(responses.length)
+
+        // Each request's line: method, route template, status, duration, and for a refusal what it said.
+        const answered = lines.map((l) => JSON.parse(l) as Json).filter((l) => typeof l.status === "number")
+        expect(answered).toHaveLength(responses.length)
+        for (const entry of answered) {
+          expect(entry).toMatchObject({
+            method: expect.any(String),
+            url: expect.any(String),
+            duration_ms: expect.any(Number)
+          })
+          expect(entry.message).toBe(
+            `${entry.method} ${entry.url} ${entry.status} ${STATUS_CODES[entry.status]} (${entry.duration_ms} ms)`
+          )
+          const response = responses.find((r) => r.response.headers["x-request-id"] === entry.request_id)!
+          expect(entry.detail).toEqual(
+            entry.status >= 400 && entry.status < 500 ? (response.response.body as Json).detail : undefined
+          )
+        }
+        expect(answered.find((e) => e.url === "/vpcs")?.route).toBe("/vpcs")
 
         // Responses: passwords, env values and the provider token never; tokens only where the
         // spec returns them (logins, rotations, the admin's view of a tenant).
@@ -164,10 +188,10 @@ describe("logs and secrets", () => {
           }).pipe(Effect.scoped)
         const kept = yield* sent("trace-42.a:b")
         expect(kept.header).toBe("trace-42.a:b")
-        expect(kept.logged.map((l) => l.annotations.request_id)).toContain("trace-42.a:b")
+        expect(kept.logged.map((l) => l.request_id)).toContain("trace-42.a:b")
         const injected = yield* sent("x\" injected=1 " + "y".repeat(200))
         expect(injected.header).toMatch(/^[0-9a-f-]{36}$/)
-        expect(injected.logged.map((l) => l.annotations.request_id)).toContain(injected.header)
+        expect(injected.logged.map((l) => l.request_id)).toContain(injected.header)
       }))
   })
 })
