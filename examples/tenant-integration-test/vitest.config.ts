@@ -1,6 +1,6 @@
-import { defineProject } from "vitest/config"
+import { project } from "../../vitest.shared.js"
 
-export default defineProject({
+export default project({
   test: {
     name: "example-tenant-integration-test",
     include: ["test/**/*.test.ts"]

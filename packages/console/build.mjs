@@ -21,6 +21,8 @@ await build({
   jsx: "automatic",
   jsxImportSource: "preact",
   legalComments: "linked",
-  logLevel: "warning"
+  logLevel: "warning",
+  // The workspace's TypeScript sources, as tests and `pnpm start` use them: no build needed first.
+  conditions: ["@tenet/source"]
 })
 for (const file of ["index.html", "console.css"]) copyFileSync(join(here, "src", file), join(out, file))

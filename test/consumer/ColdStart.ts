@@ -80,9 +80,14 @@ const timeStart = async (cwd: string, env: Record<string, string>) => measured(a
 /** `pnpm start` as a developer runs it: the sources through tsx, memory store. */
 const timeDevelopmentStart = async () =>
   measured(
-    await startProcess(process.execPath, ["--import", "tsx", "packages/server/src/bin.ts"], repo, {
-      TENET_STORE: "memory"
-    })
+    await startProcess(
+      process.execPath,
+      ["--conditions=@tenet/source", "--import", "tsx", "packages/server/src/bin.ts"],
+      repo,
+      {
+        TENET_STORE: "memory"
+      }
+    )
   )
 
 const measure = async (): Promise<ReadonlyArray<ColdStartRow>> => {

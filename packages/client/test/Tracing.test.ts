@@ -71,7 +71,7 @@ const startServer = async (env: Record<string, string>) => {
       probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
     })
   })
-  const child = spawn(process.execPath, ["--import", "tsx", SERVER_BIN], {
+  const child = spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", SERVER_BIN], {
     env: { ...process.env, TENET_PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -46,7 +46,7 @@ export interface Running {
 export const startServer = async (): Promise<Running> => {
   await promisify(execFile)(process.execPath, [build])
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", bin], {
+  const child: ChildProcess = spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", bin], {
     env: {
       ...process.env,
       TENET_STORE: "memory",

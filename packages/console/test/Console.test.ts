@@ -54,6 +54,17 @@ describe.skipIf(!available)("the console in a real browser", () => {
 
   const accessible = async (page: Page) => expect(await seriousViolations(page)).toEqual([])
 
+  it("the API reference at /docs renders from the server alone", async () => {
+    const page = await browser.newPage()
+    const elsewhere: Array<string> = []
+    page.on("request", (r) => !r.url().startsWith(server.url) && elsewhere.push(r.url()))
+    await page.goto(`${server.url}/docs`)
+    await page.getByText("POST /security-rules", { exact: false }).first().waitFor()
+    await page.waitForLoadState("networkidle")
+    expect(elsewhere).toEqual([])
+    await page.close()
+  })
+
   it("the admin signs in, creates a tenant and sees the platform", async () => {
     const { page, problems } = await open()
     await page.getByRole("heading", { name: "Tenet console" }).waitFor()

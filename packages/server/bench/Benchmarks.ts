@@ -106,7 +106,12 @@ const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 6
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
 // A program of its own (test/consumer/ColdStart.ts): it packs and installs the packages with npm.
-const coldStartText = execFileSync(process.execPath, ["--import", "tsx", "test/consumer/ColdStart.ts"], {
+const coldStartText = execFileSync(process.execPath, [
+  "--conditions=@tenet/source",
+  "--import",
+  "tsx",
+  "test/consumer/ColdStart.ts"
+], {
   cwd: root,
   encoding: "utf8",
   stdio: ["ignore", "pipe", "inherit"]

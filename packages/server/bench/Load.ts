@@ -75,7 +75,7 @@ const startChild = async (
 ) => {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), "tenet-load-"))
-  const command = [process.execPath, "--import", "tsx", entry]
+  const command = [process.execPath, "--conditions=@tenet/source", "--import", "tsx", entry]
   const pinned = cpus === null ? command : ["taskset", "-c", cpus.server, ...command]
   const child = spawn(pinned[0]!, pinned.slice(1), {
     env: { ...process.env, ...env(port, dir) },

@@ -4,7 +4,7 @@
  * per time window, requests, errors and latency percentiles, and the heap before and after;
  * fails when any request got a 5xx or an answer the workload did not expect.
  *
- * Run alone: `node --expose-gc --import tsx packages/server/bench/Soak.ts` (TENET_SOAK_SECONDS,
+ * Run alone: `node --expose-gc --conditions=@tenet/source --import tsx packages/server/bench/Soak.ts` (TENET_SOAK_SECONDS,
  * default 60); `pnpm bench` runs it after the benchmarks.
  */
 import { HttpServer } from "@effect/platform"

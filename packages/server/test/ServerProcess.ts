@@ -12,7 +12,7 @@ export const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
  */
 export const spawnServer = async (env: Record<string, string>) => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", bin], {
+  const child = spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", bin], {
     env: { ...process.env, TENET_PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -149,7 +149,9 @@ describe("graceful shutdown", () => {
     const port = await freePort()
     const parent = spawn(process.execPath, [
       "-e",
-      `const c = require("node:child_process").spawn(process.execPath, ["--import", "tsx", ${JSON.stringify(bin)}], ` +
+      `const c = require("node:child_process").spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", ${
+        JSON.stringify(bin)
+      }], ` +
       `{ stdio: "ignore", env: { ...process.env, TENET_STORE: "memory", TENET_PORT: "${port}", TENET_ADMIN_PASSWORD: "x-password" } });` +
       `console.log(c.pid); setInterval(() => {}, 1000)`
     ], { stdio: ["ignore", "pipe", "inherit"] })

@@ -3,12 +3,14 @@ import { DataDirectoryLock } from "@tenet/adapters-postgres"
 import { StartupFailure } from "@tenet/server"
 import { Cause, Config, ConfigProvider, Effect, Exit } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { onTestFinished } from "vitest"
 import { Cli } from "../src/index.js"
+import { freePort, until } from "./Loopback.js"
 import { bin, spawnServer } from "./ServerProcess.js"
 
 const causeOf = <A, E>(effect: Effect.Effect<A, E>) => {
@@ -54,7 +56,7 @@ const tsx = pathToFileURL(join(import.meta.dirname, "../../../node_modules/tsx/d
 const runBin = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }>((resolve) => {
     const cwd = mkdtempSync(join(tmpdir(), "tenet-cli-"))
-    const child = spawn(process.execPath, ["--import", tsx, bin, ...args], {
+    const child = spawn(process.execPath, ["--conditions=@tenet/source", "--import", tsx, bin, ...args], {
       cwd,
       env: { ...process.env, TENET_PORT: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]
@@ -121,6 +123,36 @@ describe("tenet-server, started for real", () => {
     expect(fatal.message).toContain("check TENET_DATABASE_URL")
     expect(server.output()).not.toContain("hunter2")
   }, 60_000)
+
+  // `pnpm build` makes it (CI builds before testing); a checkout that was never built has none.
+  const built = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
+  it.skipIf(!existsSync(built) && process.env.CI === undefined)(
+    "the built server runs from the checkout with plain node, as it does from npm",
+    async () => {
+      const port = await freePort()
+      const child = spawn(process.execPath, [built], {
+        env: { ...process.env, TENET_STORE: "memory", TENET_PORT: String(port) },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      onTestFinished(() => {
+        if (child.exitCode === null) child.kill("SIGKILL")
+      })
+      await until(
+        () => output.includes("listening on") || child.exitCode !== null,
+        "the built server to listen",
+        60_000
+      )
+      expect(output).not.toContain("ERR_UNKNOWN_FILE_EXTENSION")
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+      child.kill("SIGTERM")
+      expect(await exited).toBe(0)
+    },
+    90_000
+  )
 
   it("a bad setting is one line naming the variable", async () => {
     const server = await spawnServer({ TENET_STORE: "memry" })
