@@ -9,7 +9,8 @@ const storeSpecific = [
   "test/PgOutage.test.ts",
   "test/DataDirectory.test.ts",
   "test/FullDisk.test.ts",
-  "test/ReadConsistency.test.ts"
+  "test/ReadConsistency.test.ts",
+  "test/Walkthrough.test.ts"
 ]
 
 export default defineConfig({
