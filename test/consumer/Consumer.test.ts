@@ -93,6 +93,28 @@ describe("the packed packages", () => {
     )
     expect(new Set(lines)).toEqual(new Set(Object.values(installLines)))
   })
+
+  it("the README's table of tarballs is each package with the @tenet packages it depends on", () => {
+    const readme = readFileSync(join(repo, "README.md"), "utf8")
+    const rows = [...readme.matchAll(/^\| `(@tenet\/[\w-]+)` \| ((?:`[\w-]+`(?:, )?)+) \|$/gm)]
+    const published = readdirSync(join(repo, "packages")).map((dir) =>
+      JSON.parse(readFileSync(join(repo, "packages", dir, "package.json"), "utf8")) as {
+        name: string
+        private?: boolean
+        dependencies?: Record<string, string>
+      }
+    ).filter((p) => p.private !== true)
+    const needs = (name: string): Array<string> => {
+      const deps = Object.keys(published.find((p) => p.name === name)?.dependencies ?? {})
+      return [...new Set([...deps.filter((d) => d.startsWith("@tenet/")).flatMap(needs), name])]
+    }
+    expect(rows.map((r) => r[1]).sort()).toEqual(published.map((p) => p.name).sort())
+    for (const [, name, tarballs] of rows) {
+      expect(new Set(tarballs!.split(", ").map((t) => `@tenet/${t.replaceAll("`", "")}`)), name).toEqual(
+        new Set(needs(name!))
+      )
+    }
+  })
 })
 
 describe("installed with npm outside the workspace", () => {

@@ -60,30 +60,36 @@ export const project = (parent: string, name: string) => {
 }
 
 /**
- * Points the `@tenet/*` packages that the project does not depend on directly (and the line
- * does not name) at their tarballs, so that npm takes them from there rather than the registry.
- * npm refuses an override of a direct dependency, which the tarball on the command line is.
+ * The tarballs a line needs, as the README says to give them: each `@tenet/*` package it names
+ * and every `@tenet/*` package those depend on, all in the one `npm i` (npm fetches from the
+ * registry any dependency not given on the command line, and `@tenet/*` is not there yet).
  */
-const overrideTransitive = (dir: string, packed: ReadonlyArray<Packed>, named: ReadonlyArray<string>) => {
-  const file = join(dir, "package.json")
-  const manifest = JSON.parse(readFileSync(file, "utf8"))
-  const direct = new Set([...named, ...Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })])
-  manifest.overrides = Object.fromEntries(
-    packed.filter((p) => !direct.has(p.manifest.name)).map((p) => [p.manifest.name, `file:${p.file}`])
-  )
-  writeFileSync(file, JSON.stringify(manifest, null, 2))
+export const tarballsFor = (packed: ReadonlyArray<Packed>, named: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const byName = new Map(packed.map((p) => [p.manifest.name, p]))
+  const needed = new Set<string>()
+  const visit = (name: string) => {
+    const found = byName.get(name)
+    if (found === undefined || needed.has(name)) return
+    needed.add(name)
+    Object.keys(found.manifest.dependencies ?? {}).forEach(visit)
+  }
+  named.forEach(visit)
+  return [...needed].map((name) => byName.get(name)!.file)
 }
 
 export const npm = (cwd: string, args: ReadonlyArray<string>) =>
   run("npm", ["--no-audit", "--no-fund", "--loglevel=error", ...args], { cwd, maxBuffer: 64 << 20 })
 
-/** Runs a README install line in `cwd`, with each `@tenet/<name>` taken from its tarball. */
+/**
+ * Runs a README install line in `cwd` from the tarballs, as the README says to: the
+ * `@tenet/*` names replaced by the tarballs of them and of the `@tenet/*` packages they need.
+ */
 export const install = (cwd: string, packed: ReadonlyArray<Packed>, line: string) => {
   const [command, ...args] = line.split(" ")
   if (command !== "npm") throw new Error(`not an npm line: ${line}`)
-  const byName = new Map(packed.map((p) => [p.manifest.name, p.file]))
-  overrideTransitive(cwd, packed, args.filter((a) => byName.has(a)))
-  return npm(cwd, args.map((a) => byName.get(a) ?? a))
+  const tenet = new Set(packed.map((p) => p.manifest.name))
+  const others = args.filter((a) => !tenet.has(a))
+  return npm(cwd, [...others, ...tarballsFor(packed, args.filter((a) => tenet.has(a)))])
 }
 
 const freePort = () =>
