@@ -217,8 +217,8 @@ describe("tracing", () => {
         // The request's log line names its trace next to its request id.
         const line = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((
           entry
-        ) => entry.annotations?.span_id === request.spanId)
-        expect(line?.annotations).toMatchObject({ trace_id: traceId, request_id: expect.any(String) })
+        ) => entry.span_id === request.spanId)
+        expect(line).toMatchObject({ trace_id: traceId, request_id: expect.any(String) })
       }).pipe(Effect.scoped),
     90_000
   )

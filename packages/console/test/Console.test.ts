@@ -59,7 +59,7 @@ describe.skipIf(!available)("the console in a real browser", () => {
     const elsewhere: Array<string> = []
     page.on("request", (r) => !r.url().startsWith(server.url) && elsewhere.push(r.url()))
     await page.goto(`${server.url}/docs`)
-    await page.getByText("POST /security-rules", { exact: false }).first().waitFor()
+    await page.getByText("Liveness and readiness", { exact: false }).first().waitFor()
     await page.waitForLoadState("networkidle")
     expect(elsewhere).toEqual([])
     await page.close()
