@@ -81,7 +81,6 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
               const writeOn = servers[(lane + i) % 2]!
               const readOn = servers[(lane + i + 1) % 2]!
               const rule = await call(writeOn, "POST", "/security-rules", {
-                ...creds,
                 vpc_id: vpc.id,
                 name: `r-${lane}-${i}`,
                 direction: "ingress",
@@ -99,7 +98,6 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
               const one = await call(readOn, "GET", `/security-rules/${id}`, undefined, headers)
               expect(one.status).toBe(200)
               const verdict = await call(readOn, "POST", "/security-rules/evaluate", {
-                ...creds,
                 vpc_id: vpc.id,
                 direction: "ingress",
                 protocol: "tcp",
