@@ -7,21 +7,45 @@ import { freePort } from "./Loopback.js"
 export const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
 /**
- * `tenet-server` in a process of its own (the sources through tsx, as one node process: the
- * pid is the server's), on a free port; killed when the test ends if it still runs.
+ * A program in a process of its own, what it writes collected; killed when the test ends if it
+ * still runs (with its whole process group when `detached`, which gives it a group of its own).
  */
-export const spawnServer = async (env: Record<string, string>) => {
-  const port = await freePort()
-  const child = spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", bin], {
-    env: { ...process.env, TENET_PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+export const spawnProcess = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Record<string, string>; readonly cwd?: string; readonly detached?: boolean } = {}
+) => {
+  const child = spawn(command, args, {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached ?? false,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
   })
+  let stdout = ""
+  let stderr = ""
   let output = ""
-  child.stdout.on("data", (chunk) => (output += chunk))
-  child.stderr.on("data", (chunk) => (output += chunk))
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk
+    output += chunk
+  })
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk
+    output += chunk
+  })
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    if (child.exitCode !== null || child.signalCode !== null) return
+    if (options.detached === true) process.kill(-child.pid!, "SIGKILL")
+    else child.kill("SIGKILL")
   })
-  return { child, port, exited, output: () => output }
+  return { child, exited, output: () => output, stdout: () => stdout, stderr: () => stderr }
+}
+
+/** The binary from its sources, through tsx (one node process: the pid is the server's). */
+export const SOURCE_BIN_ARGS = ["--conditions=@tenet/source", "--import", "tsx", bin] as const
+
+/** `tenet-server` in a process of its own, from its sources, on a free port. */
+export const spawnServer = async (env: Record<string, string>) => {
+  const port = await freePort()
+  return { ...spawnProcess(process.execPath, SOURCE_BIN_ARGS, { env: { TENET_PORT: String(port), ...env } }), port }
 }

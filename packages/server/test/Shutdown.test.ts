@@ -10,7 +10,7 @@ import { connect, type Socket } from "node:net"
 import { fileURLToPath } from "node:url"
 import { onTestFinished } from "vitest"
 import { freePort, until } from "./Loopback.js"
-import { bin, spawnServer } from "./ServerProcess.js"
+import { bin, spawnProcess, spawnServer } from "./ServerProcess.js"
 
 const memoryServer = (grace: string) =>
   spawnServer({
@@ -31,7 +31,7 @@ const open = async (port: number) => {
 }
 
 /** Resolves once the server on `port` answers /healthz. */
-const serving = async (port: number, ms = 60_000) => {
+const serving = async (port: number, ms = 180_000) => {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)
@@ -175,8 +175,8 @@ describe("graceful shutdown", () => {
     await serving(port)
     expect(running()).toBe(true)
     parent.kill("SIGKILL")
-    await until(() => !running(), "the orphaned server to exit")
-  }, 120_000)
+    await until(() => !running(), "the orphaned server to exit", 60_000)
+  }, 300_000)
 })
 
 describe("pnpm start", () => {
@@ -184,24 +184,16 @@ describe("pnpm start", () => {
     const port = await freePort()
     const repo = fileURLToPath(new URL("../../..", import.meta.url))
     // A process group of its own, as a terminal's foreground job is.
-    const pnpm = spawn("pnpm", ["start"], {
+    const { child, exited, output } = spawnProcess("pnpm", ["start"], {
       cwd: repo,
       detached: true,
-      env: { ...process.env, TENET_STORE: "memory", TENET_PORT: String(port), TENET_ADMIN_PASSWORD: "ctrl-c-password" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    pnpm.stdout.on("data", (chunk) => (output += chunk))
-    pnpm.stderr.on("data", (chunk) => (output += chunk))
-    const exited = new Promise<number | null>((resolve) => pnpm.on("exit", (code) => resolve(code)))
-    onTestFinished(() => {
-      if (pnpm.exitCode === null) process.kill(-pnpm.pid!, "SIGKILL")
+      env: { TENET_STORE: "memory", TENET_PORT: String(port), TENET_ADMIN_PASSWORD: "ctrl-c-password" }
     })
     await serving(port)
-    process.kill(-pnpm.pid!, "SIGINT")
+    process.kill(-child.pid!, "SIGINT")
     expect(await exited).toBe(0)
-    expect(output).not.toContain("ELIFECYCLE")
-    expect(output).toContain("shutting down: received SIGINT")
-    expect(output).toMatch(/"message":"stopped in /)
+    expect(output()).not.toContain("ELIFECYCLE")
+    expect(output()).toContain("shutting down: received SIGINT")
+    expect(output()).toMatch(/"message":"stopped in /)
   }, 120_000)
 })

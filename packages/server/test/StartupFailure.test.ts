@@ -2,16 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { DataDirectoryLock } from "@tenet/adapters-postgres"
 import { StartupFailure } from "@tenet/server"
 import { Cause, Config, ConfigProvider, Effect, Exit } from "effect"
-import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { onTestFinished } from "vitest"
 import { Cli } from "../src/index.js"
 import { freePort, until } from "./Loopback.js"
-import { bin, spawnServer } from "./ServerProcess.js"
+import { bin, spawnProcess, spawnServer } from "./ServerProcess.js"
 
 const causeOf = <A, E>(effect: Effect.Effect<A, E>) => {
   const exit = Effect.runSyncExit(effect)
@@ -53,20 +51,14 @@ describe("StartupFailure", () => {
 const tsx = pathToFileURL(join(import.meta.dirname, "../../../node_modules/tsx/dist/loader.mjs")).href
 
 /** Runs the real binary with arguments in an empty directory; its output and exit code. */
-const runBin = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }>((resolve) => {
-    const cwd = mkdtempSync(join(tmpdir(), "tenet-cli-"))
-    const child = spawn(process.execPath, ["--conditions=@tenet/source", "--import", tsx, bin, ...args], {
-      cwd,
-      env: { ...process.env, TENET_PORT: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("exit", (code) => resolve({ code, stdout, stderr, cwd }))
+const runBin = async (args: ReadonlyArray<string>) => {
+  const cwd = mkdtempSync(join(tmpdir(), "tenet-cli-"))
+  const run = spawnProcess(process.execPath, ["--conditions=@tenet/source", "--import", tsx, bin, ...args], {
+    cwd,
+    env: { TENET_PORT: "1" }
   })
+  return { code: await run.exited, stdout: run.stdout(), stderr: run.stderr(), cwd }
+}
 
 /** The one FATAL line a failed start writes. */
 const fatalOf = (output: string) => {
@@ -130,23 +122,15 @@ describe("tenet-server, started for real", () => {
     "the built server runs from the checkout with plain node, as it does from npm",
     async () => {
       const port = await freePort()
-      const child = spawn(process.execPath, [built], {
-        env: { ...process.env, TENET_STORE: "memory", TENET_PORT: String(port) },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let output = ""
-      child.stdout.on("data", (chunk) => (output += chunk))
-      child.stderr.on("data", (chunk) => (output += chunk))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-      onTestFinished(() => {
-        if (child.exitCode === null) child.kill("SIGKILL")
+      const { child, exited, output } = spawnProcess(process.execPath, [built], {
+        env: { TENET_STORE: "memory", TENET_PORT: String(port) }
       })
       await until(
-        () => output.includes("listening on") || child.exitCode !== null,
+        () => output().includes("listening on") || child.exitCode !== null,
         "the built server to listen",
         60_000
       )
-      expect(output).not.toContain("ERR_UNKNOWN_FILE_EXTENSION")
+      expect(output()).not.toContain("ERR_UNKNOWN_FILE_EXTENSION")
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
       child.kill("SIGTERM")
       expect(await exited).toBe(0)
