@@ -150,7 +150,7 @@ const decodeFailure = (
     : Schema.decodeUnknownEither(payload as Schema.Schema<unknown, unknown>)(body)
   const errors = Either.isLeft(refused)
     ? InputProblems.fromParseError(refused.left)
-    : error.issues.map((issue) => ({ field: InputProblems.fieldOf(issue.path), message: issue.message }))
+    : InputProblems.fromFormatted(error.issues)
   const first = errors[0] ?? { field: "body", message: error.message }
   return route?.inputError === "RuleValidation"
     ? new Errors.RuleValidation({ ...first, errors })

@@ -208,6 +208,11 @@ export const fromIssue = (issue: ParseResult.ParseIssue): ReadonlyArray<Problem>
 
 export const fromParseError = (error: ParseResult.ParseError): ReadonlyArray<Problem> => fromIssue(error.issue)
 
+/** Problems from issues another formatter already worded (the platform's, for paths and queries). */
+export const fromFormatted = (
+  issues: ReadonlyArray<{ readonly path: Path; readonly message: string }>
+): ReadonlyArray<Problem> => issues.map((issue) => ({ field: fieldOf(issue.path), message: short(issue.message) }))
+
 /** How many problems one line names; the structured list has them all. */
 const MAX_IN_SUMMARY = 10
 
