@@ -3,14 +3,15 @@
  * the Effect it runs on), the page and its style. Nothing is fetched at run time.
  */
 import { build } from "esbuild"
-import { copyFileSync, mkdirSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const out = join(here, "../server/dist/console")
 mkdirSync(out, { recursive: true })
-await build({
+const result = await build({
+  write: false,
   entryPoints: [join(here, "src/main.tsx")],
   outfile: join(out, "console.js"),
   bundle: true,
@@ -25,4 +26,11 @@ await build({
   // The workspace's TypeScript sources, as tests and `pnpm start` use them: no build needed first.
   conditions: ["@tenet/source"]
 })
-for (const file of ["index.html", "console.css"]) copyFileSync(join(here, "src", file), join(out, file))
+/** Replaces `path` whole: a server running from this directory never reads a half-written file. */
+const replace = (path, contents) => {
+  const temporary = `${path}.${process.pid}.tmp`
+  writeFileSync(temporary, contents)
+  renameSync(temporary, path)
+}
+for (const file of result.outputFiles) replace(file.path, file.contents)
+for (const file of ["index.html", "console.css"]) replace(join(out, file), readFileSync(join(here, "src", file)))
