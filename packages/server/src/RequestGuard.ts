@@ -151,10 +151,32 @@ const decodeFailure = (
   const errors = Either.isLeft(refused)
     ? InputProblems.fromParseError(refused.left)
     : InputProblems.fromFormatted(error.issues)
-  const first = errors[0] ?? { field: "body", message: error.message }
-  return route?.inputError === "RuleValidation"
-    ? new Errors.RuleValidation({ ...first, errors })
-    : new Errors.InvalidInput({ detail: InputProblems.summary(errors.length === 0 ? [first] : errors), errors })
+  return refusal(route, errors.length === 0 ? [{ field: "body", message: error.message }] : errors)
+}
+
+/** Bad input as the endpoint refuses it: 422 naming the first problem, or 400 with them all. */
+const refusal = (route: Routes.Route | undefined, errors: ReadonlyArray<InputProblems.Problem>) =>
+  route?.inputError === "RuleValidation"
+    ? new Errors.RuleValidation({ ...errors[0]!, errors })
+    : new Errors.InvalidInput({ detail: InputProblems.summary(errors), errors })
+
+/**
+ * A body sent to an endpoint that takes none (a delete, a restart, a replica change) is
+ * refused rather than ignored, like an unknown field: `{"count": 3}` on `POST
+ * /pods/{id}/replicas` must not look as if it had been read. An empty object is no body.
+ */
+const bodyless = (request: HttpServerRequest.HttpServerRequest, body: unknown) => {
+  if (body === undefined) return undefined
+  const route = Routes.match(request.method, request.url)
+  if (route === undefined || route.endpoint in Api.Payloads) return undefined
+  const takesNone = `${route.method} ${route.path} takes no body`
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return refusal(route, [{ field: "body", message: `must be left out: ${takesNone}` }])
+  }
+  const keys = Object.keys(body)
+  return keys.length === 0
+    ? undefined
+    : refusal(route, keys.map((key) => ({ field: key, message: `unknown field ${JSON.stringify(key)}; ${takesNone}` })))
 }
 
 /** 405 naming the methods the path has (RFC 9110, 15.5.6), for a path the API serves. */
@@ -172,6 +194,8 @@ const guard = (maxBodyBytes: number) => (app: HttpApp.Default): HttpApp.Default<
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* checkHost(request)
     const body = yield* checkBody(request, maxBodyBytes)
+    const unread = bodyless(request, body)
+    if (unread !== undefined) return yield* unread
     return yield* IdempotencyKey.within(request, body, app).pipe(
       Effect.catchAll((error: unknown) =>
         Effect.fail(isDecodeError(error) ? decodeFailure(request, body, error) : error)

@@ -247,6 +247,37 @@ layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
     { timeout: 120_000, fastCheck: { numRuns: 60 } }
   )
 
+  it.effect("an endpoint that takes no body refuses one rather than ignore it, and nothing changes", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const takeNone = Api.inputErrors.filter((e) => e.method !== "GET" && !(e.endpoint in Api.Payloads))
+      expect(takeNone.map((e) => e.endpoint)).toContain("pods.addReplica")
+      const ids: Record<string, string> = {
+        ...params(w),
+        vpc_id: w.vpc.id,
+        domain: "apps.example.com",
+        name: "registry",
+        service_tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+        tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a"
+      }
+      const before = yield* snapshot(w)
+      for (const endpoint of takeNone) {
+        const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => ids[name]!)
+        const response = yield* raw(endpoint.method as "POST" | "DELETE", path, {
+          headers: { ...w.admin, ...w.headers, "x-api-token": w.creds.token },
+          body: { count: 3 }
+        })
+        expect(response.status, endpoint.endpoint).toBe(endpoint.error === "RuleValidation" ? 422 : 400)
+        expect((response.body as { errors: Array<InputProblems.Problem> }).errors).toEqual([
+          { field: "count", message: `unknown field "count"; ${endpoint.method} ${endpoint.path} takes no body` }
+        ])
+      }
+      expect(yield* snapshot(w)).toBe(before)
+      // An empty object is no body.
+      const replica = yield* raw("POST", `/pods/${w.pod.id}/replicas`, { headers: w.headers, body: {} })
+      expect(replica.status).toBe(200)
+    }))
+
   it.effect("the newcomer's typo: `port` for `ports` is refused, and no rule opens every port", () =>
     Effect.gen(function*() {
       const w = yield* world
