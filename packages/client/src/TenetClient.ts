@@ -177,19 +177,14 @@ export const make = (options: Options): Effect.Effect<Client, never, HttpClient.
 /** The contract's client as plain records of calls, for wrapping. */
 type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Effect<unknown, unknown>>>
 
-/** The endpoints that refuse bad input with `RuleValidation` (422), as the server does. */
-const ruleValidated: ReadonlySet<string> = new Set(
-  Api.inputErrors.filter((e) => e.error === "RuleValidation").map((e) => e.endpoint)
+/** How each endpoint refuses bad input (`RuleValidation` or `InvalidInput`), as the server does. */
+const inputError: ReadonlyMap<string, "RuleValidation" | "InvalidInput"> = new Map(
+  Api.inputErrors.map((e) => [e.endpoint, e.error])
 )
 
 /** A body refused before it is sent, with the words and the error the server would answer. */
-const invalid = (key: string) => (e: ParseResult.ParseError): Errors.InvalidInput | Errors.RuleValidation => {
-  const errors = InputProblems.fromParseError(e)
-  const first = errors[0] ?? { field: "body", message: "is not valid" }
-  return ruleValidated.has(key)
-    ? new Errors.RuleValidation({ ...first, errors })
-    : new Errors.InvalidInput({ detail: InputProblems.summary(errors), errors })
-}
+const invalid = (key: string) => (e: ParseResult.ParseError) =>
+  Errors.refusal(inputError.get(key) ?? "InvalidInput", InputProblems.fromParseError(e))
 
 /** Url parameters left out, where every one may be: none given. */
 const withUrlParams = (request: unknown) =>

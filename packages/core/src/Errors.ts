@@ -10,7 +10,7 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Problem } from "./api/InputProblems.js"
+import { Problem, summary } from "./api/InputProblems.js"
 
 const Detail = Schema.Struct({ detail: Schema.String })
 
@@ -206,3 +206,17 @@ export type TenetError =
   | ServiceUnavailable
   | RuleValidation
   | IdempotencyKeyReused
+
+/**
+ * Bad input as an endpoint refuses it, from its problems (at least one): `RuleValidation`
+ * (422, `detail` the first problem) where the endpoint declares it, `InvalidInput` (400,
+ * `detail` all of them in one line) elsewhere; `errors` lists them all either way. The server
+ * and the client refuse with this, so a caller meets the same error and words from both.
+ */
+export const refusal = (
+  error: "RuleValidation" | "InvalidInput",
+  problems: ReadonlyArray<Problem>
+): RuleValidation | InvalidInput =>
+  error === "RuleValidation"
+    ? new RuleValidation({ ...problems[0]!, errors: problems })
+    : new InvalidInput({ detail: summary(problems), errors: problems })

@@ -68,27 +68,24 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: numbe
       })
     }
     const problem = bodyProblem(parsed)
-    if (problem !== null) {
-      return yield* inputErrorOf(request) === "RuleValidation"
-        ? new Errors.RuleValidation(problem)
-        : new Errors.InvalidInput({ detail: `${problem.field}: ${problem.message}` })
-    }
+    if (problem !== null) return yield* refusal(Routes.match(request.method, request.url), [problem])
     return parsed
   })
 
-/** The error the endpoint this request is for refuses its input with (`InvalidInput` if none is). */
-const inputErrorOf = (request: HttpServerRequest.HttpServerRequest) =>
-  Routes.match(request.method, request.url)?.inputError ?? "InvalidInput"
+/** Bad input as the endpoint the request is for refuses it (`InvalidInput` when it is none). */
+const refusal = (route: Routes.Route | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
+  Errors.refusal(route?.inputError ?? "InvalidInput", problems)
 
 interface FieldPath {
-  readonly key: string
+  readonly key: string | number
   readonly parent: FieldPath | null
 }
 
+/** The path as every input problem names it (`vpcs[0].cidr`). */
 const dotted = (path: FieldPath | null): string => {
-  const keys: Array<string> = []
+  const keys: Array<string | number> = []
   for (let p = path; p !== null; p = p.parent) keys.unshift(p.key)
-  return keys.length === 0 ? "body" : keys.join(".")
+  return InputProblems.fieldOf(keys)
 }
 
 /** Far deeper than any body of the API; decoding (and printing) a deeper one would exhaust the stack. */
@@ -121,8 +118,9 @@ export const bodyProblem = (body: unknown): { readonly field: string; readonly m
     }
     if (typeof value === "object" && value !== null) {
       if (depth >= MAX_DEPTH) return { field: dotted(path), message: `nests deeper than ${MAX_DEPTH} levels` }
-      for (const [key, item] of Object.entries(value)) {
-        const message = key === "__proto__" ? "'__proto__' is not accepted as a name" : textProblem(key)
+      for (const [name, item] of Object.entries(value)) {
+        const message = name === "__proto__" ? "'__proto__' is not accepted as a name" : textProblem(name)
+        const key = Array.isArray(value) ? Number(name) : name
         if (message !== null) return { field: dotted({ key, parent: path }), message }
         pending.push([item, { key, parent: path }, depth + 1])
       }
@@ -153,12 +151,6 @@ const decodeFailure = (
     : InputProblems.fromFormatted(error.issues)
   return refusal(route, errors.length === 0 ? [{ field: "body", message: error.message }] : errors)
 }
-
-/** Bad input as the endpoint refuses it: 422 naming the first problem, or 400 with them all. */
-const refusal = (route: Routes.Route | undefined, errors: ReadonlyArray<InputProblems.Problem>) =>
-  route?.inputError === "RuleValidation"
-    ? new Errors.RuleValidation({ ...errors[0]!, errors })
-    : new Errors.InvalidInput({ detail: InputProblems.summary(errors), errors })
 
 /**
  * A body sent to an endpoint that takes none (a delete, a restart, a replica change) is

@@ -43,7 +43,7 @@ export const methodsOf = (url: string): ReadonlyArray<string> => {
 
 /** The values of the route's `:name` segments in `url` (as sent: percent-decoded where valid). */
 export const params = (route: Route, url: string): Record<string, string> => {
-  const segments = url.split("?")[0]!.split("/")
+  const segments = segmentsOf(url)
   const found: Record<string, string> = {}
   route.path.split("/").forEach((segment, i) => {
     if (!segment.startsWith(":")) return

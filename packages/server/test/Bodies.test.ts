@@ -56,6 +56,8 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       expect((yield* admin.tenants.list()).some((t) => t.name === name)).toBe(false)
       // A whole pair is a character like any other.
       expect(RequestGuard.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
+      // Named by path as every other input problem is.
+      expect(RequestGuard.bodyProblem({ vpcs: [{ name: "a\u0000" }] })?.field).toBe("vpcs[0].name")
     }))
 
   it.effect("a field no store keeps is 422 naming it where the endpoint declares RuleValidation, 400 elsewhere", () =>
@@ -74,7 +76,8 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
         }
       })
       expect(rule.status).toBe(422)
-      expect(rule.body).toEqual({ detail: { field: "name", message: "must not contain the NUL character (U+0000)" } })
+      const problem = { field: "name", message: "must not contain the NUL character (U+0000)" }
+      expect(rule.body).toEqual({ detail: problem, errors: [problem] })
       const vpc = yield* raw("POST", "/vpcs", { headers: w.headers, body: { ...w.creds, name: "a\u0000b" } })
       expect(vpc.status).toBe(400)
       expect((vpc.body as { detail: string }).detail).toBe("name: must not contain the NUL character (U+0000)")
