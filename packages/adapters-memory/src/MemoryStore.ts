@@ -19,9 +19,8 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Store } from "@tenet/core"
+import { AuditLog, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
-import * as Table from "./Table.js"
 
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
   key: (d) => d.id,

@@ -9,7 +9,7 @@
  * Every store keeps a revision per tenant that changes with each committed change to anything
  * the tenant owns (whoever made it: a request, the reconciler, another process), and one for
  * the provider configuration; `snapshots` reads them with the state they stand for, so the
- * read model (`usecases/ReadModel.ts`) can serve reads from memory and prove them current.
+ * read model (`readmodel/ReadModel.ts`) can serve reads from memory and prove them current.
  */
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"

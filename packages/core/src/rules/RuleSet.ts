@@ -7,6 +7,7 @@ import { Either } from "effect"
 import { oncePerRecord } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
+import type { PodRecord } from "../domain/Pod.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { PortRange } from "../domain/PortRanges.js"
 import type {
@@ -17,6 +18,8 @@ import type {
   RuleStatus,
   SecurityRuleRecord
 } from "../domain/SecurityRule.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
+import type { VpcRecord } from "../domain/Vpc.js"
 
 export type RuleRemote =
   | { readonly kind: "cidr"; readonly cidr: Net.Cidr }
@@ -74,6 +77,35 @@ export interface VpcContext {
   readonly vpcs: ReadonlyMap<VpcId, ReadonlyArray<Net.Cidr>>
   /** Core network (platform DNS, gateways, tunnel connectors, load balancers): always allowed. */
   readonly infrastructure: ReadonlyArray<Net.Cidr>
+}
+
+/** A subnet's CIDR block. */
+const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(subnet.cidr))
+
+/** The tenant's records a VPC's rules resolve against. */
+export interface Surroundings {
+  readonly vpcs: ReadonlyArray<VpcRecord>
+  readonly subnets: ReadonlyArray<SubnetRecord>
+  /** The VPC's pods (others are ignored). */
+  readonly pods: ReadonlyArray<PodRecord>
+  readonly peeringCidr: string | null
+}
+
+/** A VPC's context from its tenant's records: the tenant's VPC blocks, the VPC's subnets, pods and core network. */
+export const contextOf = (vpcId: VpcId, of: Surroundings): VpcContext => {
+  const own = of.subnets.filter((s) => s.vpc_id === vpcId)
+  const blocks = new Map<VpcId, Array<Net.Cidr>>(of.vpcs.map((v) => [v.id, []]))
+  for (const s of of.subnets) blocks.get(s.vpc_id)?.push(blockOf(s))
+  return {
+    vpc_id: vpcId,
+    subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
+    pods: new Map(of.pods.filter((p) => p.vpc_id === vpcId).map((p) => [p.id, p.subnet_id])),
+    vpcs: blocks,
+    infrastructure: [
+      ...(of.peeringCidr === null ? [] : [Net.cidrOf(of.peeringCidr)]),
+      ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
+    ]
+  }
 }
 
 export type FlowRemote =

@@ -9,7 +9,7 @@ import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import { Constraints, Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
-import * as ReadModel from "../usecases/ReadModel.js"
+import * as TenantState from "../readmodel/TenantState.js"
 import * as Fixtures from "./Fixtures.js"
 import { freshEach, freshEachLive } from "./Suite.js"
 
@@ -98,7 +98,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
-      "a snapshot with a writer's changes made (ReadModel.applyChanges) is the snapshot the store then holds",
+      "a state with a writer's changes made (TenantState.apply) is the state the store then holds",
       Effect.gen(function*() {
         const store = yield* Store
         // Random sequences of writes (fast-check's sample): each step picks a write by number.
@@ -108,7 +108,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           yield* store.tenants.insert(tenant)
           yield* store.vpcs.insert(Fixtures.vpc(tenant.id))
           const before = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-          const changes: Array<ReadModel.Change> = []
+          const changes: Array<TenantState.Change> = []
           let seq = 0
           for (const pick of picks) {
             const now = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
@@ -171,7 +171,10 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
             }
           }
           const after = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-          expect(ReadModel.applyChanges(before, changes, after.revision), JSON.stringify(picks)).toEqual(after)
+          const made = TenantState.TenantState.fromSnapshot(tenant.id, before).apply(changes, after.revision)
+          expect(made.toSnapshot(), JSON.stringify(picks)).toEqual(
+            TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot()
+          )
         }
       })
     )

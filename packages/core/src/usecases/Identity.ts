@@ -16,9 +16,9 @@ import type { InternalError, ServiceUnavailable } from "../Errors.js"
 import { OperationsLog } from "../ports/OperationsLog.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { ReadModel, readThrough } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import * as Metrics from "./Metrics.js"
-import { ReadModel, readThrough } from "./ReadModel.js"
 
 export interface ThrottlePolicy {
   /** Per login name: a few guesses, then a pause. */

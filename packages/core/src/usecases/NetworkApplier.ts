@@ -5,55 +5,22 @@
  * calls `apply` again for every VPC whose last apply failed.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import { oncePerRecord } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
-import * as Net from "../domain/Net.js"
-import type { PodRecord } from "../domain/Pod.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
-import type { SubnetRecord } from "../domain/Subnet.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import * as Plan from "../rules/Plan.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import * as Metrics from "./Metrics.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import { ReadModel } from "./ReadModel.js"
 
 export interface ApplyState {
   readonly applied: boolean
   readonly apply_error: string | null
-}
-
-/** A subnet's CIDR block. */
-const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(subnet.cidr))
-
-/** The tenant's records a VPC's rules resolve against. */
-export interface Surroundings {
-  readonly vpcs: ReadonlyArray<VpcRecord>
-  readonly subnets: ReadonlyArray<SubnetRecord>
-  /** The VPC's pods (others are ignored). */
-  readonly pods: ReadonlyArray<PodRecord>
-  readonly peeringCidr: string | null
-}
-
-/** A VPC's context from its tenant's records: the tenant's VPC blocks, the VPC's subnets, pods and core network. */
-export const contextOf = (vpcId: VpcId, of: Surroundings): RuleSet.VpcContext => {
-  const own = of.subnets.filter((s) => s.vpc_id === vpcId)
-  const blocks = new Map<VpcId, Array<Net.Cidr>>(of.vpcs.map((v) => [v.id, []]))
-  for (const s of of.subnets) blocks.get(s.vpc_id)?.push(blockOf(s))
-  return {
-    vpc_id: vpcId,
-    subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
-    pods: new Map(of.pods.filter((p) => p.vpc_id === vpcId).map((p) => [p.id, p.subnet_id])),
-    vpcs: blocks,
-    infrastructure: [
-      ...(of.peeringCidr === null ? [] : [Net.cidrOf(of.peeringCidr)]),
-      ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
-    ]
-  }
 }
 
 export interface NetworkApplierShape {
@@ -98,7 +65,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             const tenantVpcs = yield* store.vpcs.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
             const own = tenantSubnets.filter((s) => s.vpc_id === vpc.id)
             const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
-            const context = contextOf(vpc.id, {
+            const context = RuleSet.contextOf(vpc.id, {
               vpcs: tenantVpcs,
               subnets: tenantSubnets,
               pods,
@@ -108,7 +75,14 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           })
 
         const context = (vpc: VpcRecord) =>
-          readModel.derived(`context:${vpc.id}`, Effect.map(surroundings(vpc), (s) => s.context))
+          Effect.flatMap(configs.current, (config) =>
+            Effect.flatMap(
+              readModel.vpcContext(
+                vpc.id,
+                Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
+              ),
+              (kept) => kept !== undefined ? Effect.succeed(kept) : Effect.map(surroundings(vpc), (s) => s.context)
+            ))
 
         const applyInContext = Effect.fn("NetworkApplier.apply")(function*(
           vpcId: VpcId,

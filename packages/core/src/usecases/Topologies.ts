@@ -21,10 +21,11 @@ import { toVpc } from "../domain/Vpc.js"
 import { InvalidInput } from "../Errors.js"
 import type { Conflict, Forbidden, InternalError, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
 import { Store } from "../ports/Store.js"
+import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
-import { contextOf, NetworkApplier } from "./NetworkApplier.js"
+import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -213,10 +214,17 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             const existing = yield* Effect.forEach(existingVpcs, (vpc) =>
               Effect.map(
                 store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable),
-                (rules) => impactOf(vpc.id, contextOf(vpc.id, before), rules, rules, contextOf(vpc.id, after))
+                (rules) =>
+                  impactOf(vpc.id, RuleSet.contextOf(vpc.id, before), rules, rules, RuleSet.contextOf(vpc.id, after))
               ))
             const created = newVpcs.map((vpc) =>
-              impactOf(vpc.id, contextOf(vpc.id, before), [], [seededRule(vpc)], contextOf(vpc.id, after))
+              impactOf(
+                vpc.id,
+                RuleSet.contextOf(vpc.id, before),
+                [],
+                [seededRule(vpc)],
+                RuleSet.contextOf(vpc.id, after)
+              )
             )
             return TopologyImpact.make({
               dry_run: true,

@@ -4,6 +4,7 @@
  * provide its own ports and call them directly.
  */
 import { Layer } from "effect"
+import * as ReadModel from "../readmodel/ReadModel.js"
 import * as Audit from "./Audit.js"
 import { Domains } from "./Domains.js"
 import { Idempotency } from "./Idempotency.js"
@@ -12,7 +13,6 @@ import * as Instrumented from "./Instrumented.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import * as ReadModel from "./ReadModel.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
 import { SecurityRules } from "./SecurityRules.js"
 import { ServiceTunnels } from "./ServiceTunnels.js"

@@ -20,69 +20,15 @@
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
 import type { TenantId, VpcId } from "../domain/Ids.js"
-import type { PodRecord } from "../domain/Pod.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
-import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
-import type { TunnelRecord } from "../domain/Tunnel.js"
-import type { VpcRecord } from "../domain/Vpc.js"
-import type {
-  Authenticated,
-  ProviderConfigSnapshot,
-  Revision,
-  StoreShape,
-  StoreUnavailable,
-  TenantSnapshot
-} from "../ports/Store.js"
+import type { Authenticated, ProviderConfigSnapshot, Revision, StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
-
-/** A tenant's snapshot, indexed for the reads use-cases make, with what was derived from it. */
-export class TenantView {
-  private readonly groups = new Map<string, ReadonlyArray<unknown>>()
-  private readonly indexes = new Map<ReadonlyArray<unknown>, ReadonlyMap<string, unknown>>()
-  readonly derived = new Map<string, unknown>()
-
-  constructor(readonly tenantId: TenantId, readonly snapshot: TenantSnapshot) {}
-
-  /** `list` by id, built the first time it is asked for: a writer's next view may never need it. */
-  private byId<A extends { readonly id: string }>(list: ReadonlyArray<A>): ReadonlyMap<string, A> {
-    let index = this.indexes.get(list) as ReadonlyMap<string, A> | undefined
-    if (index === undefined) {
-      index = new Map(list.map((r) => [r.id, r]))
-      this.indexes.set(list, index)
-    }
-    return index
-  }
-  get vpcById(): ReadonlyMap<string, VpcRecord> {
-    return this.byId(this.snapshot.vpcs)
-  }
-  get subnetById(): ReadonlyMap<string, SubnetRecord> {
-    return this.byId(this.snapshot.subnets)
-  }
-  get ruleById(): ReadonlyMap<string, SecurityRuleRecord> {
-    return this.byId(this.snapshot.securityRules)
-  }
-  get podById(): ReadonlyMap<string, PodRecord> {
-    return this.byId(this.snapshot.pods)
-  }
-  get tunnelById(): ReadonlyMap<string, TunnelRecord> {
-    return this.byId(this.snapshot.tunnels)
-  }
-
-  /** The rows of `list` for which `keyOf` is `key`, in the list's order; computed once per key. */
-  group<A>(name: string, list: ReadonlyArray<A>, keyOf: (a: A) => string | null, key: string): ReadonlyArray<A> {
-    const id = `${name}:${key}`
-    let rows = this.groups.get(id) as ReadonlyArray<A> | undefined
-    if (rows === undefined) {
-      rows = list.filter((a) => keyOf(a) === key)
-      this.groups.set(id, rows)
-    }
-    return rows
-  }
-}
+import * as RuleSet from "../rules/RuleSet.js"
+import type { Change, Derivation, Part as Rows } from "./TenantState.js"
+import { TenantState } from "./TenantState.js"
 
 /** The kinds of rows a snapshot holds (and the provider configuration), as a request writes them. */
-export type Part = "domains" | "config" | "vpcs" | "subnets" | "rules" | "pods" | "tunnels" | "credentials"
+export type Part = Rows | "config"
 
 const EVERY_PART: ReadonlyArray<Part> = [
   "domains",
@@ -103,9 +49,9 @@ const VPC_AND_CONTENTS: ReadonlyArray<Part> = ["vpcs", "subnets", "rules", "pods
  */
 export class ReadSession {
   readonly wrote = new Set<Part>()
-  constructor(public view: TenantView, readonly providerConfigRevision: Revision) {}
+  constructor(public view: TenantState, readonly providerConfigRevision: Revision) {}
   /** The request's own transaction committed onto its view: it reads the result from memory. */
-  advance(view: TenantView) {
+  advance(view: TenantState) {
     this.view = view
     this.wrote.clear()
   }
@@ -119,83 +65,6 @@ const currentSession = FiberRef.unsafeMake<ReadSession | undefined>(undefined)
  * Authentication calls it: a request's fiber is its own, so no other request sees it.
  */
 export const readThrough = (session: ReadSession): Effect.Effect<void> => FiberRef.set(currentSession, session)
-
-/** A change a transaction made, as it applies to a snapshot (cascades as the store's). */
-export type Change =
-  | { readonly _tag: "Put"; readonly part: Exclude<Part, "config">; readonly record: object }
-  | { readonly _tag: "Remove"; readonly part: Exclude<Part, "config">; readonly key: string }
-  | {
-    readonly _tag: "ApplyState"
-    readonly id: string
-    readonly applied: boolean
-    readonly apply_error: string | null
-  }
-
-const LISTS = {
-  domains: "domains",
-  vpcs: "vpcs",
-  subnets: "subnets",
-  rules: "securityRules",
-  pods: "pods",
-  tunnels: "tunnels",
-  credentials: "registryCredentials"
-} as const satisfies Record<Exclude<Part, "config">, keyof TenantSnapshot>
-
-/** A registry credential is named within its tenant; everything else has an id. */
-const keyOf = (record: object): string => (record as { id?: string }).id ?? (record as { name: string }).name
-
-/** `snapshot` with `changes` made, in order, at `revision`: what the store holds after them. */
-export const applyChanges = (
-  snapshot: TenantSnapshot,
-  changes: ReadonlyArray<Change>,
-  revision: Revision
-): TenantSnapshot => {
-  // Only the lists a change touches are copied; the others are shared with `snapshot`.
-  const lists: Record<string, ReadonlyArray<object>> = {}
-  for (const name of Object.values(LISTS)) lists[name] = snapshot[name] as ReadonlyArray<object>
-  const copied = new Set<string>()
-  const writable = (name: string): Array<object> => {
-    if (!copied.has(name)) {
-      lists[name] = [...lists[name]!]
-      copied.add(name)
-    }
-    return lists[name] as Array<object>
-  }
-  const without = (name: string, drop: (record: any) => boolean) => { // eslint-disable-line @typescript-eslint/no-explicit-any -- a row of any list
-    if (lists[name]!.some(drop)) {
-      lists[name] = lists[name]!.filter((r) => !drop(r))
-      copied.add(name)
-    }
-  }
-  for (const change of changes) {
-    switch (change._tag) {
-      case "Put": {
-        const list = writable(LISTS[change.part])
-        const key = keyOf(change.record)
-        const at = list.findIndex((r) => keyOf(r) === key)
-        if (at === -1) list.push(change.record)
-        else list[at] = change.record
-        break
-      }
-      case "Remove": {
-        const key = change.key
-        without(LISTS[change.part], (r) => keyOf(r) === key)
-        if (change.part === "vpcs") {
-          for (const name of ["subnets", "securityRules", "pods", "tunnels"]) without(name, (r) => r.vpc_id === key)
-        }
-        if (change.part === "pods") without("tunnels", (r) => r.pod_id === key)
-        break
-      }
-      case "ApplyState": {
-        const list = writable("vpcs")
-        const at = list.findIndex((r) => keyOf(r) === change.id)
-        if (at !== -1) list[at] = { ...list[at], applied: change.applied, apply_error: change.apply_error }
-        break
-      }
-    }
-  }
-  return { ...(lists as unknown as Omit<TenantSnapshot, "revision">), revision }
-}
 
 /**
  * A tenant's request's transaction: what it wrote, whether the lock it took proved its view
@@ -238,11 +107,38 @@ export interface ReadModelShape {
    * so that it runs once per revision; run every time otherwise.
    */
   readonly derived: <A, E, R>(key: string, compute: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The VPC's context from the request's state (built once while the tenant's VPCs and
+   * subnets, the VPC's pods and the peering block stay as they are); undefined when the
+   * request does not read from a state.
+   */
+  readonly vpcContext: (vpcId: VpcId, peeringCidr: string | null) => Effect.Effect<RuleSet.VpcContext | undefined>
   /** How many tenants' snapshots are held now, and how many may be. */
   readonly size: Effect.Effect<{ readonly tenants: number; readonly capacity: number }>
 }
 
 export class ReadModel extends Context.Tag("@tenet/core/ReadModel")<ReadModel, ReadModelShape>() {}
+
+/** A VPC's context: its inputs are the tenant's VPCs and subnets, the VPC's pods, the peering block. */
+const VpcContext: Derivation<{ readonly vpcId: VpcId; readonly peeringCidr: string | null }, RuleSet.VpcContext> = {
+  key: ({ vpcId }) => vpcId,
+  inputs: (state, { peeringCidr, vpcId }) => [
+    state.versionOf("vpcs"),
+    state.versionOf("subnets"),
+    state.versionOf("pods", { vpc: vpcId }),
+    peeringCidr
+  ],
+  compute: (state, { peeringCidr, vpcId }) =>
+    RuleSet.contextOf(vpcId, {
+      vpcs: state.vpcs,
+      subnets: state.subnets,
+      pods: state.podsOf(vpcId),
+      peeringCidr
+    })
+}
+
+/** What `derived` keeps, per state (so per revision). */
+const perRevision = new WeakMap<TenantState, Map<string, unknown>>()
 
 /** True inside `Store.transaction`: a use-case deciding there reads the store, under its locks. */
 const inTransaction = FiberRef.unsafeMake(false)
@@ -271,8 +167,8 @@ class Lru<K, V> {
 
 export const make = (store: StoreShape, options: Options = {}) => {
   const capacity = options.capacity ?? DEFAULT_CAPACITY
-  const views = new Lru<TenantId, TenantView>(capacity)
-  const loading = new Map<string, Deferred.Deferred<Option.Option<TenantView>, StoreUnavailable>>()
+  const views = new Lru<TenantId, TenantState>(capacity)
+  const loading = new Map<string, Deferred.Deferred<Option.Option<TenantState>, StoreUnavailable>>()
   let config: ProviderConfigSnapshot | undefined
   // Sole writer only: bumped after every write this process finishes, which (nothing else
   // writing) is every write. A token's tenant and revisions, read at generation g, hold while
@@ -296,19 +192,22 @@ export const make = (store: StoreShape, options: Options = {}) => {
   }
 
   /** The tenant's view at `revision` or later; loads it (once, however many ask) when not cached. */
-  const viewOf = (tenantId: TenantId, revision: Revision): Effect.Effect<Option.Option<TenantView>, StoreUnavailable> =>
+  const viewOf = (
+    tenantId: TenantId,
+    revision: Revision
+  ): Effect.Effect<Option.Option<TenantState>, StoreUnavailable> =>
     Effect.suspend(() => {
       const cached = views.get(tenantId)
-      if (cached !== undefined && cached.snapshot.revision === revision) return Effect.succeed(Option.some(cached))
+      if (cached !== undefined && cached.revision === revision) return Effect.succeed(Option.some(cached))
       const key = `${tenantId}@${revision}`
       const pending = loading.get(key)
       if (pending !== undefined) return Deferred.await(pending)
-      const deferred = Deferred.unsafeMake<Option.Option<TenantView>, StoreUnavailable>(FiberId.none)
+      const deferred = Deferred.unsafeMake<Option.Option<TenantState>, StoreUnavailable>(FiberId.none)
       loading.set(key, deferred)
       // Not interrupted with the request that started it: the others waiting need its answer.
       return store.snapshots.tenant(tenantId).pipe(
         Effect.map(Option.map((snapshot) => {
-          const view = new TenantView(tenantId, snapshot)
+          const view = TenantState.fromSnapshot(tenantId, snapshot)
           views.set(tenantId, view)
           return view
         })),
@@ -336,7 +235,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
   )
 
   /** The view a read of `part` may be answered from, here and now; undefined for the store. */
-  const readable = (part: Part): Effect.Effect<TenantView | undefined> =>
+  const readable = (part: Part): Effect.Effect<TenantState | undefined> =>
     Effect.flatMap(FiberRef.get(inTransaction), (inside) => {
       if (!inside) {
         return Effect.map(
@@ -353,14 +252,26 @@ export const make = (store: StoreShape, options: Options = {}) => {
       })
     })
 
+  /** The request's state, when what is derived may read it: a view the request has not written. */
+  const state: Effect.Effect<TenantState | undefined> = Effect.map(
+    current,
+    (session) => session === undefined || session.wrote.size > 0 ? undefined : session.view
+  )
+
   const derived = <A, E, R>(key: string, compute: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(current, (session) => {
-      // What is derived reads several kinds of rows: only from a view the request has not written.
-      if (session === undefined || session.wrote.size > 0) return compute
-      const memo = session.view.derived
-      if (memo.has(key)) return Effect.succeed(memo.get(key) as A)
-      return Effect.tap(compute, (value) => Effect.sync(() => memo.set(key, value)))
+    Effect.flatMap(state, (view) => {
+      if (view === undefined) return compute
+      const kept = perRevision.get(view)
+      if (kept?.has(key)) return Effect.succeed(kept.get(key) as A)
+      return Effect.tap(compute, (value) =>
+        Effect.sync(() => {
+          if (kept === undefined) perRevision.set(view, new Map([[key, value]]))
+          else kept.set(key, value)
+        }))
     })
+
+  const vpcContext: ReadModelShape["vpcContext"] = (vpcId, peeringCidr) =>
+    Effect.map(state, (view) => view?.memo(VpcContext, { vpcId, peeringCidr }))
 
   /**
    * Answers from the request's view when the request has not written `part` and the view has
@@ -368,7 +279,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
    */
   const fromView = <A>(
     part: Part,
-    pick: (view: TenantView) => A | undefined,
+    pick: (view: TenantState) => A | undefined,
     fallback: Effect.Effect<A, StoreUnavailable>
   ): Effect.Effect<A, StoreUnavailable> =>
     Effect.flatMap(readable(part), (view) => {
@@ -378,7 +289,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   const found = <A>(value: A | undefined) => value === undefined ? undefined : Option.some(value)
 
-  const own = <A>(view: TenantView, tenantId: string, list: ReadonlyArray<A>) =>
+  const own = <A>(view: TenantState, tenantId: string, list: ReadonlyArray<A>) =>
     view.tenantId === tenantId ? list : undefined
 
   type Row = Exclude<Part, "config">
@@ -386,44 +297,34 @@ export const make = (store: StoreShape, options: Options = {}) => {
   /** `find` by id and `listByTenant` of a kind of row, from the view where it may answer. */
   const lookups = <A, Id extends string>(
     part: Row,
-    byId: (view: TenantView) => ReadonlyMap<string, A>,
-    list: (view: TenantView) => ReadonlyArray<A>,
+    byId: (view: TenantState, id: string) => A | undefined,
+    list: (view: TenantState) => ReadonlyArray<A>,
     repository: {
       readonly find: (id: Id) => Effect.Effect<Option.Option<A>, StoreUnavailable>
       readonly listByTenant: (id: TenantId) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
     }
   ) => ({
-    find: (id: Id) => fromView(part, (v) => found(byId(v).get(id)), repository.find(id)),
+    find: (id: Id) => fromView(part, (v) => found(byId(v, id)), repository.find(id)),
     listByTenant: (id: TenantId) => fromView(part, (v) => own(v, id, list(v)), repository.listByTenant(id))
   })
 
-  /**
-   * The rows of a kind whose `field` is `id`, from the view when it holds the parent `id`
-   * names; `name` names the grouping (kept with the view, per `id`).
-   */
+  /** The rows of a kind under a parent (`list`), from the view when it holds the parent. */
   const listBy = <A, Id extends string>(
     part: Row,
-    name: string,
-    field: (row: A) => string | null,
-    list: (view: TenantView) => ReadonlyArray<A>,
-    holdsParent: (view: TenantView, id: string) => boolean,
+    list: (view: TenantState, id: string) => ReadonlyArray<A>,
+    holdsParent: (view: TenantState, id: string) => boolean,
     fallback: (id: Id) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
   ) =>
-  (id: Id) =>
-    fromView(
-      part,
-      (v) => holdsParent(v, id) ? v.group(name, list(v), field, id) : undefined,
-      fallback(id)
-    )
+  (id: Id) => fromView(part, (v) => holdsParent(v, id) ? list(v, id) : undefined, fallback(id))
 
-  const inVpc = (v: TenantView, id: string) => v.vpcById.has(id)
+  const inVpc = (v: TenantState, id: string) => v.vpc(id) !== undefined
 
-  /** A VPC's rows of a kind (`listByVpc`), grouped by `vpc_id` in the view. */
-  const byVpc = <A extends { readonly vpc_id: string }>(
+  /** A VPC's rows of a kind (`listByVpc`). */
+  const byVpc = <A>(
     part: Row,
-    list: (view: TenantView) => ReadonlyArray<A>,
+    list: (view: TenantState, id: string) => ReadonlyArray<A>,
     fallback: (id: VpcId) => Effect.Effect<ReadonlyArray<A>, StoreUnavailable>
-  ) => listBy(part, `${part}.vpc`, (r: A) => r.vpc_id, list, inVpc, fallback)
+  ) => listBy(part, list, inVpc, fallback)
 
   /**
    * A write of `parts`: the request reads them from the store from now on (in its transaction,
@@ -488,7 +389,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
               ? Effect.succeed(result)
               : Effect.flatMap(s.snapshots.step(view.tenantId), (taken): Effect.Effect<A, E | Stale> => {
                 step = taken
-                return draft.readView && taken.before !== view.snapshot.revision
+                return draft.readView && taken.before !== view.revision
                   ? Effect.fail(new Stale())
                   : Effect.succeed(result)
               }))
@@ -497,8 +398,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
             Effect.locally(inTransaction, true),
             Effect.tap(() =>
               Effect.sync(() => {
-                if (step === undefined || draft.opaque || step.before !== view.snapshot.revision) return
-                const next = new TenantView(view.tenantId, applyChanges(view.snapshot, draft.changes, step.after))
+                if (step === undefined || draft.opaque || step.before !== view.revision) return
+                const next = view.apply(draft.changes, step.after)
                 views.set(next.tenantId, next)
                 session.advance(next)
               })
@@ -537,7 +438,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       ...s.domains,
       insert: writes(["domains"], s.domains.insert, put("domains")),
       delete: writes(["domains"], s.domains.delete, remove("domains")),
-      listByTenant: (id) => fromView("domains", (v) => own(v, id, v.snapshot.domains), s.domains.listByTenant(id))
+      listByTenant: (id) => fromView("domains", (v) => own(v, id, v.domains), s.domains.listByTenant(id))
     },
     providerConfig: { get: providerConfigGet, put: writes(["config"], s.providerConfig.put) },
     serviceTunnels: {
@@ -558,7 +459,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
               Effect.sync(() => {
                 if (
                   draft !== undefined && Option.isSome(revision) &&
-                  revision.value !== draft.session.view.snapshot.revision
+                  revision.value !== draft.session.view.revision
                 ) draft.current = false
               }))
         ),
@@ -569,54 +470,39 @@ export const make = (store: StoreShape, options: Options = {}) => {
         apply_error
       })),
       delete: writes(VPC_AND_CONTENTS, s.vpcs.delete, remove("vpcs")),
-      ...lookups("vpcs", (v) => v.vpcById, (v) => v.snapshot.vpcs, s.vpcs)
+      ...lookups("vpcs", (v, id) => v.vpc(id), (v) => v.vpcs, s.vpcs)
     },
     subnets: {
       ...s.subnets,
       insert: writes(["subnets"], s.subnets.insert, put("subnets")),
-      ...lookups("subnets", (v) => v.subnetById, (v) => v.snapshot.subnets, s.subnets),
-      listByVpc: byVpc("subnets", (v) => v.snapshot.subnets, s.subnets.listByVpc)
+      ...lookups("subnets", (v, id) => v.subnet(id), (v) => v.subnets, s.subnets),
+      listByVpc: byVpc("subnets", (v, id) => v.subnetsOf(id), s.subnets.listByVpc)
     },
     securityRules: {
       ...s.securityRules,
       insert: writes(["rules"], s.securityRules.insert, put("rules")),
       update: writes(["rules"], s.securityRules.update, put("rules")),
       delete: writes(["rules"], s.securityRules.delete, remove("rules")),
-      find: (id) => fromView("rules", (v) => found(v.ruleById.get(id)), s.securityRules.find(id)),
-      listByVpc: byVpc("rules", (v) => v.snapshot.securityRules, s.securityRules.listByVpc),
+      find: (id) => fromView("rules", (v) => found(v.rule(id)), s.securityRules.find(id)),
+      listByVpc: byVpc("rules", (v, id) => v.rulesOf(id), s.securityRules.listByVpc),
       // A rule's remote VPC is one of its own tenant's, so the tenant's rules are all there are.
-      listByRemoteVpc: (id) =>
-        listBy(
-          "rules",
-          "rules.remote",
-          (r) => r.vpc_id === id ? null : r.remote_vpc_id,
-          (v) => v.snapshot.securityRules,
-          inVpc,
-          s.securityRules.listByRemoteVpc
-        )(id)
+      listByRemoteVpc: byVpc("rules", (v, id) => v.rulesNaming(id), s.securityRules.listByRemoteVpc)
     },
     pods: {
       ...s.pods,
       insert: writes(["pods"], s.pods.insert, put("pods")),
       update: writes(["pods"], s.pods.update, put("pods")),
       delete: writes(["pods", "tunnels"], s.pods.delete, remove("pods")),
-      ...lookups("pods", (v) => v.podById, (v) => v.snapshot.pods, s.pods),
-      listByVpc: byVpc("pods", (v) => v.snapshot.pods, s.pods.listByVpc)
+      ...lookups("pods", (v, id) => v.pod(id), (v) => v.pods, s.pods),
+      listByVpc: byVpc("pods", (v, id) => v.podsOf(id), s.pods.listByVpc)
     },
     tunnels: {
       ...s.tunnels,
       insert: writes(["tunnels"], s.tunnels.insert, put("tunnels")),
       update: writes(["tunnels"], s.tunnels.update, put("tunnels")),
       delete: writes(["tunnels"], s.tunnels.delete, remove("tunnels")),
-      ...lookups("tunnels", (v) => v.tunnelById, (v) => v.snapshot.tunnels, s.tunnels),
-      listByPod: listBy(
-        "tunnels",
-        "tunnels.pod",
-        (r) => r.pod_id,
-        (v) => v.snapshot.tunnels,
-        (v, id) => v.podById.has(id),
-        s.tunnels.listByPod
-      )
+      ...lookups("tunnels", (v, id) => v.tunnel(id), (v) => v.tunnels, s.tunnels),
+      listByPod: listBy("tunnels", (v, id) => v.tunnelsOf(id), (v, id) => v.pod(id) !== undefined, s.tunnels.listByPod)
     },
     registryCredentials: {
       ...s.registryCredentials,
@@ -625,7 +511,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       listByTenant: (id) =>
         fromView(
           "credentials",
-          (v) => own(v, id, v.snapshot.registryCredentials),
+          (v) => own(v, id, v.credentials),
           s.registryCredentials.listByTenant(id)
         ),
       find: (tenantId, name) =>
@@ -633,7 +519,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
           "credentials",
           (v) =>
             v.tenantId === tenantId
-              ? Option.fromNullable(v.snapshot.registryCredentials.find((c) => c.name === name))
+              ? Option.fromNullable(v.credential(name))
               : undefined,
           s.registryCredentials.find(tenantId, name)
         )
@@ -648,6 +534,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const model = ReadModel.of({
     authenticate,
     derived,
+    vpcContext,
     size: Effect.sync(() => ({ tenants: views.size, capacity }))
   })
   return { store: cached, model }

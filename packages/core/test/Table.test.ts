@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, HashMap, Option } from "effect"
-import * as Table from "../src/Table.js"
+import * as Table from "../src/readmodel/Table.js"
 
 interface Row {
   readonly id: string

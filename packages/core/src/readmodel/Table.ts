@@ -1,5 +1,5 @@
 /**
- * A table of records in the memory store: rows by key, and secondary indexes (for each value
+ * A table of records held in memory (the memory store's, the read model's): rows by key, and secondary indexes (for each value
  * of an indexed field, the rows that have it, by key). Everything is persistent, so a
  * transaction's draft is a cheap copy, and a list costs what it returns rather than what the
  * store holds (a scan of every tenant's VPCs to list one tenant's would grow with the tenants).

@@ -1,0 +1,305 @@
+/**
+ * Everything one tenant owns, at one revision, as the read model holds it: persistent tables
+ * (`Table`), so a committed change makes the next state in time that depends on what it
+ * changes, never on how much else the tenant owns. A rule's insert touches its VPC's index
+ * entry and a few hash-trie nodes; the tenant's other VPCs, rules and pods are shared with
+ * the state before.
+ *
+ * Lists are answered in the store's order (oldest first; a VPC's rules by `seq`), sorted once
+ * per version of what they list. Values derived from a state (`memo`) are kept while what they
+ * were derived from is unchanged, so a VPC's context and compiled matcher are built once per
+ * change to their inputs, not once per request or per revision of the whole tenant.
+ */
+import { HashMap, Option } from "effect"
+import type { DomainRecord } from "../domain/Domain.js"
+import type { PodId, TenantId, VpcId } from "../domain/Ids.js"
+import type { PodRecord } from "../domain/Pod.js"
+import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+import type { Revision, TenantSnapshot } from "../ports/Store.js"
+import * as Table from "./Table.js"
+
+const Vpcs = Table.define<VpcRecord, never>({ key: (v) => v.id, indexes: {} })
+const Subnets = Table.define<SubnetRecord, "vpc">({ key: (s) => s.id, indexes: { vpc: (s) => s.vpc_id } })
+const Rules = Table.define<SecurityRuleRecord, "vpc" | "remote">({
+  key: (r) => r.id,
+  // A rule naming its own VPC as the remote is not another VPC's reference to it.
+  indexes: { vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id === r.vpc_id ? null : r.remote_vpc_id }
+})
+const Pods = Table.define<PodRecord, "vpc">({ key: (p) => p.id, indexes: { vpc: (p) => p.vpc_id } })
+const Tunnels = Table.define<TunnelRecord, "vpc" | "pod">({
+  key: (t) => t.id,
+  indexes: { vpc: (t) => t.vpc_id, pod: (t) => t.pod_id }
+})
+/** A registry credential is named within its tenant. */
+const Credentials = Table.define<RegistryCredentialRecord, never>({ key: (c) => c.name, indexes: {} })
+const Domains = Table.define<DomainRecord, never>({ key: (d) => d.id, indexes: {} })
+
+/** The kinds of rows a tenant owns, as changes name them. */
+export type Part = "domains" | "vpcs" | "subnets" | "rules" | "pods" | "tunnels" | "credentials"
+
+/** A change a commit made, as it applies to a state (cascades as in `CASCADES`). */
+export type Change =
+  | { readonly _tag: "Put"; readonly part: Part; readonly record: object }
+  | { readonly _tag: "Remove"; readonly part: Part; readonly key: string }
+  | {
+    readonly _tag: "ApplyState"
+    readonly id: string
+    readonly applied: boolean
+    readonly apply_error: string | null
+  }
+
+/**
+ * What removing a row takes with it, and by which of their fields: the one definition of the
+ * cascades every store keeps (foreign keys in SQL).
+ */
+export const CASCADES: { readonly [P in Part]?: ReadonlyArray<readonly [Part, "vpc" | "pod"]> } = {
+  vpcs: [["subnets", "vpc"], ["rules", "vpc"], ["pods", "vpc"], ["tunnels", "vpc"]],
+  pods: [["tunnels", "pod"]]
+}
+
+interface Tables {
+  readonly vpcs: Table.Table<VpcRecord, never>
+  readonly subnets: Table.Table<SubnetRecord, "vpc">
+  readonly rules: Table.Table<SecurityRuleRecord, "vpc" | "remote">
+  readonly pods: Table.Table<PodRecord, "vpc">
+  readonly tunnels: Table.Table<TunnelRecord, "vpc" | "pod">
+  readonly credentials: Table.Table<RegistryCredentialRecord, never>
+  readonly domains: Table.Table<DomainRecord, never>
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one definition per table, rows of any kind
+const DEFINITIONS: { readonly [P in Part]: Table.Definition<any, any> } = {
+  vpcs: Vpcs,
+  subnets: Subnets,
+  rules: Rules,
+  pods: Pods,
+  tunnels: Tunnels,
+  credentials: Credentials,
+  domains: Domains
+}
+
+/**
+ * A value derived from a state: `compute` is run again only when one of `inputs` (compared by
+ * identity: tables' index entries, records, other derived values) is not what it was.
+ */
+export interface Derivation<I, A> {
+  readonly key: (input: I) => string
+  readonly inputs: (state: TenantState, input: I) => ReadonlyArray<unknown>
+  readonly compute: (state: TenantState, input: I) => A
+}
+
+type Memos = Map<Derivation<never, unknown>, Map<string, { readonly inputs: ReadonlyArray<unknown>; value: unknown }>>
+
+type Created = { readonly created_at: { readonly epochMillis: number } }
+
+/** Sorted lists, by the persistent entry they list (which any change to its rows replaces). */
+const sortedLists = new WeakMap<object, ReadonlyArray<unknown>>()
+
+const sameInputs = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) =>
+  a.length === b.length && a.every((x, i) => x === b[i])
+
+export class TenantState {
+  private constructor(
+    readonly tenantId: TenantId,
+    readonly revision: Revision,
+    private readonly tables: Tables,
+    /** Insertion order of every row, breaking ties between equal creation times. */
+    private readonly order: HashMap.HashMap<string, number>,
+    private readonly nextOrder: number,
+    /** Shared by the states of one tenant that follow from each other; entries check their inputs. */
+    private readonly memos: Memos
+  ) {}
+
+  /** The state a store's snapshot describes. */
+  static fromSnapshot(tenantId: TenantId, snapshot: TenantSnapshot): TenantState {
+    let order = HashMap.empty<string, number>().pipe(HashMap.beginMutation)
+    let next = 0
+    const load = <R>(definition: Table.Definition<R, never> | Table.Definition<R, string>, rows: ReadonlyArray<R>) => {
+      let table = Table.empty(definition as Table.Definition<R, string>)
+      for (const row of rows) {
+        const key = definition.key(row)
+        table = Table.put(definition as Table.Definition<R, string>, table, row)
+        order = HashMap.set(order, key, next++)
+      }
+      return table
+    }
+    const tables = {
+      vpcs: load(Vpcs, snapshot.vpcs),
+      subnets: load(Subnets, snapshot.subnets),
+      rules: load(Rules, snapshot.securityRules),
+      pods: load(Pods, snapshot.pods),
+      tunnels: load(Tunnels, snapshot.tunnels),
+      credentials: load(Credentials, snapshot.registryCredentials),
+      domains: load(Domains, snapshot.domains)
+    } as Tables
+    return new TenantState(tenantId, snapshot.revision, tables, HashMap.endMutation(order), next, new Map())
+  }
+
+  /** This state with `changes` made, in order, at `revision`: what the store holds after them. */
+  apply(changes: ReadonlyArray<Change>, revision: Revision): TenantState {
+    const tables: Record<Part, Table.Table<object, string>> = { ...this.tables }
+    let order = this.order
+    let next = this.nextOrder
+    const remove = (part: Part, key: string) => {
+      const row = Option.getOrUndefined(Table.get(tables[part], key))
+      if (row === undefined) return
+      for (const [child, by] of CASCADES[part] ?? []) {
+        for (const dependent of Table.lookup(tables[child], by, key)) {
+          remove(child, DEFINITIONS[child].key(dependent))
+        }
+      }
+      tables[part] = Table.remove(DEFINITIONS[part], tables[part], key)
+      order = HashMap.remove(order, key)
+    }
+    for (const change of changes) {
+      switch (change._tag) {
+        case "Put": {
+          const key = DEFINITIONS[change.part].key(change.record)
+          if (!Table.has(tables[change.part], key)) order = HashMap.set(order, key, next++)
+          tables[change.part] = Table.put(DEFINITIONS[change.part], tables[change.part], change.record)
+          break
+        }
+        case "Remove":
+          remove(change.part, change.key)
+          break
+        case "ApplyState": {
+          const vpc = Option.getOrUndefined(Table.get(tables.vpcs, change.id)) as VpcRecord | undefined
+          if (vpc !== undefined) {
+            tables.vpcs = Table.put(DEFINITIONS.vpcs, tables.vpcs, {
+              ...vpc,
+              applied: change.applied,
+              apply_error: change.apply_error
+            })
+          }
+          break
+        }
+      }
+    }
+    return new TenantState(this.tenantId, revision, tables as unknown as Tables, order, next, this.memos)
+  }
+
+  /** The rows of an entry, oldest first (ties in insertion order), sorted once per version of it. */
+  private inOrder<R extends Created>(entry: HashMap.HashMap<string, R> | undefined): ReadonlyArray<R> {
+    return this.sorted(entry, (r) => r.created_at.epochMillis)
+  }
+
+  private sorted<R>(entry: HashMap.HashMap<string, R> | undefined, rank: (row: R) => number): ReadonlyArray<R> {
+    if (entry === undefined) return []
+    let rows = sortedLists.get(entry) as ReadonlyArray<R> | undefined
+    if (rows === undefined) {
+      rows = Array.from(HashMap.entries(entry))
+        .map(([key, row]) => ({ row, rank: rank(row), order: Option.getOrElse(HashMap.get(this.order, key), () => 0) }))
+        .sort((a, b) => a.rank - b.rank || a.order - b.order)
+        .map(({ row }) => row)
+      sortedLists.set(entry, rows)
+    }
+    return rows
+  }
+
+  private grouped<R>(table: Table.Table<R, string>, index: string, value: string) {
+    return Table.entry(table, index, value) as HashMap.HashMap<string, R> | undefined
+  }
+
+  vpc(id: string): VpcRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.vpcs, id))
+  }
+  /** Oldest first. */
+  get vpcs(): ReadonlyArray<VpcRecord> {
+    return this.inOrder(this.tables.vpcs.rows)
+  }
+  subnet(id: string): SubnetRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.subnets, id))
+  }
+  get subnets(): ReadonlyArray<SubnetRecord> {
+    return this.inOrder(this.tables.subnets.rows)
+  }
+  subnetsOf(vpcId: string): ReadonlyArray<SubnetRecord> {
+    return this.inOrder(this.grouped(this.tables.subnets, "vpc", vpcId))
+  }
+  rule(id: string): SecurityRuleRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.rules, id))
+  }
+  /** The VPC's rules in creation order (`seq`). */
+  rulesOf(vpcId: string): ReadonlyArray<SecurityRuleRecord> {
+    return this.sorted(this.grouped(this.tables.rules, "vpc", vpcId), (r) => r.seq)
+  }
+  /** Rules of the tenant's other VPCs whose remote is this VPC, in creation order. */
+  rulesNaming(vpcId: string): ReadonlyArray<SecurityRuleRecord> {
+    return this.sorted(this.grouped(this.tables.rules, "remote", vpcId), (r) => r.seq)
+  }
+  pod(id: string): PodRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.pods, id))
+  }
+  get pods(): ReadonlyArray<PodRecord> {
+    return this.inOrder(this.tables.pods.rows)
+  }
+  podsOf(vpcId: string): ReadonlyArray<PodRecord> {
+    return this.inOrder(this.grouped(this.tables.pods, "vpc", vpcId))
+  }
+  tunnel(id: string): TunnelRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.tunnels, id))
+  }
+  get tunnels(): ReadonlyArray<TunnelRecord> {
+    return this.inOrder(this.tables.tunnels.rows)
+  }
+  tunnelsOf(podId: string): ReadonlyArray<TunnelRecord> {
+    return this.inOrder(this.grouped(this.tables.tunnels, "pod", podId))
+  }
+  credential(name: string): RegistryCredentialRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.credentials, name))
+  }
+  get credentials(): ReadonlyArray<RegistryCredentialRecord> {
+    return this.inOrder(this.tables.credentials.rows)
+  }
+  get domains(): ReadonlyArray<DomainRecord> {
+    return this.inOrder(this.tables.domains.rows)
+  }
+
+  /**
+   * What identifies the version of a kind of rows (the whole table, or one VPC's or pod's), for
+   * a derivation's inputs: it is replaced by any change to those rows and by nothing else.
+   */
+  versionOf(part: Part, of?: { readonly vpc?: VpcId; readonly pod?: PodId }): unknown {
+    const table = this.tables[part] as Table.Table<unknown, string>
+    if (of?.vpc !== undefined) return this.grouped(table, "vpc", of.vpc)
+    if (of?.pod !== undefined) return this.grouped(table, "pod", of.pod)
+    return table.rows
+  }
+
+  /** `derivation` of `input`: computed once while its inputs stay what they are. */
+  memo<I, A>(derivation: Derivation<I, A>, input: I): A {
+    const inputs = derivation.inputs(this, input)
+    let byKey = this.memos.get(derivation as Derivation<never, unknown>)
+    if (byKey === undefined) {
+      byKey = new Map()
+      this.memos.set(derivation as Derivation<never, unknown>, byKey)
+    }
+    const key = derivation.key(input)
+    const kept = byKey.get(key)
+    if (kept !== undefined && sameInputs(kept.inputs, inputs)) return kept.value as A
+    const value = derivation.compute(this, input)
+    byKey.set(key, { inputs, value })
+    return value
+  }
+
+  /**
+   * The state as a snapshot, each list in the store's order (rules by VPC, then `seq`): two
+   * states hold the same rows exactly when their snapshots are equal.
+   */
+  toSnapshot(): TenantSnapshot {
+    return {
+      revision: this.revision,
+      vpcs: this.vpcs,
+      subnets: this.subnets,
+      securityRules: this.vpcs.flatMap((v) => this.rulesOf(v.id)),
+      pods: this.pods,
+      tunnels: this.tunnels,
+      registryCredentials: this.credentials,
+      domains: this.domains
+    }
+  }
+}
