@@ -19,12 +19,13 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Store, Table } from "@tenet/core"
+import { AuditLog, Change, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
   key: (d) => d.id,
-  indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain }
+  indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain },
+  retained: ["tenant"]
 })
 const Vpcs = Table.define<Vpc.VpcRecord, "tenant" | "name" | "unapplied">({
   key: (v) => v.id,
@@ -32,15 +33,18 @@ const Vpcs = Table.define<Vpc.VpcRecord, "tenant" | "name" | "unapplied">({
     tenant: (v) => v.tenant_id,
     name: (v) => `${v.tenant_id}/${v.name}`,
     unapplied: (v) => v.applied ? null : ""
-  }
+  },
+  retained: ["tenant"]
 })
 const Subnets = Table.define<Subnet.SubnetRecord, "tenant" | "vpc" | "name">({
   key: (n) => n.id,
-  indexes: { tenant: (n) => n.tenant_id, vpc: (n) => n.vpc_id, name: (n) => `${n.vpc_id}/${n.name}` }
+  indexes: { tenant: (n) => n.tenant_id, vpc: (n) => n.vpc_id, name: (n) => `${n.vpc_id}/${n.name}` },
+  retained: ["tenant"]
 })
 const Rules = Table.define<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">({
   key: (r) => r.id,
-  indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id }
+  indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id },
+  retained: ["tenant"]
 })
 const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">({
   key: (p) => p.id,
@@ -49,7 +53,8 @@ const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied"
     vpc: (p) => p.vpc_id,
     name: (p) => `${p.vpc_id}/${p.name}`,
     unapplied: (p) => p.applied ? null : ""
-  }
+  },
+  retained: ["tenant"]
 })
 const Tunnels = Table.define<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">({
   key: (t) => t.id,
@@ -60,11 +65,13 @@ const Tunnels = Table.define<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "na
     name: (t) => `${t.tenant_id}/${t.tunnel_name}`,
     hostname: (t) => t.hostname,
     inactive: (t) => t.status === "active" ? null : ""
-  }
+  },
+  retained: ["tenant"]
 })
 const Credentials = Table.define<RegistryCredential.RegistryCredentialRecord, "tenant">({
   key: (c) => `${c.tenant_id}/${c.name}`,
-  indexes: { tenant: (c) => c.tenant_id }
+  indexes: { tenant: (c) => c.tenant_id },
+  retained: ["tenant"]
 })
 
 /** A scope (a tenant id or `admin`) never holds a slash, so `scope/key` names one key. */
@@ -97,6 +104,8 @@ interface State {
   readonly nextOrder: number
   /** The audit trail, oldest first: its seq is its position plus one. */
   readonly audit: Chunk.Chunk<AuditLog.AuditEntry>
+  /** Each VPC's version (`Change`). */
+  readonly vpcVersions: HashMap.HashMap<string, number>
 }
 
 const emptyState: State = {
@@ -117,7 +126,8 @@ const emptyState: State = {
   idempotencyKeys: Table.empty(IdempotencyKeys),
   order: HashMap.empty(),
   nextOrder: 0,
-  audit: Chunk.empty()
+  audit: Chunk.empty(),
+  vpcVersions: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -157,8 +167,9 @@ const inCreationOrder = (orders: WeakMap<object, number>) => <A extends Created>
 
 /**
  * Revisions from identities: a tenant's rows live in one persistent index entry per table,
- * replaced by any change to them and by nothing else, so the entries' identities (numbered
- * here, never reused) name the tenant's state exactly; likewise the provider configuration.
+ * replaced by any change to them and by nothing else (an emptied entry stays, as a new empty
+ * one: `retained`), so the entries' identities (numbered here, never reused) name the
+ * tenant's state exactly, and a revision never comes back; likewise the provider configuration.
  */
 const revisionsOf = () => {
   const numbers = new WeakMap<object, number>()
@@ -261,6 +272,7 @@ export const make = Effect.gen(function*() {
   const removeVpc = (s: State, id: Ids.VpcId): State => ({
     ...s,
     vpcs: Table.remove(Vpcs, s.vpcs, id),
+    vpcVersions: HashMap.remove(s.vpcVersions, id),
     subnets: Table.removeAll(Subnets, s.subnets, "vpc", id),
     rules: Table.removeAll(Rules, s.rules, "vpc", id),
     pods: Table.removeAll(Pods, s.pods, "vpc", id),
@@ -408,7 +420,13 @@ export const make = Effect.gen(function*() {
       write((s) =>
         Table.lookup(s.vpcs, "name", `${record.tenant_id}/${record.name}`).length > 0
           ? violation(Store.Constraints.vpcName)
-          : Effect.succeed([undefined, { ...inserted(s, record.id), vpcs: Table.put(Vpcs, s.vpcs, record) }] as const)
+          : Effect.succeed(
+            [undefined, {
+              ...inserted(s, record.id),
+              vpcs: Table.put(Vpcs, s.vpcs, record),
+              vpcVersions: HashMap.set(s.vpcVersions, record.id, 0)
+            }] as const
+          )
       ),
     find: (id) => read((s) => Table.get(s.vpcs, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
@@ -573,7 +591,12 @@ export const make = Effect.gen(function*() {
             pods: ordered(s, Table.lookup(s.pods, "tenant", id)),
             tunnels: ordered(s, Table.lookup(s.tunnels, "tenant", id)),
             registryCredentials: ordered(s, Table.lookup(s.credentials, "tenant", id)),
-            domains: ordered(s, Table.lookup(s.domains, "tenant", id))
+            domains: ordered(s, Table.lookup(s.domains, "tenant", id)),
+            vpcVersions: Object.fromEntries(
+              Table.lookup(s.vpcs, "tenant", id).map((
+                v
+              ) => [v.id, Option.getOrElse(HashMap.get(s.vpcVersions, v.id), () => 0)])
+            )
           })
           : Option.none()
       ),
@@ -615,8 +638,85 @@ export const make = Effect.gen(function*() {
       })
   }
 
+  /** One committed write, through the repositories (which keep the uniqueness rules). */
+  const writeRow = (
+    tenantId: Ids.TenantId,
+    w: Change.Write
+  ): Effect.Effect<unknown, Store.StoreUnavailable | Store.UniqueViolation> => {
+    if (w._tag === "Remove") {
+      switch (w.part) {
+        case "vpcs":
+          return vpcs.delete(w.key as Ids.VpcId)
+        case "subnets":
+          return drop(
+            (s) => Table.has(s.subnets, w.key),
+            (s) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, w.key) })
+          )
+        case "rules":
+          return securityRules.delete(w.key as Ids.SecurityRuleId)
+        case "pods":
+          return pods.delete(w.key as Ids.PodId)
+        case "tunnels":
+          return tunnels.delete(w.key as Ids.TunnelId)
+        case "credentials":
+          return registryCredentials.delete(tenantId, w.key)
+        case "domains":
+          return domains.delete(w.key as Ids.DomainId)
+      }
+    }
+    const insert = w._tag === "Insert"
+    switch (w.part) {
+      case "vpcs":
+        return insert ? vpcs.insert(w.record) : replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs }))(w.record)
+      case "subnets":
+        return insert
+          ? subnets.insert(w.record)
+          : replace(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets }))(w.record)
+      case "rules":
+        return insert ? securityRules.insert(w.record) : securityRules.update(w.record)
+      case "pods":
+        return insert ? pods.insert(w.record) : pods.update(w.record)
+      case "tunnels":
+        return insert ? tunnels.insert(w.record) : tunnels.update(w.record)
+      case "credentials":
+        return insert
+          ? registryCredentials.insert(w.record)
+          : replace(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials }))(w.record)
+      case "domains":
+        return insert
+          ? domains.insert(w.record)
+          : replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains }))(w.record)
+    }
+  }
+
+  const commit: Store.StoreShape["commit"] = (change) =>
+    transaction(Effect.gen(function*() {
+      const versions = yield* read((s) => s.vpcVersions)
+      for (const { version, vpc } of change.decidedOn) {
+        if (Option.getOrUndefined(HashMap.get(versions, vpc)) !== version) {
+          return yield* new Store.StaleDecision({ vpc_id: vpc })
+        }
+      }
+      if (change.claim !== null && !(yield* idempotencyKeys.claim(change.claim.record, change.claim.liveSince))) {
+        return yield* new Store.KeyClaimed()
+      }
+      for (const w of change.writes) yield* writeRow(change.tenant, w)
+      const touched = Change.touchedVpcs(change.writes)
+      yield* write((s) => {
+        let next = s.vpcVersions
+        for (const vpc of touched) {
+          const version = HashMap.get(next, vpc)
+          if (Option.isSome(version)) next = HashMap.set(next, vpc, version.value + 1)
+        }
+        return Effect.succeed([undefined, { ...s, vpcVersions: next }] as const)
+      })
+      if (change.audit !== null) yield* audit.append(change.audit)
+      return yield* snapshots.step(change.tenant)
+    }))
+
   const store = Store.Store.of({
     backend: "memory",
+    commit,
     soleWriter: true,
     transaction,
     exclusive: Store.inProcessExclusive(),

@@ -264,10 +264,20 @@ const auditLog = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX audit_log_resource_id ON audit_log (resource_id, seq);
   `))
 
+/**
+ * Each VPC's version (`Change` in core): stepped by every commit that changes the VPC's
+ * contents, compared by commits decided on them.
+ */
+const vpcVersions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE vpcs ADD COLUMN version bigint NOT NULL DEFAULT 0;
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_revisions": revisions,
-  "0004_audit_log": auditLog
+  "0004_audit_log": auditLog,
+  "0005_vpc_versions": vpcVersions
 })

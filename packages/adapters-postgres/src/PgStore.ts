@@ -9,6 +9,7 @@ import type { SqlError } from "@effect/sql"
 import {
   Admin,
   AuditLog,
+  Change,
   Domain,
   IdempotencyKey,
   OperationLog,
@@ -82,7 +83,8 @@ const SnapshotRow = Schema.Struct({
   pods: Schema.Array(PodRow),
   tunnels: Schema.Array(TunnelRow),
   registry_credentials: Schema.Array(CredentialRow),
-  domains: Schema.Array(DomainRow)
+  domains: Schema.Array(DomainRow),
+  vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number })
 })
 
 const ProviderConfigSnapshotRow = Schema.Struct({
@@ -483,7 +485,8 @@ export const make = (options: Options = {}) =>
         owned("pods"),
         owned("tunnels"),
         owned("registry_credentials"),
-        owned("domains")
+        owned("domains"),
+        "(SELECT coalesce(json_object_agg(v.id, v.version), '{}') FROM vpcs v WHERE v.tenant_id = t.id) AS vpc_versions"
       ].join(", ")
     } FROM tenants t WHERE t.id = $1`
 
@@ -513,7 +516,8 @@ export const make = (options: Options = {}) =>
             pods: r.pods,
             tunnels: r.tunnels,
             registryCredentials: r.registry_credentials,
-            domains: r.domains
+            domains: r.domains,
+            vpcVersions: r.vpc_versions
           }))
         ),
       // The setting tells the revision triggers that this transaction's step is taken.
@@ -574,22 +578,147 @@ export const make = (options: Options = {}) =>
         )
     }
 
+    const transaction: Store.StoreShape["transaction"] = (self) =>
+      sqlFailureUnavailable(
+        oneSession ? Effect.uninterruptible(sql.withTransaction(self)) : sql.withTransaction(self)
+      ).pipe(
+        // @effect/sql makes a failed COMMIT or ROLLBACK a defect; when the connection is lost
+        // that is the store being unavailable (and the outcome unknown), not a bug.
+        Effect.catchSomeDefect((defect) =>
+          isSqlError(defect)
+            ? Option.some(Effect.fail(new Store.StoreUnavailable({ detail: describe(defect) })))
+            : Option.none()
+        )
+      )
+
+    /** Where each part of a tenant's state is kept; `fixed` are the columns an update never changes. */
+    const parts: {
+      readonly [P in Change.Part]: {
+        readonly table: string
+        readonly encode: (record: Extract<Change.Row, { part: P }>["record"]) => Effect.Effect<Record<string, unknown>>
+        readonly fixed: ReadonlyArray<string>
+      }
+    } = {
+      vpcs: { table: "vpcs", encode: encoded(VpcRow), fixed: ["tenant_id", "created_at"] },
+      subnets: { table: "subnets", encode: encoded(SubnetRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
+      rules: { table: "security_rules", encode: encoded(RuleRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
+      pods: { table: "pods", encode: encoded(PodRow), fixed: ["tenant_id", "created_at"] },
+      tunnels: { table: "tunnels", encode: encoded(TunnelRow), fixed: ["tenant_id", "created_at"] },
+      credentials: {
+        table: "registry_credentials",
+        encode: encoded(CredentialRow),
+        fixed: ["tenant_id", "name", "created_at"]
+      },
+      domains: { table: "domains", encode: encoded(DomainRow), fixed: ["tenant_id", "created_at"] }
+    }
+
+    /** A row's key as a condition: a credential by its tenant and name, every other row by id. */
+    const whereKey = (tenant: string, part: Change.Part, key: string) =>
+      part === "credentials" ? sql`tenant_id = ${tenant} AND name = ${key}` : sql`id = ${key}`
+
+    /** The data-modifying statement of one write, for a `WITH` list. */
+    const statementOf = (tenant: string, w: Change.Write, alsoStep: boolean) =>
+      Effect.gen(function*() {
+        const { fixed, table } = parts[w.part]
+        if (w._tag === "Remove") {
+          return sql`DELETE FROM ${sql(table)} WHERE ${whereKey(tenant, w.part, w.key)} RETURNING 1`
+        }
+        const row = yield* (parts[w.part].encode as (record: object) => Effect.Effect<Record<string, unknown>>)(
+          w.record
+        )
+        if (w._tag === "Insert") return sql`INSERT INTO ${sql(table)} ${sql.insert(row)} RETURNING 1`
+        const fields = Object.fromEntries(
+          Object.entries(row).filter(([column]) => column !== "id" && !fixed.includes(column))
+        )
+        // A VPC stepped by this change and replaced by it too: one statement may change a row once.
+        const step = alsoStep ? sql`, version = version + 1` : sql``
+        return sql`UPDATE ${sql(table)} SET ${sql.update(fields)}${step} WHERE ${
+          whereKey(tenant, w.part, Change.keyOf(w))
+        } RETURNING 1`
+      })
+
+    /**
+     * One transaction of at most four statements: BEGIN, one that holds the VPCs decided on
+     * (reading their versions) and claims the key, one that makes every write with the version
+     * steps, the audit entry and the revision step, and COMMIT. Without a decision to hold or a
+     * key to claim, the one statement of writes alone, which is a transaction by itself.
+     */
+    const commit: Store.StoreShape["commit"] = (change) =>
+      Effect.gen(function*() {
+        const touched = Change.touchedVpcs(change.writes)
+        const replaced = new Set(
+          change.writes.flatMap((w) => w._tag === "Update" && w.part === "vpcs" ? [w.record.id] : [])
+        )
+        const held = change.decidedOn.map((d) => d.vpc)
+        const claim = change.claim === null ? null : {
+          row: yield* encodeIdempotencyKey(change.claim.record),
+          liveSince: DateTime.toDateUtc(change.claim.liveSince)
+        }
+        const hold = Effect.gen(function*() {
+          const versions = held.length === 0
+            ? sql`SELECT NULL::text AS id, NULL::bigint AS version WHERE false`
+            : sql`SELECT id::text, version FROM vpcs WHERE id IN ${sql.in(held)} FOR UPDATE`
+          const claiming = claim === null ? sql`SELECT NULL::text AS key WHERE false` : sql`
+            INSERT INTO idempotency_keys ${sql.insert(claim.row)}
+            ON CONFLICT (scope, key) DO UPDATE SET
+              fingerprint = EXCLUDED.fingerprint,
+              resource_id = EXCLUDED.resource_id,
+              created_at = EXCLUDED.created_at
+            WHERE idempotency_keys.created_at < ${claim.liveSince}
+            RETURNING key`
+          const [found] = yield* sql<{ versions: Record<string, string | number>; claimed: number }>`
+            WITH held AS (${versions}), claimed AS (${claiming})
+            SELECT coalesce((SELECT json_object_agg(id, version) FROM held), '{}') AS versions,
+              (SELECT count(*)::int FROM claimed) AS claimed`
+          for (const { version, vpc } of change.decidedOn) {
+            const current = found?.versions[vpc]
+            if (current === undefined || Number(current) !== version) {
+              return yield* new Store.StaleDecision({ vpc_id: vpc })
+            }
+          }
+          if (claim !== null && found?.claimed !== 1) return yield* new Store.KeyClaimed()
+        })
+        const statements = yield* Effect.forEach(
+          change.writes,
+          (w) => statementOf(change.tenant, w, w._tag === "Update" && w.part === "vpcs" && touched.has(w.record.id))
+        )
+        const stepped = [...touched].filter((id) => !replaced.has(id))
+        if (stepped.length > 0) {
+          statements.push(sql`UPDATE vpcs SET version = version + 1 WHERE id IN ${sql.in(stepped)} RETURNING 1`)
+        }
+        if (change.audit !== null) {
+          statements.push(sql`INSERT INTO audit_log ${sql.insert(yield* encodeAudit(change.audit))} RETURNING 1`)
+        }
+        // The step reads every write's count, so the writes run (and take their row locks)
+        // before it locks the tenant's row: VPC before tenant, as every transaction locks them.
+        const writesFirst = statements.length === 0
+          ? sql``
+          : sql` AND ${
+            sql.join(" + ", false)(statements.map((_, i) => sql`(SELECT count(*) FROM ${sql(`w${i}`)})`))
+          } >= 0`
+        const write = Effect.map(
+          sql<{ before: string; after: string }>`
+            WITH ${sql.join(", ", false)(statements.map((statement, i) => sql`${sql(`w${i}`)} AS (${statement})`))}${
+            statements.length === 0 ? sql`` : sql`,`
+          } step AS (
+              UPDATE tenants SET revision = revision + 1 WHERE id = ${change.tenant}${writesFirst}
+              RETURNING (revision - 1)::text AS before, revision::text AS after,
+                set_config('tenet.revision_stepped', id::text, true) AS stepped
+            )
+            SELECT before, after FROM step`,
+          (rows) => ({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
+        )
+        return yield* held.length === 0 && claim === null
+          ? writing(write)
+          : transaction(Effect.zipRight(hold, writing(write)))
+      }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))))
+
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",
       soleWriter: oneSession,
       exclusive: oneSession ? Store.inProcessExclusive() : advisory,
-      transaction: (self) =>
-        sqlFailureUnavailable(
-          oneSession ? Effect.uninterruptible(sql.withTransaction(self)) : sql.withTransaction(self)
-        ).pipe(
-          // @effect/sql makes a failed COMMIT or ROLLBACK a defect; when the connection is lost
-          // that is the store being unavailable (and the outcome unknown), not a bug.
-          Effect.catchSomeDefect((defect) =>
-            isSqlError(defect)
-              ? Option.some(Effect.fail(new Store.StoreUnavailable({ detail: describe(defect) })))
-              : Option.none()
-          )
-        ),
+      transaction,
+      commit,
       ping: unavailable(Effect.asVoid(sql`SELECT 1`)).pipe(
         Effect.zipRight(Effect.suspend(() => {
           const problem = options.dataDir === undefined ? undefined : Disk.fullDiskProblem(options.dataDir)

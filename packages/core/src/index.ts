@@ -4,6 +4,9 @@
  */
 export * as Errors from "./Errors.js"
 
+export * as Change from "./changes/Change.js"
+export * as Pipeline from "./changes/Pipeline.js"
+
 export * as Admin from "./domain/Admin.js"
 export * as AuditLog from "./domain/AuditLog.js"
 export * as Common from "./domain/Common.js"

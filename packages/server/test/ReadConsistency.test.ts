@@ -110,7 +110,8 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
                 name: `r-${lane}-${i}`
               })
               if (i % 3 === 0) {
-                expect((await call(writeOn, "DELETE", `/security-rules/${id}`, undefined, headers)).status).toBe(200)
+                const deleted = await call(writeOn, "DELETE", `/security-rules/${id}`, undefined, headers)
+                expect(deleted.status, deleted.text).toBe(200)
                 const after = await call(readOn, "GET", `/security-rules/${id}`, undefined, headers)
                 expect(after.status, `deleted rule ${id} on the other process`).toBe(404)
               }

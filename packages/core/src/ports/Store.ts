@@ -13,6 +13,7 @@
  */
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
+import type * as Change from "../changes/Change.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { DomainRecord } from "../domain/Domain.js"
@@ -46,6 +47,17 @@ export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("Uniq
 export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
   detail: Schema.String
 }) {}
+
+/**
+ * A commit's decision read a VPC's contents at a version the VPC is no longer at (or the VPC is
+ * gone): nothing was written, and the decision must be made again on a newer state.
+ */
+export class StaleDecision extends Schema.TaggedError<StaleDecision>()("StaleDecision", {
+  vpc_id: Schema.String
+}) {}
+
+/** A commit's idempotency key is held by a live record of another request: nothing was written. */
+export class KeyClaimed extends Schema.TaggedError<KeyClaimed>()("KeyClaimed", {}) {}
 
 /** The names of the uniqueness rules every Store implements. */
 export const Constraints = {
@@ -235,6 +247,19 @@ export interface TenantSnapshot {
   readonly tunnels: ReadonlyArray<TunnelRecord>
   readonly registryCredentials: ReadonlyArray<RegistryCredentialRecord>
   readonly domains: ReadonlyArray<DomainRecord>
+  /** Each VPC's version (`changes/Change.ts`), by id. */
+  readonly vpcVersions: Readonly<Record<string, number>>
+}
+
+/** A change to one tenant's rows, with what commits with it (`changes/Change.ts`). */
+export interface Commit {
+  readonly tenant: TenantId
+  /** The VPCs whose contents the change was decided on, at the versions the deciding state held. */
+  readonly decidedOn: ReadonlyArray<{ readonly vpc: VpcId; readonly version: number }>
+  readonly writes: ReadonlyArray<Change.Write>
+  readonly audit: NewAuditEntry | null
+  /** The request's idempotency key, recorded unless a live record holds it (`KeyClaimed`). */
+  readonly claim: { readonly record: IdempotencyKeyRecord; readonly liveSince: DateTime.Utc } | null
 }
 
 export interface ProviderConfigSnapshot {
@@ -286,6 +311,17 @@ export interface StoreShape {
     key: string,
     self: Effect.Effect<A, E, R>
   ) => Effect.Effect<Option.Option<A>, E | StoreUnavailable, R>
+  /**
+   * Commits one tenant's change in one transaction: while every VPC in `decidedOn` is still at
+   * its version (held against other writers until the end), writes the rows (removals cascade
+   * as `Change.CASCADES` says), steps the versions of the VPCs whose contents they change
+   * (`Change.touchedVpcs`), records the key, appends the audit entry and takes the tenant's
+   * revision step, answering it as `snapshots.step` does.
+   */
+  readonly commit: (commit: Commit) => Effect.Effect<
+    { readonly before: Revision; readonly after: Revision },
+    StoreUnavailable | UniqueViolation | StaleDecision | KeyClaimed
+  >
   /** A cheap round trip, for health checks. */
   readonly ping: Read<void>
   readonly admins: AdminRepository

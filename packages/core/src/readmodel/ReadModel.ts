@@ -19,12 +19,20 @@
  * kept with it (`derived`), so they are built once per revision.
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
+import type * as Change from "../changes/Change.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { TenantRecord } from "../domain/Tenant.js"
-import type { Authenticated, ProviderConfigSnapshot, Revision, StoreShape, StoreUnavailable } from "../ports/Store.js"
+import type {
+  Authenticated,
+  ProviderConfigSnapshot,
+  Revision,
+  StoreShape,
+  StoreUnavailable,
+  TenantSnapshot
+} from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import type { Change, Derivation, Part as Rows } from "./TenantState.js"
+import type { Applied, Derivation, Part as Rows } from "./TenantState.js"
 import { TenantState } from "./TenantState.js"
 
 /** The kinds of rows a snapshot holds (and the provider configuration), as a request writes them. */
@@ -74,7 +82,7 @@ interface Draft {
   readonly session: ReadSession
   current: boolean
   readonly wrote: Set<Part>
-  readonly changes: Array<Change>
+  readonly changes: Array<Applied>
   /** A change that cannot be applied to a snapshot (the tenant itself): reload instead. */
   opaque: boolean
   /** Whether it read from the view: its commit must then prove the view was still current. */
@@ -113,6 +121,31 @@ export interface ReadModelShape {
    * request does not read from a state.
    */
   readonly vpcContext: (vpcId: VpcId, peeringCidr: string | null) => Effect.Effect<RuleSet.VpcContext | undefined>
+  /**
+   * The tenant's state a change is decided on: the request's own when it reads through one of
+   * this tenant (its own commits included), else the store's, loaded.
+   */
+  readonly stateOf: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
+  /** The tenant's state as the store holds it now: for a decision the store found stale. */
+  readonly refresh: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
+  /**
+   * A commit of `writes` decided on `decidedOn` took the tenant from `step.before` to
+   * `step.after`: the state at `after` is made from the one at `before` (the cached state, or
+   * the one decided on), and the request reads it from now on. A commit whose predecessor has
+   * not been seen yet (commits of one process may finish out of order) waits for it; the
+   * request reads the store meanwhile. Answers the state made, if one was.
+   */
+  readonly committed: (
+    tenantId: TenantId,
+    decidedOn: TenantState,
+    writes: ReadonlyArray<Change.Write>,
+    step: { readonly before: Revision; readonly after: Revision }
+  ) => Effect.Effect<TenantState | undefined>
+  /**
+   * Runs `self`, a commit of the tenant's and its hand-over (`committed`): a request that meets
+   * a revision this process is still handing over waits for it instead of loading the tenant.
+   */
+  readonly writing: <A, E, R>(tenantId: TenantId, self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** How many tenants' snapshots are held now, and how many may be. */
   readonly size: Effect.Effect<{ readonly tenants: number; readonly capacity: number }>
 }
@@ -123,9 +156,9 @@ export class ReadModel extends Context.Tag("@tenet/core/ReadModel")<ReadModel, R
 const VpcContext: Derivation<{ readonly vpcId: VpcId; readonly peeringCidr: string | null }, RuleSet.VpcContext> = {
   key: ({ vpcId }) => vpcId,
   inputs: (state, { peeringCidr, vpcId }) => [
-    state.versionOf("vpcs"),
-    state.versionOf("subnets"),
-    state.versionOf("pods", { vpc: vpcId }),
+    state.entryOf("vpcs"),
+    state.entryOf("subnets"),
+    state.entryOf("pods", { vpc: vpcId }),
     peeringCidr
   ],
   compute: (state, { peeringCidr, vpcId }) =>
@@ -135,6 +168,19 @@ const VpcContext: Derivation<{ readonly vpcId: VpcId; readonly peeringCidr: stri
       pods: state.podsOf(vpcId),
       peeringCidr
     })
+}
+
+/** A tenant that is gone. */
+const EMPTY: TenantSnapshot = {
+  revision: "gone",
+  vpcs: [],
+  subnets: [],
+  securityRules: [],
+  pods: [],
+  tunnels: [],
+  registryCredentials: [],
+  domains: [],
+  vpcVersions: {}
 }
 
 /** What `derived` keeps, per state (so per revision). */
@@ -168,6 +214,31 @@ class Lru<K, V> {
 export const make = (store: StoreShape, options: Options = {}) => {
   const capacity = options.capacity ?? DEFAULT_CAPACITY
   const views = new Lru<TenantId, TenantState>(capacity)
+  /**
+   * Revisions each cached view follows from by commits applied to it here: a request
+   * authenticated at one of them is served the view, which holds all it must see and more.
+   */
+  const ancestors = new Map<TenantId, Set<Revision>>()
+  const ANCESTRY = 256
+  /** The cached view when it is the tenant at `revision` or later. */
+  const viewAt = (tenantId: TenantId, revision: Revision) => {
+    const cached = views.get(tenantId)
+    if (cached === undefined) return undefined
+    return cached.revision === revision || ancestors.get(tenantId)?.has(revision) ? cached : undefined
+  }
+  /** `next`, made here by applying commits to the cached view, is the tenant's latest. */
+  const advanced = (tenantId: TenantId, from: TenantState, next: TenantState) => {
+    let seen = ancestors.get(tenantId)
+    if (seen === undefined) ancestors.set(tenantId, seen = new Set())
+    seen.add(from.revision)
+    if (seen.size > ANCESTRY) seen.delete(seen.values().next().value!)
+    views.set(tenantId, next)
+  }
+  /** `loaded` was read from the store: it follows from nothing this process knows of. */
+  const reloaded = (tenantId: TenantId, loaded: TenantState) => {
+    ancestors.delete(tenantId)
+    views.set(tenantId, loaded)
+  }
   const loading = new Map<string, Deferred.Deferred<Option.Option<TenantState>, StoreUnavailable>>()
   let config: ProviderConfigSnapshot | undefined
   // Sole writer only: bumped after every write this process finishes, which (nothing else
@@ -197,8 +268,22 @@ export const make = (store: StoreShape, options: Options = {}) => {
     revision: Revision
   ): Effect.Effect<Option.Option<TenantState>, StoreUnavailable> =>
     Effect.suspend(() => {
-      const cached = views.get(tenantId)
-      if (cached !== undefined && cached.revision === revision) return Effect.succeed(Option.some(cached))
+      const cached = viewAt(tenantId, revision)
+      if (cached !== undefined) return Effect.succeed(Option.some(cached))
+      // A commit of this process may have made that revision and not handed it over yet.
+      const under = committing.get(tenantId)
+      if (under === undefined) return loadAt(tenantId, revision)
+      return Effect.zipRight(Effect.forEach([...under], Deferred.await, { discard: true }), loadAt(tenantId, revision))
+    })
+
+  /** The tenant's view at `revision`, from the cache or loaded (once, however many ask). */
+  const loadAt = (
+    tenantId: TenantId,
+    revision: Revision
+  ): Effect.Effect<Option.Option<TenantState>, StoreUnavailable> =>
+    Effect.suspend(() => {
+      const cached = viewAt(tenantId, revision)
+      if (cached !== undefined) return Effect.succeed(Option.some(cached))
       const key = `${tenantId}@${revision}`
       const pending = loading.get(key)
       if (pending !== undefined) return Deferred.await(pending)
@@ -208,7 +293,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
       return store.snapshots.tenant(tenantId).pipe(
         Effect.map(Option.map((snapshot) => {
           const view = TenantState.fromSnapshot(tenantId, snapshot)
-          views.set(tenantId, view)
+          reloaded(tenantId, view)
           return view
         })),
         Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => loading.delete(key)), Deferred.done(deferred, exit))),
@@ -334,7 +419,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
   const writes = <Args extends ReadonlyArray<unknown>, A, E>(
     parts: ReadonlyArray<Part>,
     f: (...args: Args) => Effect.Effect<A, E>,
-    change?: (...args: Args) => Change
+    change?: (...args: Args) => Applied
   ) =>
   (...args: Args): Effect.Effect<A, E> =>
     Effect.flatMap(Effect.all([sessionOf, FiberRef.get(currentDraft)]), ([session, draft]) => {
@@ -350,12 +435,12 @@ export const make = (store: StoreShape, options: Options = {}) => {
       return Effect.ensuring(recorded, Effect.sync(() => void generation++))
     })
 
-  const put = (part: Exclude<Part, "config">) => (record: object): Change => ({
+  const put = (part: Exclude<Part, "config">) => (record: object): Applied => ({
     _tag: "Put",
     part,
     record
   })
-  const remove = (part: Exclude<Part, "config">) => (key: string): Change => ({ _tag: "Remove", part, key })
+  const remove = (part: Exclude<Part, "config">) => (key: string): Applied => ({ _tag: "Remove", part, key })
 
   /**
    * A tenant's request's transaction, run optimistically on its view: it reads from the view
@@ -400,7 +485,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
               Effect.sync(() => {
                 if (step === undefined || draft.opaque || step.before !== view.revision) return
                 const next = view.apply(draft.changes, step.after)
-                views.set(next.tenantId, next)
+                advanced(next.tenantId, view, next)
                 session.advance(next)
               })
             )
@@ -531,7 +616,96 @@ export const make = (store: StoreShape, options: Options = {}) => {
     }
   }
 
+  const load = (tenantId: TenantId) =>
+    Effect.flatMap(store.snapshots.tenant(tenantId), (found) =>
+      Option.match(found, {
+        // A tenant deleted meanwhile: an empty state, in which every decision finds nothing.
+        onNone: () => Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY)),
+        onSome: (snapshot) =>
+          Effect.sync(() => {
+            const state = TenantState.fromSnapshot(tenantId, snapshot)
+            if (views.get(tenantId)?.revision !== state.revision) reloaded(tenantId, state)
+            return state
+          })
+      }))
+
+  const stateOf: ReadModelShape["stateOf"] = (tenantId) =>
+    Effect.flatMap(
+      sessionOf,
+      (session) =>
+        session !== undefined && session.view.tenantId === tenantId && session.wrote.size === 0
+          ? Effect.succeed(session.view)
+          : load(tenantId)
+    )
+
+  /** The commits of each tenant this process has under way, each settling once handed over (or failed). */
+  const committing = new Map<TenantId, Set<Deferred.Deferred<void>>>()
+
+  const writing: ReadModelShape["writing"] = (tenantId, self) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const settled = Deferred.unsafeMake<void>(FiberId.none)
+        const under = committing.get(tenantId)
+        if (under === undefined) committing.set(tenantId, new Set([settled]))
+        else under.add(settled)
+        return settled
+      }),
+      () => self,
+      (settled) =>
+        Effect.suspend(() => {
+          const under = committing.get(tenantId)
+          under?.delete(settled)
+          if (under?.size === 0) committing.delete(tenantId)
+          return Deferred.succeed(settled, undefined)
+        })
+    )
+
+  /** Commits seen before their predecessor, by the revision they follow (`tenant@revision`). */
+  const early = new Map<string, { readonly writes: ReadonlyArray<Change.Write>; readonly after: Revision }>()
+
+  const committed: ReadModelShape["committed"] = (tenantId, decidedOn, writes, step) =>
+    Effect.flatMap(sessionOf, (session) =>
+      Effect.sync(() => {
+        generation++
+        const cached = views.get(tenantId)
+        // The state decided on serves only while nothing newer is cached (a load may be ahead).
+        const base = cached?.revision === step.before
+          ? cached
+          : cached === undefined && decidedOn.revision === step.before
+          ? decidedOn
+          : undefined
+        const holding = base === undefined ? viewAt(tenantId, step.after) : undefined
+        if (holding !== undefined) {
+          // Already in the cached view (loaded after this commit).
+          if (session !== undefined && session.view.tenantId === tenantId) session.advance(holding)
+          return holding
+        }
+        if (base === undefined) {
+          if (early.size >= capacity) early.clear()
+          early.set(`${tenantId}@${step.before}`, { writes, after: step.after })
+          if (session !== undefined) { for (const w of writes) session.wrote.add(w.part) }
+          return undefined
+        }
+        const made = base.apply(writes, step.after)
+        if (base !== cached) reloaded(tenantId, base)
+        advanced(tenantId, base, made)
+        let latest = made
+        for (let next = early.get(`${tenantId}@${latest.revision}`); next !== undefined;) {
+          early.delete(`${tenantId}@${latest.revision}`)
+          const following = latest.apply(next.writes, next.after)
+          advanced(tenantId, latest, following)
+          latest = following
+          next = early.get(`${tenantId}@${latest.revision}`)
+        }
+        if (session !== undefined && session.view.tenantId === tenantId) session.advance(made)
+        return made
+      }))
+
   const model = ReadModel.of({
+    stateOf,
+    refresh: load,
+    committed,
+    writing,
     authenticate,
     derived,
     vpcContext,

@@ -18,6 +18,11 @@ export interface Table<R, I extends string> {
 export interface Definition<R, I extends string> {
   readonly key: (record: R) => string
   readonly indexes: { readonly [K in I]: (record: R) => string | null }
+  /**
+   * Indexes whose emptied entries stay (as a new empty entry) rather than go: an entry's
+   * identity then never comes back, so identities of entries can name versions (`entry`).
+   */
+  readonly retained?: ReadonlyArray<I>
 }
 
 export const define = <R, I extends string>(definition: Definition<R, I>) => definition
@@ -37,10 +42,11 @@ const names = <R, I extends string>(definition: Definition<R, I>) => Object.keys
 const withEntry = <R>(index: Index<R>, value: string, key: string, record: R) =>
   HashMap.modifyAt(index, value, (rows) => Option.some(HashMap.set(Option.getOrElse(rows, HashMap.empty), key, record)))
 
-const withoutEntry = <R>(index: Index<R>, value: string, key: string) =>
+const withoutEntry = <R>(index: Index<R>, value: string, key: string, retained: boolean) =>
   HashMap.modifyAt(index, value, (rows) =>
     Option.flatMap(rows, (entry) => {
       const rest = HashMap.remove(entry, key)
+      if (retained) return Option.some(rest)
       return HashMap.size(rest) === 0 ? Option.none() : Option.some(rest)
     }))
 
@@ -59,7 +65,9 @@ export const put = <R, I extends string>(definition: Definition<R, I>, table: Ta
     const before = previous === undefined ? null : valueOf(previous)
     const after = valueOf(record)
     let index = indexes[name]
-    if (before !== null && before !== after) index = withoutEntry(index, before, key)
+    if (before !== null && before !== after) {
+      index = withoutEntry(index, before, key, definition.retained?.includes(name) ?? false)
+    }
     if (after !== null) index = withEntry(index, after, key, record)
     indexes[name] = index
   }
@@ -76,7 +84,9 @@ export const remove = <R, I extends string>(
   const indexes: Record<I, Index<R>> = { ...table.indexes }
   for (const name of names(definition)) {
     const value = definition.indexes[name](previous)
-    if (value !== null) indexes[name] = withoutEntry(indexes[name], value, key)
+    if (value !== null) {
+      indexes[name] = withoutEntry(indexes[name], value, key, definition.retained?.includes(name) ?? false)
+    }
   }
   return { rows: HashMap.remove(table.rows, key), indexes }
 }

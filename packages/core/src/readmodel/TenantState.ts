@@ -11,6 +11,7 @@
  * change to their inputs, not once per request or per revision of the whole tenant.
  */
 import { HashMap, Option } from "effect"
+import * as Change from "../changes/Change.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { PodId, TenantId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
@@ -39,12 +40,15 @@ const Credentials = Table.define<RegistryCredentialRecord, never>({ key: (c) => 
 const Domains = Table.define<DomainRecord, never>({ key: (d) => d.id, indexes: {} })
 
 /** The kinds of rows a tenant owns, as changes name them. */
-export type Part = "domains" | "vpcs" | "subnets" | "rules" | "pods" | "tunnels" | "credentials"
+export type Part = Change.Part
 
-/** A change a commit made, as it applies to a state (cascades as in `CASCADES`). */
-export type Change =
+/**
+ * A change as it applies to a state: a committed change's writes (`Change.Write`), or a
+ * write the store decorator saw (`Put`, `ApplyState`), which steps no VPC's version.
+ */
+export type Applied =
+  | Change.Write
   | { readonly _tag: "Put"; readonly part: Part; readonly record: object }
-  | { readonly _tag: "Remove"; readonly part: Part; readonly key: string }
   | {
     readonly _tag: "ApplyState"
     readonly id: string
@@ -52,14 +56,8 @@ export type Change =
     readonly apply_error: string | null
   }
 
-/**
- * What removing a row takes with it, and by which of their fields: the one definition of the
- * cascades every store keeps (foreign keys in SQL).
- */
-export const CASCADES: { readonly [P in Part]?: ReadonlyArray<readonly [Part, "vpc" | "pod"]> } = {
-  vpcs: [["subnets", "vpc"], ["rules", "vpc"], ["pods", "vpc"], ["tunnels", "vpc"]],
-  pods: [["tunnels", "pod"]]
-}
+/** A removed row's dependents, by the index on the field `Change.CASCADES` names. */
+const INDEX_OF = { vpc_id: "vpc", pod_id: "pod" } as const
 
 interface Tables {
   readonly vpcs: Table.Table<VpcRecord, never>
@@ -110,6 +108,8 @@ export class TenantState {
     /** Insertion order of every row, breaking ties between equal creation times. */
     private readonly order: HashMap.HashMap<string, number>,
     private readonly nextOrder: number,
+    /** Each VPC's version: how many commits changed its contents (`Change`). */
+    private readonly versions: HashMap.HashMap<string, number>,
     /** Shared by the states of one tenant that follow from each other; entries check their inputs. */
     private readonly memos: Memos
   ) {}
@@ -136,34 +136,56 @@ export class TenantState {
       credentials: load(Credentials, snapshot.registryCredentials),
       domains: load(Domains, snapshot.domains)
     } as Tables
-    return new TenantState(tenantId, snapshot.revision, tables, HashMap.endMutation(order), next, new Map())
+    return new TenantState(
+      tenantId,
+      snapshot.revision,
+      tables,
+      HashMap.endMutation(order),
+      next,
+      HashMap.fromIterable(Object.entries(snapshot.vpcVersions)),
+      new Map()
+    )
   }
 
   /** This state with `changes` made, in order, at `revision`: what the store holds after them. */
-  apply(changes: ReadonlyArray<Change>, revision: Revision): TenantState {
+  apply(changes: ReadonlyArray<Applied>, revision: Revision): TenantState {
     const tables: Record<Part, Table.Table<object, string>> = { ...this.tables }
     let order = this.order
     let next = this.nextOrder
+    let versions = this.versions
     const remove = (part: Part, key: string) => {
       const row = Option.getOrUndefined(Table.get(tables[part], key))
       if (row === undefined) return
-      for (const [child, by] of CASCADES[part] ?? []) {
-        for (const dependent of Table.lookup(tables[child], by, key)) {
+      for (const [child, by] of Change.CASCADES[part] ?? []) {
+        for (const dependent of Table.lookup(tables[child], INDEX_OF[by], key)) {
           remove(child, DEFINITIONS[child].key(dependent))
         }
       }
       tables[part] = Table.remove(DEFINITIONS[part], tables[part], key)
       order = HashMap.remove(order, key)
+      if (part === "vpcs") versions = HashMap.remove(versions, key)
     }
+    const put = (part: Part, record: object) => {
+      const key = DEFINITIONS[part].key(record)
+      if (!Table.has(tables[part], key)) {
+        order = HashMap.set(order, key, next++)
+        if (part === "vpcs") versions = HashMap.set(versions, key, 0)
+      }
+      tables[part] = Table.put(DEFINITIONS[part], tables[part], record)
+    }
+    const writes: Array<Change.Write> = []
     for (const change of changes) {
       switch (change._tag) {
-        case "Put": {
-          const key = DEFINITIONS[change.part].key(change.record)
-          if (!Table.has(tables[change.part], key)) order = HashMap.set(order, key, next++)
-          tables[change.part] = Table.put(DEFINITIONS[change.part], tables[change.part], change.record)
+        case "Insert":
+        case "Update":
+          writes.push(change)
+          put(change.part, change.record)
           break
-        }
+        case "Put":
+          put(change.part, change.record)
+          break
         case "Remove":
+          writes.push(change)
           remove(change.part, change.key)
           break
         case "ApplyState": {
@@ -179,7 +201,16 @@ export class TenantState {
         }
       }
     }
-    return new TenantState(this.tenantId, revision, tables as unknown as Tables, order, next, this.memos)
+    for (const vpc of Change.touchedVpcs(writes)) {
+      const version = HashMap.get(versions, vpc)
+      if (Option.isSome(version)) versions = HashMap.set(versions, vpc, version.value + 1)
+    }
+    return new TenantState(this.tenantId, revision, tables as unknown as Tables, order, next, versions, this.memos)
+  }
+
+  /** The VPC's version (`Change`), or undefined when the state has no such VPC. */
+  vpcVersion(id: string): number | undefined {
+    return Option.getOrUndefined(HashMap.get(this.versions, id))
   }
 
   /** The rows of an entry, oldest first (ties in insertion order), sorted once per version of it. */
@@ -263,7 +294,7 @@ export class TenantState {
    * What identifies the version of a kind of rows (the whole table, or one VPC's or pod's), for
    * a derivation's inputs: it is replaced by any change to those rows and by nothing else.
    */
-  versionOf(part: Part, of?: { readonly vpc?: VpcId; readonly pod?: PodId }): unknown {
+  entryOf(part: Part, of?: { readonly vpc?: VpcId; readonly pod?: PodId }): unknown {
     const table = this.tables[part] as Table.Table<unknown, string>
     if (of?.vpc !== undefined) return this.grouped(table, "vpc", of.vpc)
     if (of?.pod !== undefined) return this.grouped(table, "pod", of.pod)
@@ -299,7 +330,8 @@ export class TenantState {
       pods: this.pods,
       tunnels: this.tunnels,
       registryCredentials: this.credentials,
-      domains: this.domains
+      domains: this.domains,
+      vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!]))
     }
   }
 }

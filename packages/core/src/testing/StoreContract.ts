@@ -5,9 +5,10 @@
 import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { DateTime, Effect, FastCheck, Option } from "effect"
+import * as Change from "../changes/Change.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantRecord } from "../domain/Tenant.js"
-import { Constraints, Store } from "../ports/Store.js"
+import { Constraints, KeyClaimed, StaleDecision, Store, UniqueViolation } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as TenantState from "../readmodel/TenantState.js"
 import * as Fixtures from "./Fixtures.js"
@@ -56,7 +57,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* expectRevision(true)
         yield* store.securityRules.update({ ...rule, priority: 7 })
         yield* expectRevision(true)
-        yield* store.domains.insert(Fixtures.domain(a.id))
+        const domain = Fixtures.domain(a.id)
+        yield* store.domains.insert(domain)
         yield* expectRevision(true)
         // Another tenant's change, a read, a rolled-back transaction: the same revision.
         yield* store.vpcs.insert(Fixtures.vpc(b.id))
@@ -66,6 +68,9 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         ))
         expect(seen.has(yield* revisionOf(a.id))).toBe(true)
         yield* store.securityRules.delete(rule.id)
+        yield* expectRevision(true)
+        // Back to no domain, as before the insert: still a revision not seen before.
+        yield* store.domains.delete(domain.id)
         yield* expectRevision(true)
         // Deleting the VPC cascades; the revision says so.
         yield* store.vpcs.delete(vpc.id)
@@ -108,7 +113,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           yield* store.tenants.insert(tenant)
           yield* store.vpcs.insert(Fixtures.vpc(tenant.id))
           const before = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-          const changes: Array<TenantState.Change> = []
+          const changes: Array<TenantState.Applied> = []
           let seq = 0
           for (const pick of picks) {
             const now = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
@@ -176,6 +181,108 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
             TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot()
           )
         }
+      })
+    )
+
+    test(
+      "a commit writes its change whole: rows, version steps, key and audit entry, with the revision step; a stale decision or a held key writes nothing",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [tenant] = yield* twoTenants
+        const vpc = Fixtures.vpc(tenant.id)
+        const other = Fixtures.vpc(tenant.id)
+        yield* store.vpcs.insert(vpc)
+        yield* store.vpcs.insert(other)
+        const snapshotNow = Effect.map(store.snapshots.tenant(tenant.id), Option.getOrThrow)
+        const before = yield* snapshotNow
+        expect(before.vpcVersions).toEqual({ [vpc.id]: 0, [other.id]: 0 })
+        const now = yield* DateTime.now
+        const key = (name: string) => ({
+          record: { scope: tenant.id, key: name, fingerprint: "f", resource_id: "r", created_at: now },
+          liveSince: DateTime.subtract(now, { hours: 1 })
+        })
+        const entry = {
+          at: now,
+          request_id: "request",
+          actor_type: "tenant" as const,
+          actor: tenant.name,
+          tenant_id: tenant.id,
+          action: "securityRules.create",
+          resource_kind: "security_rule" as const,
+          resource_id: "r",
+          outcome: "success"
+        }
+        const first = Fixtures.rule(vpc, 1)
+        const writes = [Change.insert({ part: "rules", record: first })]
+        const step = yield* store.commit({
+          tenant: tenant.id,
+          decidedOn: [{ vpc: vpc.id, version: 0 }],
+          writes,
+          audit: entry,
+          claim: key("k1")
+        })
+        expect(step.before).toBe(before.revision)
+        const after = yield* snapshotNow
+        expect(step.after).toBe(after.revision)
+        expect(after.securityRules).toEqual([first])
+        expect(after.vpcVersions).toEqual({ [vpc.id]: 1, [other.id]: 0 })
+        expect(TenantState.TenantState.fromSnapshot(tenant.id, before).apply(writes, after.revision).toSnapshot())
+          .toEqual(TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot())
+        expect(Option.isSome(yield* store.idempotencyKeys.find(tenant.id, "k1"))).toBe(true)
+        const trail = yield* store.audit.page({ tenant_id: tenant.id, limit: 10 })
+        expect(trail.entries.map((e) => e.action)).toEqual(["securityRules.create"])
+
+        // Decided on version 0, which the first commit stepped: refused, nothing written.
+        const stale = yield* Effect.flip(store.commit({
+          tenant: tenant.id,
+          decidedOn: [{ vpc: vpc.id, version: 0 }],
+          writes: [Change.insert({ part: "rules", record: Fixtures.rule(vpc, 2) })],
+          audit: entry,
+          claim: key("k2")
+        }))
+        expect(stale).toEqual(new StaleDecision({ vpc_id: vpc.id }))
+        const held = yield* Effect.flip(store.commit({
+          tenant: tenant.id,
+          decidedOn: [],
+          writes: [Change.insert({ part: "rules", record: Fixtures.rule(other, 2) })],
+          audit: entry,
+          claim: key("k1")
+        }))
+        expect(held).toEqual(new KeyClaimed())
+        const unchanged = yield* snapshotNow
+        expect(unchanged).toEqual(after)
+        expect(Option.isNone(yield* store.idempotencyKeys.find(tenant.id, "k2"))).toBe(true)
+        expect((yield* store.audit.page({ tenant_id: tenant.id, limit: 10 })).entries).toHaveLength(1)
+
+        // A rule removed steps its VPC's version too.
+        yield* store.commit({
+          tenant: tenant.id,
+          decidedOn: [{ vpc: vpc.id, version: 1 }],
+          writes: [Change.remove("rules", first.id, vpc.id)],
+          audit: null,
+          claim: null
+        })
+        expect((yield* snapshotNow).vpcVersions).toEqual({ [vpc.id]: 2, [other.id]: 0 })
+
+        // A VPC removed takes its contents; a duplicate name is the store's refusal.
+        yield* store.commit({
+          tenant: tenant.id,
+          decidedOn: [],
+          writes: [Change.remove("vpcs", vpc.id)],
+          audit: null,
+          claim: null
+        })
+        const removed = yield* snapshotNow
+        expect(removed.securityRules).toEqual([])
+        expect(removed.vpcVersions).toEqual({ [other.id]: 0 })
+        const duplicate = yield* Effect.flip(store.commit({
+          tenant: tenant.id,
+          decidedOn: [],
+          writes: [Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id, { name: other.name }) })],
+          audit: null,
+          claim: null
+        }))
+        expect(duplicate).toEqual(new UniqueViolation({ constraint: Constraints.vpcName }))
       })
     )
 

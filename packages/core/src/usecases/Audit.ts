@@ -214,9 +214,13 @@ export const audited = (self: StoreShape): StoreShape => {
         if (pending === undefined || pending.recorded || pending.actor === undefined) return self.transaction(body)
         // A retried transaction finds its resource again: a create makes a new id each attempt.
         if (pending.subject.from === "call") pending.resourceId = undefined
+        // A change committed through the pipeline inside it appended the entry already.
         return self.transaction(Effect.tap(
           body,
-          () => Effect.flatMap(DateTime.now, (at) => self.audit.append(pending.entry("success", at)))
+          () =>
+            pending.recorded
+              ? Effect.void
+              : Effect.flatMap(DateTime.now, (at) => self.audit.append(pending.entry("success", at)))
         )).pipe(Effect.tap(() => {
           pending.recorded = true
         }))

@@ -15,8 +15,9 @@ import { ADMIN_SCOPE, RETENTION } from "../domain/IdempotencyKey.js"
 import type { Principal } from "../domain/Principal.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Conflict, IdempotencyKeyReused } from "../Errors.js"
+import type * as Store from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
-import { Store } from "../ports/Store.js"
+import { Store as StoreTag } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import * as Audit from "./Audit.js"
 import { storeUnavailable } from "./Failures.js"
@@ -31,6 +32,12 @@ export interface KeyedRequest {
 export class CurrentRequest extends Context.Reference<CurrentRequest>()("@tenet/core/Idempotency/CurrentRequest", {
   defaultValue: (): Option.Option<KeyedRequest> => Option.none()
 }) {}
+
+/** A commit found the request's key held by another request's live record. */
+export const keyInUse = () =>
+  new Conflict({
+    detail: "another request with this Idempotency-Key is in progress or has just finished; retry in a moment"
+  })
 
 /** Whose keys a caller's are. */
 export const scopeOf = (caller: Principal): Scope => caller._tag === "Admin" ? ADMIN_SCOPE : caller.tenant_id
@@ -52,6 +59,11 @@ export interface IdempotencyShape {
    * it fails with 409 and the transaction rolls back.
    */
   readonly record: (scope: Scope, resourceId: string) => Effect.Effect<void, Conflict | StoreUnavailable>
+  /**
+   * What a commit records for the current request's key, as having made `resourceId` (null
+   * without a key): the store refuses the commit when a live record holds the key.
+   */
+  readonly claimOf: (scope: Scope, resourceId: string) => Effect.Effect<Store.Commit["claim"]>
   /** Forgets the keys older than the retention period; answers how many. */
   readonly purgeExpired: Effect.Effect<number, ServiceUnavailable>
 }
@@ -60,7 +72,7 @@ export class Idempotency extends Context.Tag("@tenet/core/Idempotency")<Idempote
   static readonly layer = Layer.effect(
     Idempotency,
     Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* StoreTag
       const vault = yield* Vault
 
       const liveSince = Effect.map(DateTime.now, DateTime.subtractDuration(RETENTION))
@@ -91,27 +103,35 @@ export class Idempotency extends Context.Tag("@tenet/core/Idempotency")<Idempote
           return made
         })
 
-      const record: IdempotencyShape["record"] = (scope, resourceId) =>
+      const claimOf: IdempotencyShape["claimOf"] = (scope, resourceId) =>
         Effect.gen(function*() {
           const current = yield* CurrentRequest
-          if (Option.isNone(current)) return
-          const claimed = yield* store.idempotencyKeys.claim({
-            scope,
-            key: current.value.key,
-            fingerprint: vault.digest(current.value.request),
-            resource_id: resourceId,
-            created_at: yield* DateTime.now
-          }, yield* liveSince)
-          if (!claimed) {
-            return yield* new Conflict({
-              detail: "another request with this Idempotency-Key is in progress or has just finished; retry in a moment"
-            })
+          if (Option.isNone(current)) return null
+          return {
+            record: {
+              scope,
+              key: current.value.key,
+              fingerprint: vault.digest(current.value.request),
+              resource_id: resourceId,
+              created_at: yield* DateTime.now
+            },
+            liveSince: yield* liveSince
           }
         })
+
+      const record: IdempotencyShape["record"] = (scope, resourceId) =>
+        Effect.flatMap(claimOf(scope, resourceId), (claim) =>
+          claim === null
+            ? Effect.void
+            : Effect.flatMap(
+              store.idempotencyKeys.claim(claim.record, claim.liveSince),
+              (claimed) => claimed ? Effect.void : Effect.fail(keyInUse())
+            ))
 
       return Idempotency.of({
         replay,
         record,
+        claimOf,
         purgeExpired: Effect.flatMap(liveSince, store.idempotencyKeys.purge).pipe(storeUnavailable)
       })
     })

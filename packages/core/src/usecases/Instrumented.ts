@@ -185,10 +185,12 @@ export const store = (self: StoreShape): StoreShape => {
     ) => [name, observeAll(self[name], { span: "Store.", operation: `${name}.` }, backend, storeCalls)])
   ) as Pick<StoreShape, typeof REPOSITORIES[number]>
   const { ping } = observeAll({ ping: self.ping }, { span: "Store.", operation: "" }, backend, storeCalls)
+  const { commit } = observeAll({ commit: self.commit }, { span: "Store.", operation: "" }, backend, storeCalls)
   return {
     ...self,
     ...repositories,
     ping,
+    commit,
     transaction: (effect) =>
       Effect.flatMap(FiberRef.get(inTransaction), (inside) =>
         inside

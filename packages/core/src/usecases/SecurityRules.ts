@@ -3,7 +3,10 @@
  * saved first and then applied through the NetworkApplier; the response says whether it is
  * in force (`applied`) or why not yet (`apply_error`).
  */
-import { Context, Data, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import type { Decision } from "../changes/Pipeline.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
@@ -36,6 +39,7 @@ import { Conflict, NotFound, RuleValidation } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
@@ -182,20 +186,6 @@ export const impactOf = (
   })
 }
 
-/**
- * Ends a dry run's transaction before it writes, with the change's impact: every check the
- * real call makes has been made, and the rollback keeps nothing.
- */
-class DryRun extends Data.TaggedError("DryRun")<{ readonly impact: RuleImpact }> {}
-
-/** A change's answer: what it made, or (a dry run) its impact. */
-const previewed = <A, E, R>(self: Effect.Effect<A, E | DryRun, R>): Effect.Effect<A | RuleImpact, E, R> =>
-  Effect.catchIf(self, (e): e is DryRun => e instanceof DryRun, (e) => Effect.succeed(e.impact)) as Effect.Effect<
-    A | RuleImpact,
-    E,
-    R
-  >
-
 export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
   static readonly layer = Layer.effect(
     SecurityRules,
@@ -205,6 +195,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const applier = yield* NetworkApplier
       const idempotency = yield* Idempotency
       const readModel = yield* ReadModel
+      const pipeline = yield* Pipeline
 
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
         store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
@@ -263,33 +254,44 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           onLeft: (e) => Effect.fail(invalid(e)),
           onRight: () => Effect.void
         })
-        const done = yield* previewed(
-          store.transaction(Effect.gen(function*() {
-            yield* store.vpcs.lock(vpc.id)
-            const existing = yield* store.securityRules.listByVpc(vpc.id)
-            if (existing.length >= MAX_RULES_PER_VPC) {
-              return yield* new Conflict({
-                detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have`
-              })
-            }
-            const record: SecurityRuleRecord = {
-              ...input,
-              id: RuleId.make(randomUuid()),
-              tenant_id: caller.tenant_id,
-              seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
-              created_at: now,
-              updated_at: now
-            }
-            if (dryRun) {
-              return yield* new DryRun({ impact: impactOf(vpc.id, context, existing, [...existing, record]) })
-            }
-            yield* store.securityRules.insert(record)
-            yield* idempotency.record(caller.tenant_id, record.id)
-            return { record, rules: [...existing, record] }
-          })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
+        const id = RuleId.make(randomUuid())
+        const decide = (
+          state: TenantState
+        ): Effect.Effect<
+          Decision<{ record: SecurityRuleRecord; rules: Array<SecurityRuleRecord> }>,
+          NotFound | Conflict
+        > => {
+          const existing = state.rulesOf(vpc.id)
+          if (state.vpc(vpc.id) === undefined) return Effect.fail(new NotFound({ detail: `VPC ${vpc.id} not found` }))
+          if (existing.length >= MAX_RULES_PER_VPC) {
+            return Effect.fail(
+              new Conflict({ detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have` })
+            )
+          }
+          const record: SecurityRuleRecord = {
+            ...input,
+            id,
+            tenant_id: caller.tenant_id,
+            seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
+            created_at: now,
+            updated_at: now
+          }
+          return Effect.succeed({
+            writes: [Change.insert({ part: "rules", record })],
+            decidedOn: [vpc.id],
+            subject: id,
+            made: id,
+            result: { record, rules: [...existing, record] }
+          })
+        }
+        if (dryRun) {
+          const { decision } = yield* pipeline.preview(caller.tenant_id, decide)
+          return impactOf(vpc.id, context, decision.result.rules.slice(0, -1), decision.result.rules)
+        }
+        const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
         )
-        if (done instanceof RuleImpact) return done
-        return yield* mutation(vpc, done.record, done.rules)
+        return yield* mutation(vpc, result.record, result.rules)
       })
 
       const update = Effect.fn("SecurityRules.update")(
@@ -298,14 +300,15 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
-          // The patch is applied to the rule as it stands under the VPC's lock: a reorder or
-          // another patch that committed meanwhile is kept, not overwritten.
-          const saved = yield* previewed(
-            store.transaction(Effect.gen(function*() {
-              yield* store.vpcs.lock(vpc.id)
-              const current = yield* store.securityRules.find(id)
-              if (Option.isNone(current)) return yield* new NotFound({ detail: `security rule ${id} not found` })
-              const next = yield* Either.match(Validate.applyPatch(current.value, patch), {
+          // The patch is applied to the rule as the VPC's latest contents hold it: a reorder or
+          // another patch committed meanwhile is kept, not overwritten.
+          const decide = (state: TenantState) =>
+            Effect.gen(function*() {
+              const current = state.rule(id)
+              if (current === undefined || current.vpc_id !== vpc.id) {
+                return yield* new NotFound({ detail: `security rule ${id} not found` })
+              }
+              const next = yield* Either.match(Validate.applyPatch(current, patch), {
                 onLeft: (e) => Effect.fail(invalid(e)),
                 onRight: Effect.succeed
               })
@@ -314,17 +317,22 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
                 onRight: () => Effect.void
               })
               const saved = { ...next, updated_at: now }
-              if (dryRun) {
-                const before = yield* store.securityRules.listByVpc(vpc.id)
-                const after = before.map((r) => (r.id === id ? saved : r))
-                return yield* new DryRun({ impact: impactOf(vpc.id, context, before, after) })
+              return {
+                writes: [Change.update({ part: "rules", record: saved })],
+                decidedOn: [vpc.id],
+                subject: id,
+                result: { saved, before: state.rulesOf(vpc.id) }
               }
-              yield* store.securityRules.update(saved)
-              return saved
-            })).pipe(storeUnavailable)
+            })
+          if (dryRun) {
+            const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
+            const after = result.before.map((r) => (r.id === id ? result.saved : r))
+            return impactOf(vpc.id, context, result.before, after)
+          }
+          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die)
           )
-          if (saved instanceof RuleImpact) return saved
-          return yield* mutation(vpc, saved)
+          return yield* mutation(vpc, result.saved)
         }
       )
 
@@ -335,13 +343,20 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       ) {
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
+        const decide = (state: TenantState) =>
+          state.rule(id) === undefined
+            ? Effect.fail(new NotFound({ detail: `security rule ${id} not found` }))
+            : Effect.succeed({
+              writes: [Change.remove("rules", id, vpc.id)],
+              decidedOn: [],
+              subject: id,
+              result: state.rulesOf(vpc.id)
+            })
         if (dryRun) {
-          const before = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const after = before.filter((r) => r.id !== id)
-          return impactOf(vpc.id, yield* applier.context(vpc), before, after)
+          const { decision: { result: before } } = yield* pipeline.preview(caller.tenant_id, decide)
+          return impactOf(vpc.id, yield* applier.context(vpc), before, before.filter((r) => r.id !== id))
         }
-        const deleted = yield* store.securityRules.delete(id).pipe(storeUnavailable)
-        if (!deleted) return yield* new NotFound({ detail: `security rule ${id} not found` })
+        yield* pipeline.commit(caller.tenant_id, decide).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         return yield* mutation(vpc, null)
       })
 
@@ -350,10 +365,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
           const context = dryRun ? yield* applier.context(vpc) : undefined
-          const reordered = yield* previewed(
-            store.transaction(Effect.gen(function*() {
-              yield* store.vpcs.lock(vpc.id)
-              const rules = yield* store.securityRules.listByVpc(vpc.id)
+          const decide = (state: TenantState) =>
+            Effect.gen(function*() {
+              if (state.vpc(vpc.id) === undefined) return yield* new NotFound({ detail: `VPC ${vpc.id} not found` })
+              const rules = state.rulesOf(vpc.id)
               const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
                 onRight: Effect.succeed,
                 onLeft: (e) =>
@@ -369,15 +384,23 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
                   )
               })
               const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
-              if (context !== undefined) return yield* new DryRun({ impact: impactOf(vpc.id, context, rules, next) })
-              yield* Effect.forEach(next, store.securityRules.update, { discard: true })
-              return next
-            })).pipe(storeUnavailable)
+              return {
+                writes: next.map((record) => Change.update({ part: "rules", record })),
+                decidedOn: [vpc.id],
+                subject: vpc.id,
+                result: { rules, next }
+              }
+            })
+          if (context !== undefined) {
+            const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
+            return impactOf(vpc.id, context, result.rules, result.next)
+          }
+          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die)
           )
-          if (reordered instanceof RuleImpact) return reordered
           yield* applier.apply(vpc.id)
           // The order this reorder committed, whatever changed since.
-          return yield* listOf(vpc, reordered)
+          return yield* listOf(vpc, result.next)
         }
       )
 

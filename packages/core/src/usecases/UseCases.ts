@@ -4,6 +4,7 @@
  * provide its own ports and call them directly.
  */
 import { Layer } from "effect"
+import { Pipeline } from "../changes/Pipeline.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
 import * as Audit from "./Audit.js"
 import { Domains } from "./Domains.js"
@@ -22,7 +23,8 @@ import { Topologies } from "./Topologies.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
-const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer).pipe(
+const Foundation = Pipeline.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer)),
   Layer.provideMerge(ReadModel.layer())
 )
 const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))

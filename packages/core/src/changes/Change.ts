@@ -1,0 +1,79 @@
+/**
+ * A change to what a tenant owns, as a value: the rows it writes, the VPCs whose contents it
+ * was decided on (at the versions the deciding state held), the audit entry and the
+ * idempotency key that commit with it. Use cases build changes from pure per-resource
+ * strategies; `Pipeline` commits them (one transaction on every store) and hands the
+ * committed change to the read model, which makes its next state from it.
+ *
+ * A VPC's version counts the commits that changed its contents (subnets, rules, pods,
+ * tunnels). A decision that read a VPC's contents names it in `decidedOn`: the store commits
+ * only while the VPC is still at that version (holding it against other writers until the
+ * commit ends), so a limit counted, an order read or a rule patched on the request's state
+ * holds exactly, across server processes, without reading the rows again.
+ */
+import type { DomainRecord } from "../domain/Domain.js"
+import type { VpcId } from "../domain/Ids.js"
+import type { PodRecord } from "../domain/Pod.js"
+import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+
+/** A row a tenant owns, by the part of its state it belongs to. */
+export type Row =
+  | { readonly part: "vpcs"; readonly record: VpcRecord }
+  | { readonly part: "subnets"; readonly record: SubnetRecord }
+  | { readonly part: "rules"; readonly record: SecurityRuleRecord }
+  | { readonly part: "pods"; readonly record: PodRecord }
+  | { readonly part: "tunnels"; readonly record: TunnelRecord }
+  | { readonly part: "credentials"; readonly record: RegistryCredentialRecord }
+  | { readonly part: "domains"; readonly record: DomainRecord }
+
+export type Part = Row["part"]
+
+/** One row written: inserted (a unique rule may refuse it), replaced, or removed with what it cascades to. */
+export type Write =
+  | Row & { readonly _tag: "Insert" }
+  | Row & { readonly _tag: "Update" }
+  | {
+    readonly _tag: "Remove"
+    readonly part: Part
+    readonly key: string
+    /** The VPC of a row of its contents (a subnet, rule, pod or tunnel). */
+    readonly vpc_id?: VpcId
+  }
+
+export const insert = (row: Row): Write => ({ _tag: "Insert", ...row }) as Write
+export const update = (row: Row): Write => ({ _tag: "Update", ...row }) as Write
+export const remove = (part: Part, key: string, vpcId?: VpcId): Write =>
+  vpcId === undefined ? { _tag: "Remove", part, key } : { _tag: "Remove", part, key, vpc_id: vpcId }
+
+/** What removing a row takes with it, and by which of their fields: every store's one definition. */
+export const CASCADES: { readonly [P in Part]?: ReadonlyArray<readonly [Part, "vpc_id" | "pod_id"]> } = {
+  vpcs: [["subnets", "vpc_id"], ["rules", "vpc_id"], ["pods", "vpc_id"], ["tunnels", "vpc_id"]],
+  pods: [["tunnels", "pod_id"]]
+}
+
+/** The parts that are a VPC's contents: writing one changes the VPC's version. */
+const CONTENTS: ReadonlySet<Part> = new Set(["subnets", "rules", "pods", "tunnels"])
+
+/** The key of a row within its tenant: a registry credential's name, every other row's id. */
+export const keyOf = (row: Row): string => row.part === "credentials" ? row.record.name : row.record.id
+
+/**
+ * The VPCs whose contents `writes` change and that existed before them (a VPC the change
+ * itself inserts starts at version 0): each store steps their versions in the commit, and the
+ * read model in the state it makes.
+ */
+export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> => {
+  const vpcs = new Set<VpcId>()
+  const inserted = new Set<string>()
+  for (const write of writes) {
+    if (write._tag === "Insert" && write.part === "vpcs") inserted.add(write.record.id)
+    if (!CONTENTS.has(write.part)) continue
+    const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId }).vpc_id
+    if (vpc !== undefined && !inserted.has(vpc)) vpcs.add(vpc)
+  }
+  return vpcs
+}

@@ -1,0 +1,144 @@
+/**
+ * The one write path for what tenants own. A use case hands it a decision: a pure function
+ * from the tenant's state to the change to make (`Decision`), usually a resource's strategy.
+ * The pipeline runs it on the request's state, commits the change with the request's audit
+ * entry and idempotency key in one store transaction (`Store.commit`), and gives the committed
+ * writes to the read model, which makes its next state from them. A decision the store finds
+ * stale (a VPC it read has changed since) is made again on the store's state; a preview (dry
+ * run) is the same decision, not committed.
+ */
+import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
+import type { TenantId, VpcId } from "../domain/Ids.js"
+import type { Conflict } from "../Errors.js"
+import { ServiceUnavailable } from "../Errors.js"
+import type * as Store from "../ports/Store.js"
+import { StaleDecision, Store as StoreTag } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
+import * as Audit from "../usecases/Audit.js"
+import { storeUnavailable } from "../usecases/Failures.js"
+import { Idempotency, keyInUse } from "../usecases/Idempotency.js"
+import type * as Change from "./Change.js"
+
+/** What a decision made on a state is: the writes, what they were decided on, and the answer. */
+export interface Decision<A> {
+  readonly writes: ReadonlyArray<Change.Write>
+  /** The VPCs whose contents the decision read: it holds only while they are unchanged. */
+  readonly decidedOn: ReadonlyArray<VpcId>
+  /** The resource the change is about, for the audit entry. */
+  readonly subject: string
+  /** The resource a create made: the request's idempotency key records it, committed with it. */
+  readonly made?: string
+  readonly result: A
+}
+
+/** A decision committed: its answer, and the tenant's state with it made (when known here). */
+export interface Committed<A> {
+  readonly result: A
+  readonly state: TenantState | undefined
+}
+
+export interface PipelineShape {
+  readonly commit: <A, E>(
+    tenant: TenantId,
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+  ) => Effect.Effect<Committed<A>, E | Store.UniqueViolation | ServiceUnavailable>
+  /**
+   * `commit` for a decision that makes something (`made`): the request's idempotency key
+   * records it, and another request holding the key is a `Conflict`.
+   */
+  readonly create: <A, E>(
+    tenant: TenantId,
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+  ) => Effect.Effect<Committed<A>, E | Conflict | Store.UniqueViolation | ServiceUnavailable>
+  /** The decision on the request's state, and that state: nothing is written. */
+  readonly preview: <A, E>(
+    tenant: TenantId,
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+  ) => Effect.Effect<{ readonly decision: Decision<A>; readonly state: TenantState }, E | ServiceUnavailable>
+}
+
+export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, PipelineShape>() {
+  static readonly layer = Layer.effect(
+    Pipeline,
+    Effect.gen(function*() {
+      const store = yield* StoreTag
+      const readModel = yield* ReadModel
+      const idempotency = yield* Idempotency
+
+      /** `claim` is what records the key; `claimed`, what a key held by another request is. */
+      const run = <A, E, K>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        claim: (made: string | undefined) => Effect.Effect<Store.Commit["claim"]>,
+        claimed: Effect.Effect<never, K>
+      ): Effect.Effect<Committed<A>, E | K | Store.UniqueViolation | ServiceUnavailable> =>
+        Effect.gen(function*() {
+          const pending = yield* FiberRef.get(Audit.CurrentEntry)
+          /** The decision on `state`, committed with the request's entry and key. */
+          const attempt = (state: TenantState) =>
+            Effect.gen(function*() {
+              const decision = yield* decide(state)
+              if (pending !== undefined && pending.resourceId === undefined) pending.resourceId = decision.subject
+              const entry = pending === undefined || pending.recorded || pending.actor === undefined
+                ? null
+                : pending.entry("success", yield* DateTime.now)
+              const step = yield* store.commit({
+                tenant,
+                decidedOn: decision.decidedOn.map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
+                writes: decision.writes,
+                audit: entry,
+                claim: yield* claim(decision.made)
+              }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)
+              if (entry !== null) pending!.recorded = true
+              return { decision, state, step }
+            })
+          const isStale = (e: unknown): e is StaleDecision => e instanceof StaleDecision
+          return yield* readModel.writing(
+            tenant,
+            Effect.gen(function*() {
+              const { decision, state, step } = yield* Effect.flatMap(
+                readModel.stateOf(tenant).pipe(storeUnavailable),
+                attempt
+              ).pipe(
+                // Decided again on the store's state, read while the VPC it found changed is held,
+                // so writers racing for one VPC (across processes too) each get through in turn.
+                Effect.catchIf(isStale, (stale) =>
+                  store.transaction(Effect.zipRight(
+                    store.vpcs.lock(stale.vpc_id as VpcId),
+                    Effect.flatMap(readModel.refresh(tenant), attempt)
+                  )).pipe(storeUnavailable)),
+                Effect.catchIf(isStale, (stale) =>
+                  Effect.fail(
+                    new ServiceUnavailable({
+                      detail: `VPC ${stale.vpc_id} kept changing while this request was decided; retry it`
+                    })
+                  ))
+              )
+              const made = yield* readModel.committed(tenant, state, decision.writes, step)
+              return { result: decision.result, state: made }
+            })
+          )
+        })
+
+      const preview: PipelineShape["preview"] = (tenant, decide) =>
+        Effect.flatMap(
+          readModel.stateOf(tenant).pipe(storeUnavailable),
+          (state) => Effect.map(decide(state), (decision) => ({ decision, state }))
+        )
+
+      return Pipeline.of({
+        commit: (tenant, decide) =>
+          run(tenant, decide, () => Effect.succeed(null), Effect.dieMessage("a commit without a key found it held")),
+        create: (tenant, decide) =>
+          run(
+            tenant,
+            decide,
+            (made) => made === undefined ? Effect.succeed(null) : idempotency.claimOf(tenant, made),
+            Effect.fail(keyInUse())
+          ),
+        preview
+      })
+    })
+  )
+}
