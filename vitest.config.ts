@@ -10,7 +10,8 @@ const storeSpecific = [
   "test/DataDirectory.test.ts",
   "test/FullDisk.test.ts",
   "test/ReadConsistency.test.ts",
-  "test/Walkthrough.test.ts"
+  "test/Walkthrough.test.ts",
+  "test/WritePath.test.ts"
 ]
 
 export default defineConfig({

@@ -1,0 +1,214 @@
+/**
+ * The read model never drifts from the store: for random sequences of writes (VPCs, subnets,
+ * rules created, patched, reordered and deleted, VPCs deleted with what they hold), after each
+ * one, the state every process's read model serves equals a fresh load of the store at the
+ * same revision. On PostgreSQL two processes write (each its own use cases, read model and
+ * connections, on one database) and each is checked; on memory and embedded, one.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { MemoryPorts } from "@tenet/adapters-memory"
+import { PgDatabase, PgEmbedded } from "@tenet/adapters-postgres"
+import {
+  Identity,
+  ReadModel,
+  SecurityRule,
+  SecurityRules,
+  ServerInfo,
+  Store,
+  Subnet,
+  Subnets,
+  Tenant,
+  Tenants,
+  TenantState,
+  UseCases,
+  Vpc,
+  Vpcs
+} from "@tenet/core"
+import type { Ids, Principal } from "@tenet/core"
+import { Effect, Either, FastCheck, Layer, ManagedRuntime, Option, Schema } from "effect"
+
+const url = process.env.TENET_TEST_DATABASE_URL
+
+type Ports = Layer.Layer<Store.Store>
+
+/** One server process's use cases, read model included, over `store`. */
+const processOn = (store: Ports) =>
+  ManagedRuntime.make(
+    UseCases.layer.pipe(
+      Layer.provideMerge(Layer.mergeAll(MemoryPorts.layer({ scryptLogN: 10 }), store)),
+      Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: "test" }))
+    )
+  )
+
+type Process = ReturnType<typeof processOn>
+
+const ORIGIN = { source_address: null }
+
+/** What a step does, picked by number: the same sequence is replayed on every store. */
+const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const [first] = processes
+    const name = `t${Math.random().toString(36).slice(2, 10)}`
+    const input = Schema.decodeUnknownSync(Tenant.TenantCreate)({ name, password: "write-path-pw" })
+    yield* Effect.promise(() => first!.runPromise(Effect.flatMap(Tenants.Tenants, (t) => t.create(input))))
+    const session = yield* Effect.promise(() =>
+      first!.runPromise(
+        Effect.flatMap(Identity.Identity, (i) => i.tenantLogin({ name, password: "write-path-pw" }, ORIGIN))
+      )
+    )
+    const token = session.api_token
+    const creds = { tenant_id: session.id, token }
+    /** `body` run as the tenant, on `process`, with the request's read session. */
+    const asTenant = <A, E>(
+      process: Process,
+      body: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, any>
+    ) =>
+      Effect.promise(() =>
+        process.runPromise(
+          Effect.either(Effect.flatMap(Effect.flatMap(Identity.Identity, (i) => i.authenticateTenant(token)), body))
+        )
+      )
+    let block = 0
+    let written = 0
+    for (const [step, pick] of picks.entries()) {
+      const process = processes[step % processes.length]!
+      const outcome = yield* asTenant(process, (caller) =>
+        Effect.gen(function*() {
+          const store = yield* Store.Store
+          const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
+          const vpc = state.vpcs[pick % Math.max(1, state.vpcs.length)]
+          const rules = vpc === undefined ? [] : state.securityRules.filter((r) => r.vpc_id === vpc.id)
+          const rule = rules[pick % Math.max(1, rules.length)]
+          switch (vpc === undefined ? 0 : pick % 8) {
+            case 0:
+              return yield* Effect.flatMap(Vpcs.Vpcs, (v) =>
+                v.create(
+                  caller,
+                  Schema.decodeUnknownSync(Vpc.VpcCreate)({ ...creds, name: `v${step}`, enable_internet: false })
+                ))
+            case 1: {
+              if (vpc === undefined) return
+              block++
+              return yield* Effect.flatMap(Subnets.Subnets, (s) =>
+                s.create(
+                  caller,
+                  Schema.decodeUnknownSync(Subnet.SubnetCreate)({
+                    ...creds,
+                    vpc_id: vpc.id,
+                    name: `s${step}`,
+                    cidr: `10.${block}.0.0/24`,
+                    gateway_ip: `10.${block}.0.1`
+                  })
+                ))
+            }
+            case 2:
+            case 3:
+              if (vpc === undefined) return
+              return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+                s.create(
+                  caller,
+                  Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({
+                    vpc_id: vpc.id,
+                    name: `r${step}`,
+                    direction: pick % 2 === 0 ? "ingress" : "egress",
+                    action: "allow",
+                    priority: 1 + pick,
+                    protocol: "tcp",
+                    ports: String(1 + pick),
+                    remote_type: "cidr",
+                    remote_cidr: "10.0.0.0/8"
+                  })
+                ))
+            case 4:
+              if (rule === undefined) return
+              return yield* Effect.flatMap(
+                SecurityRules.SecurityRules,
+                (s) => s.update(caller, rule.id, { priority: 1 + (pick * 7) % 1000 })
+              )
+            case 5:
+              if (rule === undefined) return
+              return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) => s.delete(caller, rule.id))
+            case 6:
+              if (vpc === undefined) return
+              return yield* Effect.flatMap(
+                SecurityRules.SecurityRules,
+                (s) => s.reorder(caller, vpc.id, [...rules].reverse().map((r) => r.id))
+              )
+            case 7:
+              if (vpc === undefined || state.vpcs.length < 3) return
+              return yield* Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpc.id))
+          }
+        }))
+      if (Either.isRight(outcome) && outcome.right !== undefined) written++
+      // Every process's read model serves the store's state, as a fresh load reads it.
+      for (const [index, reader] of processes.entries()) {
+        const compared = yield* asTenant(reader, (caller) =>
+          Effect.gen(function*() {
+            const served = yield* Effect.flatMap(ReadModel.ReadModel, (model) => model.stateOf(caller.tenant_id))
+            const store = yield* Store.Store
+            const loaded = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
+            return {
+              served: served.toSnapshot(),
+              fresh: TenantState.TenantState.fromSnapshot(caller.tenant_id as Ids.TenantId, loaded).toSnapshot()
+            }
+          }))
+        const { fresh, served } = Either.getOrThrowWith(compared, (e) => new Error(`the check failed: ${String(e)}`))
+        expect(served, `process ${index} after step ${step} of ${JSON.stringify(picks)}`).toEqual(fresh)
+      }
+    }
+    // Most steps write (a step may find nothing to act on, or be refused as a user's would be).
+    expect(written, JSON.stringify(picks)).toBeGreaterThan(picks.length / 3)
+  })
+
+/** Sequences of steps, the same for every store. */
+const SEQUENCES = FastCheck.sample(FastCheck.array(FastCheck.nat(799), { minLength: 10, maxLength: 30 }), 6)
+
+const onProcesses = (makeStore: () => Ports, count: number) =>
+  Effect.gen(function*() {
+    for (const picks of SEQUENCES) {
+      const processes = Array.from({ length: count }, () => processOn(makeStore()))
+      yield* runSteps(processes, picks).pipe(
+        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+      )
+    }
+  })
+
+describe("the write path", () => {
+  it.live(
+    "memory: the read model serves what a fresh load of the store reads, after every write",
+    () => onProcesses(() => Layer.empty as unknown as Ports, 1),
+    120_000
+  )
+
+  it.live(
+    "embedded: the read model serves what a fresh load of the store reads, after every write",
+    () => onProcesses(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
+    180_000
+  )
+
+  it.live.skipIf(url === undefined)(
+    "PostgreSQL, two processes: each read model serves what a fresh load of the store reads, after every write",
+    () =>
+      Effect.gen(function*() {
+        const admin = yield* Layer.build(PgDatabase.layerClient({ url: url!, maxConnections: 1 }))
+        const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+        for (const [n, picks] of SEQUENCES.entries()) {
+          // A database of its own per sequence; each process its own pool on it.
+          const name = `tenet_test_write_path_${Date.now().toString(36)}_${n}`
+          yield* sql.unsafe(`CREATE DATABASE ${name}`)
+          yield* Effect.addFinalizer(() =>
+            sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie)
+          )
+          const target = new URL(url!)
+          target.pathname = `/${name}`
+          const store = () => PgDatabase.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie)
+          const processes = [processOn(store()), processOn(store())]
+          yield* runSteps(processes, picks).pipe(
+            Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+          )
+        }
+      }).pipe(Effect.scoped),
+    300_000
+  )
+})
