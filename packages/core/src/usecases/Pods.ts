@@ -5,18 +5,21 @@
  * status is read from the cluster each time it is shown.
  */
 import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
 import { HIDDEN_FIELDS, MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
@@ -79,6 +82,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const vault = yield* Vault
       const identity = yield* Identity
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
       const orchestrator = yield* Orchestrator
       const vpcs = yield* Vpcs
       const configs = yield* ProviderConfigs
@@ -212,10 +216,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
             Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
           )
-          return yield* store.transaction(Effect.gen(function*() {
-            yield* store.vpcs.lock(current.vpc_id)
-            const latest = Option.getOrElse(yield* store.pods.find(current.id), () => current)
-            const next: PodRecord = Either.isRight(outcome)
+          const saved = yield* pipeline.commit(current.tenant_id, (state) => {
+            const latest = state.pod(current.id)
+            const next: PodRecord = latest === undefined
+              ? current
+              : Either.isRight(outcome)
               ? {
                 ...latest,
                 vip: outcome.right.vip as Ipv4Address,
@@ -224,9 +229,15 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
                 apply_error: null
               }
               : { ...latest, applied: false, apply_error: outcome.left.message }
-            yield* store.pods.update(next)
-            return next
-          })).pipe(storeUnavailable)
+            // A pod deleted meanwhile has nothing to record.
+            return Effect.succeed({
+              writes: latest === undefined ? [] : [Change.update({ part: "pods", record: next })],
+              decidedOn: [current.vpc_id],
+              subject: current.id,
+              result: next
+            })
+          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          return saved.result
         }).pipe(stripeOf(record.id).withPermits(1))
 
       const apply = (id: PodId) =>
@@ -321,15 +332,21 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         }
         yield* tunnels.check(caller, input.tunnels)
         const record = yield* prepare(caller, input)
-        yield* store.transaction(
-          Effect.zipRight(store.pods.insert(record), idempotency.record(caller.tenant_id, record.id))
-        ).pipe(
-          Effect.catchTag(
-            "UniqueViolation",
-            () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
-          ),
-          storeUnavailable
-        )
+        yield* pipeline.create(caller.tenant_id, (state) =>
+          state.subnet(input.subnet_id) === undefined
+            ? Effect.fail(new NotFound({ detail: `subnet ${input.subnet_id} not found` }))
+            : Effect.succeed({
+              writes: [Change.insert({ part: "pods", record })],
+              decidedOn: [],
+              subject: record.id,
+              made: record.id,
+              result: record
+            })).pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
+            )
+          )
         return record
       })
 
@@ -348,15 +365,31 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const modify = <E>(
         caller: TenantPrincipal,
         id: PodId,
-        change: (record: PodRecord) => Effect.Effect<PodRecord, E>
+        change: (record: PodRecord) => Effect.Effect<PodRecord, E>,
+        keyed = false
       ) =>
-        Effect.flatMap(active(caller, id), (first) =>
-          store.transaction(Effect.gen(function*() {
-            yield* store.vpcs.lock(first.vpc_id)
-            const next = yield* Effect.flatMap(active(caller, id), change)
-            yield* store.pods.update(next)
-            return next
-          })).pipe(storeUnavailable))
+        Effect.flatMap(active(caller, id), (first) => {
+          const decide = (state: TenantState) =>
+            Effect.gen(function*() {
+              const current = state.pod(id)
+              if (current === undefined || current.tenant_id !== caller.tenant_id) {
+                return yield* new NotFound({ detail: `pod ${id} not found` })
+              }
+              if (current.lifecycle === "deleting") return yield* new Conflict({ detail: `pod ${id} is being deleted` })
+              const next = yield* change(current)
+              return {
+                writes: [Change.update({ part: "pods", record: next })],
+                decidedOn: [first.vpc_id],
+                subject: id,
+                ...(keyed ? { made: id } : {}),
+                result: next
+              }
+            })
+          return (keyed ? pipeline.create(caller.tenant_id, decide) : pipeline.commit(caller.tenant_id, decide)).pipe(
+            Effect.map((committed) => committed.result),
+            Effect.catchTag("UniqueViolation", Effect.die)
+          )
+        })
 
       const rescaled = (record: PodRecord, delta: 1 | -1) =>
         Effect.gen(function*() {
@@ -384,9 +417,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             const made = yield* earlier(caller)
             const next = Option.isSome(made) ?
               made.value :
-              yield* modify(caller, id, (record) =>
-                Effect.tap(rescaled(record, delta), () =>
-                  idempotency.record(caller.tenant_id, record.id)))
+              yield* modify(caller, id, (record) => rescaled(record, delta), true)
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )
@@ -456,7 +487,19 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           (current) => Effect.succeed({ ...current, lifecycle: "deleting" as const })
         )
         yield* orchestrator.deletePod(id).pipe(
-          Effect.tapError(() => store.pods.update({ ...marked, lifecycle: "active" }).pipe(Effect.ignore)),
+          Effect.tapError(() =>
+            pipeline.commit(caller.tenant_id, (state) => {
+              const latest = state.pod(id)
+              return Effect.succeed({
+                writes: latest === undefined
+                  ? []
+                  : [Change.update({ part: "pods", record: { ...latest, lifecycle: "active" } })],
+                decidedOn: [marked.vpc_id],
+                subject: id,
+                result: undefined
+              })
+            }).pipe(Effect.ignore)
+          ),
           Effect.mapError((e) =>
             new ServiceUnavailable({
               detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
@@ -464,7 +507,13 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           )
         )
         yield* tunnels.withdrawForPod(id)
-        yield* store.pods.delete(id).pipe(storeUnavailable)
+        yield* pipeline.commit(caller.tenant_id, () =>
+          Effect.succeed({
+            writes: [Change.remove("pods", id, marked.vpc_id)],
+            decidedOn: [],
+            subject: id,
+            result: undefined
+          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         // Rules that targeted the pod can no longer be enforced.
         yield* applier.apply(marked.vpc_id)
       })

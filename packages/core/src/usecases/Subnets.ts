@@ -4,13 +4,17 @@
  * different VPCs may reuse the same blocks.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import type { Decision } from "../changes/Pipeline.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
-import { Conflict, InvalidInput } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import { Conflict, InvalidInput, NotFound } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, ServiceUnavailable, Unauthorized } from "../Errors.js"
 import { Store } from "../ports/Store.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
@@ -44,6 +48,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
       const applier = yield* NetworkApplier
       const idempotency = yield* Idempotency
       const configs = yield* ProviderConfigs
+      const pipeline = yield* Pipeline
 
       /** Saves a new subnet, with the request's idempotency key. */
       const insert = Effect.fn("Subnets.insert")(function*(caller: TenantPrincipal, input: SubnetCreate) {
@@ -59,24 +64,32 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           gateway_ip: input.gateway_ip,
           created_at: yield* DateTime.now
         }
-        yield* store.transaction(Effect.gen(function*() {
-          yield* store.vpcs.lock(input.vpc_id)
-          const siblings = yield* store.subnets.listByVpc(input.vpc_id)
-          yield* Either.match(checkBlock(input.cidr, input.gateway_ip, siblings, peering), {
+        const decide = (
+          state: TenantState
+        ): Effect.Effect<Decision<SubnetRecord>, NotFound | InvalidInput | Conflict> => {
+          if (state.vpc(input.vpc_id) === undefined) {
+            return Effect.fail(new NotFound({ detail: `VPC ${input.vpc_id} not found` }))
+          }
+          return Either.match(checkBlock(input.cidr, input.gateway_ip, state.subnetsOf(input.vpc_id), peering), {
             onLeft: ({ kind, message }) =>
               Effect.fail(
                 kind === "invalid" ? new InvalidInput({ detail: message }) : new Conflict({ detail: message })
               ),
-            onRight: () => Effect.void
+            onRight: () =>
+              Effect.succeed({
+                writes: [Change.insert({ part: "subnets", record: subnet })],
+                decidedOn: [input.vpc_id],
+                subject: subnet.id,
+                made: subnet.id,
+                result: subnet
+              })
           })
-          yield* store.subnets.insert(subnet)
-          yield* idempotency.record(caller.tenant_id, subnet.id)
-        })).pipe(
+        }
+        yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })
-          ),
-          storeUnavailable
+          )
         )
         return subnet
       })

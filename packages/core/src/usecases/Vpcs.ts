@@ -4,6 +4,8 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -73,6 +75,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const orchestrator = yield* Orchestrator
       const tunnels = yield* Tunnels
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
 
       const owned = (caller: TenantPrincipal, id: VpcId) =>
         store.vpcs.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `VPC ${id}`)))
@@ -93,17 +96,22 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           apply_error: "not yet applied",
           created_at: yield* DateTime.now
         }
-        yield* store.transaction(Effect.all([
-          store.vpcs.insert(vpc),
-          store.securityRules.insert(seededRule(vpc)),
-          idempotency.record(caller.tenant_id, vpc.id)
-        ])).pipe(
-          Effect.catchTag(
-            "UniqueViolation",
-            () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
-          ),
-          storeUnavailable
-        )
+        yield* pipeline.create(caller.tenant_id, () =>
+          Effect.succeed({
+            writes: [
+              Change.insert({ part: "vpcs", record: vpc }),
+              Change.insert({ part: "rules", record: seededRule(vpc) })
+            ],
+            decidedOn: [],
+            subject: vpc.id,
+            made: vpc.id,
+            result: vpc
+          })).pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
+            )
+          )
         const state = yield* applier.apply(vpc.id)
         return toVpc({ ...vpc, ...state })
       })
@@ -122,7 +130,12 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
         const pods = yield* store.pods.listByVpc(id).pipe(storeUnavailable)
         yield* Effect.forEach(pods, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
-        yield* store.vpcs.delete(id).pipe(storeUnavailable)
+        yield* pipeline.commit(
+          caller.tenant_id,
+          () => Effect.succeed({ writes: [Change.remove("vpcs", id)], decidedOn: [], subject: id, result: undefined })
+        ).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
         // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
         yield* Effect.forEach(new Set(referencing.map((r) => r.vpc_id)), applier.apply, { discard: true })
       })
