@@ -194,13 +194,13 @@ describe("tracing", () => {
         expect(Number(Object.values(attribute(request, "http.response.status_code") ?? {})[0])).toBe(200)
         const underRequest = spans.filter((s) => ancestors(s).includes("POST /vpcs"))
         const names = new Set(underRequest.map((s) => s.name))
-        for (const expected of ["Vpcs.create", "Store.transaction", "Store.vpcs.insert", "Orchestrator.applyVpc"]) {
+        for (const expected of ["Vpcs.create", "Store.commit", "Orchestrator.applyVpc"]) {
           expect(names, expected).toContain(expected)
         }
-        expect(ancestors(underRequest.find((s) => s.name === "Store.vpcs.insert")!)).toContain("Vpcs.create")
+        expect(ancestors(underRequest.find((s) => s.name === "Store.commit")!)).toContain("Vpcs.create")
         expect(ancestors(underRequest.find((s) => s.name === "Orchestrator.applyVpc")!)).toContain("Vpcs.create")
         // The store calls say which backend, and nothing about their arguments.
-        expect(attribute(named("Store.vpcs.insert")!, "tenet.backend")).toEqual({ stringValue: "embedded" })
+        expect(attribute(named("Store.commit")!, "tenet.backend")).toEqual({ stringValue: "embedded" })
 
         // No secret anywhere in what was exported: passwords, tokens, env values, the provider token.
         const exported = JSON.stringify(otlp.received)

@@ -8,6 +8,7 @@
  * run) is the same decision, not committed.
  */
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
+import type { Scope } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { Conflict } from "../Errors.js"
 import { ServiceUnavailable } from "../Errors.js"
@@ -29,6 +30,8 @@ export interface Decision<A> {
   readonly subject: string
   /** The resource a create made: the request's idempotency key records it, committed with it. */
   readonly made?: string
+  /** Whose key it is: the tenant's by default, the admin's (`IdempotencyKey.ADMIN_SCOPE`) for the admin's writes. */
+  readonly scope?: Scope
   readonly result: A
 }
 
@@ -70,7 +73,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const run = <A, E, K>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-        claim: (made: string | undefined) => Effect.Effect<Store.Commit["claim"]>,
+        claim: (decision: Decision<A>) => Effect.Effect<Store.Commit["claim"]>,
         claimed: Effect.Effect<never, K>
       ): Effect.Effect<Committed<A>, E | K | Store.UniqueViolation | ServiceUnavailable> =>
         Effect.gen(function*() {
@@ -88,7 +91,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 decidedOn: decision.decidedOn.map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
                 writes: decision.writes,
                 audit: entry,
-                claim: yield* claim(decision.made)
+                claim: yield* claim(decision)
               }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)
               if (entry !== null) pending!.recorded = true
               return { decision, state, step }
@@ -134,7 +137,10 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           run(
             tenant,
             decide,
-            (made) => made === undefined ? Effect.succeed(null) : idempotency.claimOf(tenant, made),
+            (decision) =>
+              decision.made === undefined
+                ? Effect.succeed(null)
+                : idempotency.claimOf(decision.scope ?? tenant, decision.made),
             Effect.fail(keyInUse())
           ),
         preview

@@ -1,5 +1,7 @@
 /** Custom tunnel domains (admin): assign to a tenant, list, remove. */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { DomainId, randomUuid } from "../domain/Ids.js"
@@ -26,6 +28,7 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
     Effect.gen(function*() {
       const store = yield* Store
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
 
       const requireTenant = (tenantId: TenantId) =>
         Effect.flatMap(
@@ -47,18 +50,21 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
           domain,
           created_at: yield* DateTime.now
         }
-        yield* store.transaction(
-          Effect.zipRight(
-            Effect.zipRight(requireTenant(tenantId), store.domains.insert(row)),
-            idempotency.record(ADMIN_SCOPE, row.id)
+        yield* requireTenant(tenantId).pipe(storeUnavailable)
+        yield* pipeline.create(tenantId, () =>
+          Effect.succeed({
+            writes: [Change.insert({ part: "domains", record: row })],
+            decidedOn: [],
+            subject: row.domain,
+            made: row.id,
+            scope: ADMIN_SCOPE,
+            result: row
+          })).pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })
+            )
           )
-        ).pipe(
-          Effect.catchTag(
-            "UniqueViolation",
-            () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })
-          ),
-          storeUnavailable
-        )
         return row
       })
 
@@ -73,7 +79,13 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
         if (Option.isNone(row) || row.value.tenant_id !== tenantId) {
           return yield* new NotFound({ detail: `domain ${domain} is not assigned to tenant ${tenantId}` })
         }
-        yield* store.domains.delete(row.value.id).pipe(storeUnavailable)
+        yield* pipeline.commit(tenantId, () =>
+          Effect.succeed({
+            writes: [Change.remove("domains", row.value.id)],
+            decidedOn: [],
+            subject: domain,
+            result: undefined
+          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 
       return Domains.of({ assign, list, remove })

@@ -90,7 +90,14 @@ const storeCalls: Instruments = {
   outcome: (exit) =>
     Option.match(failureOf(exit), {
       onNone: () => "success",
-      onSome: (tag) => tag === "UniqueViolation" ? "conflict" : tag === "interrupted" ? tag : "error"
+      onSome: (tag) =>
+        tag === "UniqueViolation" || tag === "KeyClaimed"
+          ? "conflict"
+          : tag === "StaleDecision"
+          ? "stale"
+          : tag === "interrupted"
+          ? tag
+          : "error"
     })
 }
 

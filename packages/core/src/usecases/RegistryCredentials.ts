@@ -4,6 +4,8 @@
  * pull secret, applied again before every pod that uses it.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -59,6 +61,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const store = yield* Store
       const vault = yield* Vault
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
       const orchestrator = yield* Orchestrator
 
       const toCluster = (record: RegistryCredentialRecord) =>
@@ -101,15 +104,19 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
             password_ciphertext: yield* vault.encrypt(input.password),
             created_at: yield* DateTime.now
           }
-          yield* store.transaction(
-            Effect.zipRight(store.registryCredentials.insert(record), idempotency.record(tenantId, record.name))
-          ).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
-            ),
-            storeUnavailable
-          )
+          yield* pipeline.create(tenantId, () =>
+            Effect.succeed({
+              writes: [Change.insert({ part: "credentials", record })],
+              decidedOn: [],
+              subject: record.name,
+              made: record.name,
+              result: record
+            })).pipe(
+              Effect.catchTag(
+                "UniqueViolation",
+                () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
+              )
+            )
           return record
         }
       )
@@ -119,7 +126,16 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           yield* ownTenant(caller, tenantId)
           const found = yield* store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
           if (Option.isNone(found)) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
-          yield* store.registryCredentials.delete(tenantId, name).pipe(storeUnavailable)
+          yield* pipeline.commit(
+            tenantId,
+            () =>
+              Effect.succeed({
+                writes: [Change.remove("credentials", name)],
+                decidedOn: [],
+                subject: name,
+                result: undefined
+              })
+          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
           )

@@ -7,6 +7,8 @@
  * no-op.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
@@ -53,6 +55,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
     Topologies,
     Effect.gen(function*() {
       const store = yield* Store
+      const pipeline = yield* Pipeline
       const identity = yield* Identity
       const applier = yield* NetworkApplier
       const pods = yield* Pods
@@ -241,24 +244,29 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             })
           }
 
-          yield* store.transaction(Effect.gen(function*() {
-            for (const vpc of newVpcs) {
-              yield* store.vpcs.insert(vpc)
-              yield* store.securityRules.insert(seededRule(vpc))
-            }
-            for (const subnet of newSubnets) yield* store.subnets.insert(subnet)
-            for (const pod of newPods) yield* store.pods.insert(pod)
-          })).pipe(
-            // A concurrent request took a name between validation and the write: nothing was written.
-            Effect.catchTag(
-              "UniqueViolation",
-              (e) =>
-                new InvalidInput({
-                  detail: `invalid topology: a name was taken meanwhile (${e.constraint}); nothing was created`
-                })
-            ),
-            storeUnavailable
-          )
+          yield* pipeline.commit(tenantId, () =>
+            Effect.succeed({
+              writes: [
+                ...newVpcs.flatMap((vpc) => [
+                  Change.insert({ part: "vpcs", record: vpc }),
+                  Change.insert({ part: "rules", record: seededRule(vpc) })
+                ]),
+                ...newSubnets.map((record) => Change.insert({ part: "subnets", record })),
+                ...newPods.map((record) => Change.insert({ part: "pods", record }))
+              ],
+              decidedOn: [],
+              subject: tenantId,
+              result: undefined
+            })).pipe(
+              // A concurrent request took a name between validation and the write: nothing was written.
+              Effect.catchTag(
+                "UniqueViolation",
+                (e) =>
+                  new InvalidInput({
+                    detail: `invalid topology: a name was taken meanwhile (${e.constraint}); nothing was created`
+                  })
+              )
+            )
 
           const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
           yield* Effect.forEach(touched, applier.apply, { discard: true })

@@ -6,6 +6,8 @@
  * status and the reason, and the reconciler retries.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, TunnelId } from "../domain/Ids.js"
 import type { PodId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
@@ -14,10 +16,11 @@ import type { PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelRecord } from "../domain/Tunnel.js"
 import { toTunnel } from "../domain/Tunnel.js"
-import { Conflict, Forbidden, InvalidInput, ServiceUnavailable } from "../Errors.js"
-import type { IdempotencyKeyReused, InternalError, NotFound } from "../Errors.js"
+import { Conflict, Forbidden, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { ownedBy, ownedOrNone } from "./Ownership.js"
@@ -69,6 +72,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       const edge = yield* EdgeTunnels
       const configs = yield* ProviderConfigs
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
 
       const ownedPod = (caller: TenantPrincipal, id: PodId) =>
         store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
@@ -121,26 +125,42 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               ? { status: "active", error: null }
               : { status: "error", error: published.left.message }
           }
-          const next = { ...tunnel, ...outcome }
-          yield* store.tunnels.update(next).pipe(storeUnavailable)
-          return next
+          const saved = yield* pipeline.commit(tunnel.tenant_id, (state) => {
+            const latest = state.tunnel(tunnel.id)
+            // A tunnel deleted meanwhile has nothing to record.
+            return Effect.succeed({
+              writes: latest === undefined
+                ? []
+                : [Change.update({ part: "tunnels", record: { ...latest, ...outcome } })],
+              decidedOn: [],
+              subject: tunnel.id,
+              result: { ...(latest ?? tunnel), ...outcome }
+            })
+          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          return saved.result
         })
 
       /** Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its own). */
-      const insert = (record: TunnelRecord, keyed: boolean) =>
-        store.transaction(
-          keyed
-            ? Effect.zipRight(store.tunnels.insert(record), idempotency.record(record.tenant_id, record.id))
-            : store.tunnels.insert(record)
-        ).pipe(
+      const insert = (record: TunnelRecord, keyed: boolean) => {
+        const decide = (state: TenantState) =>
+          state.pod(record.pod_id) === undefined
+            ? Effect.fail(new NotFound({ detail: `pod ${record.pod_id} not found` }))
+            : Effect.succeed({
+              writes: [Change.insert({ part: "tunnels", record })],
+              decidedOn: [],
+              subject: record.id,
+              made: record.id,
+              result: record
+            })
+        return (keyed ? pipeline.create(record.tenant_id, decide) : pipeline.commit(record.tenant_id, decide)).pipe(
           Effect.catchTag("UniqueViolation", (e) =>
             new Conflict({
               detail: e.constraint === Constraints.tunnelName
                 ? `you already have a tunnel named '${record.tunnel_name}'`
                 : `hostname ${record.hostname} is already in use`
-            })),
-          storeUnavailable
+            }))
         )
+      }
 
       const build = (
         caller: TenantPrincipal,
@@ -263,7 +283,13 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             (e) => new ServiceUnavailable({ detail: `the tunnel provider could not withdraw the tunnel: ${e.message}` })
           )
         )
-        yield* store.tunnels.delete(id).pipe(storeUnavailable)
+        yield* pipeline.commit(caller.tenant_id, () =>
+          Effect.succeed({
+            writes: [Change.remove("tunnels", id, tunnel.vpc_id)],
+            decidedOn: [],
+            subject: id,
+            result: undefined
+          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 
       const reconcile = Effect.gen(function*() {
