@@ -32,7 +32,7 @@ import type {
 } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import type { Applied, Derivation, Part as Rows } from "./TenantState.js"
+import type { Derivation, Part as Rows } from "./TenantState.js"
 import { TenantState } from "./TenantState.js"
 
 /** The kinds of rows a snapshot holds (and the provider configuration), as a request writes them. */
@@ -73,26 +73,6 @@ const currentSession = FiberRef.unsafeMake<ReadSession | undefined>(undefined)
  * Authentication calls it: a request's fiber is its own, so no other request sees it.
  */
 export const readThrough = (session: ReadSession): Effect.Effect<void> => FiberRef.set(currentSession, session)
-
-/**
- * A tenant's request's transaction: what it wrote, whether the lock it took proved its view
- * current (so it may read from it), and the changes to apply to the view once it commits.
- */
-interface Draft {
-  readonly session: ReadSession
-  current: boolean
-  readonly wrote: Set<Part>
-  readonly changes: Array<Applied>
-  /** A change that cannot be applied to a snapshot (the tenant itself): reload instead. */
-  opaque: boolean
-  /** Whether it read from the view: its commit must then prove the view was still current. */
-  readView: boolean
-}
-
-const currentDraft = FiberRef.unsafeMake<Draft | undefined>(undefined)
-
-/** What an optimistic transaction read was changed by a commit of someone else's: run it again. */
-class Stale {}
 
 export interface Options {
   /** How many tenants' snapshots are kept (least recently used go first). */
@@ -321,21 +301,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   /** The view a read of `part` may be answered from, here and now; undefined for the store. */
   const readable = (part: Part): Effect.Effect<TenantState | undefined> =>
-    Effect.flatMap(FiberRef.get(inTransaction), (inside) => {
-      if (!inside) {
-        return Effect.map(
-          sessionOf,
-          (session) => session === undefined || session.wrote.has(part) ? undefined : session.view
-        )
-      }
-      return Effect.map(FiberRef.get(currentDraft), (draft) => {
-        if (draft === undefined || !draft.current || draft.wrote.has(part) || draft.session.wrote.has(part)) {
-          return undefined
-        }
-        draft.readView = true
-        return draft.session.view
-      })
-    })
+    Effect.map(current, (session) => session === undefined || session.wrote.has(part) ? undefined : session.view)
 
   /** The request's state, when what is derived may read it: a view the request has not written. */
   const state: Effect.Effect<TenantState | undefined> = Effect.map(
@@ -412,90 +378,22 @@ export const make = (store: StoreShape, options: Options = {}) => {
   ) => listBy(part, list, inVpc, fallback)
 
   /**
-   * A write of `parts`: the request reads them from the store from now on (in its transaction,
-   * `change` records it for the view; none, where it cannot be applied to one); a sole
-   * writer's cached tokens expire once it is done.
+   * A write of `parts` made through the store rather than a commit (the tenant's own record,
+   * the provider configuration, what no tenant owns): the request reads them from the store
+   * from now on, and a sole writer's cached tokens expire once it is done.
    */
   const writes = <Args extends ReadonlyArray<unknown>, A, E>(
     parts: ReadonlyArray<Part>,
-    f: (...args: Args) => Effect.Effect<A, E>,
-    change?: (...args: Args) => Applied
+    f: (...args: Args) => Effect.Effect<A, E>
   ) =>
   (...args: Args): Effect.Effect<A, E> =>
-    Effect.flatMap(Effect.all([sessionOf, FiberRef.get(currentDraft)]), ([session, draft]) => {
+    Effect.flatMap(sessionOf, (session) => {
       if (session !== undefined) { for (const part of parts) session.wrote.add(part) }
-      if (draft !== undefined) { for (const part of parts) draft.wrote.add(part) }
-      const recorded = draft === undefined || parts.length === 0 ?
-        f(...args) :
-        Effect.tap(f(...args), () =>
-          Effect.sync(() => {
-            if (change === undefined) draft.opaque = true
-            else draft.changes.push(change(...args))
-          }))
-      return Effect.ensuring(recorded, Effect.sync(() => void generation++))
+      return Effect.ensuring(f(...args), Effect.sync(() => void generation++))
     })
 
-  const put = (part: Exclude<Part, "config">) => (record: object): Applied => ({
-    _tag: "Put",
-    part,
-    record
-  })
-  const remove = (part: Exclude<Part, "config">) => (key: string): Applied => ({ _tag: "Remove", part, key })
-
-  /**
-   * A tenant's request's transaction, run optimistically on its view: it reads from the view
-   * (as the store stood when the request began) and, having changed anything, takes the
-   * tenant's revision step last. The step answers the revision before it: when that is still
-   * the view's, nothing was committed since, so what it read was what the store held, and the
-   * view with its changes made is the tenant at the step's revision, kept for the request and
-   * the next ones. When it is not, the transaction is rolled back and run again reading the
-   * store, as without a view.
-   */
-  const transaction = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
-    Effect.flatMap(
-      Effect.all([FiberRef.get(currentDraft), FiberRef.get(inTransaction), sessionOf]),
-      ([outer, inside, session]) => {
-        const plain = Effect.locally(s.transaction(self), inTransaction, true)
-        if (outer !== undefined || inside || session === undefined) return plain
-        const attempt = (optimistic: boolean) => {
-          const clean = session.wrote.size === 0
-          const view = session.view
-          const draft: Draft = {
-            session,
-            current: optimistic && clean,
-            wrote: new Set(),
-            changes: [],
-            opaque: false,
-            readView: false
-          }
-          let step: { readonly before: Revision; readonly after: Revision } | undefined
-          const body = Effect.flatMap(self, (result) =>
-            draft.changes.length === 0 && !draft.opaque || !clean
-              ? Effect.succeed(result)
-              : Effect.flatMap(s.snapshots.step(view.tenantId), (taken): Effect.Effect<A, E | Stale> => {
-                step = taken
-                return draft.readView && taken.before !== view.revision
-                  ? Effect.fail(new Stale())
-                  : Effect.succeed(result)
-              }))
-          return s.transaction(body).pipe(
-            Effect.locally(currentDraft, draft),
-            Effect.locally(inTransaction, true),
-            Effect.tap(() =>
-              Effect.sync(() => {
-                if (step === undefined || draft.opaque || step.before !== view.revision) return
-                const next = view.apply(draft.changes, step.after)
-                advanced(next.tenantId, view, next)
-                session.advance(next)
-              })
-            )
-          )
-        }
-        return attempt(true).pipe(
-          Effect.catchIf((e): e is Stale => e instanceof Stale, () => attempt(false))
-        ) as Effect.Effect<A, E | StoreUnavailable, R>
-      }
-    )
+  /** Inside a transaction a use case decides under its locks: it reads the store. */
+  const transaction: StoreShape["transaction"] = (self) => Effect.locally(store.transaction(self), inTransaction, true)
 
   const providerConfigGet = Effect.flatMap(current, (session) => {
     if (session === undefined || session.wrote.has("config")) return store.providerConfig.get
@@ -521,8 +419,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     domains: {
       ...s.domains,
-      insert: writes(["domains"], s.domains.insert, put("domains")),
-      delete: writes(["domains"], s.domains.delete, remove("domains")),
+      insert: writes(["domains"], s.domains.insert),
+      delete: writes(["domains"], s.domains.delete),
       listByTenant: (id) => fromView("domains", (v) => own(v, id, v.domains), s.domains.listByTenant(id))
     },
     providerConfig: { get: providerConfigGet, put: writes(["config"], s.providerConfig.put) },
@@ -534,40 +432,22 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     vpcs: {
       ...s.vpcs,
-      insert: writes(["vpcs"], s.vpcs.insert, put("vpcs")),
-      // A lock showing a revision other than the view's means a commit came since: read the store.
-      lock: (id) =>
-        Effect.tap(
-          s.vpcs.lock(id),
-          (revision) =>
-            Effect.flatMap(FiberRef.get(currentDraft), (draft) =>
-              Effect.sync(() => {
-                if (
-                  draft !== undefined && Option.isSome(revision) &&
-                  revision.value !== draft.session.view.revision
-                ) draft.current = false
-              }))
-        ),
-      setApplyState: writes(["vpcs"], s.vpcs.setApplyState, (id, applied, apply_error) => ({
-        _tag: "ApplyState",
-        id,
-        applied,
-        apply_error
-      })),
-      delete: writes(VPC_AND_CONTENTS, s.vpcs.delete, remove("vpcs")),
+      insert: writes(["vpcs"], s.vpcs.insert),
+      setApplyState: writes(["vpcs"], s.vpcs.setApplyState),
+      delete: writes(VPC_AND_CONTENTS, s.vpcs.delete),
       ...lookups("vpcs", (v, id) => v.vpc(id), (v) => v.vpcs, s.vpcs)
     },
     subnets: {
       ...s.subnets,
-      insert: writes(["subnets"], s.subnets.insert, put("subnets")),
+      insert: writes(["subnets"], s.subnets.insert),
       ...lookups("subnets", (v, id) => v.subnet(id), (v) => v.subnets, s.subnets),
       listByVpc: byVpc("subnets", (v, id) => v.subnetsOf(id), s.subnets.listByVpc)
     },
     securityRules: {
       ...s.securityRules,
-      insert: writes(["rules"], s.securityRules.insert, put("rules")),
-      update: writes(["rules"], s.securityRules.update, put("rules")),
-      delete: writes(["rules"], s.securityRules.delete, remove("rules")),
+      insert: writes(["rules"], s.securityRules.insert),
+      update: writes(["rules"], s.securityRules.update),
+      delete: writes(["rules"], s.securityRules.delete),
       find: (id) => fromView("rules", (v) => found(v.rule(id)), s.securityRules.find(id)),
       listByVpc: byVpc("rules", (v, id) => v.rulesOf(id), s.securityRules.listByVpc),
       // A rule's remote VPC is one of its own tenant's, so the tenant's rules are all there are.
@@ -575,24 +455,24 @@ export const make = (store: StoreShape, options: Options = {}) => {
     },
     pods: {
       ...s.pods,
-      insert: writes(["pods"], s.pods.insert, put("pods")),
-      update: writes(["pods"], s.pods.update, put("pods")),
-      delete: writes(["pods", "tunnels"], s.pods.delete, remove("pods")),
+      insert: writes(["pods"], s.pods.insert),
+      update: writes(["pods"], s.pods.update),
+      delete: writes(["pods", "tunnels"], s.pods.delete),
       ...lookups("pods", (v, id) => v.pod(id), (v) => v.pods, s.pods),
       listByVpc: byVpc("pods", (v, id) => v.podsOf(id), s.pods.listByVpc)
     },
     tunnels: {
       ...s.tunnels,
-      insert: writes(["tunnels"], s.tunnels.insert, put("tunnels")),
-      update: writes(["tunnels"], s.tunnels.update, put("tunnels")),
-      delete: writes(["tunnels"], s.tunnels.delete, remove("tunnels")),
+      insert: writes(["tunnels"], s.tunnels.insert),
+      update: writes(["tunnels"], s.tunnels.update),
+      delete: writes(["tunnels"], s.tunnels.delete),
       ...lookups("tunnels", (v, id) => v.tunnel(id), (v) => v.tunnels, s.tunnels),
       listByPod: listBy("tunnels", (v, id) => v.tunnelsOf(id), (v, id) => v.pod(id) !== undefined, s.tunnels.listByPod)
     },
     registryCredentials: {
       ...s.registryCredentials,
-      insert: writes(["credentials"], s.registryCredentials.insert, put("credentials")),
-      delete: writes(["credentials"], s.registryCredentials.delete, (_tenant, name) => remove("credentials")(name)),
+      insert: writes(["credentials"], s.registryCredentials.insert),
+      delete: writes(["credentials"], s.registryCredentials.delete),
       listByTenant: (id) =>
         fromView(
           "credentials",

@@ -42,20 +42,6 @@ const Domains = Table.define<DomainRecord, never>({ key: (d) => d.id, indexes: {
 /** The kinds of rows a tenant owns, as changes name them. */
 export type Part = Change.Part
 
-/**
- * A change as it applies to a state: a committed change's writes (`Change.Write`), or a
- * write the store decorator saw (`Put`, `ApplyState`), which steps no VPC's version.
- */
-export type Applied =
-  | Change.Write
-  | { readonly _tag: "Put"; readonly part: Part; readonly record: object }
-  | {
-    readonly _tag: "ApplyState"
-    readonly id: string
-    readonly applied: boolean
-    readonly apply_error: string | null
-  }
-
 /** A removed row's dependents, by the index on the field `Change.CASCADES` names. */
 const INDEX_OF = { vpc_id: "vpc", pod_id: "pod" } as const
 
@@ -147,8 +133,8 @@ export class TenantState {
     )
   }
 
-  /** This state with `changes` made, in order, at `revision`: what the store holds after them. */
-  apply(changes: ReadonlyArray<Applied>, revision: Revision): TenantState {
+  /** This state with `writes` made, in order, at `revision`: what the store holds after them. */
+  apply(writes: ReadonlyArray<Change.Write>, revision: Revision): TenantState {
     const tables: Record<Part, Table.Table<object, string>> = { ...this.tables }
     let order = this.order
     let next = this.nextOrder
@@ -173,33 +159,9 @@ export class TenantState {
       }
       tables[part] = Table.put(DEFINITIONS[part], tables[part], record)
     }
-    const writes: Array<Change.Write> = []
-    for (const change of changes) {
-      switch (change._tag) {
-        case "Insert":
-        case "Update":
-          writes.push(change)
-          put(change.part, change.record)
-          break
-        case "Put":
-          put(change.part, change.record)
-          break
-        case "Remove":
-          writes.push(change)
-          remove(change.part, change.key)
-          break
-        case "ApplyState": {
-          const vpc = Option.getOrUndefined(Table.get(tables.vpcs, change.id)) as VpcRecord | undefined
-          if (vpc !== undefined) {
-            tables.vpcs = Table.put(DEFINITIONS.vpcs, tables.vpcs, {
-              ...vpc,
-              applied: change.applied,
-              apply_error: change.apply_error
-            })
-          }
-          break
-        }
-      }
+    for (const write of writes) {
+      if (write._tag === "Remove") remove(write.part, write.key)
+      else put(write.part, write.record)
     }
     for (const vpc of Change.touchedVpcs(writes)) {
       const version = HashMap.get(versions, vpc)

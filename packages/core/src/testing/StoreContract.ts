@@ -103,7 +103,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
-      "a state with a writer's changes made (TenantState.apply) is the state the store then holds",
+      "a state with the commits' writes made (TenantState.apply) is the state the store then holds",
       Effect.gen(function*() {
         const store = yield* Store
         // Random sequences of writes (fast-check's sample): each step picks a write by number.
@@ -113,70 +113,51 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           yield* store.tenants.insert(tenant)
           yield* store.vpcs.insert(Fixtures.vpc(tenant.id))
           const before = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-          const changes: Array<TenantState.Applied> = []
+          const changes: Array<Change.Write> = []
           let seq = 0
           for (const pick of picks) {
             const now = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
             const vpc = now.vpcs[pick % Math.max(1, now.vpcs.length)]
             const rule = now.securityRules[pick % Math.max(1, now.securityRules.length)]
             const domain = now.domains[pick % Math.max(1, now.domains.length)]
-            switch (pick % 8) {
-              case 0: {
-                const record = Fixtures.vpc(tenant.id)
-                yield* store.vpcs.insert(record)
-                changes.push({ _tag: "Put", part: "vpcs", record })
-                break
+            const write = ((): Change.Write | undefined => {
+              switch (pick % 8) {
+                case 0:
+                  return Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id) })
+                case 1:
+                  return vpc === undefined ? undefined : Change.update({
+                    part: "vpcs",
+                    record: { ...vpc, applied: !vpc.applied, apply_error: vpc.applied ? "failed" : null }
+                  })
+                case 2:
+                  return vpc === undefined || now.vpcs.length < 2 ? undefined : Change.remove("vpcs", vpc.id)
+                case 3:
+                case 4:
+                  return vpc === undefined
+                    ? undefined
+                    : Change.insert({ part: "rules", record: Fixtures.rule(vpc, ++seq + 1000) })
+                case 5:
+                  return rule === undefined
+                    ? undefined
+                    : Change.update({ part: "rules", record: { ...rule, priority: 1 + pick } })
+                case 6:
+                  return rule === undefined ? undefined : Change.remove("rules", rule.id, rule.vpc_id)
+                default:
+                  return domain !== undefined && pick % 2 === 0
+                    ? Change.remove("domains", domain.id)
+                    : Change.insert({ part: "domains", record: Fixtures.domain(tenant.id) })
               }
-              case 1:
-                if (vpc === undefined) break
-                yield* store.vpcs.setApplyState(vpc.id, !vpc.applied, vpc.applied ? "failed" : null)
-                changes.push({
-                  _tag: "ApplyState",
-                  id: vpc.id,
-                  applied: !vpc.applied,
-                  apply_error: vpc.applied ? "failed" : null
-                })
-                break
-              case 2:
-                if (vpc === undefined || now.vpcs.length < 2) break
-                yield* store.vpcs.delete(vpc.id)
-                changes.push({ _tag: "Remove", part: "vpcs", key: vpc.id })
-                break
-              case 3:
-              case 4: {
-                if (vpc === undefined) break
-                const record = Fixtures.rule(vpc, ++seq + 1000)
-                yield* store.securityRules.insert(record)
-                changes.push({ _tag: "Put", part: "rules", record })
-                break
-              }
-              case 5: {
-                if (rule === undefined) break
-                const record = { ...rule, priority: 1 + pick }
-                yield* store.securityRules.update(record)
-                changes.push({ _tag: "Put", part: "rules", record })
-                break
-              }
-              case 6:
-                if (rule === undefined) break
-                yield* store.securityRules.delete(rule.id)
-                changes.push({ _tag: "Remove", part: "rules", key: rule.id })
-                break
-              case 7: {
-                if (domain !== undefined && pick % 2 === 0) {
-                  yield* store.domains.delete(domain.id)
-                  changes.push({ _tag: "Remove", part: "domains", key: domain.id })
-                } else {
-                  const record = Fixtures.domain(tenant.id)
-                  yield* store.domains.insert(record)
-                  changes.push({ _tag: "Put", part: "domains", record })
-                }
-                break
-              }
-            }
+            })()
+            if (write === undefined) continue
+            yield* store.commit({ tenant: tenant.id, decidedOn: [], writes: [write], audit: null, claim: null })
+            changes.push(write)
           }
           const after = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-          const made = TenantState.TenantState.fromSnapshot(tenant.id, before).apply(changes, after.revision)
+          // One commit each: a VPC's version steps per commit that changed its contents.
+          const made = changes.reduce(
+            (state, write) => state.apply([write], state.revision),
+            TenantState.TenantState.fromSnapshot(tenant.id, before)
+          ).apply([], after.revision)
           expect(made.toSnapshot(), JSON.stringify(picks)).toEqual(
             TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot()
           )
