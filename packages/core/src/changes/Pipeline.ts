@@ -19,7 +19,7 @@ import type { TenantState } from "../readmodel/TenantState.js"
 import * as Audit from "../usecases/Audit.js"
 import { storeUnavailable } from "../usecases/Failures.js"
 import { Idempotency, keyInUse } from "../usecases/Idempotency.js"
-import type * as Change from "./Change.js"
+import * as Change from "./Change.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
 export interface Decision<A> {
@@ -33,6 +33,45 @@ export interface Decision<A> {
   /** Whose key it is: the tenant's by default, the admin's (`IdempotencyKey.ADMIN_SCOPE`) for the admin's writes. */
   readonly scope?: Scope
   readonly result: A
+}
+
+/** A row's record, by its part. */
+type RecordOf<P extends Change.Part> = Extract<Change.Row, { readonly part: P }>["record"]
+
+/** A create: `row` inserted (what the request made, which its key records), with `more` rows. */
+export const creating = <R extends Change.Row>(row: R, ...more: ReadonlyArray<Change.Row>): Decision<R["record"]> => ({
+  writes: [row, ...more].map(Change.insert),
+  decidedOn: [],
+  subject: Change.keyOf(row),
+  made: Change.keyOf(row),
+  result: row.record
+})
+
+/** A delete of one row, with what it cascades to (`vpcId`: the VPC of a row of its contents). */
+export const removing = (part: Change.Part, key: string, vpcId?: VpcId): Decision<void> => ({
+  writes: [Change.remove(part, key, vpcId)],
+  decidedOn: [],
+  subject: key,
+  result: undefined
+})
+
+/**
+ * A row as the state holds it now, changed by `change`; nothing written when it is gone (a
+ * status recorded after a delete has nothing to record).
+ */
+export const updatingLatest = <P extends Change.Part>(
+  part: P,
+  key: string,
+  latest: RecordOf<P> | undefined,
+  change: (latest: RecordOf<P>) => RecordOf<P>
+): Decision<RecordOf<P> | undefined> => {
+  const next = latest === undefined ? undefined : change(latest)
+  return {
+    writes: next === undefined ? [] : [Change.update({ part, record: next } as Change.Row)],
+    decidedOn: [],
+    subject: key,
+    result: next
+  }
 }
 
 /** A decision committed: its answer, and the tenant's state with it made (when known here). */

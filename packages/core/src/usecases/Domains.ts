@@ -1,7 +1,6 @@
 /** Custom tunnel domains (admin): assign to a tenant, list, remove. */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { DomainId, randomUuid } from "../domain/Ids.js"
@@ -51,20 +50,16 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
           created_at: yield* DateTime.now
         }
         yield* requireTenant(tenantId).pipe(storeUnavailable)
-        yield* pipeline.create(tenantId, () =>
-          Effect.succeed({
-            writes: [Change.insert({ part: "domains", record: row })],
-            decidedOn: [],
-            subject: row.domain,
-            made: row.id,
-            scope: ADMIN_SCOPE,
-            result: row
-          })).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })
-            )
+        yield* pipeline.create(
+          tenantId,
+          () =>
+            Effect.succeed({ ...creating({ part: "domains", record: row }), subject: row.domain, scope: ADMIN_SCOPE })
+        ).pipe(
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `domain ${domain} is already assigned to a tenant` })
           )
+        )
         return row
       })
 
@@ -79,13 +74,10 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
         if (Option.isNone(row) || row.value.tenant_id !== tenantId) {
           return yield* new NotFound({ detail: `domain ${domain} is not assigned to tenant ${tenantId}` })
         }
-        yield* pipeline.commit(tenantId, () =>
-          Effect.succeed({
-            writes: [Change.remove("domains", row.value.id)],
-            decidedOn: [],
-            subject: domain,
-            result: undefined
-          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        yield* pipeline.commit(
+          tenantId,
+          () => Effect.succeed({ ...removing("domains", row.value.id), subject: domain })
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 
       return Domains.of({ assign, list, remove })

@@ -5,8 +5,7 @@
  * calls `apply` again for every VPC whose last apply failed.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { VpcId } from "../domain/Ids.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
@@ -134,15 +133,11 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           // Recorded only when it changes: an outcome recorded elsewhere since this request's
           // snapshot is at worst an apply the reconciler repeats.
           if (vpc.applied !== state.applied || vpc.apply_error !== state.apply_error) {
-            yield* pipeline.commit(vpc.tenant_id, (now) => {
-              const latest = now.vpc(vpc.id)
-              return Effect.succeed({
-                writes: latest === undefined ? [] : [Change.update({ part: "vpcs", record: { ...latest, ...state } })],
-                decidedOn: [],
-                subject: vpc.id,
-                result: undefined
-              })
-            }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            yield* pipeline.commit(
+              vpc.tenant_id,
+              (now) =>
+                Effect.succeed(updatingLatest("vpcs", vpc.id, now.vpc(vpc.id), (latest) => ({ ...latest, ...state })))
+            ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           }
           yield* Metrics.recordApply("vpc", state.applied)
           if (!state.applied) {

@@ -6,7 +6,7 @@
  */
 import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "effect"
 import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
@@ -216,28 +216,22 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
             Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
           )
-          const saved = yield* pipeline.commit(current.tenant_id, (state) => {
-            const latest = state.pod(current.id)
-            const next: PodRecord = latest === undefined
-              ? current
-              : Either.isRight(outcome)
-              ? {
-                ...latest,
-                vip: outcome.right.vip as Ipv4Address,
-                external_ip: outcome.right.external_ip as Ipv4Address | null,
-                applied: desired(latest) === desired(current),
-                apply_error: null
-              }
-              : { ...latest, applied: false, apply_error: outcome.left.message }
-            // A pod deleted meanwhile has nothing to record.
-            return Effect.succeed({
-              writes: latest === undefined ? [] : [Change.update({ part: "pods", record: next })],
-              decidedOn: [current.vpc_id],
-              subject: current.id,
-              result: next
-            })
-          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-          return saved.result
+          const saved = yield* pipeline.commit(current.tenant_id, (state) =>
+            Effect.succeed({
+              ...updatingLatest("pods", current.id, state.pod(current.id), (latest) =>
+                Either.isRight(outcome)
+                  ? {
+                    ...latest,
+                    vip: outcome.right.vip as Ipv4Address,
+                    external_ip: outcome.right.external_ip as Ipv4Address | null,
+                    applied: desired(latest) === desired(current),
+                    apply_error: null
+                  }
+                  : { ...latest, applied: false, apply_error: outcome.left.message }),
+              decidedOn: [current.vpc_id]
+            })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          // A pod deleted meanwhile had nothing to record.
+          return saved.result ?? current
         }).pipe(stripeOf(record.id).withPermits(1))
 
       const apply = (id: PodId) =>
@@ -335,13 +329,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         yield* pipeline.create(caller.tenant_id, (state) =>
           state.subnet(input.subnet_id) === undefined
             ? Effect.fail(new NotFound({ detail: `subnet ${input.subnet_id} not found` }))
-            : Effect.succeed({
-              writes: [Change.insert({ part: "pods", record })],
-              decidedOn: [],
-              subject: record.id,
-              made: record.id,
-              result: record
-            })).pipe(
+            : Effect.succeed(creating({ part: "pods", record }))).pipe(
             Effect.catchTag(
               "UniqueViolation",
               () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
@@ -488,17 +476,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         )
         yield* orchestrator.deletePod(id).pipe(
           Effect.tapError(() =>
-            pipeline.commit(caller.tenant_id, (state) => {
-              const latest = state.pod(id)
-              return Effect.succeed({
-                writes: latest === undefined
-                  ? []
-                  : [Change.update({ part: "pods", record: { ...latest, lifecycle: "active" } })],
-                decidedOn: [marked.vpc_id],
-                subject: id,
-                result: undefined
-              })
-            }).pipe(Effect.ignore)
+            pipeline.commit(caller.tenant_id, (state) =>
+              Effect.succeed({
+                ...updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const })),
+                decidedOn: [marked.vpc_id]
+              })).pipe(Effect.ignore)
           ),
           Effect.mapError((e) =>
             new ServiceUnavailable({
@@ -507,13 +489,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           )
         )
         yield* tunnels.withdrawForPod(id)
-        yield* pipeline.commit(caller.tenant_id, () =>
-          Effect.succeed({
-            writes: [Change.remove("pods", id, marked.vpc_id)],
-            decidedOn: [],
-            subject: id,
-            result: undefined
-          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        yield* pipeline.commit(caller.tenant_id, () => Effect.succeed(removing("pods", id, marked.vpc_id))).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
         // Rules that targeted the pod can no longer be enforced.
         yield* applier.apply(marked.vpc_id)
       })

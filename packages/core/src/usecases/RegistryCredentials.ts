@@ -4,8 +4,7 @@
  * pull secret, applied again before every pod that uses it.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -104,19 +103,12 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
             password_ciphertext: yield* vault.encrypt(input.password),
             created_at: yield* DateTime.now
           }
-          yield* pipeline.create(tenantId, () =>
-            Effect.succeed({
-              writes: [Change.insert({ part: "credentials", record })],
-              decidedOn: [],
-              subject: record.name,
-              made: record.name,
-              result: record
-            })).pipe(
-              Effect.catchTag(
-                "UniqueViolation",
-                () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
-              )
+          yield* pipeline.create(tenantId, () => Effect.succeed(creating({ part: "credentials", record }))).pipe(
+            Effect.catchTag(
+              "UniqueViolation",
+              () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
             )
+          )
           return record
         }
       )
@@ -128,13 +120,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           if (Option.isNone(found)) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
           yield* pipeline.commit(
             tenantId,
-            () =>
-              Effect.succeed({
-                writes: [Change.remove("credentials", name)],
-                decidedOn: [],
-                subject: name,
-                result: undefined
-              })
+            () => Effect.succeed(removing("credentials", name))
           ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))

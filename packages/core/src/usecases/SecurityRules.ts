@@ -6,7 +6,7 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { Decision } from "../changes/Pipeline.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
@@ -277,10 +277,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             updated_at: now
           }
           return Effect.succeed({
-            writes: [Change.insert({ part: "rules", record })],
+            ...creating({ part: "rules", record }),
             decidedOn: [vpc.id],
-            subject: id,
-            made: id,
             result: { record, rules: [...existing, record] }
           })
         }
@@ -346,12 +344,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const decide = (state: TenantState) =>
           state.rule(id) === undefined
             ? Effect.fail(new NotFound({ detail: `security rule ${id} not found` }))
-            : Effect.succeed({
-              writes: [Change.remove("rules", id, vpc.id)],
-              decidedOn: [],
-              subject: id,
-              result: state.rulesOf(vpc.id)
-            })
+            : Effect.succeed({ ...removing("rules", id, vpc.id), result: state.rulesOf(vpc.id) })
         if (dryRun) {
           const { decision: { result: before } } = yield* pipeline.preview(caller.tenant_id, decide)
           return impactOf(vpc.id, yield* applier.context(vpc), before, before.filter((r) => r.id !== id))

@@ -4,9 +4,8 @@
  * different VPCs may reuse the same blocks.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import type { Decision } from "../changes/Pipeline.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
@@ -76,13 +75,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
                 kind === "invalid" ? new InvalidInput({ detail: message }) : new Conflict({ detail: message })
               ),
             onRight: () =>
-              Effect.succeed({
-                writes: [Change.insert({ part: "subnets", record: subnet })],
-                decidedOn: [input.vpc_id],
-                subject: subnet.id,
-                made: subnet.id,
-                result: subnet
-              })
+              Effect.succeed({ ...creating({ part: "subnets", record: subnet }), decidedOn: [input.vpc_id] })
           })
         }
         yield* pipeline.create(caller.tenant_id, decide).pipe(

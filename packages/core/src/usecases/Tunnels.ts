@@ -6,8 +6,7 @@
  * status and the reason, and the reconciler retries.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { randomUuid, TunnelId } from "../domain/Ids.js"
 import type { PodId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
@@ -125,19 +124,15 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               ? { status: "active", error: null }
               : { status: "error", error: published.left.message }
           }
-          const saved = yield* pipeline.commit(tunnel.tenant_id, (state) => {
-            const latest = state.tunnel(tunnel.id)
-            // A tunnel deleted meanwhile has nothing to record.
-            return Effect.succeed({
-              writes: latest === undefined
-                ? []
-                : [Change.update({ part: "tunnels", record: { ...latest, ...outcome } })],
-              decidedOn: [],
-              subject: tunnel.id,
-              result: { ...(latest ?? tunnel), ...outcome }
-            })
-          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-          return saved.result
+          const saved = yield* pipeline.commit(
+            tunnel.tenant_id,
+            (state) =>
+              Effect.succeed(
+                updatingLatest("tunnels", tunnel.id, state.tunnel(tunnel.id), (latest) => ({ ...latest, ...outcome }))
+              )
+          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          // A tunnel deleted meanwhile had nothing to record.
+          return saved.result ?? { ...tunnel, ...outcome }
         })
 
       /** Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its own). */
@@ -145,13 +140,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         const decide = (state: TenantState) =>
           state.pod(record.pod_id) === undefined
             ? Effect.fail(new NotFound({ detail: `pod ${record.pod_id} not found` }))
-            : Effect.succeed({
-              writes: [Change.insert({ part: "tunnels", record })],
-              decidedOn: [],
-              subject: record.id,
-              made: record.id,
-              result: record
-            })
+            : Effect.succeed(creating({ part: "tunnels", record }))
         return (keyed ? pipeline.create(record.tenant_id, decide) : pipeline.commit(record.tenant_id, decide)).pipe(
           Effect.catchTag("UniqueViolation", (e) =>
             new Conflict({
@@ -283,13 +272,9 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             (e) => new ServiceUnavailable({ detail: `the tunnel provider could not withdraw the tunnel: ${e.message}` })
           )
         )
-        yield* pipeline.commit(caller.tenant_id, () =>
-          Effect.succeed({
-            writes: [Change.remove("tunnels", id, tunnel.vpc_id)],
-            decidedOn: [],
-            subject: id,
-            result: undefined
-          })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        yield* pipeline.commit(caller.tenant_id, () => Effect.succeed(removing("tunnels", id, tunnel.vpc_id))).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
       })
 
       const reconcile = Effect.gen(function*() {

@@ -4,8 +4,7 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import { Pipeline } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -96,22 +95,15 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           apply_error: "not yet applied",
           created_at: yield* DateTime.now
         }
-        yield* pipeline.create(caller.tenant_id, () =>
-          Effect.succeed({
-            writes: [
-              Change.insert({ part: "vpcs", record: vpc }),
-              Change.insert({ part: "rules", record: seededRule(vpc) })
-            ],
-            decidedOn: [],
-            subject: vpc.id,
-            made: vpc.id,
-            result: vpc
-          })).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
-            )
+        yield* pipeline.create(
+          caller.tenant_id,
+          () => Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seededRule(vpc) }))
+        ).pipe(
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
           )
+        )
         const state = yield* applier.apply(vpc.id)
         return toVpc({ ...vpc, ...state })
       })
@@ -132,7 +124,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         yield* Effect.forEach(pods, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
         yield* pipeline.commit(
           caller.tenant_id,
-          () => Effect.succeed({ writes: [Change.remove("vpcs", id)], decidedOn: [], subject: id, result: undefined })
+          () => Effect.succeed(removing("vpcs", id))
         ).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
