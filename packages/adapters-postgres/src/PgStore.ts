@@ -638,10 +638,10 @@ export const make = (options: Options = {}) =>
       })
 
     /**
-     * One transaction of at most four statements: BEGIN, one that holds the VPCs decided on
-     * (reading their versions) and claims the key, one that makes every write with the version
-     * steps, the audit entry and the revision step, and COMMIT. Without a decision to hold or a
-     * key to claim, the one statement of writes alone, which is a transaction by itself.
+     * One transaction of at most four statements: BEGIN, one that holds the VPCs decided on or
+     * written into (reading their versions) and claims the key, one that makes every write with
+     * the version steps, the audit entry and the revision step, and COMMIT. Without a VPC to
+     * hold or a key to claim, the one statement of writes alone, a transaction by itself.
      */
     const commit: Store.StoreShape["commit"] = (change) =>
       Effect.gen(function*() {
@@ -649,7 +649,9 @@ export const make = (options: Options = {}) =>
         const replaced = new Set(
           change.writes.flatMap((w) => w._tag === "Update" && w.part === "vpcs" ? [w.record.id] : [])
         )
-        const held = change.decidedOn.map((d) => d.vpc)
+        // Every VPC decided on or written into is held first, in id order: a commit locks VPCs,
+        // then rows, then the tenant, so commits racing for the same rows never deadlock.
+        const held = [...new Set([...change.decidedOn.map((d) => d.vpc as string), ...touched])].sort()
         const claim = change.claim === null ? null : {
           row: yield* encodeIdempotencyKey(change.claim.record),
           liveSince: DateTime.toDateUtc(change.claim.liveSince)
@@ -657,7 +659,7 @@ export const make = (options: Options = {}) =>
         const hold = Effect.gen(function*() {
           const versions = held.length === 0
             ? sql`SELECT NULL::text AS id, NULL::bigint AS version WHERE false`
-            : sql`SELECT id::text, version FROM vpcs WHERE id IN ${sql.in(held)} FOR UPDATE`
+            : sql`SELECT id::text, version FROM vpcs WHERE id IN ${sql.in(held)} ORDER BY id FOR UPDATE`
           const claiming = claim === null ? sql`SELECT NULL::text AS key WHERE false` : sql`
             INSERT INTO idempotency_keys ${sql.insert(claim.row)}
             ON CONFLICT (scope, key) DO UPDATE SET
