@@ -19,7 +19,7 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Change, Store, Table } from "@tenet/core"
+import { AuditLog, Change, Common, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
@@ -616,7 +616,10 @@ export const make = Effect.gen(function*() {
         Effect.succeed(
           [undefined, {
             ...s,
-            audit: Chunk.append(s.audit, AuditLog.AuditEntry.make({ seq: Chunk.size(s.audit) + 1, ...entry }))
+            audit: Chunk.append(
+              s.audit,
+              AuditLog.AuditEntry.make({ seq: Chunk.size(s.audit) + 1, ...entry }, Common.TRUSTED)
+            )
           }] as const
         )
       ),

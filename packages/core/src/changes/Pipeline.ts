@@ -180,7 +180,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
               decision.made === undefined
                 ? Effect.succeed(null)
                 : idempotency.claimOf(decision.scope ?? tenant, decision.made),
-            Effect.fail(keyInUse())
+            Effect.failSync(keyInUse)
           ),
         preview
       })

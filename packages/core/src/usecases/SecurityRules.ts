@@ -233,7 +233,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         Effect.gen(function*() {
           const { context, state } = yield* applier.applyInContext(vpc.id, rules)
           const described = rule === null ? null : view(rule, context ?? (yield* applier.context(vpc)))
-          return RuleMutation.make({ rule: described, ...state })
+          return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
 
       const create = Effect.fn("SecurityRules.create")(function*(
