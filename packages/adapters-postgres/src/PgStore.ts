@@ -247,10 +247,13 @@ export const make = (options: Options = {}) =>
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
         WHERE id = ${id} RETURNING id
       `),
+      // The VPCs are held before the tenant's row (the subquery runs first), the order every
+      // commit locks in: a commit racing the delete waits instead of deadlocking.
       delete: (id) =>
         affected(sql`
-        WITH keys AS (DELETE FROM idempotency_keys WHERE scope = ${id})
-        DELETE FROM tenants WHERE id = ${id} RETURNING id
+        WITH held AS (SELECT id FROM vpcs WHERE tenant_id = ${id} ORDER BY id FOR UPDATE),
+          keys AS (DELETE FROM idempotency_keys WHERE scope = ${id})
+        DELETE FROM tenants WHERE id = ${id} AND (SELECT count(*) FROM held) >= 0 RETURNING id
       `)
     }
 

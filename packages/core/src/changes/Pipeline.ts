@@ -93,6 +93,15 @@ export interface PipelineShape {
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
   ) => Effect.Effect<Committed<A>, E | Conflict | Store.UniqueViolation | ServiceUnavailable>
+  /**
+   * A change to what no tenant's state holds (tenants' records, the admin, the provider
+   * configuration, service tunnels): `change` runs as one store transaction, committed with
+   * the request's audit entry about `subject` of its answer; failing, it writes nothing.
+   */
+  readonly commitGlobal: <A, E>(
+    change: Effect.Effect<A, E>,
+    subject: (result: A) => string | null
+  ) => Effect.Effect<A, Exclude<E, Store.StoreUnavailable> | ServiceUnavailable>
   /** The decision on the request's state, and that state: nothing is written. */
   readonly preview: <A, E>(
     tenant: TenantId,
@@ -121,7 +130,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           const attempt = (state: TenantState) =>
             Effect.gen(function*() {
               const decision = yield* decide(state)
-              if (pending !== undefined && pending.resourceId === undefined) pending.resourceId = decision.subject
+              if (pending?.subject.from === "change") pending.resourceId = decision.subject
               const entry = pending === undefined || pending.recorded || pending.actor === undefined
                 ? null
                 : pending.entry("success", yield* DateTime.now)
@@ -169,7 +178,22 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           (state) => Effect.map(decide(state), (decision) => ({ decision, state }))
         )
 
+      const commitGlobal: PipelineShape["commitGlobal"] = (change, subject) =>
+        Effect.flatMap(FiberRef.get(Audit.CurrentEntry), (pending) =>
+          store.transaction(Effect.tap(change, (result) => {
+            if (pending === undefined || pending.recorded || pending.actor === undefined) return Effect.void
+            if (pending.subject.from === "change") pending.resourceId = subject(result)
+            return Effect.flatMap(DateTime.now, (at) => store.audit.append(pending.entry("success", at)))
+          })).pipe(
+            Effect.tap(() => {
+              if (pending !== undefined && pending.actor !== undefined) pending.recorded = true
+            }),
+            Effect.ensuring(readModel.committedGlobal),
+            storeUnavailable
+          ))
+
       return Pipeline.of({
+        commitGlobal,
         commit: (tenant, decide) =>
           run(tenant, decide, () => Effect.succeed(null), Effect.dieMessage("a commit without a key found it held")),
         create: (tenant, decide) =>

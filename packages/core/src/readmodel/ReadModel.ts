@@ -126,6 +126,12 @@ export interface ReadModelShape {
    * a revision this process is still handing over waits for it instead of loading the tenant.
    */
   readonly writing: <A, E, R>(tenantId: TenantId, self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * A change to what no tenant's state holds ended (committed or not): where this process is
+   * the only writer, tokens are looked up again (a tenant's record or the provider
+   * configuration may have changed).
+   */
+  readonly committedGlobal: Effect.Effect<void>
   /** How many tenants' snapshots are held now, and how many may be. */
   readonly size: Effect.Effect<{ readonly tenants: number; readonly capacity: number }>
 }
@@ -589,6 +595,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
     authenticate,
     derived,
     vpcContext,
+    committedGlobal: Effect.sync(() => void generation++),
     size: Effect.sync(() => ({ tenants: views.size, capacity }))
   })
   return { store: cached, model }

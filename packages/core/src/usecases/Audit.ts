@@ -4,9 +4,9 @@
  *
  * Whoever serves a request (the server's `RequestContext`) opens a `Pending` entry for it: the
  * action (the contract's endpoint), the request id and the path's parameters; authentication
- * names the actor. The store the use-cases see (`audited`) appends the entry inside the first
- * transaction the request commits, and a single write outside any transaction becomes such a
- * transaction: the entry commits if and only if the change does. What the request did not
+ * names the actor. The write path (`changes/Pipeline.ts`) commits the entry with the first
+ * change the request makes, naming the resource the change is about: the entry commits if
+ * and only if the change does. What the request did not
  * write (a login, a logout, an idempotent replay, a refusal) is appended by the server once
  * the answer is known, when the caller was authenticated: a refusal is recorded with its
  * error; a request refused before its caller was known (no or wrong credentials, an
@@ -27,25 +27,15 @@ import { ownTenant } from "./Ownership.js"
 type Subject =
   /** A parameter of the request's path. */
   | { readonly kind: ResourceKind; readonly from: "path"; readonly param: string }
-  /** The first call to `repository.method` in the change: the record it inserts, or the id it locks. */
-  | {
-    readonly kind: ResourceKind
-    readonly from: "call"
-    readonly repository: keyof StoreShape
-    readonly method: string
-    readonly id: (argument: any) => string // eslint-disable-line @typescript-eslint/no-explicit-any -- a repository's argument
-  }
+  /** The change the request commits: what it makes or the resource it is about (the pipeline names it). */
+  | { readonly kind: ResourceKind; readonly from: "change" }
   /** The caller itself (logins, logouts, the admin's rotation). */
   | { readonly kind: ResourceKind; readonly from: "actor" }
   /** Nothing with an id (the provider configuration). */
   | { readonly kind: ResourceKind; readonly from: "none" }
 
 const path = (kind: ResourceKind, param: string): Subject => ({ kind, from: "path", param })
-const inserted = (
-  kind: ResourceKind,
-  repository: keyof StoreShape,
-  id: (record: any) => string = (record) => record.id // eslint-disable-line @typescript-eslint/no-explicit-any -- a record
-): Subject => ({ kind, from: "call", repository, method: "insert", id })
+const made = (kind: ResourceKind): Subject => ({ kind, from: "change" })
 
 /**
  * Every endpoint that changes something, by `group.endpoint`, with what it changes. The
@@ -59,30 +49,30 @@ export const ACTIONS: Readonly<Record<string, Subject>> = {
   "tenantIdentity.login": { kind: "tenant", from: "actor" },
   "tenantIdentity.logout": { kind: "tenant", from: "actor" },
   "tenantIdentity.rotateToken": path("tenant", "tenant_id"),
-  "tenants.create": inserted("tenant", "tenants"),
+  "tenants.create": made("tenant"),
   "tenants.delete": path("tenant", "tenant_id"),
-  "domains.assign": inserted("domain", "domains", (record) => record.domain),
+  "domains.assign": made("domain"),
   "domains.remove": path("domain", "domain"),
   "providerConfig.put": { kind: "provider_config", from: "none" },
-  "serviceTunnels.create": inserted("service_tunnel", "serviceTunnels"),
+  "serviceTunnels.create": made("service_tunnel"),
   "serviceTunnels.delete": path("service_tunnel", "service_tunnel_id"),
-  "vpcs.create": inserted("vpc", "vpcs"),
+  "vpcs.create": made("vpc"),
   "vpcs.delete": path("vpc", "vpc_id"),
-  "subnets.create": inserted("subnet", "subnets"),
-  "securityRules.create": inserted("security_rule", "securityRules"),
+  "subnets.create": made("subnet"),
+  "securityRules.create": made("security_rule"),
   "securityRules.update": path("security_rule", "rule_id"),
   "securityRules.delete": path("security_rule", "rule_id"),
-  "securityRules.reorder": { kind: "vpc", from: "call", repository: "vpcs", method: "lock", id: (id) => id },
-  "pods.create": inserted("pod", "pods"),
+  "securityRules.reorder": made("vpc"),
+  "pods.create": made("pod"),
   "pods.delete": path("pod", "pod_id"),
   "pods.addReplica": path("pod", "pod_id"),
   "pods.removeReplica": path("pod", "pod_id"),
   "pods.restart": path("pod", "pod_id"),
   "pods.configure": path("pod", "pod_id"),
-  "tunnels.createForPod": inserted("tunnel", "tunnels"),
-  "tunnels.create": inserted("tunnel", "tunnels"),
+  "tunnels.createForPod": made("tunnel"),
+  "tunnels.create": made("tunnel"),
   "tunnels.delete": path("tunnel", "tunnel_id"),
-  "registryCredentials.create": inserted("registry_credential", "registryCredentials", (record) => record.name),
+  "registryCredentials.create": made("registry_credential"),
   "registryCredentials.delete": path("registry_credential", "name"),
   "topology.deploy": path("topology", "tenant_id")
 }
@@ -103,7 +93,7 @@ export class Pending {
   actor: Actor | undefined = undefined
   /** The tag of the error a handler refused the request with. */
   failure: string | undefined = undefined
-  /** The resource's id once known: from the path at once, from a call during the change. */
+  /** The resource's id once known: from the path at once, from the change when it commits. */
   resourceId: string | null | undefined
   recorded = false
 
@@ -191,82 +181,6 @@ export const recordAnswer = (
       Effect.tap(store.audit.append(pending.entry(outcome(pending), at)), () => {
         pending.recorded = true
       }))
-
-const WRITES = new Set(["insert", "update", "delete", "put", "setToken", "setApplyState", "claim", "purge"])
-
-/** True inside a transaction `audited` opened. */
-const inTransaction = globalValue(
-  Symbol.for("@tenet/core/Audit/inTransaction"),
-  () => FiberRef.unsafeMake(false)
-)
-
-/**
- * The store with the current request's entry appended in the first transaction it commits
- * (a lone write outside a transaction runs in one), and the resource's id taken from the
- * call its action names.
- */
-export const audited = (self: StoreShape): StoreShape => {
-  const transaction: StoreShape["transaction"] = (effect) =>
-    Effect.flatMap(FiberRef.get(inTransaction), (inside) => {
-      if (inside) return self.transaction(effect)
-      return Effect.flatMap(FiberRef.get(CurrentEntry), (pending) => {
-        const body = Effect.locally(effect, inTransaction, true)
-        if (pending === undefined || pending.recorded || pending.actor === undefined) return self.transaction(body)
-        // A retried transaction finds its resource again: a create makes a new id each attempt.
-        if (pending.subject.from === "call") pending.resourceId = undefined
-        // A change committed through the pipeline inside it appended the entry already.
-        return self.transaction(Effect.tap(
-          body,
-          () =>
-            pending.recorded
-              ? Effect.void
-              : Effect.flatMap(DateTime.now, (at) => self.audit.append(pending.entry("success", at)))
-        )).pipe(Effect.tap(() => {
-          pending.recorded = true
-        }))
-      })
-    })
-
-  const observe = <R extends object>(name: keyof StoreShape, repository: R): R =>
-    Object.fromEntries(
-      Object.entries(repository).map(([method, call]) => {
-        if (typeof call !== "function") return [method, call]
-        const fn = call as (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown, unknown>
-        const write = WRITES.has(method)
-        return [method, (...args: ReadonlyArray<unknown>) =>
-          Effect.flatMap(FiberRef.get(CurrentEntry), (pending) => {
-            if (pending !== undefined && pending.resourceId === undefined && pending.subject.from === "call") {
-              const subject = pending.subject
-              if (subject.repository === name && subject.method === method) pending.resourceId = subject.id(args[0])
-            }
-            if (!write || pending === undefined || pending.recorded || pending.actor === undefined) return fn(...args)
-            return Effect.flatMap(
-              FiberRef.get(inTransaction),
-              (inside) => inside ? fn(...args) : transaction(Effect.suspend(() => fn(...args)))
-            )
-          })]
-      })
-    ) as R
-
-  return {
-    ...self,
-    transaction,
-    tenants: observe("tenants", self.tenants),
-    admins: observe("admins", self.admins),
-    domains: observe("domains", self.domains),
-    providerConfig: observe("providerConfig", self.providerConfig),
-    serviceTunnels: observe("serviceTunnels", self.serviceTunnels),
-    vpcs: observe("vpcs", self.vpcs),
-    subnets: observe("subnets", self.subnets),
-    securityRules: observe("securityRules", self.securityRules),
-    pods: observe("pods", self.pods),
-    tunnels: observe("tunnels", self.tunnels),
-    registryCredentials: observe("registryCredentials", self.registryCredentials)
-  }
-}
-
-/** The Store in context, audited. */
-export const layer: Layer.Layer<Store, never, Store> = Layer.effect(Store, Effect.map(Store, audited))
 
 export interface AuditTrailShape {
   /** The whole trail (the admin's), filtered, newest first. */

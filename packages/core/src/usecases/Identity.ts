@@ -4,6 +4,7 @@
  * minting a session. Every login attempt and logout goes to the operations log.
  */
 import { Clock, Context, DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Pipeline } from "../changes/Pipeline.js"
 import { AdminSession } from "../domain/Admin.js"
 import type { TenantId } from "../domain/Ids.js"
 import * as LoginThrottle from "../domain/LoginThrottle.js"
@@ -71,6 +72,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
     Effect.gen(function*() {
       const store = yield* Store
       const readModel = yield* ReadModel
+      const pipeline = yield* Pipeline
       const vault = yield* Vault
       const log = yield* OperationsLog
       const throttle = yield* Ref.make(LoginThrottle.empty)
@@ -174,15 +176,19 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
       const adminRotate: IdentityShape["adminRotate"] = Effect.fn("Identity.adminRotate")(function*(principal, origin) {
         const token = yield* vault.newToken
         const ciphertext = yield* vault.encrypt(token)
-        const updated = yield* store.transaction(Effect.gen(function*() {
-          const admin = yield* store.admins.find(principal.username)
-          if (Option.isNone(admin)) return false
-          yield* store.admins.put({ ...admin.value, token_hash: vault.hashToken(token), token_ciphertext: ciphertext })
-          return true
-        })).pipe(
-          Effect.catchTag("UniqueViolation", () => Effect.succeed(false)),
-          storeUnavailable
-        )
+        const updated = yield* pipeline.commitGlobal(
+          Effect.gen(function*() {
+            const admin = yield* store.admins.find(principal.username)
+            if (Option.isNone(admin)) return false
+            yield* store.admins.put({
+              ...admin.value,
+              token_hash: vault.hashToken(token),
+              token_ciphertext: ciphertext
+            })
+            return true
+          }),
+          () => principal.username
+        ).pipe(Effect.catchTag("UniqueViolation", () => Effect.succeed(false)))
         if (!updated) return yield* new Unauthorized({ detail: "the admin no longer exists" })
         yield* record("admin.rotate_token", "success", principal.username, null, origin)
         return AdminSession.make({ username: principal.username, api_token: token })
@@ -208,13 +214,16 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           }
           const token = yield* vault.newToken
           const ciphertext = yield* vault.encrypt(token)
-          const tenant = yield* store.transaction(Effect.gen(function*() {
-            const found = yield* store.tenants.find(tenantId)
-            if (Option.isSome(found)) {
-              yield* store.tenants.setToken(tenantId, vault.hashToken(token), ciphertext)
-            }
-            return found
-          })).pipe(storeUnavailable)
+          const tenant = yield* pipeline.commitGlobal(
+            Effect.gen(function*() {
+              const found = yield* store.tenants.find(tenantId)
+              if (Option.isSome(found)) {
+                yield* store.tenants.setToken(tenantId, vault.hashToken(token), ciphertext)
+              }
+              return found
+            }),
+            () => tenantId
+          )
           if (Option.isNone(tenant)) return yield* new NotFound({ detail: `tenant ${tenantId} not found` })
           const by = caller._tag === "Admin" ? `rotated by admin ${caller.username}` : null
           yield* record("tenant.rotate_token", "success", tenant.value.name, tenantId, origin, by)

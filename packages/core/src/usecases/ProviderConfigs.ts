@@ -1,5 +1,6 @@
 /** The provider configuration (admin): one document, created or replaced as a whole. */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Pipeline } from "../changes/Pipeline.js"
 import * as Net from "../domain/Net.js"
 import { toProviderConfig } from "../domain/ProviderConfig.js"
 import type { ProviderConfig, ProviderConfigInput, ProviderConfigRecord } from "../domain/ProviderConfig.js"
@@ -45,6 +46,7 @@ export class ProviderConfigs
     Effect.gen(function*() {
       const store = yield* Store
       const vault = yield* Vault
+      const pipeline = yield* Pipeline
 
       const put = Effect.fn("ProviderConfigs.put")(function*(input: ProviderConfigInput) {
         yield* Either.match(validate(input), {
@@ -54,25 +56,28 @@ export class ProviderConfigs
         const encrypted = input.edge_api_token === undefined || input.edge_api_token === null
           ? Option.none<string>()
           : Option.some(yield* vault.encrypt(input.edge_api_token))
-        const record = yield* store.transaction(Effect.gen(function*() {
-          const previous = yield* store.providerConfig.get
-          const record: ProviderConfigRecord = {
-            external_subnet_cidr: input.external_subnet_cidr,
-            external_subnet_gateway: input.external_subnet_gateway,
-            peering_subnet_cidr: input.peering_subnet_cidr,
-            pod_dns_nameservers: input.pod_dns_nameservers,
-            pod_dns_ndots: input.pod_dns_ndots,
-            edge_account_id: input.edge_account_id,
-            // Omitted keeps the stored token, so updating the networks never needs the secret again.
-            edge_api_token_ciphertext: input.edge_api_token === undefined
-              ? Option.match(previous, { onNone: () => null, onSome: (p) => p.edge_api_token_ciphertext })
-              : Option.getOrNull(encrypted),
-            edge_domain: input.edge_domain,
-            updated_at: yield* DateTime.now
-          }
-          yield* store.providerConfig.put(record)
-          return record
-        })).pipe(Effect.catchTag("UniqueViolation", Effect.die), storeUnavailable)
+        const record = yield* pipeline.commitGlobal(
+          Effect.gen(function*() {
+            const previous = yield* store.providerConfig.get
+            const record: ProviderConfigRecord = {
+              external_subnet_cidr: input.external_subnet_cidr,
+              external_subnet_gateway: input.external_subnet_gateway,
+              peering_subnet_cidr: input.peering_subnet_cidr,
+              pod_dns_nameservers: input.pod_dns_nameservers,
+              pod_dns_ndots: input.pod_dns_ndots,
+              edge_account_id: input.edge_account_id,
+              // Omitted keeps the stored token, so updating the networks never needs the secret again.
+              edge_api_token_ciphertext: input.edge_api_token === undefined
+                ? Option.match(previous, { onNone: () => null, onSome: (p) => p.edge_api_token_ciphertext })
+                : Option.getOrNull(encrypted),
+              edge_domain: input.edge_domain,
+              updated_at: yield* DateTime.now
+            }
+            yield* store.providerConfig.put(record)
+            return record
+          }),
+          () => null
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         return toProviderConfig(record)
       })
 

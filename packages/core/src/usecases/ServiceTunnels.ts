@@ -6,6 +6,7 @@
  * tunnel (`status: "error"`, `error`) rather than losing the request.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, ServiceTunnelId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
@@ -40,6 +41,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
       const configs = yield* ProviderConfigs
       const info = yield* ServerInfo
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
 
       /** The provider account, or a 409 telling the admin what to configure first. */
       const requireAccount = Effect.gen(function*() {
@@ -73,7 +75,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         const record: ServiceTunnelRecord = outcome._tag === "Right"
           ? { ...pending, status: "active", error: null }
           : { ...pending, status: "error", error: outcome.left.message }
-        yield* store.serviceTunnels.update(record).pipe(storeUnavailable)
+        yield* pipeline.commitGlobal(store.serviceTunnels.update(record), () => record.id)
         return toServiceTunnel(record)
       })
 
@@ -96,16 +98,16 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
             error: "not yet published",
             created_at: yield* DateTime.now
           }
-          yield* store.transaction(
-            Effect.zipRight(store.serviceTunnels.insert(pending), idempotency.record(ADMIN_SCOPE, pending.id))
+          yield* pipeline.commitGlobal(
+            Effect.zipRight(store.serviceTunnels.insert(pending), idempotency.record(ADMIN_SCOPE, pending.id)),
+            () => pending.id
           ).pipe(
             Effect.catchTag("UniqueViolation", (e) =>
               new Conflict({
                 detail: e.constraint === Constraints.serviceTunnelService
                   ? `a service tunnel for '${input.service}' already exists`
                   : `hostname ${hostname} is already in use`
-              })),
-            storeUnavailable
+              }))
           )
           return pending
         }
@@ -119,7 +121,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         yield* edge.unpublish(account, { key: id, hostname: record.value.hostname, protocol: "https", vpc: null }).pipe(
           Effect.mapError((e) => new ServiceUnavailable({ detail: `the tunnel provider refused: ${e.message}` }))
         )
-        yield* store.serviceTunnels.delete(id).pipe(storeUnavailable)
+        yield* pipeline.commitGlobal(store.serviceTunnels.delete(id), () => id)
       })
 
       return ServiceTunnels.of({

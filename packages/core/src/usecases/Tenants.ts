@@ -4,6 +4,7 @@
  * in one step, then the cluster is told to forget the tenant.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
 import { TenantDetail, toTenant } from "../domain/Tenant.js"
@@ -37,6 +38,7 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const pods = yield* Pods
       const tunnels = yield* Tunnels
       const idempotency = yield* Idempotency
+      const pipeline = yield* Pipeline
 
       const notFound = (id: string) => new NotFound({ detail: `tenant ${id} not found` })
 
@@ -57,14 +59,14 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
           token_hash: vault.hashToken(token),
           token_ciphertext: yield* vault.encrypt(token)
         }
-        yield* store.transaction(
-          Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id))
+        yield* pipeline.commitGlobal(
+          Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id)),
+          () => record.id
         ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `a tenant named '${input.name}' already exists` })
-          ),
-          storeUnavailable
+          )
         )
         return toTenant(record)
       })
@@ -89,8 +91,10 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
         // Public hostnames first: they are what outlives a tenant if forgotten.
         const owned = yield* store.pods.listByTenant(id).pipe(storeUnavailable)
         yield* Effect.forEach(owned, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
-        const deleted = yield* store.tenants.delete(id).pipe(storeUnavailable)
-        if (!deleted) return yield* notFound(id)
+        yield* pipeline.commitGlobal(
+          Effect.filterOrFail(store.tenants.delete(id), (deleted) => deleted, () => notFound(id)),
+          () => id
+        )
         // The store is the source of truth and the tenant is gone from it; leftovers in the
         // cluster are logged, not surfaced, since the caller cannot act on them.
         yield* orchestrator.deleteTenant(id).pipe(

@@ -6,7 +6,7 @@
 import { Layer } from "effect"
 import { Pipeline } from "../changes/Pipeline.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
-import * as Audit from "./Audit.js"
+import { AuditTrail } from "./Audit.js"
 import { Domains } from "./Domains.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
@@ -23,22 +23,22 @@ import { Topologies } from "./Topologies.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
-const Foundation = Pipeline.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Identity.layer(), ProviderConfigs.layer, Idempotency.layer)),
+const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer).pipe(
+  Layer.provideMerge(Pipeline.layer),
+  Layer.provideMerge(Idempotency.layer),
   Layer.provideMerge(ReadModel.layer())
 )
 const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
 
 /**
  * The use-cases; they need the ports. They see the ports observed (`Instrumented`: counted,
- * timed, traced), the Store audited (`Audit`: the request's entry in its change's transaction)
- * and read through the read model in front of that, and so does whoever uses this layer's
- * output (the reconciler, the server's health check).
+ * timed, traced) and write through the one write path (`changes/Pipeline.ts`), and so does
+ * whoever uses this layer's output (the reconciler, the server's health check).
  */
 export const layer = Layer.mergeAll(
   Tenants.layer,
   Domains.layer,
-  Audit.AuditTrail.layer,
+  AuditTrail.layer,
   ServiceTunnels.layer,
   Subnets.layer,
   SecurityRules.layer,
@@ -48,5 +48,5 @@ export const layer = Layer.mergeAll(
   Layer.provideMerge(Vpcs.layer),
   Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
   Layer.provideMerge(WithApplier),
-  Layer.provide(Audit.layer.pipe(Layer.provideMerge(Instrumented.layer)))
+  Layer.provide(Instrumented.layer)
 )
