@@ -1,8 +1,6 @@
 import { describe, it } from "@effect/vitest"
 import { PgTesting } from "@tenet/adapters-postgres"
-import { ReadModel } from "@tenet/core"
 import { OperationsLogContract, StoreContract } from "@tenet/core/testing"
-import { Layer } from "effect"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
@@ -13,9 +11,5 @@ if (url === undefined) {
 } else {
   const server = url
   StoreContract.run("postgres", () => PgTesting.layerFreshDatabase(server))
-  StoreContract.run(
-    "postgres, through the read model",
-    () => ReadModel.layer().pipe(Layer.provide(PgTesting.layerFreshDatabase(server)))
-  )
   OperationsLogContract.run("postgres", () => PgTesting.layerFreshDatabase(server))
 }

@@ -119,7 +119,7 @@ export const readModelHeap = (tokens: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const vault = yield* Vault.Vault
-    const { model } = ReadModel.make(store)
+    const model = ReadModel.make(store)
     const empty = heapMb()
     yield* Effect.forEach(tokens, (token) => model.authenticate(vault.hashToken(token)), { discard: true })
     const full = heapMb()

@@ -6,12 +6,14 @@
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
-import type { VpcId } from "../domain/Ids.js"
+import type { TenantId, VpcId } from "../domain/Ids.js"
+import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
+import { vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as Plan from "../rules/Plan.js"
 import * as RuleSet from "../rules/RuleSet.js"
@@ -27,14 +29,17 @@ export interface ApplyState {
 export interface NetworkApplierShape {
   /** What the VPC's rules resolve against: the tenant's VPCs, this VPC's subnets and pods. */
   readonly context: (vpc: VpcRecord) => Effect.Effect<RuleSet.VpcContext, ServiceUnavailable>
-  /** Applies the VPC as stored and records the outcome on it. */
-  readonly apply: (vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
+  /** The provider configuration's peering block, which every VPC's context includes. */
+  readonly peeringCidr: Effect.Effect<string | null, ServiceUnavailable>
+  /** Applies the tenant's VPC as stored and records the outcome on it. */
+  readonly apply: (tenantId: TenantId, vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /**
    * `apply`, answering also the context it applied against (none when the VPC is gone), so
    * that a caller describing the VPC's rules afterwards does not read it all again. A caller
    * that has just written the VPC's rules (and read them, under the VPC's lock) hands them on.
    */
   readonly applyInContext: (
+    tenantId: TenantId,
     vpcId: VpcId,
     rules?: ReadonlyArray<SecurityRuleRecord>
   ) => Effect.Effect<{ readonly state: ApplyState; readonly context: RuleSet.VpcContext | null }, ServiceUnavailable>
@@ -59,42 +64,30 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const pipeline = yield* Pipeline
         const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
 
-        /** The VPC's context, and its own subnets (records) with it: one read of each. */
-        const surroundings = (vpc: VpcRecord) =>
-          Effect.gen(function*() {
-            const config = yield* configs.current
-            const tenantSubnets = yield* store.subnets.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
-            const tenantVpcs = yield* store.vpcs.listByTenant(vpc.tenant_id).pipe(storeUnavailable)
-            const own = tenantSubnets.filter((s) => s.vpc_id === vpc.id)
-            const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
-            const context = RuleSet.contextOf(vpc.id, {
-              vpcs: tenantVpcs,
-              subnets: tenantSubnets,
-              pods,
-              peeringCidr: Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
-            })
-            return { context, own, config }
-          })
+        const peeringOf = (config: Option.Option<ProviderConfigRecord>) =>
+          Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
+
+        const peeringCidr = Effect.map(configs.current, peeringOf)
 
         const context = (vpc: VpcRecord) =>
-          Effect.flatMap(configs.current, (config) =>
-            Effect.flatMap(
-              readModel.vpcContext(
-                vpc.id,
-                Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
-              ),
-              (kept) => kept !== undefined ? Effect.succeed(kept) : Effect.map(surroundings(vpc), (s) => s.context)
-            ))
+          Effect.zipWith(
+            configs.current,
+            readModel.stateOf(vpc.tenant_id).pipe(storeUnavailable),
+            (config, state) => vpcContextOf(state, vpc.id, peeringOf(config))
+          )
 
         const applyInContext = Effect.fn("NetworkApplier.apply")(function*(
+          tenantId: TenantId,
           vpcId: VpcId,
           given?: ReadonlyArray<SecurityRuleRecord>
         ) {
-          const found = yield* store.vpcs.find(vpcId).pipe(storeUnavailable)
-          if (Option.isNone(found)) return { state: { applied: true, apply_error: null }, context: null }
-          const vpc = found.value
-          const { config, context: vpcContext, own: subnets } = yield* surroundings(vpc)
-          const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
+          const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
+          const vpc = tenant.vpc(vpcId)
+          if (vpc === undefined) return { state: { applied: true, apply_error: null }, context: null }
+          const config = yield* configs.current
+          const vpcContext = vpcContextOf(tenant, vpc.id, peeringOf(config))
+          const subnets = tenant.subnetsOf(vpc.id)
+          const rules = given ?? tenant.rulesOf(vpc.id)
           const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
@@ -146,15 +139,15 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           return { state, context: vpcContext }
         })
 
-        const apply = (vpcId: VpcId) => Effect.map(applyInContext(vpcId), (r) => r.state)
+        const apply = (tenantId: TenantId, vpcId: VpcId) => Effect.map(applyInContext(tenantId, vpcId), (r) => r.state)
 
         const reconcile = Effect.gen(function*() {
           const pending = yield* store.vpcs.listUnapplied.pipe(storeUnavailable)
-          const results = yield* Effect.forEach(pending, (vpc) => apply(vpc.id))
+          const results = yield* Effect.forEach(pending, (vpc) => apply(vpc.tenant_id, vpc.id))
           return results.filter((r) => r.applied).length
         }).pipe(Effect.withSpan("NetworkApplier.reconcile"))
 
-        return NetworkApplier.of({ context, apply, applyInContext, reconcile })
+        return NetworkApplier.of({ context, peeringCidr, apply, applyInContext, reconcile })
       })
     )
 }

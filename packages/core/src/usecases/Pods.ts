@@ -9,6 +9,7 @@ import * as Change from "../changes/Change.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
+import type { TenantId } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
 import { HIDDEN_FIELDS, MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
@@ -19,6 +20,7 @@ import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrat
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
@@ -26,7 +28,7 @@ import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import * as Metrics from "./Metrics.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedBy, ownedOrNone } from "./Ownership.js"
+import { found } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
 import { Tunnels } from "./Tunnels.js"
@@ -61,7 +63,7 @@ export interface PodsShape {
   /** The pod as a user sees it, with its status read from the cluster. */
   readonly view: (record: PodRecord) => Effect.Effect<Pod>
   /** Applies the stored pod to the cluster and records the outcome. */
-  readonly apply: (id: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
+  readonly apply: (tenantId: TenantId, id: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
   /** Applies every pod whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
@@ -83,6 +85,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const identity = yield* Identity
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
+      const readModel = yield* ReadModel
       const orchestrator = yield* Orchestrator
       const vpcs = yield* Vpcs
       const configs = yield* ProviderConfigs
@@ -90,14 +93,16 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const tunnels = yield* Tunnels
       const credentials = yield* RegistryCredentials
 
+      const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
+
       const owned = (caller: TenantPrincipal, id: PodId) =>
-        store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
+        Effect.flatMap(stateOf(caller.tenant_id), (state) => found(state.pod(id), `pod ${id}`))
 
       /** The pod an earlier request with this request's `Idempotency-Key` made or scaled. */
       const earlier = (caller: TenantPrincipal) =>
         idempotency.replay(
           caller.tenant_id,
-          (id) => store.pods.find(PodId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+          (id) => Effect.map(stateOf(caller.tenant_id), (state) => Option.fromNullable(state.pod(PodId.make(id))))
         )
 
       /** The pod as the cluster reports it (none: the cluster does not know it). */
@@ -203,7 +208,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
        */
       const converge = (record: PodRecord, mode: "apply" | "recreate") =>
         Effect.gen(function*() {
-          const current = Option.getOrElse(yield* store.pods.find(record.id).pipe(storeUnavailable), () => record)
+          const current = (yield* stateOf(record.tenant_id)).pod(record.id) ?? record
           const spec = yield* specOf(current)
           const outcome = yield* Effect.gen(function*() {
             const pullSecrets = current.use_registry_credentials
@@ -234,14 +239,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           return saved.result ?? current
         }).pipe(stripeOf(record.id).withPermits(1))
 
-      const apply = (id: PodId) =>
-        Effect.flatMap(
-          store.pods.find(id).pipe(storeUnavailable),
-          (found) =>
-            Option.isSome(found) && found.value.lifecycle === "active"
-              ? Effect.asVoid(converge(found.value, "apply"))
-              : Effect.void
-        )
+      const apply = (tenantId: TenantId, id: PodId) =>
+        Effect.flatMap(stateOf(tenantId), (state) => {
+          const pod = state.pod(id)
+          return pod !== undefined && pod.lifecycle === "active" ? Effect.asVoid(converge(pod, "apply")) : Effect.void
+        })
 
       const encryptEnv = (env: Readonly<Record<string, string>> | undefined) =>
         env === undefined || Object.keys(env).length === 0
@@ -300,7 +302,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         const placed = yield* converge(record, "apply")
         // A repeat of a request that got part way makes only the tunnels still missing.
         const present = new Set(
-          (yield* store.tunnels.listByPod(record.id).pipe(storeUnavailable)).map((t) => t.tunnel_name as string)
+          (yield* stateOf(caller.tenant_id)).tunnelsOf(record.id).map((t) => t.tunnel_name as string)
         )
         yield* tunnels.createAll(caller, placed, input.tunnels.filter((t) => !present.has(t.tunnel_name)))
         return yield* view(placed)
@@ -309,9 +311,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       /** Checks a new pod against what it refers to and saves it, with the request's idempotency key. */
       const insert = Effect.fn("Pods.insert")(function*(caller: TenantPrincipal, input: PodCreate) {
         yield* vpcs.owned(caller, input.vpc_id)
-        const subnet = yield* store.subnets.find(input.subnet_id).pipe(
-          storeUnavailable,
-          Effect.flatMap(ownedBy(caller, `subnet ${input.subnet_id}`))
+        const subnet = yield* Effect.flatMap(
+          stateOf(caller.tenant_id),
+          (state) => found(state.subnet(input.subnet_id), `subnet ${input.subnet_id}`)
         )
         if (subnet.vpc_id !== input.vpc_id) {
           return yield* new InvalidInput({ detail: `subnet_id: subnet ${subnet.id} is not in VPC ${input.vpc_id}` })
@@ -360,7 +362,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           const decide = (state: TenantState) =>
             Effect.gen(function*() {
               const current = state.pod(id)
-              if (current === undefined || current.tenant_id !== caller.tenant_id) {
+              if (current === undefined) {
                 return yield* new NotFound({ detail: `pod ${id} not found` })
               }
               if (current.lifecycle === "deleting") return yield* new Conflict({ detail: `pod ${id} is being deleted` })
@@ -488,12 +490,12 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             })
           )
         )
-        yield* tunnels.withdrawForPod(id)
+        yield* tunnels.withdrawAll((yield* stateOf(caller.tenant_id)).tunnelsOf(id))
         yield* pipeline.commit(caller.tenant_id, () => Effect.succeed(removing("pods", id, marked.vpc_id))).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
         // Rules that targeted the pod can no longer be enforced.
-        yield* applier.apply(marked.vpc_id)
+        yield* applier.apply(caller.tenant_id, marked.vpc_id)
       })
 
       const reconcile = Effect.gen(function*() {
@@ -506,7 +508,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         create,
         list: (caller) =>
           Effect.gen(function*() {
-            const records = yield* store.pods.listByTenant(caller.tenant_id).pipe(storeUnavailable)
+            const records = (yield* stateOf(caller.tenant_id)).pods
             const runtimes = yield* Effect.either(orchestrator.podStatuses(caller.tenant_id))
             return records.map((record) =>
               toPod(

@@ -10,6 +10,7 @@ import type { InternalError } from "../Errors.js"
 import type { EdgeAccount } from "../ports/EdgeTunnels.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 
 /** Cross-field rules the schema cannot express alone. */
@@ -81,7 +82,9 @@ export class ProviderConfigs
         return toProviderConfig(record)
       })
 
-      const current = store.providerConfig.get.pipe(storeUnavailable)
+      const readModel = yield* ReadModel
+      // The request's, cached at the revision its authentication read.
+      const current = readModel.providerConfig.pipe(storeUnavailable)
 
       return ProviderConfigs.of({
         put,

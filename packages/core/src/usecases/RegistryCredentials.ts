@@ -18,8 +18,8 @@ import { Conflict, NotFound } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import type { OrchestratorError } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
-import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { ownTenant } from "./Ownership.js"
@@ -57,7 +57,8 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
   static readonly layer = Layer.effect(
     RegistryCredentials,
     Effect.gen(function*() {
-      const store = yield* Store
+      const readModel = yield* ReadModel
+      const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
       const vault = yield* Vault
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
@@ -81,7 +82,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           yield* ownTenant(caller, tenantId)
           const earlier = yield* idempotency.replay(
             caller.tenant_id,
-            (name) => store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
+            (name) => Effect.map(stateOf(tenantId), (state) => Option.fromNullable(state.credential(name)))
           )
           const record = Option.isSome(earlier) ? earlier.value : yield* insert(tenantId, input)
           // Pods apply it again before they pull, so a cluster hiccup here is not fatal.
@@ -116,8 +117,8 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const remove = Effect.fn("RegistryCredentials.delete")(
         function*(caller: TenantPrincipal, tenantId: TenantId, name: DnsLabel) {
           yield* ownTenant(caller, tenantId)
-          const found = yield* store.registryCredentials.find(tenantId, name).pipe(storeUnavailable)
-          if (Option.isNone(found)) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
+          const found = (yield* stateOf(tenantId)).credential(name)
+          if (found === undefined) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
           yield* pipeline.commit(
             tenantId,
             () => Effect.succeed(removing("credentials", name))
@@ -125,7 +126,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
           )
-          return toRegistryCredential(found.value)
+          return toRegistryCredential(found)
         }
       )
 
@@ -134,16 +135,14 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
         list: (caller, tenantId) =>
           Effect.zipRight(
             ownTenant(caller, tenantId),
-            store.registryCredentials.listByTenant(tenantId).pipe(
-              storeUnavailable,
-              Effect.map((all) => all.map(toRegistryCredential))
-            )
+            Effect.map(stateOf(tenantId), (state) => state.credentials.map(toRegistryCredential))
           ),
         delete: remove,
         ensureInCluster: (tenantId) =>
           Effect.flatMap(
-            store.registryCredentials.listByTenant(tenantId).pipe(storeUnavailable),
-            (records) => Effect.as(Effect.forEach(records, toCluster, { discard: true }), records.map((r) => r.name))
+            stateOf(tenantId),
+            ({ credentials }) =>
+              Effect.as(Effect.forEach(credentials, toCluster, { discard: true }), credentials.map((r) => r.name))
           )
       })
     })

@@ -37,11 +37,11 @@ import {
 import type { VpcRecord } from "../domain/Vpc.js"
 import { Conflict, NotFound, RuleValidation } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
-import { Store } from "../ports/Store.js"
+import { matcherOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { TenantState } from "../readmodel/TenantState.js"
+import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
-import * as Evaluate from "../rules/Evaluate.js"
+import type * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
 import * as Reachability from "../rules/Reachability.js"
 import * as Reorder from "../rules/Reorder.js"
@@ -50,7 +50,7 @@ import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedBy, ownedOrNone } from "./Ownership.js"
+import { found } from "./Ownership.js"
 import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
@@ -186,19 +186,91 @@ export const impactOf = (
   })
 }
 
+const view = (rule: SecurityRuleRecord, context: RuleSet.VpcContext) =>
+  viewOf(rule, RuleSet.statusOf(RuleSet.fromRecord(rule), context))
+
+/** A VPC's rules in evaluation order, with their statuses in `context`. */
+const ruleList = (vpc: VpcRecord, rules: ReadonlyArray<SecurityRuleRecord>, context: RuleSet.VpcContext) => {
+  const byId = new Map(rules.map((r) => [r.id, r]))
+  return RuleList.make({
+    vpc_id: vpc.id,
+    rules: RuleSet.sort(rules.map(RuleSet.fromRecord)).map((r) => view(byId.get(r.id)!, context)),
+    implied: IMPLIED_RULES,
+    applied: vpc.applied,
+    apply_error: vpc.apply_error
+  }, TRUSTED)
+}
+
+/** A VPC's rule list, kept while its rules, its record and its context are what they were. */
+const RuleListOf: Derivation<{ readonly vpc: VpcRecord; readonly context: RuleSet.VpcContext }, RuleList> = {
+  key: ({ vpc }) => vpc.id,
+  inputs: (state, { context, vpc }) => [state.entryOf("rules", { vpc: vpc.id }), vpc, context],
+  compute: (state, { context, vpc }) => ruleList(vpc, state.rulesOf(vpc.id), context)
+}
+
+/**
+ * For every pair of the VPC's endpoints, what is allowed end to end: it reads every VPC's
+ * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets and pods are unchanged.
+ */
+const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, ReachabilityMatrix> = {
+  key: ({ vpc }) => vpc.id,
+  inputs: (state, { peeringCidr }) => [
+    state.entryOf("rules"),
+    state.entryOf("vpcs"),
+    state.entryOf("subnets"),
+    state.entryOf("pods"),
+    peeringCidr
+  ],
+  compute: (state, { peeringCidr, vpc }) => {
+    const ruleSet = (of: VpcId) => ({
+      rules: state.rulesOf(of).map(RuleSet.fromRecord),
+      context: vpcContextOf(state, of, peeringCidr)
+    })
+    const others = new Map(state.vpcs.filter((v) => v.id !== vpc.id).map((v) => [v.id, ruleSet(v.id)] as const))
+    const names = new Map<string, string>(
+      [...state.vpcs, ...state.subnetsOf(vpc.id), ...state.podsOf(vpc.id)].map((r) => [r.id, r.name])
+    )
+    const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
+      switch (e.kind) {
+        case "subnet":
+          return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
+        case "pod":
+          return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
+        case "internet":
+          return { kind: "internet" }
+        case "vpc":
+          return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
+      }
+    }
+    return ReachabilityMatrix.make({
+      vpc_id: vpc.id,
+      pairs: Reachability.matrix(ruleSet(vpc.id), others).map((pair) =>
+        ReachabilityPair.make({
+          from: endpoint(pair.from),
+          to: endpoint(pair.to),
+          tcp: formatPorts(pair.reach.tcp),
+          udp: formatPorts(pair.reach.udp),
+          icmp: pair.reach.icmp.length > 0
+        })
+      )
+    })
+  }
+}
+
 export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
   static readonly layer = Layer.effect(
     SecurityRules,
     Effect.gen(function*() {
-      const store = yield* Store
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
       const idempotency = yield* Idempotency
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
 
+      const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
+
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
-        store.securityRules.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `security rule ${id}`)))
+        Effect.flatMap(stateOf(caller), (state) => found(state.rule(id), `security rule ${id}`))
 
       const references = (context: RuleSet.VpcContext): Validate.References => ({
         vpcs: new Set(context.vpcs.keys()),
@@ -206,23 +278,15 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         pods: new Set(context.pods.keys())
       })
 
-      const view = (rule: SecurityRuleRecord, context: RuleSet.VpcContext) =>
-        viewOf(rule, RuleSet.statusOf(RuleSet.fromRecord(rule), context))
-
-      /** The VPC's rules (as read now, or as given) in evaluation order, with their statuses. */
+      /** The VPC's rules (as given, or as the state holds them) in evaluation order, with their statuses. */
       const listOf = (vpc: VpcRecord, given?: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
-          const rules = given ?? (yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable))
-          const current = yield* store.vpcs.find(vpc.id).pipe(storeUnavailable, Effect.map(Option.getOrElse(() => vpc)))
+          const state = yield* readModel.stateOf(vpc.tenant_id).pipe(storeUnavailable)
+          const current = state.vpc(vpc.id) ?? vpc
           const context = yield* applier.context(current)
-          const byId = new Map(rules.map((r) => [r.id, r]))
-          return RuleList.make({
-            vpc_id: vpc.id,
-            rules: RuleSet.sort(rules.map(RuleSet.fromRecord)).map((r) => view(byId.get(r.id)!, context)),
-            implied: IMPLIED_RULES,
-            applied: current.applied,
-            apply_error: current.apply_error
-          }, TRUSTED)
+          return given === undefined && state.vpc(vpc.id) !== undefined
+            ? state.memo(RuleListOf, { vpc: current, context })
+            : ruleList(current, given ?? state.rulesOf(vpc.id), context)
         })
 
       /**
@@ -231,7 +295,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
        */
       const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null, rules?: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
-          const { context, state } = yield* applier.applyInContext(vpc.id, rules)
+          const { context, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, rules)
           const described = rule === null ? null : view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
@@ -244,7 +308,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
         const earlier = dryRun ? Option.none() : yield* idempotency.replay(
           caller.tenant_id,
-          (id) => store.securityRules.find(RuleId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.rule(RuleId.make(id))))
         )
         if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value)
         const context = yield* applier.context(vpc)
@@ -391,7 +455,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
             Effect.catchTag("UniqueViolation", Effect.die)
           )
-          yield* applier.apply(vpc.id)
+          yield* applier.apply(vpc.tenant_id, vpc.id)
           // The order this reorder committed, whatever changed since.
           return yield* listOf(vpc, result.next)
         }
@@ -425,12 +489,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               message: `${query.target_pod_id} is not a pod of this VPC`
             })
           }
-          const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
-          const matcher = yield* readModel.derived(
-            `matcher:${vpc.id}`,
-            Effect.sync(() => Evaluate.matcher(rules.map(RuleSet.fromRecord), context))
-          )
-          const verdict = matcher.decide({
+          const state = yield* stateOf(caller)
+          const rules = state.rulesOf(vpc.id)
+          const verdict = matcherOf(state, vpc.id, context).decide({
             direction: query.direction,
             protocol: query.protocol,
             port: query.port ?? null,
@@ -449,7 +510,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const analysis = Effect.fn("SecurityRules.analysis")(function*(caller: TenantPrincipal, vpcId: VpcId) {
         const vpc = yield* vpcs.owned(caller, vpcId)
-        const rules = yield* store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable)
+        const rules = (yield* stateOf(caller)).rulesOf(vpc.id)
         const names = new Map(rules.map((r) => [r.id as string, r.name]))
         const findings = Analysis.analyze(rules.map(RuleSet.fromRecord), yield* applier.context(vpc))
         return RuleAnalysis.make({
@@ -460,56 +521,14 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const reachability = Effect.fn("SecurityRules.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
         const vpc = yield* vpcs.owned(caller, vpcId)
-        const tenantVpcs = yield* store.vpcs.listByTenant(caller.tenant_id).pipe(storeUnavailable)
-        const ruleSet = (of: VpcRecord) =>
-          Effect.all({
-            rules: Effect.map(
-              store.securityRules.listByVpc(of.id).pipe(storeUnavailable),
-              (records) => records.map(RuleSet.fromRecord)
-            ),
-            context: applier.context(of)
-          })
-        const own = yield* ruleSet(vpc)
-        const others = new Map(
-          yield* Effect.forEach(
-            tenantVpcs.filter((v) => v.id !== vpc.id),
-            (v) => Effect.map(ruleSet(v), (set) => [v.id, set] as const)
-          )
-        )
-        const subnets = yield* store.subnets.listByVpc(vpc.id).pipe(storeUnavailable)
-        const pods = yield* store.pods.listByVpc(vpc.id).pipe(storeUnavailable)
-        const names = new Map<string, string>([...tenantVpcs, ...subnets, ...pods].map((r) => [r.id, r.name]))
-        const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
-          switch (e.kind) {
-            case "subnet":
-              return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
-            case "pod":
-              return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
-            case "internet":
-              return { kind: "internet" }
-            case "vpc":
-              return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
-          }
-        }
-        return ReachabilityMatrix.make({
-          vpc_id: vpc.id,
-          pairs: Reachability.matrix(own, others).map((pair) =>
-            ReachabilityPair.make({
-              from: endpoint(pair.from),
-              to: endpoint(pair.to),
-              tcp: formatPorts(pair.reach.tcp),
-              udp: formatPorts(pair.reach.udp),
-              icmp: pair.reach.icmp.length > 0
-            })
-          )
-        })
+        const state = yield* stateOf(caller)
+        return state.memo(Matrix, { vpc, peeringCidr: yield* applier.peeringCidr })
       })
 
       return SecurityRules.of({
         analysis,
-        reachability: (caller, vpcId) => readModel.derived(`reachability:${vpcId}`, reachability(caller, vpcId)),
-        list: (caller, vpcId) =>
-          Effect.flatMap(vpcs.owned(caller, vpcId), (vpc) => readModel.derived(`rules:${vpc.id}`, listOf(vpc))),
+        reachability,
+        list: (caller, vpcId) => Effect.flatMap(vpcs.owned(caller, vpcId), (vpc) => listOf(vpc)),
         get: (caller, id) =>
           Effect.gen(function*() {
             const rule = yield* ownedRule(caller, id)

@@ -12,14 +12,13 @@ import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import { Conflict, InvalidInput, NotFound } from "../Errors.js"
 import type { Forbidden, IdempotencyKeyReused, ServiceUnavailable, Unauthorized } from "../Errors.js"
-import { Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedOrNone } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -41,13 +40,14 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
   static readonly layer = Layer.effect(
     Subnets,
     Effect.gen(function*() {
-      const store = yield* Store
       const identity = yield* Identity
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
       const idempotency = yield* Idempotency
       const configs = yield* ProviderConfigs
       const pipeline = yield* Pipeline
+      const readModel = yield* ReadModel
+      const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
       /** Saves a new subnet, with the request's idempotency key. */
       const insert = Effect.fn("Subnets.insert")(function*(caller: TenantPrincipal, input: SubnetCreate) {
@@ -91,21 +91,22 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
         yield* BodyCredentials.check(identity, caller, input)
         const earlier = yield* idempotency.replay(
           caller.tenant_id,
-          (id) => store.subnets.find(SubnetId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.subnet(SubnetId.make(id))))
         )
         const subnet = Option.isSome(earlier) ? earlier.value : yield* insert(caller, input)
         // This VPC gains a block, and so do the rules elsewhere that name it as their remote.
-        const referencing = yield* store.securityRules.listByRemoteVpc(subnet.vpc_id).pipe(storeUnavailable)
-        yield* Effect.forEach(new Set([subnet.vpc_id, ...referencing.map((r) => r.vpc_id)]), applier.apply, {
-          discard: true
-        })
+        const referencing = (yield* stateOf(caller)).rulesNaming(subnet.vpc_id)
+        yield* Effect.forEach(
+          new Set([subnet.vpc_id, ...referencing.map((r) => r.vpc_id)]),
+          (vpcId) => applier.apply(caller.tenant_id, vpcId),
+          { discard: true }
+        )
         return toSubnet(subnet)
       })
 
       return Subnets.of({
         create,
-        list: (caller) =>
-          store.subnets.listByTenant(caller.tenant_id).pipe(Effect.map((all) => all.map(toSubnet)), storeUnavailable)
+        list: (caller) => Effect.map(stateOf(caller), (state) => state.subnets.map(toSubnet))
       })
     })
   )

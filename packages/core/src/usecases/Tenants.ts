@@ -16,6 +16,7 @@ import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "..
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { Pods } from "./Pods.js"
@@ -39,6 +40,7 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const tunnels = yield* Tunnels
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
+      const readModel = yield* ReadModel
 
       const notFound = (id: string) => new NotFound({ detail: `tenant ${id} not found` })
 
@@ -74,14 +76,12 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       const get = Effect.fn("Tenants.get")(function*(id: TenantId) {
         const record = yield* store.tenants.find(id).pipe(storeUnavailable)
         if (Option.isNone(record)) return yield* notFound(id)
-        const vpcs = yield* store.vpcs.listByTenant(id).pipe(storeUnavailable)
-        const podRecords = yield* store.pods.listByTenant(id).pipe(storeUnavailable)
-        const tunnels = yield* store.tunnels.listByTenant(id).pipe(storeUnavailable)
+        const { pods: podRecords, tunnels: tunnelRecords, vpcs } = yield* readModel.stateOf(id).pipe(storeUnavailable)
         return TenantDetail.make({
           ...toTenant(record.value),
           vpcs: vpcs.map(toVpc),
           pods: yield* Effect.forEach(podRecords, pods.view, { concurrency: 16 }),
-          tunnels: tunnels.map(toTunnel)
+          tunnels: tunnelRecords.map(toTunnel)
         })
       })
 
@@ -89,8 +89,7 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
         const exists = yield* store.tenants.find(id).pipe(storeUnavailable)
         if (Option.isNone(exists)) return yield* notFound(id)
         // Public hostnames first: they are what outlives a tenant if forgotten.
-        const owned = yield* store.pods.listByTenant(id).pipe(storeUnavailable)
-        yield* Effect.forEach(owned, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
+        yield* tunnels.withdrawAll((yield* readModel.stateOf(id).pipe(storeUnavailable)).tunnels)
         yield* pipeline.commitGlobal(
           Effect.filterOrFail(store.tenants.delete(id), (deleted) => deleted, () => notFound(id)),
           () => id

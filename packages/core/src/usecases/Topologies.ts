@@ -22,7 +22,7 @@ import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
 import { InvalidInput } from "../Errors.js"
 import type { Conflict, Forbidden, InternalError, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
-import { Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
@@ -54,7 +54,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
   static readonly layer = Layer.effect(
     Topologies,
     Effect.gen(function*() {
-      const store = yield* Store
+      const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
       const identity = yield* Identity
       const applier = yield* NetworkApplier
@@ -63,10 +63,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       const view = (tenantId: TenantId) =>
         Effect.gen(function*() {
-          const vpcs = yield* store.vpcs.listByTenant(tenantId).pipe(storeUnavailable)
-          const subnets = yield* store.subnets.listByTenant(tenantId).pipe(storeUnavailable)
-          const podRecords = yield* store.pods.listByTenant(tenantId).pipe(storeUnavailable)
-          const tunnels = yield* store.tunnels.listByTenant(tenantId).pipe(storeUnavailable)
+          const { pods: podRecords, subnets, tunnels, vpcs } = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           const podViews = yield* Effect.forEach(podRecords, pods.view, { concurrency: 16 })
           return TopologyView.make({
             tenant_id: tenantId,
@@ -98,9 +95,10 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             onNone: () => null,
             onSome: (c) => c.peering_subnet_cidr
           })
-          const existingVpcs = yield* store.vpcs.listByTenant(tenantId).pipe(storeUnavailable)
-          const existingSubnets = yield* store.subnets.listByTenant(tenantId).pipe(storeUnavailable)
-          const existingPods = yield* store.pods.listByTenant(tenantId).pipe(storeUnavailable)
+          const state = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
+          const existingVpcs = state.vpcs
+          const existingSubnets = state.subnets
+          const existingPods = state.pods
           const problems: Array<string> = []
 
           // VPCs: new ones by name; existing ones must match what is asked.
@@ -214,12 +212,10 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               pods: [...existingPods, ...newPods],
               peeringCidr: peering
             }
-            const existing = yield* Effect.forEach(existingVpcs, (vpc) =>
-              Effect.map(
-                store.securityRules.listByVpc(vpc.id).pipe(storeUnavailable),
-                (rules) =>
-                  impactOf(vpc.id, RuleSet.contextOf(vpc.id, before), rules, rules, RuleSet.contextOf(vpc.id, after))
-              ))
+            const existing = existingVpcs.map((vpc) => {
+              const rules = state.rulesOf(vpc.id)
+              return impactOf(vpc.id, RuleSet.contextOf(vpc.id, before), rules, rules, RuleSet.contextOf(vpc.id, after))
+            })
             const created = newVpcs.map((vpc) =>
               impactOf(
                 vpc.id,
@@ -269,8 +265,8 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             )
 
           const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
-          yield* Effect.forEach(touched, applier.apply, { discard: true })
-          yield* Effect.forEach(newPods, (pod) => pods.apply(pod.id), { concurrency: 8, discard: true })
+          yield* Effect.forEach(touched, (vpcId) => applier.apply(tenantId, vpcId), { discard: true })
+          yield* Effect.forEach(newPods, (pod) => pods.apply(tenantId, pod.id), { concurrency: 8, discard: true })
           return yield* view(tenantId)
         }
       )

@@ -8,7 +8,7 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { randomUuid, TunnelId } from "../domain/Ids.js"
-import type { PodId } from "../domain/Ids.js"
+import type { PodId, TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
 import { DomainName } from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
@@ -19,10 +19,11 @@ import { Conflict, Forbidden, InvalidInput, NotFound, ServiceUnavailable } from 
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
-import { ownedBy, ownedOrNone } from "./Ownership.js"
+import { found } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 
 type Failure = NotFound | Conflict | Forbidden | InvalidInput | ServiceUnavailable | InternalError
@@ -56,7 +57,9 @@ export interface TunnelsShape {
     inputs: ReadonlyArray<TunnelCreate>
   ) => Effect.Effect<ReadonlyArray<Tunnel>, Failure>
   /** Withdraws a pod's tunnels at the provider (best effort: the pod is going away). */
-  readonly withdrawForPod: (podId: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
+  readonly withdrawAll: (
+    tunnels: ReadonlyArray<TunnelRecord>
+  ) => Effect.Effect<void, ServiceUnavailable | InternalError>
   /** Publishes again every tunnel that is not active; returns how many are now active. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
@@ -72,9 +75,12 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       const configs = yield* ProviderConfigs
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
+      const readModel = yield* ReadModel
+
+      const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
       const ownedPod = (caller: TenantPrincipal, id: PodId) =>
-        store.pods.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `pod ${id}`)))
+        Effect.flatMap(stateOf(caller.tenant_id), (state) => found(state.pod(id), `pod ${id}`))
 
       /** The domain a tunnel lives under: the tenant's own, or the platform's default. */
       const domainFor = (caller: TenantPrincipal, requested: DomainName | null) =>
@@ -91,8 +97,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           }
           const config = yield* configs.current
           if (Option.isSome(config) && config.value.edge_domain === requested) return requested
-          const assigned = yield* store.domains.findByDomain(requested).pipe(storeUnavailable)
-          if (Option.isNone(assigned) || assigned.value.tenant_id !== caller.tenant_id) {
+          const own = (yield* stateOf(caller.tenant_id)).domains
+          if (!own.some((d) => d.domain === requested)) {
             return yield* new Forbidden({ detail: `domain ${requested} is not assigned to your tenant` })
           }
           return requested
@@ -101,7 +107,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       /** Asks the provider to publish the tunnel; records whatever happened. */
       const publish = (tunnel: TunnelRecord) =>
         Effect.gen(function*() {
-          const pod = yield* store.pods.find(tunnel.pod_id).pipe(storeUnavailable)
+          const pod = Option.fromNullable((yield* stateOf(tunnel.tenant_id)).pod(tunnel.pod_id))
           const config = yield* configs.current
           const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
           let outcome: { status: TunnelRecord["status"]; error: string | null }
@@ -191,7 +197,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         Effect.flatMap(
           idempotency.replay(
             caller.tenant_id,
-            (id) => store.tunnels.find(TunnelId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+            (id) =>
+              Effect.map(stateOf(caller.tenant_id), (state) => Option.fromNullable(state.tunnel(TunnelId.make(id))))
           ),
           Option.match({
             onNone: () => Effect.succeedNone,
@@ -210,9 +217,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           const earlier = yield* replayed(caller)
           if (Option.isSome(earlier)) return earlier.value
           const pod = yield* activePod(caller, podId)
-          const taken = new Set<string>(
-            (yield* store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable)).map((t) => t.tunnel_name)
-          )
+          const taken = new Set<string>((yield* stateOf(caller.tenant_id)).tunnels.map((t) => t.tunnel_name))
           // The pod's name, or the pod's name with the first free suffix (labels stay within 63).
           let name = pod.name as string
           for (let n = 2; taken.has(name); n++) name = `${pod.name.slice(0, 63 - `-${n}`.length)}-${n}`
@@ -239,7 +244,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             names.add(input.tunnel_name)
             yield* domainFor(caller, input.domain)
           }
-          const existing = yield* store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable)
+          const existing = (yield* stateOf(caller.tenant_id)).tunnels
           const clash = existing.find((t) => names.has(t.tunnel_name))
           if (clash !== undefined) {
             return yield* new Conflict({ detail: `you already have a tunnel named '${clash.tunnel_name}'` })
@@ -261,9 +266,9 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         })
 
       const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId) {
-        const tunnel = yield* store.tunnels.find(id).pipe(
-          storeUnavailable,
-          Effect.flatMap(ownedBy(caller, `tunnel ${id}`))
+        const tunnel = yield* Effect.flatMap(
+          stateOf(caller.tenant_id),
+          (state) => found(state.tunnel(id), `tunnel ${id}`)
         )
         // Withdraw first: while the provider is down the tunnel stays, so the delete can be retried.
         yield* withdraw(tunnel).pipe(
@@ -293,24 +298,21 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         listForPod: (caller, podId) =>
           Effect.flatMap(
             ownedPod(caller, podId),
-            (pod) => store.tunnels.listByPod(pod.id).pipe(storeUnavailable, Effect.map((all) => all.map(toTunnel)))
+            (pod) => Effect.map(stateOf(caller.tenant_id), (state) => state.tunnelsOf(pod.id).map(toTunnel))
           ),
-        list: (caller) =>
-          store.tunnels.listByTenant(caller.tenant_id).pipe(storeUnavailable, Effect.map((all) => all.map(toTunnel))),
+        list: (caller) => Effect.map(stateOf(caller.tenant_id), (state) => state.tunnels.map(toTunnel)),
         delete: remove,
         check,
         // The pod's own create records its key; its tunnels are part of that request.
         createAll: (caller, pod, inputs) => Effect.forEach(inputs, (input) => createOne(caller, pod, input, false)),
-        withdrawForPod: (podId) =>
-          Effect.flatMap(
-            store.tunnels.listByPod(podId).pipe(storeUnavailable),
-            (tunnels) =>
-              Effect.forEach(tunnels, (t) =>
-                withdraw(t).pipe(
-                  Effect.catchTag("EdgeError", (e) =>
-                    Effect.logWarning("withdrawing a deleted pod's tunnel failed", t.hostname, e.message))
-                ), { discard: true })
-          ),
+        withdrawAll: (tunnels) =>
+          Effect.forEach(tunnels, (t) =>
+            withdraw(t).pipe(
+              Effect.catchTag(
+                "EdgeError",
+                (e) => Effect.logWarning("withdrawing a deleted pod's tunnel failed", t.hostname, e.message)
+              )
+            ), { discard: true }),
         reconcile
       })
     })

@@ -13,13 +13,13 @@ import { toVpc } from "../domain/Vpc.js"
 import { Conflict, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
-import { Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { ownedBy, ownedOrNone } from "./Ownership.js"
+import { found } from "./Ownership.js"
 import { Tunnels } from "./Tunnels.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
@@ -68,24 +68,28 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
   static readonly layer = Layer.effect(
     Vpcs,
     Effect.gen(function*() {
-      const store = yield* Store
       const identity = yield* Identity
       const applier = yield* NetworkApplier
       const orchestrator = yield* Orchestrator
       const tunnels = yield* Tunnels
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
+      const readModel = yield* ReadModel
+
+      const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
       const owned = (caller: TenantPrincipal, id: VpcId) =>
-        store.vpcs.find(id).pipe(storeUnavailable, Effect.flatMap(ownedBy(caller, `VPC ${id}`)))
+        Effect.flatMap(stateOf(caller), (state) => found(state.vpc(id), `VPC ${id}`))
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
         const earlier = yield* idempotency.replay(
           caller.tenant_id,
-          (id) => store.vpcs.find(VpcId.make(id)).pipe(Effect.map(ownedOrNone(caller)), storeUnavailable)
+          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.vpc(VpcId.make(id))))
         )
-        if (Option.isSome(earlier)) return toVpc({ ...earlier.value, ...(yield* applier.apply(earlier.value.id)) })
+        if (Option.isSome(earlier)) {
+          return toVpc({ ...earlier.value, ...(yield* applier.apply(caller.tenant_id, earlier.value.id)) })
+        }
         const vpc: VpcRecord = {
           id: VpcId.make(randomUuid()),
           tenant_id: caller.tenant_id,
@@ -104,7 +108,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
           )
         )
-        const state = yield* applier.apply(vpc.id)
+        const state = yield* applier.apply(caller.tenant_id, vpc.id)
         return toVpc({ ...vpc, ...state })
       })
 
@@ -118,10 +122,10 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             })
           )
         )
-        const referencing = yield* store.securityRules.listByRemoteVpc(id).pipe(storeUnavailable)
+        const state = yield* stateOf(caller)
+        const referencing = state.rulesNaming(id)
         // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
-        const pods = yield* store.pods.listByVpc(id).pipe(storeUnavailable)
-        yield* Effect.forEach(pods, (pod) => tunnels.withdrawForPod(pod.id), { discard: true })
+        yield* tunnels.withdrawAll(state.tunnels.filter((t) => t.vpc_id === id))
         yield* pipeline.commit(
           caller.tenant_id,
           () => Effect.succeed(removing("vpcs", id))
@@ -129,13 +133,16 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           Effect.catchTag("UniqueViolation", Effect.die)
         )
         // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
-        yield* Effect.forEach(new Set(referencing.map((r) => r.vpc_id)), applier.apply, { discard: true })
+        yield* Effect.forEach(
+          new Set(referencing.map((r) => r.vpc_id)),
+          (vpcId) => applier.apply(caller.tenant_id, vpcId),
+          { discard: true }
+        )
       })
 
       return Vpcs.of({
         create,
-        list: (caller) =>
-          store.vpcs.listByTenant(caller.tenant_id).pipe(Effect.map((vpcs) => vpcs.map(toVpc)), storeUnavailable),
+        list: (caller) => Effect.map(stateOf(caller), (state) => state.vpcs.map(toVpc)),
         delete: remove,
         owned
       })

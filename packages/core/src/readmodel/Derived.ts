@@ -1,0 +1,48 @@
+/**
+ * Values derived from a tenant's state, kept with it (`TenantState.memo`): each is built again
+ * only when what it is derived from changes, so a VPC's context or compiled matcher is built
+ * once per change to its inputs whichever requests, processes' commits or revisions ask for it.
+ * Use cases ask for the value; they hold no cache and no key.
+ */
+import type { VpcId } from "../domain/Ids.js"
+import * as Evaluate from "../rules/Evaluate.js"
+import * as RuleSet from "../rules/RuleSet.js"
+import type { Derivation, TenantState } from "./TenantState.js"
+
+interface OfVpc {
+  readonly vpcId: VpcId
+  readonly peeringCidr: string | null
+}
+
+/** A VPC's context: its inputs are the tenant's VPCs and subnets, the VPC's pods, the peering block. */
+const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
+  key: ({ vpcId }) => vpcId,
+  inputs: (state, { peeringCidr, vpcId }) => [
+    state.entryOf("vpcs"),
+    state.entryOf("subnets"),
+    state.entryOf("pods", { vpc: vpcId }),
+    peeringCidr
+  ],
+  compute: (state, { peeringCidr, vpcId }) =>
+    RuleSet.contextOf(vpcId, {
+      vpcs: state.vpcs,
+      subnets: state.subnets,
+      pods: state.podsOf(vpcId),
+      peeringCidr
+    })
+}
+
+/** What a VPC's rules resolve against: the tenant's VPCs, the VPC's subnets and pods. */
+export const vpcContextOf = (state: TenantState, vpcId: VpcId, peeringCidr: string | null): RuleSet.VpcContext =>
+  state.memo(VpcContext, { vpcId, peeringCidr })
+
+/** A VPC's rules compiled for evaluation: built again when its rules or its context change. */
+const Matcher: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Evaluate.Matcher> = {
+  key: ({ vpcId }) => vpcId,
+  inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
+  compute: (state, { context, vpcId }) => Evaluate.matcher(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
+}
+
+/** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as a matcher that decides a flow. */
+export const matcherOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Evaluate.Matcher =>
+  state.memo(Matcher, { vpcId, context })
