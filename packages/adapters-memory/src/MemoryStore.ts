@@ -22,6 +22,13 @@ import type {
 import { AuditLog, Change, Common, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
+/** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
+interface RowWrites<R, K> {
+  readonly insert: (record: R) => Effect.Effect<void, Store.StoreUnavailable | Store.UniqueViolation>
+  readonly update: (record: R) => Effect.Effect<boolean, Store.StoreUnavailable>
+  readonly delete: (key: K) => Effect.Effect<boolean, Store.StoreUnavailable>
+}
+
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
   key: (d) => d.id,
   indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain },
@@ -336,6 +343,12 @@ export const make = Effect.gen(function*() {
   }
 
   const domains: Store.DomainRepository = {
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.domains, "tenant", tenantId))),
+    findByDomain: (domain) => read((s) => Option.fromNullable(Table.lookup(s.domains, "name", domain)[0]))
+  }
+
+  /** What commits write into `domains` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const domainsWrites: Omit<RowWrites<Domain.DomainRecord, Ids.DomainId>, "update"> = {
     insert: (row) =>
       write((s) =>
         Table.lookup(s.domains, "name", row.domain).length > 0
@@ -344,8 +357,6 @@ export const make = Effect.gen(function*() {
             [undefined, { ...inserted(s, row.id), domains: Table.put(Domains, s.domains, row) }] as const
           )
       ),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.domains, "tenant", tenantId))),
-    findByDomain: (domain) => read((s) => Option.fromNullable(Table.lookup(s.domains, "name", domain)[0])),
     delete: (id) =>
       write((s) =>
         Effect.succeed(
@@ -416,6 +427,16 @@ export const make = Effect.gen(function*() {
     write((s) => Effect.succeed(exists(s) ? [true, without(s)] as const : [false, s] as const))
 
   const vpcs: Store.VpcRepository = {
+    find: (id) => read((s) => Table.get(s.vpcs, id)),
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
+    listUnapplied: read((s) => ordered(s, Table.lookup(s.vpcs, "unapplied", ""))),
+    // Writers are already serialized, so holding a VPC is only a matter of it existing.
+    lock: (id) =>
+      transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id))))
+  }
+
+  /** What commits write into `vpcs` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const vpcsWrites: Omit<RowWrites<Vpc.VpcRecord, Ids.VpcId>, "update"> = {
     insert: (record) =>
       write((s) =>
         Table.lookup(s.vpcs, "name", `${record.tenant_id}/${record.name}`).length > 0
@@ -428,24 +449,17 @@ export const make = Effect.gen(function*() {
             }] as const
           )
       ),
-    find: (id) => read((s) => Table.get(s.vpcs, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
-    listUnapplied: read((s) => ordered(s, Table.lookup(s.vpcs, "unapplied", ""))),
-    // Writers are already serialized, so holding a VPC is only a matter of it existing.
-    lock: (id) =>
-      transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id)))),
-    setApplyState: (id, applied, applyError) =>
-      write((s) =>
-        Effect.succeed(Option.match(Table.get(s.vpcs, id), {
-          onNone: () => [false, s] as const,
-          onSome: (vpc) =>
-            [true, { ...s, vpcs: Table.put(Vpcs, s.vpcs, { ...vpc, applied, apply_error: applyError }) }] as const
-        }))
-      ),
     delete: (id) => drop((s) => Table.has(s.vpcs, id), (s) => removeVpc(s, id))
   }
 
   const subnets: Store.SubnetRepository = {
+    find: (id) => read((s) => Table.get(s.subnets, id)),
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.subnets, "tenant", tenantId))),
+    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.subnets, "vpc", vpcId)))
+  }
+
+  /** What commits write into `subnets` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const subnetsWrites: Pick<RowWrites<Subnet.SubnetRecord, never>, "insert"> = {
     insert: (record) =>
       write((s) =>
         Table.lookup(s.subnets, "name", `${record.vpc_id}/${record.name}`).length > 0
@@ -453,36 +467,41 @@ export const make = Effect.gen(function*() {
           : Effect.succeed(
             [undefined, { ...inserted(s, record.id), subnets: Table.put(Subnets, s.subnets, record) }] as const
           )
-      ),
-    find: (id) => read((s) => Table.get(s.subnets, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.subnets, "tenant", tenantId))),
-    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.subnets, "vpc", vpcId)))
+      )
   }
 
   const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
 
   const securityRules: Store.SecurityRuleRepository = {
-    insert: (record) =>
-      write((s) => Effect.succeed([undefined, { ...s, rules: Table.put(Rules, s.rules, record) }] as const)),
     find: (id) => read((s) => Table.get(s.rules, id)),
     listByVpc: (vpcId) => read((s) => Table.lookup(s.rules, "vpc", vpcId).sort(bySeq)),
     listByRemoteVpc: (vpcId) =>
-      read((s) => Table.lookup(s.rules, "remote", vpcId).filter((r) => r.vpc_id !== vpcId).sort(bySeq)),
+      read((s) => Table.lookup(s.rules, "remote", vpcId).filter((r) => r.vpc_id !== vpcId).sort(bySeq))
+  }
+
+  /** What commits write into `securityRules` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const securityRulesWrites: RowWrites<SecurityRule.SecurityRuleRecord, Ids.SecurityRuleId> = {
+    insert: (record) =>
+      write((s) => Effect.succeed([undefined, { ...s, rules: Table.put(Rules, s.rules, record) }] as const)),
     update: replace(Rules, (s) => s.rules, (s, rules) => ({ ...s, rules })),
     delete: (id) => drop((s) => Table.has(s.rules, id), (s) => ({ ...s, rules: Table.remove(Rules, s.rules, id) }))
   }
 
   const pods: Store.PodRepository = {
+    find: (id) => read((s) => Table.get(s.pods, id)),
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.pods, "tenant", tenantId))),
+    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.pods, "vpc", vpcId))),
+    listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", "")))
+  }
+
+  /** What commits write into `pods` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const podsWrites: RowWrites<Pod.PodRecord, Ids.PodId> = {
     insert: (record) =>
       write((s) =>
         Table.lookup(s.pods, "name", `${record.vpc_id}/${record.name}`).length > 0
           ? violation(Store.Constraints.podName)
           : Effect.succeed([undefined, { ...inserted(s, record.id), pods: Table.put(Pods, s.pods, record) }] as const)
       ),
-    find: (id) => read((s) => Table.get(s.pods, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.pods, "tenant", tenantId))),
-    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.pods, "vpc", vpcId))),
-    listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", ""))),
     update: replace(Pods, (s) => s.pods, (s, pods) => ({ ...s, pods })),
     delete: (id) =>
       drop((s) => Table.has(s.pods, id), (s) => ({
@@ -493,6 +512,19 @@ export const make = Effect.gen(function*() {
   }
 
   const tunnels: Store.TunnelRepository = {
+    find: (id) => read((s) => Table.get(s.tunnels, id)),
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.tunnels, "tenant", tenantId))),
+    listByPod: (podId) => read((s) => ordered(s, Table.lookup(s.tunnels, "pod", podId))),
+    listInactive: read((s) => ordered(s, Table.lookup(s.tunnels, "inactive", ""))),
+    countByStatus: read((s) => {
+      const counts = { active: 0, pending: 0, error: 0 }
+      for (const t of Table.values(s.tunnels)) counts[t.status]++
+      return counts
+    })
+  }
+
+  /** What commits write into `tunnels` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const tunnelsWrites: RowWrites<Tunnel.TunnelRecord, Ids.TunnelId> = {
     insert: (record) =>
       write((s) => {
         if (Table.lookup(s.tunnels, "name", `${record.tenant_id}/${record.tunnel_name}`).length > 0) {
@@ -505,15 +537,6 @@ export const make = Effect.gen(function*() {
           [undefined, { ...inserted(s, record.id), tunnels: Table.put(Tunnels, s.tunnels, record) }] as const
         )
       }),
-    find: (id) => read((s) => Table.get(s.tunnels, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.tunnels, "tenant", tenantId))),
-    listByPod: (podId) => read((s) => ordered(s, Table.lookup(s.tunnels, "pod", podId))),
-    listInactive: read((s) => ordered(s, Table.lookup(s.tunnels, "inactive", ""))),
-    countByStatus: read((s) => {
-      const counts = { active: 0, pending: 0, error: 0 }
-      for (const t of Table.values(s.tunnels)) counts[t.status]++
-      return counts
-    }),
     update: replace(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
     delete: (id) =>
       drop((s) => Table.has(s.tunnels, id), (s) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, id) }))
@@ -522,6 +545,14 @@ export const make = Effect.gen(function*() {
   const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
 
   const registryCredentials: Store.RegistryCredentialRepository = {
+    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.credentials, "tenant", tenantId))),
+    find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name)))
+  }
+
+  /** What commits write into `registryCredentials` (the port has no writes of a tenant's rows: `commit` is the one). */
+  const registryCredentialsWrites: Pick<RowWrites<RegistryCredential.RegistryCredentialRecord, never>, "insert"> & {
+    readonly delete: (tenantId: Ids.TenantId, name: string) => Effect.Effect<boolean, Store.StoreUnavailable>
+  } = {
     insert: (record) =>
       write((s) => {
         const key = credentialKey(record.tenant_id, record.name)
@@ -531,8 +562,6 @@ export const make = Effect.gen(function*() {
             [undefined, { ...inserted(s, key), credentials: Table.put(Credentials, s.credentials, record) }] as const
           )
       }),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.credentials, "tenant", tenantId))),
-    find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name))),
     delete: (tenantId, name) => {
       const key = credentialKey(tenantId, name)
       return drop(
@@ -600,15 +629,18 @@ export const make = Effect.gen(function*() {
           })
           : Option.none()
       ),
-    providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig })),
-    // Writers are serialized: the committed state is the one before this transaction, and the
-    // draft is what it will commit.
-    step: (id) =>
-      transaction(
-        Effect.flatMap(Ref.get(committed), (before) =>
-          read((after) => ({ before: revisions.tenant(before, id), after: revisions.tenant(after, id) })))
-      )
+    providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
   }
+
+  /**
+   * The tenant's revisions around the transaction it ends: writers are serialized, so the
+   * committed state is the one before it, and the draft is what it will commit.
+   */
+  const step = (id: Ids.TenantId) =>
+    transaction(
+      Effect.flatMap(Ref.get(committed), (before) =>
+        read((after) => ({ before: revisions.tenant(before, id), after: revisions.tenant(after, id) })))
+    )
 
   const audit: Store.AuditRepository = {
     append: (entry) =>
@@ -649,45 +681,47 @@ export const make = Effect.gen(function*() {
     if (w._tag === "Remove") {
       switch (w.part) {
         case "vpcs":
-          return vpcs.delete(w.key as Ids.VpcId)
+          return vpcsWrites.delete(w.key as Ids.VpcId)
         case "subnets":
           return drop(
             (s) => Table.has(s.subnets, w.key),
             (s) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, w.key) })
           )
         case "rules":
-          return securityRules.delete(w.key as Ids.SecurityRuleId)
+          return securityRulesWrites.delete(w.key as Ids.SecurityRuleId)
         case "pods":
-          return pods.delete(w.key as Ids.PodId)
+          return podsWrites.delete(w.key as Ids.PodId)
         case "tunnels":
-          return tunnels.delete(w.key as Ids.TunnelId)
+          return tunnelsWrites.delete(w.key as Ids.TunnelId)
         case "credentials":
-          return registryCredentials.delete(tenantId, w.key)
+          return registryCredentialsWrites.delete(tenantId, w.key)
         case "domains":
-          return domains.delete(w.key as Ids.DomainId)
+          return domainsWrites.delete(w.key as Ids.DomainId)
       }
     }
     const insert = w._tag === "Insert"
     switch (w.part) {
       case "vpcs":
-        return insert ? vpcs.insert(w.record) : replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs }))(w.record)
+        return insert
+          ? vpcsWrites.insert(w.record)
+          : replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs }))(w.record)
       case "subnets":
         return insert
-          ? subnets.insert(w.record)
+          ? subnetsWrites.insert(w.record)
           : replace(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets }))(w.record)
       case "rules":
-        return insert ? securityRules.insert(w.record) : securityRules.update(w.record)
+        return insert ? securityRulesWrites.insert(w.record) : securityRulesWrites.update(w.record)
       case "pods":
-        return insert ? pods.insert(w.record) : pods.update(w.record)
+        return insert ? podsWrites.insert(w.record) : podsWrites.update(w.record)
       case "tunnels":
-        return insert ? tunnels.insert(w.record) : tunnels.update(w.record)
+        return insert ? tunnelsWrites.insert(w.record) : tunnelsWrites.update(w.record)
       case "credentials":
         return insert
-          ? registryCredentials.insert(w.record)
+          ? registryCredentialsWrites.insert(w.record)
           : replace(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials }))(w.record)
       case "domains":
         return insert
-          ? domains.insert(w.record)
+          ? domainsWrites.insert(w.record)
           : replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains }))(w.record)
     }
   }
@@ -714,7 +748,7 @@ export const make = Effect.gen(function*() {
         return Effect.succeed([undefined, { ...s, vpcVersions: next }] as const)
       })
       if (change.audit !== null) yield* audit.append(change.audit)
-      return yield* snapshots.step(change.tenant)
+      return yield* step(change.tenant)
     }))
 
   const store = Store.Store.of({

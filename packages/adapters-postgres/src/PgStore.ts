@@ -207,17 +207,6 @@ export const make = (options: Options = {}) =>
         )
     }
 
-    /** Updates a record's row through its row schema's encoder; `fixed` are the columns that never change. */
-    const updateRow =
-      <A, I extends { readonly id: string }>(table: string, Row: Schema.Schema<A, I>, fixed: ReadonlyArray<keyof I>) =>
-      (record: A) =>
-        Effect.flatMap(encoded(Row)(record), (row) => {
-          const fields = Object.fromEntries(
-            Object.entries(row).filter(([column]) => column !== "id" && !fixed.includes(column as keyof I))
-          )
-          return affected(sql`UPDATE ${sql(table)} SET ${sql.update(fields)} WHERE id = ${row.id} RETURNING id`)
-        })
-
     const encodeAdmin = encoded(AdminRow)
     const encodeProviderConfig = encoded(ProviderConfigRow)
     const encodeIdempotencyKey = encoded(IdempotencyKeyRow)
@@ -258,14 +247,12 @@ export const make = (options: Options = {}) =>
     }
 
     const domains: Store.DomainRepository = {
-      insert: insertRow("domains", DomainRow),
       listByTenant: all(
         Schema.String,
         DomainRow,
         (tenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-      findByDomain: one(Schema.String, DomainRow, (domain) => sql`SELECT * FROM domains WHERE domain = ${domain}`),
-      delete: (id) => affected(sql`DELETE FROM domains WHERE id = ${id} RETURNING id`)
+      findByDomain: one(Schema.String, DomainRow, (domain) => sql`SELECT * FROM domains WHERE domain = ${domain}`)
     }
 
     const providerConfig: Store.ProviderConfigRepository = {
@@ -304,7 +291,6 @@ export const make = (options: Options = {}) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      insert: insertRow("vpcs", VpcRow),
       find: one(Schema.String, VpcRow, (id) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
       listByTenant: all(
         Schema.String,
@@ -321,14 +307,10 @@ export const make = (options: Options = {}) =>
           WHERE v.id = ${id} FOR UPDATE OF v
         `,
           (rows) => Option.fromNullable(rows[0]?.revision)
-        )),
-      setApplyState: (id, applied, applyError) =>
-        affected(sql`UPDATE vpcs SET applied = ${applied}, apply_error = ${applyError} WHERE id = ${id} RETURNING id`),
-      delete: (id) => affected(sql`DELETE FROM vpcs WHERE id = ${id} RETURNING id`)
+        ))
     }
 
     const subnets: Store.SubnetRepository = {
-      insert: insertRow("subnets", SubnetRow),
       find: one(Schema.String, SubnetRow, (id) => sql`SELECT * FROM subnets WHERE id = ${id}`),
       listByTenant: all(
         Schema.String,
@@ -343,7 +325,6 @@ export const make = (options: Options = {}) =>
     }
 
     const securityRules: Store.SecurityRuleRepository = {
-      insert: insertRow("security_rules", RuleRow),
       find: one(Schema.String, RuleRow, (id) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
       listByVpc: all(
         Schema.String,
@@ -354,13 +335,10 @@ export const make = (options: Options = {}) =>
         Schema.String,
         RuleRow,
         (vpcId) => sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
-      ),
-      update: updateRow("security_rules", RuleRow, ["created_at", "tenant_id", "vpc_id"]),
-      delete: (id) => affected(sql`DELETE FROM security_rules WHERE id = ${id} RETURNING id`)
+      )
     }
 
     const pods: Store.PodRepository = {
-      insert: insertRow("pods", PodRow),
       find: one(Schema.String, PodRow, (id) => sql`SELECT * FROM pods WHERE id = ${id}`),
       listByTenant: all(
         Schema.String,
@@ -374,13 +352,10 @@ export const make = (options: Options = {}) =>
       ),
       listUnapplied: all(Schema.Void, PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(
         undefined
-      ),
-      update: updateRow("pods", PodRow, ["created_at", "tenant_id"]),
-      delete: (id) => affected(sql`DELETE FROM pods WHERE id = ${id} RETURNING id`)
+      )
     }
 
     const tunnels: Store.TunnelRepository = {
-      insert: insertRow("tunnels", TunnelRow),
       find: one(Schema.String, TunnelRow, (id) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
       listByTenant: all(
         Schema.String,
@@ -407,12 +382,7 @@ export const make = (options: Options = {}) =>
         const counts = { active: 0, pending: 0, error: 0 }
         for (const row of rows) counts[row.status] = row.count
         return counts
-      })),
-      update: (record) =>
-        affected(
-          sql`UPDATE tunnels SET status = ${record.status}, error = ${record.error} WHERE id = ${record.id} RETURNING id`
-        ),
-      delete: (id) => affected(sql`DELETE FROM tunnels WHERE id = ${id} RETURNING id`)
+      }))
     }
 
     const findCredential = one(
@@ -422,15 +392,12 @@ export const make = (options: Options = {}) =>
     )
 
     const registryCredentials: Store.RegistryCredentialRepository = {
-      insert: insertRow("registry_credentials", CredentialRow),
       listByTenant: all(
         Schema.String,
         CredentialRow,
         (tenantId) => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
       ),
-      find: (tenantId, name) => findCredential({ tenant_id: tenantId, name }),
-      delete: (tenantId, name) =>
-        affected(sql`DELETE FROM registry_credentials WHERE tenant_id = ${tenantId} AND name = ${name} RETURNING name`)
+      find: (tenantId, name) => findCredential({ tenant_id: tenantId, name })
     }
 
     /**
@@ -523,16 +490,6 @@ export const make = (options: Options = {}) =>
             vpcVersions: r.vpc_versions
           }))
         ),
-      // The setting tells the revision triggers that this transaction's step is taken.
-      step: (id) =>
-        unavailable(Effect.map(
-          sql<{ before: string; after: string }>`
-          UPDATE tenants SET revision = revision + 1 WHERE id = ${id}
-          RETURNING (revision - 1)::text AS before, revision::text AS after,
-            set_config('tenet.revision_stepped', id::text, true) AS stepped
-        `,
-          (rows) => ({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
-        )),
       providerConfig: Effect.map(
         one(Schema.Void, ProviderConfigSnapshotRow, () =>
           sql`

@@ -1,6 +1,8 @@
 /**
- * The Store port: the desired state, the source of truth. Repositories per resource, and
- * transactions that make a use-case's writes all-or-nothing.
+ * The Store port: the desired state, the source of truth. Reads per resource; a tenant's
+ * rows are written only by `commit` (one change, one transaction: see `changes/Pipeline.ts`),
+ * and what no tenant's state holds (tenants, the admin, the provider configuration, service
+ * tunnels) by repository writes inside `transaction`.
  *
  * Uniqueness rules are the store's job (a unique constraint in SQL), so they hold under
  * concurrent requests: `insert` fails with `UniqueViolation` naming the constraint.
@@ -18,16 +20,7 @@ import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
-import type {
-  DomainId,
-  PodId,
-  SecurityRuleId,
-  ServiceTunnelId,
-  SubnetId,
-  TenantId,
-  TunnelId,
-  VpcId
-} from "../domain/Ids.js"
+import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
@@ -100,11 +93,8 @@ export interface TenantRepository {
 }
 
 export interface DomainRepository {
-  /** A domain belongs to at most one tenant (`Constraints.domainName`). */
-  readonly insert: (row: DomainRecord) => Write
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<DomainRecord>>
   readonly findByDomain: (domain: string) => Read<Option.Option<DomainRecord>>
-  readonly delete: (id: DomainId) => Read<boolean>
 }
 
 export interface ProviderConfigRepository {
@@ -121,8 +111,6 @@ export interface ServiceTunnelRepository {
 }
 
 export interface VpcRepository {
-  /** VPC names are unique per tenant (`Constraints.vpcName`). */
-  readonly insert: (record: VpcRecord) => Write
   readonly find: (id: VpcId) => Read<Option.Option<VpcRecord>>
   /** The tenant's VPCs, oldest first. */
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<VpcRecord>>
@@ -130,20 +118,14 @@ export interface VpcRepository {
   readonly listUnapplied: Read<ReadonlyArray<VpcRecord>>
   /**
    * Inside a transaction, holds the VPC against concurrent writers until it ends (a row
-   * lock in SQL), so per-VPC limits and orders hold under concurrency. Answers its tenant's
-   * revision as the lock's read saw it (none when the VPC is absent): a revision other than a
-   * snapshot's shows a commit came since. Equal proves nothing (in SQL, after waiting for the
-   * lock the revision may predate the commit it waited for): `step` is the proof.
+   * lock in SQL): a decision `commit` found stale is made again while it is held, so writers
+   * racing for one VPC get through in turn. Answers its tenant's revision as the lock's read
+   * saw it (none when the VPC is absent).
    */
   readonly lock: (id: VpcId) => Read<Option.Option<Revision>>
-  readonly setApplyState: (id: VpcId, applied: boolean, applyError: string | null) => Read<boolean>
-  /** Deletes the VPC with its subnets, rules, pods and their tunnels; false when absent. */
-  readonly delete: (id: VpcId) => Read<boolean>
 }
 
 export interface SubnetRepository {
-  /** Subnet names are unique per VPC (`Constraints.subnetName`). */
-  readonly insert: (record: SubnetRecord) => Write
   readonly find: (id: SubnetId) => Read<Option.Option<SubnetRecord>>
   /** Oldest first. */
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<SubnetRecord>>
@@ -152,20 +134,14 @@ export interface SubnetRepository {
 }
 
 export interface SecurityRuleRepository {
-  readonly insert: (record: SecurityRuleRecord) => Write
   readonly find: (id: SecurityRuleId) => Read<Option.Option<SecurityRuleRecord>>
   /** The VPC's rules, in creation order. */
   readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
   /** Rules of other VPCs whose remote is this VPC. */
   readonly listByRemoteVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
-  /** Replaces the rule; false when absent. */
-  readonly update: (record: SecurityRuleRecord) => Read<boolean>
-  readonly delete: (id: SecurityRuleId) => Read<boolean>
 }
 
 export interface PodRepository {
-  /** Pod names are unique per VPC (`Constraints.podName`). */
-  readonly insert: (record: PodRecord) => Write
   readonly find: (id: PodId) => Read<Option.Option<PodRecord>>
   /** Oldest first. */
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<PodRecord>>
@@ -173,15 +149,9 @@ export interface PodRepository {
   readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<PodRecord>>
   /** Pods whose last apply failed, for the reconciler. */
   readonly listUnapplied: Read<ReadonlyArray<PodRecord>>
-  /** Replaces the pod; false when absent. */
-  readonly update: (record: PodRecord) => Read<boolean>
-  /** Deletes the pod with its tunnels; false when absent. */
-  readonly delete: (id: PodId) => Read<boolean>
 }
 
 export interface TunnelRepository {
-  /** Names are unique per tenant (`Constraints.tunnelName`), hostnames everywhere (`tunnelHostname`). */
-  readonly insert: (record: TunnelRecord) => Write
   readonly find: (id: TunnelId) => Read<Option.Option<TunnelRecord>>
   /** Oldest first. */
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<TunnelRecord>>
@@ -191,17 +161,12 @@ export interface TunnelRepository {
   readonly listInactive: Read<ReadonlyArray<TunnelRecord>>
   /** Every tenant's tunnels, counted by status (0 for a status none has): for the metrics. */
   readonly countByStatus: Read<Readonly<Record<TunnelStatus, number>>>
-  readonly update: (record: TunnelRecord) => Read<boolean>
-  readonly delete: (id: TunnelId) => Read<boolean>
 }
 
 export interface RegistryCredentialRepository {
-  /** Names are unique per tenant (`Constraints.registryCredentialName`). */
-  readonly insert: (record: RegistryCredentialRecord) => Write
   /** Oldest first. */
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<RegistryCredentialRecord>>
   readonly find: (tenantId: TenantId, name: string) => Read<Option.Option<RegistryCredentialRecord>>
-  readonly delete: (tenantId: TenantId, name: string) => Read<boolean>
 }
 
 export interface IdempotencyKeyRepository {
@@ -279,14 +244,6 @@ export interface SnapshotRepository {
   readonly authenticate: (tokenHash: string) => Read<Option.Option<Authenticated>>
   readonly tenant: (id: TenantId) => Read<Option.Option<TenantSnapshot>>
   readonly providerConfig: Read<ProviderConfigSnapshot>
-  /**
-   * Last in a transaction that changed the tenant's rows: makes all of its changes one
-   * revision step, holds the tenant's revision until the transaction ends (no one else's
-   * change to the tenant commits in between), and answers the revision before the step and
-   * the one the commit will make. A writer whose snapshot is at `before` can thus apply its
-   * own changes to it and know the result is the tenant at `after`.
-   */
-  readonly step: (id: TenantId) => Read<{ readonly before: Revision; readonly after: Revision }>
 }
 
 export interface StoreShape {

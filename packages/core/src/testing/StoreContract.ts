@@ -7,6 +7,7 @@ import type { Layer } from "effect"
 import { DateTime, Effect, FastCheck, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
+import type { TenantId } from "../domain/Ids.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import { Constraints, KeyClaimed, StaleDecision, Store, UniqueViolation } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
@@ -29,6 +30,12 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       return [first, second] as const
     })
 
+    /** One commit of `writes` to the tenant's rows, decided on nothing. */
+    const commitWrites = (tenant: TenantId, ...writes: ReadonlyArray<Change.Write>) =>
+      Effect.flatMap(Store, (store) => store.commit({ tenant, decidedOn: [], writes, audit: null, claim: null }))
+    const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
+    const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
+
     const revisionOf = (id: TenantRecord["id"]) =>
       Effect.flatMap(Store, (store) => Effect.map(store.snapshots.tenant(id), (s) => Option.getOrThrow(s).revision))
 
@@ -48,56 +55,45 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           })
         yield* expectRevision(true)
         const vpc = Fixtures.vpc(a.id)
-        yield* store.vpcs.insert(vpc)
+        yield* insert({ part: "vpcs", record: vpc })
         yield* expectRevision(true)
-        yield* store.vpcs.setApplyState(vpc.id, false, "the cluster said no")
+        yield* update({ part: "vpcs", record: { ...vpc, applied: false, apply_error: "the cluster said no" } })
         yield* expectRevision(true)
         const rule = Fixtures.rule(vpc, 1)
-        yield* store.securityRules.insert(rule)
+        yield* insert({ part: "rules", record: rule })
         yield* expectRevision(true)
-        yield* store.securityRules.update({ ...rule, priority: 7 })
+        yield* update({ part: "rules", record: { ...rule, priority: 7 } })
         yield* expectRevision(true)
         const domain = Fixtures.domain(a.id)
-        yield* store.domains.insert(domain)
+        yield* insert({ part: "domains", record: domain })
         yield* expectRevision(true)
         // Another tenant's change, a read, a rolled-back transaction: the same revision.
-        yield* store.vpcs.insert(Fixtures.vpc(b.id))
+        yield* insert({ part: "vpcs", record: Fixtures.vpc(b.id) })
         yield* store.vpcs.listByTenant(a.id)
         yield* Effect.either(store.transaction(
-          Effect.zipRight(store.vpcs.insert(Fixtures.vpc(a.id)), Effect.fail("rolled back"))
+          Effect.zipRight(insert({ part: "vpcs", record: Fixtures.vpc(a.id) }), Effect.fail("rolled back"))
         ))
         expect(seen.has(yield* revisionOf(a.id))).toBe(true)
-        yield* store.securityRules.delete(rule.id)
+        yield* commitWrites(a.id, Change.remove("rules", rule.id, vpc.id))
         yield* expectRevision(true)
         // Back to no domain, as before the insert: still a revision not seen before.
-        yield* store.domains.delete(domain.id)
+        yield* commitWrites(a.id, Change.remove("domains", domain.id))
         yield* expectRevision(true)
         // Deleting the VPC cascades; the revision says so.
-        yield* store.vpcs.delete(vpc.id)
+        yield* commitWrites(a.id, Change.remove("vpcs", vpc.id))
         yield* expectRevision(true)
       })
     )
 
     test(
-      "a VPC's lock answers its tenant's revision; a transaction's step answers the revisions around its commit",
+      "a VPC's lock answers its tenant's revision, and none for a VPC that is not there",
       Effect.gen(function*() {
         const store = yield* Store
         const [a] = yield* twoTenants
         const vpc = Fixtures.vpc(a.id)
-        yield* store.vpcs.insert(vpc)
+        yield* insert({ part: "vpcs", record: vpc })
         const before = yield* revisionOf(a.id)
-        const { locked, step } = yield* store.transaction(Effect.gen(function*() {
-          const locked = yield* store.vpcs.lock(vpc.id)
-          yield* store.securityRules.insert(Fixtures.rule(vpc, 1))
-          yield* store.securityRules.insert(Fixtures.rule(vpc, 2))
-          const step = yield* store.snapshots.step(a.id)
-          return { locked, step }
-        }))
-        expect(locked).toEqual(Option.some(before))
-        expect(step.before).toBe(before)
-        const after = yield* revisionOf(a.id)
-        expect(step.after).toBe(after)
-        expect(after).not.toBe(before)
+        expect(yield* store.transaction(store.vpcs.lock(vpc.id))).toEqual(Option.some(before))
         expect(yield* store.transaction(store.vpcs.lock(Fixtures.vpc(a.id).id))).toEqual(Option.none())
       })
     )
@@ -111,7 +107,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         for (const picks of runs) {
           const tenant = Fixtures.tenant()
           yield* store.tenants.insert(tenant)
-          yield* store.vpcs.insert(Fixtures.vpc(tenant.id))
+          yield* insert({ part: "vpcs", record: Fixtures.vpc(tenant.id) })
           const before = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
           const changes: Array<Change.Write> = []
           let seq = 0
@@ -172,8 +168,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const [tenant] = yield* twoTenants
         const vpc = Fixtures.vpc(tenant.id)
         const other = Fixtures.vpc(tenant.id)
-        yield* store.vpcs.insert(vpc)
-        yield* store.vpcs.insert(other)
+        yield* insert({ part: "vpcs", record: vpc })
+        yield* insert({ part: "vpcs", record: other })
         const snapshotNow = Effect.map(store.snapshots.tenant(tenant.id), Option.getOrThrow)
         const before = yield* snapshotNow
         expect(before.vpcVersions).toEqual({ [vpc.id]: 0, [other.id]: 0 })
@@ -273,13 +269,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const store = yield* Store
         const [a, b] = yield* twoTenants
         const vpc = Fixtures.vpc(a.id)
-        yield* store.vpcs.insert(vpc)
-        yield* store.vpcs.insert(Fixtures.vpc(a.id))
-        yield* store.vpcs.insert(Fixtures.vpc(b.id))
-        yield* store.securityRules.insert(Fixtures.rule(vpc, 2))
-        yield* store.securityRules.insert(Fixtures.rule(vpc, 1))
+        yield* insert({ part: "vpcs", record: vpc })
+        yield* insert({ part: "vpcs", record: Fixtures.vpc(a.id) })
+        yield* insert({ part: "vpcs", record: Fixtures.vpc(b.id) })
+        yield* insert({ part: "rules", record: Fixtures.rule(vpc, 2) })
+        yield* insert({ part: "rules", record: Fixtures.rule(vpc, 1) })
         const domain = Fixtures.domain(a.id)
-        yield* store.domains.insert(domain)
+        yield* insert({ part: "domains", record: domain })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(snapshot.vpcs).toEqual(yield* store.vpcs.listByTenant(a.id))
         expect(snapshot.securityRules).toEqual(yield* store.securityRules.listByVpc(vpc.id))
@@ -367,8 +363,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const [t, other] = yield* twoTenants
         const mine = Fixtures.domain(t.id)
         const theirs = Fixtures.domain(other.id)
-        yield* store.domains.insert(mine)
-        yield* store.domains.insert(theirs)
+        yield* insert({ part: "domains", record: mine })
+        yield* insert({ part: "domains", record: theirs })
         expect(yield* store.tenants.delete(t.id)).toBe(true)
         expect(yield* store.tenants.delete(t.id)).toBe(false)
         expect(yield* store.tenants.find(t.id)).toEqual(Option.none())
@@ -376,7 +372,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(yield* store.domains.findByDomain(mine.domain)).toEqual(Option.none())
         expect(yield* store.domains.findByDomain(theirs.domain)).toEqual(Option.some(theirs))
         yield* store.tenants.insert(Fixtures.tenant({ name: t.name }))
-        yield* store.domains.insert(Fixtures.domain(other.id, { domain: mine.domain }))
+        yield* insert({ part: "domains", record: Fixtures.domain(other.id, { domain: mine.domain }) })
       })
     )
 
@@ -387,14 +383,15 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const [a, b] = yield* twoTenants
         const d1 = Fixtures.domain(a.id)
         const d2 = Fixtures.domain(a.id)
-        yield* store.domains.insert(d1)
-        yield* store.domains.insert(d2)
-        const clash = yield* Effect.flip(store.domains.insert(Fixtures.domain(b.id, { domain: d1.domain })))
+        yield* insert({ part: "domains", record: d1 })
+        yield* insert({ part: "domains", record: d2 })
+        const clash = yield* Effect.flip(
+          insert({ part: "domains", record: Fixtures.domain(b.id, { domain: d1.domain }) })
+        )
         expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.domainName })
         expect((yield* store.domains.listByTenant(a.id)).map((d) => d.id)).toEqual([d1.id, d2.id])
         expect(yield* store.domains.listByTenant(b.id)).toEqual([])
-        expect(yield* store.domains.delete(d1.id)).toBe(true)
-        expect(yield* store.domains.delete(d1.id)).toBe(false)
+        yield* commitWrites(a.id, Change.remove("domains", d1.id))
         expect(yield* store.domains.findByDomain(d1.domain)).toEqual(Option.none())
       })
     )
@@ -407,8 +404,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const a1 = Fixtures.vpc(a.id)
         const a2 = Fixtures.vpc(a.id)
         const b1 = Fixtures.vpc(b.id, { name: a1.name })
-        for (const vpc of [a1, a2, b1]) yield* store.vpcs.insert(vpc)
-        const clash = yield* Effect.flip(store.vpcs.insert(Fixtures.vpc(a.id, { name: a1.name })))
+        for (const vpc of [a1, a2, b1]) yield* insert({ part: "vpcs", record: vpc })
+        const clash = yield* Effect.flip(insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) }))
         expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.vpcName })
         expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a1.id, a2.id])
         expect((yield* store.vpcs.listByTenant(b.id)).map((v) => v.id)).toEqual([b1.id])
@@ -416,26 +413,26 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const r1 = Fixtures.rule(a1, 2)
         const r2 = Fixtures.rule(a1, 1, { remote_type: "vpc", remote_cidr: null, remote_vpc_id: a2.id })
         const r3 = Fixtures.rule(a2, 1)
-        for (const rule of [r1, r2, r3]) yield* store.securityRules.insert(rule)
+        for (const rule of [r1, r2, r3]) yield* insert({ part: "rules", record: rule })
         expect((yield* store.securityRules.listByVpc(a1.id)).map((r) => r.id)).toEqual([r2.id, r1.id])
         expect((yield* store.securityRules.listByRemoteVpc(a2.id)).map((r) => r.id)).toEqual([r2.id])
-        expect(yield* store.securityRules.update({ ...r2, remote_vpc_id: b1.id })).toBe(true)
+        yield* update({ part: "rules", record: { ...r2, remote_vpc_id: b1.id } })
         expect(yield* store.securityRules.listByRemoteVpc(a2.id)).toEqual([])
 
         expect(yield* store.vpcs.listUnapplied).toEqual([])
-        expect(yield* store.vpcs.setApplyState(a2.id, false, "cluster unreachable")).toBe(true)
+        yield* update({ part: "vpcs", record: { ...a2, applied: false, apply_error: "cluster unreachable" } })
         expect((yield* store.vpcs.listUnapplied).map((v) => [v.id, v.apply_error])).toEqual([
           [a2.id, "cluster unreachable"]
         ])
-        expect(yield* store.vpcs.setApplyState(a2.id, true, null)).toBe(true)
+        yield* update({ part: "vpcs", record: { ...a2, applied: true, apply_error: null } })
         expect(yield* store.vpcs.listUnapplied).toEqual([])
 
-        expect(yield* store.vpcs.delete(a1.id)).toBe(true)
+        yield* commitWrites(a.id, Change.remove("vpcs", a1.id))
         expect(yield* store.securityRules.listByVpc(a1.id)).toEqual([])
         expect(yield* store.securityRules.find(r1.id)).toEqual(Option.none())
         expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a2.id])
         // The name is free again.
-        yield* store.vpcs.insert(Fixtures.vpc(a.id, { name: a1.name }))
+        yield* insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) })
         expect(yield* store.tenants.delete(b.id)).toBe(true)
         expect(yield* store.vpcs.listByTenant(b.id)).toEqual([])
       })
@@ -498,7 +495,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* store.transaction(store.tenants.insert(kept))
         const failure = yield* Effect.flip(store.transaction(Effect.gen(function*() {
           yield* store.tenants.insert(lost)
-          yield* store.domains.insert(Fixtures.domain(lost.id))
+          yield* insert({ part: "domains", record: Fixtures.domain(lost.id) })
           return yield* Effect.fail("boom" as const)
         })))
         expect(failure).toBe("boom")
@@ -547,13 +544,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const tenant = Fixtures.tenant()
         yield* store.tenants.insert(tenant)
         const vpc = Fixtures.vpc(tenant.id)
-        yield* store.vpcs.insert(vpc)
+        yield* insert({ part: "vpcs", record: vpc })
         // Each writer counts, waits, then inserts below a limit of 5: only a lock keeps the count true.
         const writer = store.transaction(Effect.gen(function*() {
           yield* store.vpcs.lock(vpc.id)
           const rules = yield* store.securityRules.listByVpc(vpc.id)
           yield* Effect.sleep("20 millis")
-          if (rules.length < 5) yield* store.securityRules.insert(Fixtures.rule(vpc, rules.length + 1))
+          if (rules.length < 5) yield* insert({ part: "rules", record: Fixtures.rule(vpc, rules.length + 1) })
         }))
         yield* Effect.all(Array.from({ length: 12 }, () => writer), { concurrency: "unbounded" })
         expect(yield* store.securityRules.listByVpc(vpc.id)).toHaveLength(5)
