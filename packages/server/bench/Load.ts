@@ -44,7 +44,7 @@ export const PASSWORD = "load-admin-password"
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON answers
 
 /** The CPU the servers run on and the one the load comes from, when they can be kept apart. */
-const cpus = (() => {
+export const cpus = (() => {
   if (availableParallelism() < 2) return null
   try {
     execFileSync("taskset", ["-V"], { stdio: "ignore" })
@@ -55,10 +55,16 @@ const cpus = (() => {
 })()
 
 /** Pins this process's every thread (the load generator's) to `cpu`, or to all CPUs. */
-const pinSelf = (cpu: string) => execFileSync("taskset", ["-apc", cpu, String(process.pid)], { stdio: "ignore" })
+export const pinSelf = (cpu: string) => execFileSync("taskset", ["-apc", cpu, String(process.pid)], { stdio: "ignore" })
 
 /** A request the setup needs to succeed. */
-const must = async (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+export const must = async (
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown
+) => {
   const response = await call(port, method, path, body, headers)
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${response.text}`)
   return response
@@ -100,9 +106,9 @@ const startChild = async (
   }
 }
 
-type StoreKind = "memory" | "embedded" | "postgres"
+export type StoreKind = "memory" | "embedded" | "postgres"
 
-const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
+export const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
 
 /** A database of its own on `databaseServer`, and how to drop it. */
 const freshDatabase = (server: string) => {
@@ -117,7 +123,7 @@ const freshDatabase = (server: string) => {
 }
 
 /** `tenet-server` on the given store, with extra settings. */
-const startTenet = async (store: StoreKind, settings: Record<string, string> = {}) => {
+export const startTenet = async (store: StoreKind, settings: Record<string, string> = {}) => {
   const database = store === "postgres" ? freshDatabase(databaseServer!) : undefined
   const child = await startChild(bin, (port, dir) => ({
     TENET_STORE: store,
@@ -130,6 +136,8 @@ const startTenet = async (store: StoreKind, settings: Record<string, string> = {
   }), "/healthz")
   return {
     port: child.port,
+    /** The database it runs on, on PostgreSQL. */
+    databaseUrl: database?.env.TENET_DATABASE_URL,
     stop: async () => {
       await child.stop()
       database?.drop()
@@ -169,10 +177,17 @@ export const seed = async (port: number) => {
   for (let i = 0; i < 199; i++) {
     await must(port, "POST", "/security-rules", headers, rule(vpcs[0]!.id, i))
   }
-  return { headers, ruleVpc: vpcs[0]!.id as string, postVpcs: vpcs.slice(1).map((v) => v.id as string) }
+  return {
+    headers,
+    adminHeaders,
+    creds,
+    subnet: subnet.id as string,
+    ruleVpc: vpcs[0]!.id as string,
+    postVpcs: vpcs.slice(1).map((v) => v.id as string)
+  }
 }
 
-const rule = (vpcId: string, i: number) => ({
+export const rule = (vpcId: string, i: number) => ({
   vpc_id: vpcId,
   name: `r${i}`,
   direction: i % 2 === 0 ? "ingress" : "egress",
@@ -190,6 +205,8 @@ export interface Endpoint {
   readonly path: string
   /** For POSTs: the body of the n-th request. */
   readonly body?: (n: number) => string
+  /** Headers of the n-th request, over the load's (another tenant's token, say). */
+  readonly headers?: (n: number) => Record<string, string>
 }
 
 export const endpoints = (seeded: Awaited<ReturnType<typeof seed>>): ReadonlyArray<Endpoint> => [
@@ -222,7 +239,7 @@ export const endpoints = (seeded: Awaited<ReturnType<typeof seed>>): ReadonlyArr
 const quantile = (sorted: ReadonlyArray<number>, q: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 
-const load = (
+export const load = (
   port: number,
   endpoint: Endpoint,
   headers: Record<string, string>,
@@ -243,7 +260,11 @@ const load = (
         path: endpoint.path,
         headers: { ...headers, "content-type": "application/json" },
         ...(endpoint.body === undefined ? {} : {
-          setupRequest: (request) => ({ ...request, body: endpoint.body!(n++) })
+          setupRequest: (request) => {
+            const i = n++
+            const more = endpoint.headers?.(i)
+            return { ...request, body: endpoint.body!(i), ...(more && { headers: { ...request.headers, ...more } }) }
+          }
         })
       }]
     }, (error, result) => {
@@ -269,7 +290,7 @@ const load = (
  * code the JIT has not optimised yet (measured: a first run of GET /vpcs at two thirds of the
  * second's rate).
  */
-const warmUp = async (port: number, targets: ReadonlyArray<Endpoint>, headers: Record<string, string>) => {
+export const warmUp = async (port: number, targets: ReadonlyArray<Endpoint>, headers: Record<string, string>) => {
   for (const e of targets) await load(port, e, headers, 8, 2)
 }
 

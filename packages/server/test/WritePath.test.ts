@@ -1,6 +1,7 @@
 /**
  * The read model never drifts from the store: for random sequences of writes (VPCs, subnets,
- * rules created, patched, reordered and deleted, VPCs deleted with what they hold), after each
+ * rules created, patched, reordered and deleted, pods created, scaled and deleted with their
+ * tunnels, tunnels, registry credentials, VPCs deleted with what they hold), after each
  * one, the state every process's read model serves equals a fresh load of the store at the
  * same revision. On PostgreSQL two processes write (each its own use cases, read model and
  * connections, on one database) and each is checked; on memory and embedded, one.
@@ -10,8 +11,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { MemoryPorts } from "@tenet/adapters-memory"
 import { PgDatabase, PgEmbedded } from "@tenet/adapters-postgres"
 import {
+  Domains,
   Identity,
+  Net,
+  Pod,
+  Pods,
   ReadModel,
+  RegistryCredential,
+  RegistryCredentials,
   SecurityRule,
   SecurityRules,
   ServerInfo,
@@ -21,6 +28,8 @@ import {
   Tenant,
   Tenants,
   TenantState,
+  Tunnel,
+  Tunnels,
   UseCases,
   Vpc,
   Vpcs
@@ -59,6 +68,13 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
     )
     const token = session.api_token
     const creds = { tenant_id: session.id, token }
+    // The tenant's own domain, for its tunnels.
+    const domain = `${name}.example.com`
+    yield* Effect.promise(() =>
+      first!.runPromise(
+        Effect.flatMap(Domains.Domains, (d) => d.assign(session.id, Schema.decodeUnknownSync(Net.DomainName)(domain)))
+      )
+    )
     /** `body` run as the tenant, on `process`, with the request's read session. */
     const asTenant = <A, E>(
       process: Process,
@@ -80,7 +96,9 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
           const vpc = state.vpcs[pick % Math.max(1, state.vpcs.length)]
           const rules = vpc === undefined ? [] : state.securityRules.filter((r) => r.vpc_id === vpc.id)
           const rule = rules[pick % Math.max(1, rules.length)]
-          switch (vpc === undefined ? 0 : pick % 8) {
+          const subnet = vpc === undefined ? undefined : state.subnets.find((s) => s.vpc_id === vpc.id)
+          const pod = state.pods[pick % Math.max(1, state.pods.length)]
+          switch (vpc === undefined ? 0 : pick % 12) {
             case 0:
               return yield* Effect.flatMap(Vpcs.Vpcs, (v) =>
                 v.create(
@@ -138,6 +156,51 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
             case 7:
               if (vpc === undefined || state.vpcs.length < 3) return
               return yield* Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpc.id))
+            case 8:
+              if (vpc === undefined || subnet === undefined) return
+              return yield* Effect.flatMap(Pods.Pods, (p) =>
+                p.create(
+                  caller,
+                  Schema.decodeUnknownSync(Pod.PodCreate)({
+                    ...creds,
+                    vpc_id: vpc.id,
+                    subnet_id: subnet.id,
+                    name: `p${step}`,
+                    container_image: "nginx:1.27"
+                  })
+                ))
+            case 9:
+              if (pod === undefined) return
+              return yield* Effect.flatMap(Tunnels.Tunnels, (t) =>
+                t.createForPod(
+                  caller,
+                  pod.id,
+                  Schema.decodeUnknownSync(Tunnel.TunnelCreate)({
+                    tunnel_name: `t${step}`,
+                    subdomain: `t${step}`,
+                    protocol_type: "http",
+                    domain
+                  })
+                ))
+            case 10:
+              if (pod === undefined) return
+              return yield* Effect.flatMap(
+                Pods.Pods,
+                (p): Effect.Effect<unknown, unknown> =>
+                  pick % 2 === 0 ? p.addReplica(caller, pod.id) : p.delete(caller, pod.id).pipe(Effect.as("deleted"))
+              )
+            case 11:
+              return yield* Effect.flatMap(RegistryCredentials.RegistryCredentials, (r) =>
+                r.create(
+                  caller,
+                  caller.tenant_id,
+                  Schema.decodeUnknownSync(RegistryCredential.RegistryCredentialCreate)({
+                    name: `c${step}`,
+                    server: "ghcr.io",
+                    username: "u",
+                    password: "p"
+                  })
+                ))
           }
         }))
       if (Either.isRight(outcome) && outcome.right !== undefined) written++

@@ -1,0 +1,255 @@
+/**
+ * The write path under load: `POST /security-rules` at 8 connections against `tenet-server` on
+ * each store (a process of its own, as in `Load.ts`), in three shapes:
+ *
+ * - one tenant whose creates go to 40 VPCs while it holds about 100 rules;
+ * - the same with 5,000 rules in 40 other VPCs of the tenant (a create must not cost more as
+ *   the tenant grows);
+ * - 8 tenants at once, each request another tenant's (writes of different tenants must not
+ *   wait for each other).
+ *
+ * On PostgreSQL, pgbench then runs the statements a create makes (a read standing in for the
+ * authentication, BEGIN, the statement holding the VPC, the one making the writes with the
+ * version and revision steps and the audit row, COMMIT) at the same concurrency on the same
+ * database: what the database allows, for Tenet's rate to be read against.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Load from "./Load.js"
+
+export interface WriteRow {
+  readonly store: Load.StoreKind
+  readonly shape: string
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+}
+
+export interface PgbenchResult {
+  readonly tps: number
+  readonly latencyMs: number
+}
+
+export interface WritesReport {
+  readonly rows: ReadonlyArray<WriteRow>
+  readonly pgbench: PgbenchResult | null
+}
+
+const CONNECTIONS = 8
+const VPCS = 40
+export const ONE_TENANT = "one tenant, about 100 rules"
+export const LARGE_TENANT = "one tenant, 5,000 rules"
+export const EIGHT_TENANTS = "8 tenants at once"
+
+interface Writer {
+  readonly headers: Record<string, string>
+  readonly creds: { readonly token: string; readonly tenant_id: string }
+}
+
+const newTenant = async (port: number, admin: Record<string, string>, name: string): Promise<Writer> => {
+  await Load.must(port, "POST", "/tenants", admin, { name, password: "write-password" })
+  const session = (await Load.must(port, "POST", "/tenants/login", {}, { name, password: "write-password" })).body
+  return { headers: { "x-auth-token": session.api_token }, creds: { token: session.api_token, tenant_id: session.id } }
+}
+
+/** `count` calls of `f`, 8 at a time. */
+const inBatches = async <A>(count: number, f: (i: number) => Promise<A>): Promise<Array<A>> => {
+  const out: Array<A> = []
+  for (let i = 0; i < count; i += CONNECTIONS) {
+    out.push(...await Promise.all(Array.from({ length: Math.min(CONNECTIONS, count - i) }, (_, j) => f(i + j))))
+  }
+  return out
+}
+
+const vpcsOf = (port: number, writer: Writer, prefix: string, count: number) =>
+  inBatches(count, async (i) =>
+    (await Load.must(port, "POST", "/vpcs", writer.headers, {
+      ...writer.creds,
+      name: `${prefix}${i}`,
+      enable_internet: false
+    })).body.id as string)
+
+/** `total` rules in `vpcs` (each VPC starts with one), spread evenly. */
+const fill = (port: number, writer: Writer, vpcs: ReadonlyArray<string>, total: number) =>
+  inBatches(
+    total - vpcs.length,
+    (i) => Load.must(port, "POST", "/security-rules", writer.headers, Load.rule(vpcs[i % vpcs.length]!, i))
+  )
+
+/** Creates spread over the writers, each request the next writer's, into that writer's VPCs in turn. */
+const creating = (
+  name: string,
+  writers: ReadonlyArray<{ readonly writer: Writer; readonly vpcs: ReadonlyArray<string> }>
+): Load.Endpoint => ({
+  name,
+  method: "POST",
+  path: "/security-rules",
+  body: (n) => {
+    const { vpcs } = writers[n % writers.length]!
+    return JSON.stringify(Load.rule(vpcs[Math.floor(n / writers.length) % vpcs.length]!, 100_000 + n))
+  },
+  headers: (n) => writers[n % writers.length]!.writer.headers
+})
+
+/** The statements of one create, for pgbench: `tenant`'s VPCs chosen at random. */
+const pgbenchScript = (tenant: string) =>
+  [
+    "\\set v random(0, 39)",
+    `SELECT id AS vpc FROM vpcs WHERE tenant_id = '${tenant}' ORDER BY id OFFSET :v LIMIT 1 \\gset`,
+    "BEGIN;",
+    "WITH held AS (SELECT id::text, version FROM vpcs WHERE id IN (:'vpc') ORDER BY id FOR UPDATE), " +
+    "claimed AS (SELECT NULL::text AS key WHERE false) " +
+    "SELECT coalesce((SELECT json_object_agg(id, version) FROM held), '{}') AS versions, " +
+    "(SELECT count(*)::int FROM claimed) AS claimed;",
+    "WITH w0 AS (INSERT INTO security_rules (id, vpc_id, tenant_id, seq, name, description, direction, action, " +
+    "priority, protocol, ports, remote_type, remote_cidr, remote_vpc_id, target_type, target_subnet_id, " +
+    "target_pod_ids, enabled, created_at, updated_at) VALUES (gen_random_uuid(), :'vpc', " +
+    `'${tenant}', 1000 + :v, 'bench', NULL, 'ingress', 'allow', 100, 'tcp', '443', 'cidr', '10.0.0.0/16', NULL, ` +
+    "'vpc', NULL, NULL, true, now(), now()) RETURNING 1), " +
+    "w1 AS (UPDATE vpcs SET version = version + 1 WHERE id IN (:'vpc') RETURNING 1), " +
+    "w2 AS (INSERT INTO audit_log (at, request_id, actor_type, actor, tenant_id, action, resource_kind, " +
+    `resource_id, outcome) VALUES (now(), 'bench', 'tenant', 'bench', '${tenant}', 'securityRules.create', ` +
+    "'security_rule', 'r', 'success') RETURNING 1), " +
+    `step AS (UPDATE tenants SET revision = revision + 1 WHERE id = '${tenant}' AND ` +
+    "(SELECT count(*) FROM w0) + (SELECT count(*) FROM w1) + (SELECT count(*) FROM w2) >= 0 " +
+    "RETURNING (revision - 1)::text AS before, revision::text AS after, " +
+    "set_config('tenet.revision_stepped', id::text, true) AS stepped) SELECT before, after FROM step;",
+    "COMMIT;"
+  ].join("\n")
+
+const pgbench = (databaseUrl: string, tenant: string, seconds: number): PgbenchResult => {
+  const dir = mkdtempSync(join(tmpdir(), "tenet-pgbench-"))
+  try {
+    const script = join(dir, "create.sql")
+    writeFileSync(script, `${pgbenchScript(tenant)}\n`)
+    const output = execFileSync(
+      "pgbench",
+      ["-n", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, databaseUrl],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }
+    )
+    const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1])
+    const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(output)?.[1])
+    return { tps, latencyMs }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const onStore = async (store: Load.StoreKind, seconds: number) => {
+  const tenet = await Load.startTenet(store)
+  try {
+    const port = tenet.port
+    const admin = {
+      "x-admin-token":
+        (await Load.must(port, "POST", "/admin/login", {}, { username: "admin", password: Load.PASSWORD }))
+          .body.api_token
+    }
+    const small = await newTenant(port, admin, "small")
+    const smallVpcs = await vpcsOf(port, small, "v", VPCS)
+    await fill(port, small, smallVpcs, 100)
+    const large = await newTenant(port, admin, "large")
+    await fill(port, large, await vpcsOf(port, large, "full", VPCS), 5_000)
+    const largeVpcs = await vpcsOf(port, large, "v", VPCS)
+    const many = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const writer = await newTenant(port, admin, `parallel${i}`)
+      return { writer, vpcs: await vpcsOf(port, writer, "v", 10) }
+    }))
+    const shapes = [
+      creating(ONE_TENANT, [{ writer: small, vpcs: smallVpcs }]),
+      creating(LARGE_TENANT, [{ writer: large, vpcs: largeVpcs }]),
+      creating(EIGHT_TENANTS, many)
+    ]
+    const rows: Array<WriteRow> = []
+    for (const shape of shapes) {
+      await Load.load(port, shape, small.headers, CONNECTIONS, 2)
+      const result = await Load.load(port, shape, small.headers, CONNECTIONS, seconds)
+      rows.push({ store, shape: shape.name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors })
+    }
+    const measured = tenet.databaseUrl === undefined ? null : pgbench(tenet.databaseUrl, small.creds.tenant_id, seconds)
+    return { rows, pgbench: measured }
+  } finally {
+    await tenet.stop()
+  }
+}
+
+export const runWrites = async (options: { readonly seconds: number }): Promise<WritesReport> => {
+  if (Load.cpus !== null) Load.pinSelf(Load.cpus.load)
+  try {
+    const rows: Array<WriteRow> = []
+    let measured: PgbenchResult | null = null
+    const stores: ReadonlyArray<Load.StoreKind> = [
+      "memory",
+      "embedded",
+      ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
+    ]
+    for (const store of stores) {
+      const result = await onStore(store, options.seconds)
+      rows.push(...result.rows)
+      measured = result.pgbench ?? measured
+    }
+    return { rows, pgbench: measured }
+  } finally {
+    if (Load.cpus !== null) Load.pinSelf(`0-${Load.cpus.server}`)
+  }
+}
+
+const percent = (part: number, whole: number | undefined) =>
+  whole === undefined || whole === 0 ? "" : `${Math.round((part / whole) * 100)}%`
+
+const rate = (rps: number) => Math.round(rps).toLocaleString("en-US")
+
+/**
+ * The rows, and each target as measured: `floorPost` is the Effect HttpApi floor's
+ * `POST /security-rules` at 8 connections in the same run (`Load.ts`).
+ */
+export const toMarkdown = (report: WritesReport, floorPost: number | undefined) => {
+  const find = (store: Load.StoreKind, shape: string) => report.rows.find((r) => r.store === store && r.shape === shape)
+  const lines = [
+    "| store | shape | req/s | p50 (ms) | p99 (ms) | errors |",
+    "|---|---|---:|---:|---:|---:|",
+    ...report.rows.map((r) => `| ${r.store} | ${r.shape} | ${rate(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} |`),
+    ...(report.pgbench === null ? [] : [
+      "",
+      `pgbench, the same statements at ${CONNECTIONS} clients on the same database: ${
+        rate(report.pgbench.tps)
+      } transactions/s, ${report.pgbench.latencyMs} ms average.`
+    ]),
+    "",
+    "| target | measured |",
+    "|---|---|"
+  ]
+  const memory = find("memory", ONE_TENANT)
+  const embedded = find("embedded", ONE_TENANT)
+  const postgres = find("postgres", ONE_TENANT)
+  if (memory !== undefined) {
+    lines.push(`| memory >= 30% of the floor's POST | ${percent(memory.rps, floorPost)} |`)
+    lines.push(`| memory p99 < 25 ms | ${memory.p99} ms |`)
+  }
+  if (embedded !== undefined && memory !== undefined) {
+    lines.push(`| embedded >= 40% of memory | ${percent(embedded.rps, memory.rps)} |`)
+  }
+  if (postgres !== undefined) {
+    lines.push(`| postgres >= 50% of pgbench | ${percent(postgres.rps, report.pgbench?.tps)} |`)
+    lines.push(`| postgres p99 < 50 ms | ${postgres.p99} ms |`)
+    const eight = find("postgres", EIGHT_TENANTS)
+    if (eight !== undefined) {
+      lines.push(`| postgres, 8 tenants >= 3x one tenant | ${(eight.rps / postgres.rps).toFixed(1)}x |`)
+    }
+  }
+  for (const store of ["memory", "embedded", "postgres"] as const) {
+    const one = find(store, ONE_TENANT)
+    const large = find(store, LARGE_TENANT)
+    if (one !== undefined && large !== undefined) {
+      lines.push(`| ${store}, 5,000 rules >= 90% of 100 | ${percent(large.rps, one.rps)} |`)
+    }
+  }
+  return lines.join("\n")
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const report = await runWrites({ seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) })
+  console.log(toMarkdown(report, undefined))
+}
