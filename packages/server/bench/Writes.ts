@@ -100,16 +100,16 @@ const pgbenchScript = (tenant: string) =>
     "\\set v random(0, 39)",
     `SELECT id AS vpc FROM vpcs WHERE tenant_id = '${tenant}' ORDER BY id OFFSET :v LIMIT 1 \\gset`,
     "BEGIN;",
-    "WITH held AS (SELECT id::text, version FROM vpcs WHERE id IN (:'vpc') ORDER BY id FOR UPDATE), " +
+    "WITH held AS (SELECT id::text, version FROM vpcs WHERE id IN (:vpc) ORDER BY id FOR UPDATE), " +
     "claimed AS (SELECT NULL::text AS key WHERE false) " +
     "SELECT coalesce((SELECT json_object_agg(id, version) FROM held), '{}') AS versions, " +
     "(SELECT count(*)::int FROM claimed) AS claimed;",
     "WITH w0 AS (INSERT INTO security_rules (id, vpc_id, tenant_id, seq, name, description, direction, action, " +
     "priority, protocol, ports, remote_type, remote_cidr, remote_vpc_id, target_type, target_subnet_id, " +
-    "target_pod_ids, enabled, created_at, updated_at) VALUES (gen_random_uuid(), :'vpc', " +
+    "target_pod_ids, enabled, created_at, updated_at) VALUES (gen_random_uuid(), :vpc, " +
     `'${tenant}', 1000 + :v, 'bench', NULL, 'ingress', 'allow', 100, 'tcp', '443', 'cidr', '10.0.0.0/16', NULL, ` +
     "'vpc', NULL, NULL, true, now(), now()) RETURNING 1), " +
-    "w1 AS (UPDATE vpcs SET version = version + 1 WHERE id IN (:'vpc') RETURNING 1), " +
+    "w1 AS (UPDATE vpcs SET version = version + 1 WHERE id IN (:vpc) RETURNING 1), " +
     "w2 AS (INSERT INTO audit_log (at, request_id, actor_type, actor, tenant_id, action, resource_kind, " +
     `resource_id, outcome) VALUES (now(), 'bench', 'tenant', 'bench', '${tenant}', 'securityRules.create', ` +
     "'security_rule', 'r', 'success') RETURNING 1), " +
@@ -127,7 +127,7 @@ const pgbench = (databaseUrl: string, tenant: string, seconds: number): PgbenchR
     writeFileSync(script, `${pgbenchScript(tenant)}\n`)
     const output = execFileSync(
       "pgbench",
-      ["-n", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, databaseUrl],
+      ["-n", "-M", "prepared", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, databaseUrl],
       { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }
     )
     const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1])

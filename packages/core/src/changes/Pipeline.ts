@@ -16,10 +16,10 @@ import type * as Store from "../ports/Store.js"
 import { StaleDecision, Store as StoreTag } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
-import * as Audit from "../usecases/Audit.js"
 import { storeUnavailable } from "../usecases/Failures.js"
-import { Idempotency, keyInUse } from "../usecases/Idempotency.js"
+import * as Audit from "./Audit.js"
 import * as Change from "./Change.js"
+import { Idempotency, keyInUse } from "./Idempotency.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
 export interface Decision<A> {

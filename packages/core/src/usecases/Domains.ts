@@ -1,5 +1,6 @@
 /** Custom tunnel domains (admin): assign to a tenant, list, remove. */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
@@ -10,7 +11,6 @@ import { Conflict, NotFound } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 
 export interface DomainsShape {
   readonly assign: (

@@ -14,12 +14,12 @@ import { TenantSession } from "../domain/Tenant.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
 import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import * as Metrics from "../observability/Metrics.js"
 import { OperationsLog } from "../ports/OperationsLog.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel, readThrough } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
-import * as Metrics from "./Metrics.js"
 
 export interface ThrottlePolicy {
   /** Per login name: a few guesses, then a pause. */

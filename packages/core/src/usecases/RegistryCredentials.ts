@@ -4,6 +4,7 @@
  * pull secret, applied again before every pod that uses it.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
@@ -21,7 +22,6 @@ import { Orchestrator } from "../ports/Orchestrator.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { ownTenant } from "./Ownership.js"
 
 type Failure = NotFound | ServiceUnavailable

@@ -6,6 +6,7 @@
  * tunnel (`status: "error"`, `error`) rather than losing the request.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, ServiceTunnelId } from "../domain/Ids.js"
@@ -18,7 +19,6 @@ import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ServerInfo } from "./ServerInfo.js"
 

@@ -4,6 +4,7 @@
  * different VPCs may reuse the same blocks.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
@@ -16,7 +17,6 @@ import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"

@@ -4,6 +4,7 @@
  * in one step, then the cluster is told to forget the tenant.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
@@ -18,7 +19,6 @@ import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { Pods } from "./Pods.js"
 import { Tunnels } from "./Tunnels.js"
 

@@ -6,6 +6,7 @@
  * status and the reason, and the reconciler retries.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { randomUuid, TunnelId } from "../domain/Ids.js"
 import type { PodId, TenantId } from "../domain/Ids.js"
@@ -22,7 +23,6 @@ import { Constraints, Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { found } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 

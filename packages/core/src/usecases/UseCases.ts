@@ -4,13 +4,13 @@
  * provide its own ports and call them directly.
  */
 import { Layer } from "effect"
+import { AuditTrail } from "../changes/Audit.js"
+import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
+import * as Instrumented from "../observability/Instrumented.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
-import { AuditTrail } from "./Audit.js"
 import { Domains } from "./Domains.js"
-import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
-import * as Instrumented from "./Instrumented.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"

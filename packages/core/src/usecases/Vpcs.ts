@@ -4,6 +4,7 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -16,7 +17,6 @@ import { Orchestrator } from "../ports/Orchestrator.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
-import { Idempotency } from "./Idempotency.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"

@@ -19,8 +19,8 @@ import type * as Store from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import { Store as StoreTag } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { storeUnavailable } from "../usecases/Failures.js"
 import * as Audit from "./Audit.js"
-import { storeUnavailable } from "./Failures.js"
 
 /** The request being handled, when it carries an `Idempotency-Key`. */
 export interface KeyedRequest {

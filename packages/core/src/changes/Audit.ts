@@ -20,8 +20,8 @@ import type { Principal } from "../domain/Principal.js"
 import type { NotFound, ServiceUnavailable } from "../Errors.js"
 import type { StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
-import { storeUnavailable } from "./Failures.js"
-import { ownTenant } from "./Ownership.js"
+import { storeUnavailable } from "../usecases/Failures.js"
+import { ownTenant } from "../usecases/Ownership.js"
 
 /** Where an action's resource id comes from. */
 type Subject =
