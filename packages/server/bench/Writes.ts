@@ -175,12 +175,16 @@ const onStore = async (store: Load.StoreKind, seconds: number) => {
   }
 }
 
-export const runWrites = async (options: { readonly seconds: number }): Promise<WritesReport> => {
+export const runWrites = async (options: {
+  readonly seconds: number
+  /** The stores to run on (default: memory, embedded, and postgres when a server is named). */
+  readonly stores?: ReadonlyArray<Load.StoreKind>
+}): Promise<WritesReport> => {
   if (Load.cpus !== null) Load.pinSelf(Load.cpus.load)
   try {
     const rows: Array<WriteRow> = []
     let measured: PgbenchResult | null = null
-    const stores: ReadonlyArray<Load.StoreKind> = [
+    const stores: ReadonlyArray<Load.StoreKind> = options.stores ?? [
       "memory",
       "embedded",
       ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
@@ -250,6 +254,7 @@ export const toMarkdown = (report: WritesReport, floorPost: number | undefined) 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const report = await runWrites({ seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) })
+  const stores = process.env.TENET_BENCH_STORES?.split(",") as ReadonlyArray<Load.StoreKind> | undefined
+  const report = await runWrites({ seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5), ...(stores && { stores }) })
   console.log(toMarkdown(report, undefined))
 }

@@ -71,7 +71,12 @@ const observe = <A, E, R>(self: Effect.Effect<A, E, R>, by: Observer): Effect.Ef
           Metric.increment(by.count(by.outcome(exit)))
         )
       ),
-      Effect.withSpan(by.span, { kind: "client", attributes: { "tenet.backend": by.backend } })
+      // The span names the port call; the caller's stack frame, captured per call, would only cost.
+      Effect.withSpan(by.span, {
+        kind: "client",
+        attributes: { "tenet.backend": by.backend },
+        captureStackTrace: false
+      })
     )
   })
 

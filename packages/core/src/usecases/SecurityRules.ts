@@ -4,10 +4,8 @@
  * in force (`applied`) or why not yet (`apply_error`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating, Pipeline, removing } from "../changes/Pipeline.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
@@ -27,7 +25,6 @@ import {
   FlowVerdict,
   ImpactRegion,
   IMPLIED_RULES,
-  MAX_RULES_PER_VPC,
   RuleAnalysis,
   RuleFinding,
   RuleImpact,
@@ -36,21 +33,21 @@ import {
   viewOf
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import { Conflict, NotFound, RuleValidation } from "../Errors.js"
-import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
+import { RuleValidation } from "../Errors.js"
+import type { Conflict, IdempotencyKeyReused, NotFound, ServiceUnavailable } from "../Errors.js"
 import { matcherOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { Derivation, TenantState } from "../readmodel/TenantState.js"
+import type { Derivation } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import type * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
 import * as Reachability from "../rules/Reachability.js"
-import * as Reorder from "../rules/Reorder.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
+import * as Strategy from "./SecurityRuleStrategy.js"
 import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
@@ -318,34 +315,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           onLeft: (e) => Effect.fail(invalid(e)),
           onRight: () => Effect.void
         })
-        const id = RuleId.make(randomUuid())
-        const decide = (
-          state: TenantState
-        ): Effect.Effect<
-          Decision<{ record: SecurityRuleRecord; rules: Array<SecurityRuleRecord> }>,
-          NotFound | Conflict
-        > => {
-          const existing = state.rulesOf(vpc.id)
-          if (state.vpc(vpc.id) === undefined) return Effect.fail(new NotFound({ detail: `VPC ${vpc.id} not found` }))
-          if (existing.length >= MAX_RULES_PER_VPC) {
-            return Effect.fail(
-              new Conflict({ detail: `VPC ${vpc.id} already has ${MAX_RULES_PER_VPC} rules, the most it may have` })
-            )
-          }
-          const record: SecurityRuleRecord = {
-            ...input,
-            id,
-            tenant_id: caller.tenant_id,
-            seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1,
-            created_at: now,
-            updated_at: now
-          }
-          return Effect.succeed({
-            ...creating({ part: "rules", record }),
-            decidedOn: [vpc.id],
-            result: { record, rules: [...existing, record] }
-          })
-        }
+        const decide = Strategy.create({
+          ...input,
+          id: RuleId.make(randomUuid()),
+          tenant_id: caller.tenant_id,
+          created_at: now,
+          updated_at: now
+        })
         if (dryRun) {
           const { decision } = yield* pipeline.preview(caller.tenant_id, decide)
           return impactOf(vpc.id, context, decision.result.rules.slice(0, -1), decision.result.rules)
@@ -362,30 +338,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
-          // The patch is applied to the rule as the VPC's latest contents hold it: a reorder or
-          // another patch committed meanwhile is kept, not overwritten.
-          const decide = (state: TenantState) =>
-            Effect.gen(function*() {
-              const current = state.rule(id)
-              if (current === undefined || current.vpc_id !== vpc.id) {
-                return yield* new NotFound({ detail: `security rule ${id} not found` })
-              }
-              const next = yield* Either.match(Validate.applyPatch(current, patch), {
-                onLeft: (e) => Effect.fail(invalid(e)),
-                onRight: Effect.succeed
-              })
-              yield* Either.match(Validate.validate(next, references(context)), {
-                onLeft: (e) => Effect.fail(invalid(e)),
-                onRight: () => Effect.void
-              })
-              const saved = { ...next, updated_at: now }
-              return {
-                writes: [Change.update({ part: "rules", record: saved })],
-                decidedOn: [vpc.id],
-                subject: id,
-                result: { saved, before: state.rulesOf(vpc.id) }
-              }
-            })
+          const decide = Strategy.update(id, vpc.id, patch, references(context), now)
           if (dryRun) {
             const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
             const after = result.before.map((r) => (r.id === id ? result.saved : r))
@@ -405,10 +358,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       ) {
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
-        const decide = (state: TenantState) =>
-          state.rule(id) === undefined
-            ? Effect.fail(new NotFound({ detail: `security rule ${id} not found` }))
-            : Effect.succeed({ ...removing("rules", id, vpc.id), result: state.rulesOf(vpc.id) })
+        const decide = Strategy.remove(id, vpc.id)
         if (dryRun) {
           const { decision: { result: before } } = yield* pipeline.preview(caller.tenant_id, decide)
           return impactOf(vpc.id, yield* applier.context(vpc), before, before.filter((r) => r.id !== id))
@@ -422,32 +372,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
           const context = dryRun ? yield* applier.context(vpc) : undefined
-          const decide = (state: TenantState) =>
-            Effect.gen(function*() {
-              if (state.vpc(vpc.id) === undefined) return yield* new NotFound({ detail: `VPC ${vpc.id} not found` })
-              const rules = state.rulesOf(vpc.id)
-              const priorities = yield* Either.match(Reorder.reorder(rules.map((r) => r.id), ruleIds), {
-                onRight: Effect.succeed,
-                onLeft: (e) =>
-                  Effect.fail(
-                    e._tag === "UnknownRule"
-                      ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpc.id}` })
-                      : e._tag === "DuplicateRule"
-                      ? invalid({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
-                      : invalid({
-                        field: "rule_ids",
-                        message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
-                      })
-                  )
-              })
-              const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
-              return {
-                writes: next.map((record) => Change.update({ part: "rules", record })),
-                decidedOn: [vpc.id],
-                subject: vpc.id,
-                result: { rules, next }
-              }
-            })
+          const decide = Strategy.reorder(vpc.id, ruleIds, now)
           if (context !== undefined) {
             const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
             return impactOf(vpc.id, context, result.rules, result.next)

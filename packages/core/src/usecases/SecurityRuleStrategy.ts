@@ -1,0 +1,133 @@
+/**
+ * What each change to a VPC's security rules is, decided on the tenant's state: pure
+ * functions from a `TenantState` to a `Decision` (or the refusal), which `Pipeline` commits.
+ * Each names the VPC it read (`decidedOn`), so the 200-rule limit, the next `seq` and the
+ * order a reorder read hold exactly when it commits, whichever process commits what meanwhile.
+ */
+import { Either } from "effect"
+import * as Change from "../changes/Change.js"
+import type { Decision } from "../changes/Pipeline.js"
+import { creating, removing } from "../changes/Pipeline.js"
+import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import type { SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
+import { MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
+import { Conflict, NotFound, RuleValidation } from "../Errors.js"
+import type { TenantState } from "../readmodel/TenantState.js"
+import * as Reorder from "../rules/Reorder.js"
+import * as Validate from "../rules/Validate.js"
+
+type Decided<A, E> = Either.Either<Decision<A>, E>
+
+const vpcNotFound = (vpcId: VpcId) => new NotFound({ detail: `VPC ${vpcId} not found` })
+const ruleNotFound = (id: SecurityRuleId) => new NotFound({ detail: `security rule ${id} not found` })
+
+/** The rule a create makes, before the state gives it its place (`seq`). */
+export type NewRule = Omit<SecurityRuleRecord, "seq">
+
+/**
+ * A create: the rule goes last in its VPC's creation order; refused when the VPC is gone or
+ * already holds `MAX_RULES_PER_VPC` rules. Answers the rule and the VPC's rules with it.
+ */
+export const create = (rule: NewRule) =>
+(
+  state: TenantState
+): Decided<
+  { readonly record: SecurityRuleRecord; readonly rules: ReadonlyArray<SecurityRuleRecord> },
+  NotFound | Conflict
+> => {
+  if (state.vpc(rule.vpc_id) === undefined) return Either.left(vpcNotFound(rule.vpc_id))
+  const existing = state.rulesOf(rule.vpc_id)
+  if (existing.length >= MAX_RULES_PER_VPC) {
+    return Either.left(
+      new Conflict({ detail: `VPC ${rule.vpc_id} already has ${MAX_RULES_PER_VPC} rules, the most it may have` })
+    )
+  }
+  const record: SecurityRuleRecord = { ...rule, seq: existing.reduce((max, r) => Math.max(max, r.seq), 0) + 1 }
+  return Either.right({
+    ...creating({ part: "rules", record }),
+    decidedOn: [rule.vpc_id],
+    result: { record, rules: [...existing, record] }
+  })
+}
+
+/**
+ * A patch, applied to the rule as the state holds it (a reorder or another patch committed
+ * meanwhile is kept), validated against `references`. Answers the rule saved and the VPC's
+ * rules before it.
+ */
+export const update = (
+  id: SecurityRuleId,
+  vpcId: VpcId,
+  patch: SecurityRulePatch,
+  references: Validate.References,
+  now: SecurityRuleRecord["updated_at"]
+) =>
+(
+  state: TenantState
+): Decided<
+  { readonly saved: SecurityRuleRecord; readonly before: ReadonlyArray<SecurityRuleRecord> },
+  NotFound | RuleValidation
+> => {
+  const current = state.rule(id)
+  if (current === undefined || current.vpc_id !== vpcId) return Either.left(ruleNotFound(id))
+  return Validate.applyPatch(current, patch).pipe(
+    Either.flatMap((next) => Either.map(Validate.validate(next, references), () => next)),
+    Either.mapLeft((e) => new RuleValidation(e)),
+    Either.map((next) => {
+      const saved = { ...next, updated_at: now }
+      return {
+        writes: [Change.update({ part: "rules", record: saved })],
+        decidedOn: [vpcId],
+        subject: id,
+        result: { saved, before: state.rulesOf(vpcId) }
+      }
+    })
+  )
+}
+
+/** A delete: answers the VPC's rules before it. */
+export const remove =
+  (id: SecurityRuleId, vpcId: VpcId) => (state: TenantState): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound> =>
+    state.rule(id) === undefined
+      ? Either.left(ruleNotFound(id))
+      : Either.right({ ...removing("rules", id, vpcId), result: state.rulesOf(vpcId) })
+
+/**
+ * A reorder: `ruleIds` must list every rule of the VPC once; priorities become 10, 20, 30, ...
+ * in that order. Answers the rules before and after.
+ */
+export const reorder = (
+  vpcId: VpcId,
+  ruleIds: ReadonlyArray<SecurityRuleId>,
+  now: SecurityRuleRecord["updated_at"]
+) =>
+(
+  state: TenantState
+): Decided<
+  { readonly rules: ReadonlyArray<SecurityRuleRecord>; readonly next: ReadonlyArray<SecurityRuleRecord> },
+  NotFound | RuleValidation
+> => {
+  if (state.vpc(vpcId) === undefined) return Either.left(vpcNotFound(vpcId))
+  const rules = state.rulesOf(vpcId)
+  return Reorder.reorder(rules.map((r) => r.id), ruleIds).pipe(
+    Either.mapLeft((e) =>
+      e._tag === "UnknownRule"
+        ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpcId}` })
+        : e._tag === "DuplicateRule"
+        ? new RuleValidation({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
+        : new RuleValidation({
+          field: "rule_ids",
+          message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
+        })
+    ),
+    Either.map((priorities) => {
+      const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))
+      return {
+        writes: next.map((record) => Change.update({ part: "rules", record })),
+        decidedOn: [vpcId],
+        subject: vpcId,
+        result: { rules, next }
+      }
+    })
+  )
+}
