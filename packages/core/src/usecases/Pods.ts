@@ -5,30 +5,29 @@
  * status is read from the cluster each time it is shown.
  */
 import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "effect"
-import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
-import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
+import { Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
-import { HIDDEN_FIELDS, MAX_REPLICAS, MIN_AUTOSCALE_REPLICAS, MIN_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
+import { HIDDEN_FIELDS, MIN_AUTOSCALE_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
+import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
 import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
+import * as PodStrategy from "./PodStrategy.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
 import { Tunnels } from "./Tunnels.js"
@@ -328,15 +327,12 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         }
         yield* tunnels.check(caller, input.tunnels)
         const record = yield* prepare(caller, input)
-        yield* pipeline.create(caller.tenant_id, (state) =>
-          state.subnet(input.subnet_id) === undefined
-            ? Effect.fail(new NotFound({ detail: `subnet ${input.subnet_id} not found` }))
-            : Effect.succeed(creating({ part: "pods", record }))).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
-            )
+        yield* pipeline.create(caller.tenant_id, PodStrategy.create(record)).pipe(
+          Effect.catchTag(
+            "UniqueViolation",
+            () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
           )
+        )
         return record
       })
 
@@ -347,58 +343,19 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             ? Effect.fail(new Conflict({ detail: `pod ${id} is being deleted` }))
             : Effect.succeed(record))
 
-      /**
-       * Reads the pod, decides its next record and writes it with the pod's VPC held, so that
-       * concurrent changes to one pod (scaling, configuration, deletion) follow one another
-       * instead of overwriting each other.
-       */
+      /** The pod's next record by `change`, committed through the pod's strategy (`PodStrategy.modify`). */
       const modify = <E>(
         caller: TenantPrincipal,
         id: PodId,
-        change: (record: PodRecord) => Effect.Effect<PodRecord, E>,
+        change: (record: PodRecord) => Either.Either<PodRecord, E>,
         keyed = false
       ) =>
         Effect.flatMap(active(caller, id), (first) => {
-          const decide = (state: TenantState) =>
-            Effect.gen(function*() {
-              const current = state.pod(id)
-              if (current === undefined) {
-                return yield* new NotFound({ detail: `pod ${id} not found` })
-              }
-              if (current.lifecycle === "deleting") return yield* new Conflict({ detail: `pod ${id} is being deleted` })
-              const next = yield* change(current)
-              return {
-                writes: [Change.update({ part: "pods", record: next })],
-                decidedOn: [first.vpc_id],
-                subject: id,
-                ...(keyed ? { made: id } : {}),
-                result: next
-              }
-            })
+          const decide = PodStrategy.modify(id, first.vpc_id, change, keyed)
           return (keyed ? pipeline.create(caller.tenant_id, decide) : pipeline.commit(caller.tenant_id, decide)).pipe(
             Effect.map((committed) => committed.result),
             Effect.catchTag("UniqueViolation", Effect.die)
           )
-        })
-
-      const rescaled = (record: PodRecord, delta: 1 | -1) =>
-        Effect.gen(function*() {
-          const id = record.id
-          if (record.auto_scaling) {
-            return yield* new Conflict({ detail: "replicas are managed by the autoscaler while auto_scaling is on" })
-          }
-          const count = record.replica_count + delta
-          if (count > MAX_REPLICAS) {
-            return yield* new Conflict({
-              detail: `pod ${id} already has ${MAX_REPLICAS} replicas, the most it may have`
-            })
-          }
-          if (count < MIN_REPLICAS) {
-            return yield* new Conflict({
-              detail: `pod ${id} already has ${MIN_REPLICAS} replica, the fewest it may have`
-            })
-          }
-          return { ...record, replica_count: count, updated_at: yield* DateTime.now }
         })
 
       const scale = (delta: 1 | -1) =>
@@ -407,7 +364,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             const made = yield* earlier(caller)
             const next = Option.isSome(made) ?
               made.value :
-              yield* modify(caller, id, (record) => rescaled(record, delta), true)
+              yield* modify(caller, id, PodStrategy.rescaled(delta, yield* DateTime.now), true)
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )
@@ -433,49 +390,14 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           }
           const env = patch.env_vars === undefined ? undefined : yield* encryptEnv(patch.env_vars)
           const now = yield* DateTime.now
-          const next = yield* modify(caller, id, (record) => reconfigured(record, patch, env, now))
+          const next = yield* modify(caller, id, PodStrategy.reconfigured(patch, env, now))
           return yield* Effect.flatMap(converge(next, "recreate"), view)
         }
       )
 
-      const reconfigured = (
-        record: PodRecord,
-        patch: PodConfigPatch,
-        env: Pick<PodRecord, "env_var_names" | "env_ciphertext"> | undefined,
-        now: DateTime.Utc
-      ): Effect.Effect<PodRecord, InvalidInput> => {
-        const autoScaling = patch.auto_healing === false ? false : patch.auto_scaling ?? record.auto_scaling
-        const autoHealing = autoScaling ? true : patch.auto_healing ?? record.auto_healing
-        const min = patch.autoscale_min_replicas ?? record.autoscale_min_replicas
-        const max = patch.autoscale_max_replicas ?? record.autoscale_max_replicas
-        if (min > max) {
-          return Effect.fail(
-            new InvalidInput({ detail: `autoscale_min_replicas: ${min} is above autoscale_max_replicas ${max}` })
-          )
-        }
-        return Effect.succeed({
-          ...record,
-          ...(env ?? {}),
-          auto_scaling: autoScaling,
-          auto_healing: autoHealing,
-          autoscale_min_replicas: min,
-          autoscale_max_replicas: max,
-          autoscale_cpu_target_millicores: patch.autoscale_cpu_target_millicores ??
-            record.autoscale_cpu_target_millicores,
-          persistent: patch.persistent ?? record.persistent,
-          persistent_mount_path: patch.persistent_mount_path ?? record.persistent_mount_path,
-          replica_count: autoScaling ? Math.min(Math.max(record.replica_count, min), max) : record.replica_count,
-          updated_at: now
-        })
-      }
-
       const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
         // Marked under the VPC's lock: of concurrent deletes one proceeds, the others are 409.
-        const marked = yield* modify(
-          caller,
-          id,
-          (current) => Effect.succeed({ ...current, lifecycle: "deleting" as const })
-        )
+        const marked = yield* modify(caller, id, PodStrategy.marked)
         yield* orchestrator.deletePod(id).pipe(
           Effect.tapError(() =>
             pipeline.commit(caller.tenant_id, (state) =>

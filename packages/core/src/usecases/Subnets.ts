@@ -3,23 +3,29 @@
  * overlap each other or the platform's peering subnet; VPCs are isolated from each other, so
  * different VPCs may reuse the same blocks.
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating, Pipeline } from "../changes/Pipeline.js"
+import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
-import { checkBlock, toSubnet } from "../domain/Subnet.js"
-import { Conflict, InvalidInput, NotFound } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import { toSubnet } from "../domain/Subnet.js"
+import { Conflict } from "../Errors.js"
+import type {
+  Forbidden,
+  IdempotencyKeyReused,
+  InvalidInput,
+  NotFound,
+  ServiceUnavailable,
+  Unauthorized
+} from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import * as SubnetStrategy from "./SubnetStrategy.js"
 import { Vpcs } from "./Vpcs.js"
 
 type Failure =
@@ -63,22 +69,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           gateway_ip: input.gateway_ip,
           created_at: yield* DateTime.now
         }
-        const decide = (
-          state: TenantState
-        ): Effect.Effect<Decision<SubnetRecord>, NotFound | InvalidInput | Conflict> => {
-          if (state.vpc(input.vpc_id) === undefined) {
-            return Effect.fail(new NotFound({ detail: `VPC ${input.vpc_id} not found` }))
-          }
-          return Either.match(checkBlock(input.cidr, input.gateway_ip, state.subnetsOf(input.vpc_id), peering), {
-            onLeft: ({ kind, message }) =>
-              Effect.fail(
-                kind === "invalid" ? new InvalidInput({ detail: message }) : new Conflict({ detail: message })
-              ),
-            onRight: () =>
-              Effect.succeed({ ...creating({ part: "subnets", record: subnet }), decidedOn: [input.vpc_id] })
-          })
-        }
-        yield* pipeline.create(caller.tenant_id, decide).pipe(
+        yield* pipeline.create(caller.tenant_id, SubnetStrategy.create(subnet, peering)).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })
