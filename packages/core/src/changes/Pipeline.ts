@@ -1,11 +1,13 @@
 /**
- * The one write path for what tenants own. A use case hands it a decision: a pure function
+ * The one write path. A use case hands it a decision: a pure function
  * from the tenant's state to the change to make (`Decision`), usually a resource's strategy.
  * The pipeline runs it on the request's state, commits the change with the request's audit
  * entry and idempotency key in one store transaction (`Store.commit`), and gives the committed
  * writes to the read model, which makes its next state from them. A decision the store finds
  * stale (a VPC it read has changed since) is made again on the store's state; a preview (dry
- * run) is the same decision, not committed.
+ * run) is the same decision, not committed. What no tenant's state holds (tenants, the admin,
+ * the provider configuration, service tunnels) is written by `commitGlobal`, in one
+ * transaction with the request's audit entry.
  */
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
 import type { Scope } from "../domain/IdempotencyKey.js"
