@@ -13,7 +13,7 @@
 import { HashMap, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { DomainRecord } from "../domain/Domain.js"
-import type { PodId, TenantId, VpcId } from "../domain/Ids.js"
+import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -253,14 +253,12 @@ export class TenantState {
   }
 
   /**
-   * What identifies the version of a kind of rows (the whole table, or one VPC's or pod's), for
-   * a derivation's inputs: it is replaced by any change to those rows and by nothing else.
+   * What identifies the version of a kind of rows (the whole table, or one VPC's), for a
+   * derivation's inputs: it is replaced by any change to those rows and by nothing else.
    */
-  entryOf(part: Part, of?: { readonly vpc?: VpcId; readonly pod?: PodId }): unknown {
+  entryOf(part: Part, of?: { readonly vpc: VpcId }): unknown {
     const table = this.tables[part] as Table.Table<unknown, string>
-    if (of?.vpc !== undefined) return this.grouped(table, "vpc", of.vpc)
-    if (of?.pod !== undefined) return this.grouped(table, "pod", of.pod)
-    return table.rows
+    return of === undefined ? table.rows : this.grouped(table, "vpc", of.vpc)
   }
 
   /** `derivation` of `input`: computed once while its inputs stay what they are. */
