@@ -35,7 +35,8 @@ export const layer = (vipRange = "172.30.0.0/16") =>
       desired_replicas: spec.replicas,
       vip,
       external_ip: null,
-      last_error: null
+      last_error: null,
+      stale_since: null
     })
     const forget = <K>(map: Map<K, unknown>, key: K) => Effect.sync(() => void map.delete(key))
     const orchestrator = Orchestrator.Orchestrator.of({

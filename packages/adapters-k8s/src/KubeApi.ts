@@ -4,9 +4,11 @@
  * `KubernetesObjectApi`, which resolves any kind (Kube-OVN's included) through discovery.
  */
 import type { KubernetesObject } from "@kubernetes/client-node"
-import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
+import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch } from "@kubernetes/client-node"
 import { Net } from "@tenet/core"
 import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
+import * as Http from "node:http"
+import * as Https from "node:https"
 import type { Kind, Manifest } from "./Manifests.js"
 import { Kinds } from "./Manifests.js"
 import * as Names from "./Names.js"
@@ -54,9 +56,44 @@ export interface KubeApiShape {
     labels: Readonly<Record<string, string>>,
     namespace?: string
   ) => Effect.Effect<ReadonlyArray<LiveObject>, KubeError>
-  /** Deletes in the background (dependents are collected by the cluster). Absent is success. */
-  readonly delete: (kind: Kind, name: string, namespace?: string) => Effect.Effect<void, KubeError>
+  /**
+   * Deletes in the background (dependents are collected by the cluster). Absent is success;
+   * the object as it was deleted, when there was one.
+   */
+  readonly delete: (kind: Kind, name: string, namespace?: string) => Effect.Effect<Option.Option<LiveObject>, KubeError>
+  /** Every object of a kind with the labels, cluster-wide, and the version the list was read at. */
+  readonly snapshot: (kind: Kind, selector: string) => Effect.Effect<Snapshot, KubeError>
+  /**
+   * Watches a kind from a version, cluster-wide: `onOpen` once the server holds the watch, then
+   * each event to `onEvent` as it arrives. Succeeds when the server ends the watch (its timeout),
+   * fails when it cannot be held or the server says the version is gone (410). Interrupting it
+   * closes the stream.
+   */
+  readonly watch: (
+    kind: Kind,
+    selector: string,
+    resourceVersion: string,
+    handlers: { readonly onOpen: () => void; readonly onEvent: (event: WatchEvent) => void }
+  ) => Effect.Effect<void, KubeError>
+  /** The versions of an API group the cluster serves (none when it does not serve the group). */
+  readonly groupVersions: (group: string) => Effect.Effect<ReadonlyArray<string>, KubeError>
+  /** The cluster's version as `/version` states it (`v1.20.2`). */
+  readonly serverVersion: Effect.Effect<string, KubeError>
 }
+
+export interface Snapshot {
+  readonly items: ReadonlyArray<LiveObject>
+  readonly resourceVersion: string
+}
+
+/** One event of a watch, as the API server streams it. */
+export interface WatchEvent {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"
+  readonly object: LiveObject & { readonly code?: number; readonly message?: string }
+}
+
+/** How long the API server holds one watch open before ending it (Tenet then watches again). */
+export const WATCH_TIMEOUT_SECONDS = 60
 
 export class KubeApi extends Context.Tag("@tenet/adapters-k8s/KubeApi")<KubeApi, KubeApiShape>() {}
 
@@ -82,6 +119,7 @@ const describe = (kind: Kind, name: string, namespace?: string) =>
 
 export const make = (config: KubeConfig): KubeApiShape => {
   const api = KubernetesObjectApi.makeApiClient(config)
+  const watcher = new Watch(config)
   const call = <A>(operation: string, run: () => Promise<A>) =>
     Effect.tryPromise({ try: run, catch: failure(operation) })
   const header = (kind: Kind, name: string, namespace?: string) => ({
@@ -132,11 +170,113 @@ export const make = (config: KubeConfig): KubeApiShape => {
         `delete ${describe(kind, name, namespace)}`,
         () => api.delete(header(kind, name, namespace), undefined, undefined, undefined, undefined, "Background")
       ).pipe(
-        Effect.asVoid,
-        Effect.catchIf((e) => e.status === 404, () => Effect.void)
-      )
+        Effect.map((answer) =>
+          // A Status when the object goes at once; the object itself while finalizers hold it.
+          typeof answer === "object" && answer !== null && (answer as { kind?: string }).kind === kind.kind
+            ? Option.some(answer as LiveObject)
+            : Option.none()
+        ),
+        Effect.catchIf((e) => e.status === 404, () => Effect.succeed(Option.none()))
+      ),
+    snapshot: (kind, selector) =>
+      call(
+        `list ${kind.kind}`,
+        () => api.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, selector)
+      ).pipe(
+        Effect.map((list) => ({
+          items: list.items as ReadonlyArray<LiveObject>,
+          resourceVersion: list.metadata?.resourceVersion ?? ""
+        }))
+      ),
+    watch: (kind, selector, resourceVersion, { onEvent, onOpen }) =>
+      Effect.async<void, KubeError>((resume) => {
+        const operation = `watch ${kind.kind}`
+        let controller: AbortController | undefined
+        let ended = false
+        void watcher.watch(
+          collectionPath(kind),
+          {
+            labelSelector: selector,
+            resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: WATCH_TIMEOUT_SECONDS
+          },
+          (type: string, object: unknown) => onEvent({ type, object } as WatchEvent),
+          (error: unknown) => {
+            if (ended) return
+            ended = true
+            resume(
+              error === null || error === undefined
+                ? Effect.void
+                : Effect.fail(watchFailure(operation, error))
+            )
+          }
+        ).then((c) => {
+          controller = c
+          if (ended) c.abort()
+          else onOpen()
+        }, (error) => {
+          if (ended) return
+          ended = true
+          resume(Effect.fail(watchFailure(operation, error)))
+        })
+        return Effect.sync(() => {
+          ended = true
+          controller?.abort()
+        })
+      }),
+    groupVersions: (group) =>
+      raw(config, `/apis/${group}`).pipe(
+        Effect.map((answer) =>
+          answer.status === 404
+            ? []
+            : ((answer.body as { versions?: ReadonlyArray<{ version?: string }> }).versions ?? []).flatMap((v) =>
+              v.version === undefined ? [] : [v.version]
+            )
+        )
+      ),
+    serverVersion: raw(config, "/version").pipe(
+      Effect.map((answer) => String((answer.body as { gitVersion?: unknown }).gitVersion ?? "unknown"))
+    )
   }
 }
+
+/** A kind's collection across all namespaces, as watch and list address it. */
+export const collectionPath = (kind: Kind) =>
+  `${kind.apiVersion.includes("/") ? "/apis" : "/api"}/${kind.apiVersion}/${kind.resource}`
+
+const watchFailure = (operation: string, error: unknown) => {
+  const status = (error as { statusCode?: unknown }).statusCode
+  return new KubeError({
+    operation,
+    status: typeof status === "number" ? status : 0,
+    detail: error instanceof Error ? error.message : String(error)
+  })
+}
+
+/** A GET of a discovery path with the kubeconfig's credentials; 404 is an answer, not a failure. */
+const raw = (config: KubeConfig, path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const options: Https.RequestOptions = {}
+      await config.applyToHTTPSOptions(options)
+      const server = config.getCurrentCluster()?.server ?? ""
+      return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const url = new URL(path, server)
+        const request = (url.protocol === "https:" ? Https : Http).get(url, options, (response) => {
+          let text = ""
+          response.on("data", (chunk) => (text += chunk))
+          response.on("end", () => {
+            const status = response.statusCode ?? 0
+            if (status !== 200 && status !== 404) reject(Object.assign(new Error(text), { statusCode: status }))
+            else resolve({ status, body: status === 200 ? safeParse(text) : {} })
+          })
+        })
+        request.on("error", reject)
+      })
+    },
+    catch: (error) => watchFailure(`GET ${path}`, error)
+  })
 
 /** On a loaded kubeconfig. */
 export const layerConfig = (config: KubeConfig) => Layer.sync(KubeApi, () => make(config))

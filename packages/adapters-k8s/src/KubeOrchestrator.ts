@@ -3,14 +3,20 @@
  * apply of the complete rendered set followed by a prune: objects of the set's kinds that
  * carry its owner labels but were not rendered are deleted, so turning a feature off (say
  * autoscaling) removes what it needed. Deletions go by owner labels, so nothing is orphaned.
+ *
+ * A pod's runtime (its Deployment's status, its Service's VIP, its OvnEip's address) is read
+ * from informers kept in process, so reading pods costs the API server nothing; while a watch
+ * is down the statuses carry `stale_since`. The HPA's API version is found by discovery.
  */
 import type { Ids, Plan } from "@tenet/core"
 import { Orchestrator } from "@tenet/core"
+import type { Duration } from "effect"
 import { Effect, Layer, Option } from "effect"
+import * as Informer from "./Informer.js"
 import { awaitExternalIp, externalIpOf, ipv4, KubeApi } from "./KubeApi.js"
 import type { KubeError, LiveObject, Wait } from "./KubeApi.js"
 import * as Manifests from "./Manifests.js"
-import type { Kind, Manifest, Settings } from "./Manifests.js"
+import type { AutoscalingVersion, Kind, Manifest, Settings } from "./Manifests.js"
 import { Kinds } from "./Manifests.js"
 import * as Names from "./Names.js"
 import * as OvnAcl from "./OvnAcl.js"
@@ -19,25 +25,34 @@ export interface Options {
   readonly settings?: Partial<Settings>
   /** How long an apply waits for Kube-OVN to assign an external IP before reporting failure. */
   readonly externalIpWait?: Wait
+  /** How long a read waits for the informers' first list before answering `unknown` (10 s). */
+  readonly syncTimeout?: Duration.DurationInput
+  /** The first retry's delay after a watch breaks (200 ms, doubling to 30 s). */
+  readonly watchBackoff?: Duration.DurationInput
 }
 
-/** Every kind a pod owns, in the order they are deleted. */
-const POD_KINDS: ReadonlyArray<Kind> = [
+/** Every kind a pod owns, in the order they are deleted; the HPA at the version the cluster serves. */
+const podKinds = (autoscaling: Option.Option<AutoscalingVersion>): ReadonlyArray<Kind> => [
   Kinds.OvnDnatRule,
   Kinds.OvnSnatRule,
   Kinds.OvnEip,
-  Kinds.HorizontalPodAutoscaler,
+  ...Option.toArray(Option.map(autoscaling, Manifests.horizontalPodAutoscaler)),
   Kinds.Deployment,
   Kinds.Service,
   Kinds.PersistentVolumeClaim,
   Kinds.Secret
 ]
 
-/** Every kind a VPC or tenant owns, in the order they are deleted (the namespace takes the rest). */
-const NETWORK_KINDS: ReadonlyArray<Kind> = [
-  Kinds.OvnDnatRule,
-  Kinds.OvnSnatRule,
-  Kinds.OvnEip,
+/** The objects whose status makes a pod's runtime, watched: every one Tenet labels with a pod. */
+const WATCHED = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.POD}`
+
+/**
+ * Every kind a VPC or tenant owns, in the order they are deleted. What runs in a VPC's namespace
+ * is deleted by label before the namespace, not left to the namespace controller: the VPC is
+ * gone from the cluster's answers at once, and from a cluster without that controller at all.
+ */
+const networkKinds = (autoscaling: Option.Option<AutoscalingVersion>): ReadonlyArray<Kind> => [
+  ...podKinds(autoscaling),
   Kinds.Namespace,
   Kinds.Subnet,
   Kinds.Vpc
@@ -60,11 +75,62 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   const kube = yield* KubeApi
   const settings: Settings = { ...Manifests.defaultSettings, ...options.settings }
   const eipWait = options.externalIpWait ?? { attempts: 25, spacingMillis: 200 }
+  const syncTimeout = options.syncTimeout ?? "10 seconds"
+
+  const informer = (kind: Kind) =>
+    Informer.make(kube, {
+      kind,
+      selector: WATCHED,
+      indexes: [Names.TENANT, Names.POD],
+      ...(options.watchBackoff === undefined ? {} : { backoff: options.watchBackoff })
+    })
+  const deployments = yield* informer(Kinds.Deployment)
+  const services = yield* informer(Kinds.Service)
+  const eips = yield* informer(Kinds.OvnEip)
+  const informers = [deployments, services, eips]
+  const informerOf = (kind: string) => informers.find((i) => i.kind.kind === kind)
+
+  /** Server-side apply; what it returns is what the informers hold until the watch says more. */
+  const apply = (manifest: Manifest) =>
+    Effect.tap(kube.apply(manifest), (object) => {
+      if (object.metadata?.labels?.[Names.POD] !== undefined) informerOf(object.kind ?? "")?.observe(object)
+    })
+  const remove = (kind: Kind, name: string, namespace: string | undefined) =>
+    Effect.tap(kube.delete(kind, name, namespace), (deleted) => informerOf(kind.kind)?.forget(name, namespace, deleted))
 
   const deleteAll = (objects: ReadonlyArray<{ kind: Kind; object: LiveObject }>) =>
-    Effect.forEach(objects, ({ kind, object }) => kube.delete(kind, nameOf(object), namespaceOf(object)), {
+    Effect.forEach(objects, ({ kind, object }) => remove(kind, nameOf(object), namespaceOf(object)), {
       discard: true
     })
+
+  /** The HPA version the cluster serves, found once; none when it serves neither Tenet renders. */
+  let autoscaling: AutoscalingVersion | undefined
+  const autoscalingVersion: Effect.Effect<Option.Option<AutoscalingVersion>, KubeError> = Effect.suspend(() =>
+    autoscaling !== undefined
+      ? Effect.succeed(Option.some(autoscaling))
+      : Effect.map(kube.groupVersions("autoscaling"), (served) => {
+        const found = Option.fromNullable(
+          Manifests.AUTOSCALING_VERSIONS.find((v): v is AutoscalingVersion => served.includes(v))
+        )
+        if (Option.isSome(found)) autoscaling = found.value
+        return found
+      })
+  )
+  const requireAutoscaling = Effect.flatMap(autoscalingVersion, (found) =>
+    Option.match(found, {
+      onSome: Effect.succeed,
+      onNone: () =>
+        Effect.flatMap(
+          Effect.zip(kube.serverVersion, kube.groupVersions("autoscaling")),
+          ([version, served]) =>
+            new Orchestrator.OrchestratorError({
+              operation: "applyPod",
+              detail: `the cluster (Kubernetes ${version}) serves ${
+                served.length === 0 ? "no autoscaling API" : served.map((v) => `autoscaling/${v}`).join(", ")
+              }; autoscaled pods need ${Manifests.AUTOSCALING_VERSIONS.map((v) => `autoscaling/${v}`).join(" or ")}`
+            })
+        )
+    }))
 
   /** Objects of the kinds with the labels, in the kinds' order. */
   const owned = (kinds: ReadonlyArray<Kind>, labels: Record<string, string>) =>
@@ -82,7 +148,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
     labels: Record<string, string>
   ) =>
     Effect.gen(function*() {
-      const applied = yield* Effect.forEach(desired, kube.apply)
+      const applied = yield* Effect.forEach(desired, apply)
       const keep = new Set(desired.map((m) => `${m.kind}/${m.metadata.namespace ?? ""}/${m.metadata.name}`))
       const existing = yield* owned(pruneKinds, labels)
       yield* deleteAll(
@@ -97,9 +163,11 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   const applyPod = (spec: Orchestrator.PodSpec) =>
     Effect.gen(function*() {
       const labels = { [Names.POD]: spec.pod_id }
+      const hpa = spec.autoscaling === null ? yield* autoscalingVersion : Option.some(yield* requireAutoscaling)
+      const version = Option.getOrElse(hpa, () => "v2" as const)
       // First everything but the NAT rules, which need the VIP the API server assigns.
-      const base = Manifests.pod(spec, settings, { vip: null, replicas: [] })
-      const applied = yield* Effect.forEach(base, kube.apply)
+      const base = Manifests.pod(spec, settings, { vip: null, replicas: [] }, version)
+      const applied = yield* Effect.forEach(base, apply)
       const service = applied.find((o) => o.kind === "Service")
       const vip = ipv4(service?.spec?.clusterIP)
       if (vip === null) {
@@ -109,7 +177,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         })
       }
       const replicas = yield* replicaAddresses(spec.pod_id)
-      yield* applySet(Manifests.pod(spec, settings, { vip, replicas }), POD_KINDS, labels)
+      yield* applySet(Manifests.pod(spec, settings, { vip, replicas }, version), podKinds(hpa), labels)
       const external = spec.external_access || spec.external_inbound !== null
       const external_ip = external
         ? Option.getOrNull(yield* awaitExternalIp(kube, Names.podEip(spec.pod_id), eipWait))
@@ -126,11 +194,19 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       Effect.withSpan("KubeOrchestrator.applyPod", { attributes: { pod: spec.pod_id } })
     )
 
+  /** Since when the informers' view is not known current, if it is not. */
+  const staleSince = (): Date | null =>
+    informers.reduce<Date | null>((since, i) => {
+      const f = i.freshness()
+      return f._tag === "Current" || (since !== null && since <= f.since) ? since : f.since
+    }, null)
+
   /** A pod's runtime as its Deployment, Service and external-IP object report it. */
   const runtimeOf = (
     deployment: LiveObject,
     service: LiveObject | undefined,
-    eip: LiveObject | undefined
+    eip: LiveObject | undefined,
+    stale_since: Date | null
   ): Orchestrator.PodRuntime => {
     const desired = deployment.spec?.replicas ?? 1
     const ready = deployment.status?.readyReplicas ?? 0
@@ -156,41 +232,35 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       desired_replicas: desired,
       vip: ipv4(service?.spec?.clusterIP),
       external_ip: eip === undefined ? null : externalIpOf(eip),
-      last_error: failed?.message ?? null
+      last_error: failed?.message ?? null,
+      stale_since
     } satisfies Orchestrator.PodRuntime
   }
 
-  const podStatus = (podId: Ids.PodId) =>
-    Effect.gen(function*() {
-      const deployments = yield* kube.list(Kinds.Deployment, { [Names.POD]: podId })
-      const deployment = deployments[0]
-      if (deployment === undefined) return Option.none()
-      const services = yield* kube.list(Kinds.Service, { [Names.POD]: podId })
-      const eip = yield* kube.read(Kinds.OvnEip, Names.podEip(podId))
-      return Option.some(runtimeOf(deployment, services[0], Option.getOrUndefined(eip)))
-    }).pipe(Effect.mapError(orchestratorError("podStatus")))
+  /** Waits for the informers' first lists (a read right after startup), up to `syncTimeout`. */
+  const synced = Effect.forEach(informers, (i) => i.synced(syncTimeout), { discard: true })
 
-  /** Three cluster-wide list calls by the tenant's label, whatever the number of pods. */
+  const runtimeFor = (podId: Ids.PodId, stale: Date | null) => {
+    const deployment = deployments.byLabel(Names.POD, podId)[0]
+    if (deployment === undefined) return undefined
+    const service = services.byLabel(Names.POD, podId)[0]
+    return runtimeOf(deployment, service, eips.get(Names.podEip(podId)), stale)
+  }
+
+  const podStatus = (podId: Ids.PodId) =>
+    Effect.as(synced, Option.fromNullable(runtimeFor(podId, staleSince()))).pipe(
+      Effect.mapError(orchestratorError("podStatus"))
+    )
+
+  /** From the informers: no cluster call, whatever the number of pods. */
   const podStatuses = (tenantId: Ids.TenantId) =>
-    Effect.gen(function*() {
-      const selector = { [Names.TENANT]: tenantId }
-      const [deployments, services, eips] = yield* Effect.all([
-        kube.list(Kinds.Deployment, selector),
-        kube.list(Kinds.Service, selector),
-        kube.list(Kinds.OvnEip, selector)
-      ], { concurrency: 3 })
-      const podOf = (o: LiveObject) => o.metadata?.labels?.[Names.POD] as Ids.PodId | undefined
-      const serviceOf = new Map<string, LiveObject>()
-      for (const service of services) {
-        const id = podOf(service)
-        if (id !== undefined && !serviceOf.has(id)) serviceOf.set(id, service)
-      }
-      const eipByName = new Map(eips.map((e) => [e.metadata?.name, e]))
+    Effect.map(synced, () => {
+      const stale = staleSince()
       const statuses = new Map<Ids.PodId, Orchestrator.PodRuntime>()
-      for (const deployment of deployments) {
-        const id = podOf(deployment)
-        if (id === undefined || statuses.has(id)) continue
-        statuses.set(id, runtimeOf(deployment, serviceOf.get(id), eipByName.get(Names.podEip(id))))
+      for (const deployment of deployments.byLabel(Names.TENANT, tenantId)) {
+        const id = deployment.metadata?.labels?.[Names.POD] as Ids.PodId
+        const runtime = statuses.has(id) ? undefined : runtimeFor(id, stale)
+        if (runtime !== undefined) statuses.set(id, runtime)
       }
       return statuses as ReadonlyMap<Ids.PodId, Orchestrator.PodRuntime>
     }).pipe(Effect.mapError(orchestratorError("podStatuses")))
@@ -213,7 +283,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
           // from the live object applySubnet wrote. A subnet not in the cluster is skipped.
           const live = yield* kube.read(Kinds.Subnet, Names.subnet(s.subnet_id))
           const shape = Option.flatMapNullable(live, Manifests.subnetShapeOf)
-          if (Option.isSome(shape)) yield* kube.apply(Manifests.subnet(shape.value, acls.get(s.subnet_id) ?? []))
+          if (Option.isSome(shape)) yield* apply(Manifests.subnet(shape.value, acls.get(s.subnet_id) ?? []))
         }), { discard: true })
     }).pipe(
       Effect.catchTag("KubeError", (e) => Effect.fail(orchestratorError("applySecurityPlan")(e))),
@@ -229,7 +299,9 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       })
         .pipe(Effect.asVoid, Effect.mapError(orchestratorError("applyVpc"))),
     deleteVpc: (vpcId) =>
-      Effect.flatMap(owned(NETWORK_KINDS, { [Names.VPC]: vpcId }), deleteAll).pipe(
+      autoscalingVersion.pipe(
+        Effect.flatMap((hpa) => owned(networkKinds(hpa), { [Names.VPC]: vpcId })),
+        Effect.flatMap(deleteAll),
         Effect.mapError(orchestratorError("deleteVpc"))
       ),
     applySubnet: (spec) =>
@@ -240,7 +312,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
           onNone: () => [],
           onSome: (s) => s.spec?.acls ?? []
         })
-        yield* kube.apply(Manifests.subnet(spec, acls))
+        yield* apply(Manifests.subnet(spec, acls))
         yield* applySet(Manifests.subnetEgress(spec), [Kinds.OvnSnatRule], {
           [Names.SUBNET]: spec.subnet_id,
           [Names.COMPONENT]: "subnet-egress"
@@ -254,7 +326,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
     applyPod,
     recreatePod: (spec) =>
       // The Service (the VIP) and the external IP stay; only the workload starts over.
-      kube.delete(Kinds.Deployment, Names.workload(spec.pod_id), Names.namespace(spec.vpc_id)).pipe(
+      remove(Kinds.Deployment, Names.workload(spec.pod_id), Names.namespace(spec.vpc_id)).pipe(
         Effect.mapError(orchestratorError("recreatePod")),
         Effect.zipRight(applyPod(spec))
       ),
@@ -264,7 +336,9 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         Effect.mapError(orchestratorError("restartPod"))
       ),
     deletePod: (podId) =>
-      Effect.flatMap(owned(POD_KINDS, { [Names.POD]: podId }), deleteAll).pipe(
+      autoscalingVersion.pipe(
+        Effect.flatMap((hpa) => owned(podKinds(hpa), { [Names.POD]: podId })),
+        Effect.flatMap(deleteAll),
         Effect.mapError(orchestratorError("deletePod"))
       ),
     podStatus,
@@ -276,7 +350,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
           const vpcId = ns.metadata?.labels?.[Names.VPC]
           return vpcId === undefined
             ? Effect.void
-            : Effect.asVoid(kube.apply(Manifests.registrySecret(spec, nameOf(ns), vpcId as Ids.VpcId)))
+            : Effect.asVoid(apply(Manifests.registrySecret(spec, nameOf(ns), vpcId as Ids.VpcId)))
         }, { discard: true })
       }).pipe(Effect.mapError(orchestratorError("applyRegistrySecret"))),
     deleteRegistrySecret: (tenantId, name) =>
@@ -284,11 +358,13 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         Effect.mapError(orchestratorError("deleteRegistrySecret"))
       ),
     deleteTenant: (tenantId) =>
-      Effect.flatMap(owned(NETWORK_KINDS, { [Names.TENANT]: tenantId }), deleteAll).pipe(
+      autoscalingVersion.pipe(
+        Effect.flatMap((hpa) => owned(networkKinds(hpa), { [Names.TENANT]: tenantId })),
+        Effect.flatMap(deleteAll),
         Effect.mapError(orchestratorError("deleteTenant"))
       )
   })
 })
 
-/** The Orchestrator on the cluster `KubeApi` talks to. */
-export const layer = (options: Options = {}) => Layer.effect(Orchestrator.Orchestrator, make(options))
+/** The Orchestrator on the cluster `KubeApi` talks to; its informers stop with the layer. */
+export const layer = (options: Options = {}) => Layer.scoped(Orchestrator.Orchestrator, make(options))

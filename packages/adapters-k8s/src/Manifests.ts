@@ -57,22 +57,54 @@ const KUBE_OVN = "kubeovn.io/v1"
 export const LOGICAL_SWITCH = "ovn.kubernetes.io/logical_switch"
 
 /** The kinds Tenet writes, in the order an apply creates them (deletes go in reverse). */
+/** A kind as the API serves it: its group/version, name, plural resource and scope. */
+export interface Kind {
+  readonly apiVersion: string
+  readonly kind: string
+  /** The plural in the API's paths (`deployments`), as discovery lists it. */
+  readonly resource: string
+  readonly namespaced: boolean
+}
+
 export const Kinds = {
-  Namespace: { apiVersion: "v1", kind: "Namespace", namespaced: false },
-  Vpc: { apiVersion: KUBE_OVN, kind: "Vpc", namespaced: false },
-  OvnEip: { apiVersion: KUBE_OVN, kind: "OvnEip", namespaced: false },
-  Subnet: { apiVersion: KUBE_OVN, kind: "Subnet", namespaced: false },
-  OvnSnatRule: { apiVersion: KUBE_OVN, kind: "OvnSnatRule", namespaced: false },
-  OvnDnatRule: { apiVersion: KUBE_OVN, kind: "OvnDnatRule", namespaced: false },
-  Secret: { apiVersion: "v1", kind: "Secret", namespaced: true },
-  PersistentVolumeClaim: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespaced: true },
-  Service: { apiVersion: "v1", kind: "Service", namespaced: true },
-  Deployment: { apiVersion: "apps/v1", kind: "Deployment", namespaced: true },
-  HorizontalPodAutoscaler: { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", namespaced: true },
+  Namespace: { apiVersion: "v1", kind: "Namespace", resource: "namespaces", namespaced: false },
+  Vpc: { apiVersion: KUBE_OVN, kind: "Vpc", resource: "vpcs", namespaced: false },
+  OvnEip: { apiVersion: KUBE_OVN, kind: "OvnEip", resource: "ovn-eips", namespaced: false },
+  Subnet: { apiVersion: KUBE_OVN, kind: "Subnet", resource: "subnets", namespaced: false },
+  OvnSnatRule: { apiVersion: KUBE_OVN, kind: "OvnSnatRule", resource: "ovn-snat-rules", namespaced: false },
+  OvnDnatRule: { apiVersion: KUBE_OVN, kind: "OvnDnatRule", resource: "ovn-dnat-rules", namespaced: false },
+  Secret: { apiVersion: "v1", kind: "Secret", resource: "secrets", namespaced: true },
+  PersistentVolumeClaim: {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    resource: "persistentvolumeclaims",
+    namespaced: true
+  },
+  Service: { apiVersion: "v1", kind: "Service", resource: "services", namespaced: true },
+  Deployment: { apiVersion: "apps/v1", kind: "Deployment", resource: "deployments", namespaced: true },
+  /** `autoscaling/v2`, where the cluster serves it: see `horizontalPodAutoscaler` for the others. */
+  HorizontalPodAutoscaler: {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    resource: "horizontalpodautoscalers",
+    namespaced: true
+  },
   /** Read only: a pod's replicas, for their addresses. */
-  Pod: { apiVersion: "v1", kind: "Pod", namespaced: true }
-} as const
-export type Kind = (typeof Kinds)[keyof typeof Kinds]
+  Pod: { apiVersion: "v1", kind: "Pod", resource: "pods", namespaced: true }
+} as const satisfies Record<string, Kind>
+
+/**
+ * The HPA versions Tenet renders, best first: `autoscaling/v2` is served from Kubernetes 1.23,
+ * `v2beta2` until 1.25; their `spec` is the same for the CPU target Tenet sets.
+ */
+export const AUTOSCALING_VERSIONS = ["v2", "v2beta2"] as const
+export type AutoscalingVersion = (typeof AUTOSCALING_VERSIONS)[number]
+
+/** The HorizontalPodAutoscaler kind at a version of the `autoscaling` group. */
+export const horizontalPodAutoscaler = (version: AutoscalingVersion): Kind => ({
+  ...Kinds.HorizontalPodAutoscaler,
+  apiVersion: `autoscaling/${version}`
+})
 
 const object = (kind: Kind, metadata: Metadata, fields: Record<string, unknown>): Manifest => ({
   apiVersion: kind.apiVersion,
@@ -195,7 +227,8 @@ export interface PodAddresses {
 export const pod = (
   spec: Orchestrator.PodSpec,
   settings: Settings,
-  addresses: PodAddresses
+  addresses: PodAddresses,
+  autoscaling: AutoscalingVersion = "v2"
 ): ReadonlyArray<Manifest> => {
   const labels = Names.labels(spec)
   const name = Names.workload(spec.pod_id)
@@ -286,7 +319,7 @@ export const pod = (
         template
       }
     }),
-    ...(spec.autoscaling === null ? [] : [object(Kinds.HorizontalPodAutoscaler, meta("autoscaler"), {
+    ...(spec.autoscaling === null ? [] : [object(horizontalPodAutoscaler(autoscaling), meta("autoscaler"), {
       spec: {
         scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name },
         minReplicas: spec.autoscaling.min_replicas,

@@ -196,7 +196,7 @@ export const make = (options: Options = {}) =>
     const runtimeOf = (pod: SimPod, now: number): Orchestrator.PodRuntime => {
       const desired = desiredOf(pod.spec)
       const { external_ip, vip } = placementOf(pod)
-      const base = { desired_replicas: desired, vip, external_ip, last_error: pod.lastError }
+      const base = { desired_replicas: desired, vip, external_ip, last_error: pod.lastError, stale_since: null }
       if (pod.deleting) return { ...base, phase: "deleting", ready_replicas: 0 }
       if (pod.stopped) return { ...base, phase: "stopped", ready_replicas: 0 }
       if (pod.lastError !== null) return { ...base, phase: "failed", ready_replicas: 0 }

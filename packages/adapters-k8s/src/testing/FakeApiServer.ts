@@ -9,7 +9,13 @@
  * (discovery is open, as the default `system:discovery` role makes it). Objects may be checked
  * on apply with a `validate` of your own, as a strict API server checks them against schemas.
  *
- * It checks request shape and what Tenet does with the answers, not cluster behaviour.
+ * Every change gets a resourceVersion and is streamed to watches (from a version, with a 410
+ * for one older than the history it keeps, see `compact`); `dropWatches` breaks them, as a
+ * network fault would. Discovery answers as the Kubernetes version it is told to play (1.29 by
+ * default: `autoscaling/v2`).
+ *
+ * It checks request shape and what Tenet does with the answers, not cluster behaviour: the
+ * real-server suites (`LocalCluster`) check that.
  */
 import { KubeConfig } from "@kubernetes/client-node"
 import { Net } from "@tenet/core"
@@ -39,6 +45,10 @@ export interface Options {
   readonly validate?: (
     object: Record<string, unknown> & { readonly apiVersion: string; readonly kind: string }
   ) => ReadonlyArray<string>
+  /** The Kubernetes version it plays, for `/version` (default `v1.29.0`). */
+  readonly version?: string
+  /** The versions of the `autoscaling` group it serves (default `["v2", "v1"]`, as 1.29 does). */
+  readonly autoscaling?: ReadonlyArray<string>
 }
 
 type Obj = Record<string, any>
@@ -52,7 +62,6 @@ const builtInResources: Record<string, ReadonlyArray<{ kind: string; name: strin
     { kind: "Pod", name: "pods", namespaced: true }
   ],
   "apps/v1": [{ kind: "Deployment", name: "deployments", namespaced: true }],
-  "autoscaling/v2": [{ kind: "HorizontalPodAutoscaler", name: "horizontalpodautoscalers", namespaced: true }],
   // The Kube-OVN kinds Tenet writes, as the CRDs name them (all cluster-scoped).
   "kubeovn.io/v1": [
     { kind: "Vpc", name: "vpcs", namespaced: false },
@@ -72,7 +81,15 @@ export interface FakeApiServer {
   /** Makes the next `count` requests whose method and path match fail with `status`. */
   readonly failNext: (count: number, status: number, match?: (method: string, path: string) => boolean) => void
   readonly put: (object: Obj) => void
+  /** Changes a stored object in place as a controller would (a new resourceVersion, an event). */
+  readonly update: (kind: string, namespace: string | undefined, name: string, change: (object: Obj) => void) => void
   readonly ofKind: (kind: string) => ReadonlyArray<Obj>
+  /** Ends every open watch abruptly. */
+  readonly dropWatches: () => void
+  /** Forgets the event history: a watch from any version before now gets 410 Gone. */
+  readonly compact: () => void
+  /** Watches open right now. */
+  readonly openWatches: () => number
 }
 
 const keyOf = (kind: string, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ""}/${name}`
@@ -93,10 +110,10 @@ const status = (code: number, message: string) => ({
 })
 
 /** The verb RBAC checks for a request on a resource (`name` absent for a collection). */
-const verbOf = (method: string, name: string | undefined) => {
+const verbOf = (method: string, name: string | undefined, watching: boolean) => {
   switch (method) {
     case "GET":
-      return name === undefined ? "list" : "get"
+      return name === undefined ? (watching ? "watch" : "list") : "get"
     case "PATCH":
       return "patch"
     case "DELETE":
@@ -124,14 +141,62 @@ export const make = (options: Options = {}) =>
     Effect.async<{ server: Http.Server; fake: FakeApiServer }>((resume) => {
       const rules = options.rules ?? Permissions.rules
       const validate = options.validate ?? (() => [])
-      const resources = builtInResources
+      const autoscaling = options.autoscaling ?? ["v2", "v1"]
+      const resources: Record<string, ReadonlyArray<{ kind: string; name: string; namespaced: boolean }>> = {
+        ...builtInResources,
+        ...Object.fromEntries(autoscaling.map((v) => [
+          `autoscaling/${v}`,
+          [{ kind: "HorizontalPodAutoscaler", name: "horizontalpodautoscalers", namespaced: true }]
+        ]))
+      }
       const byPlural = new Map<string, { kind: string; namespaced: boolean; groupVersion: string }>()
       for (const [groupVersion, list] of Object.entries(resources)) {
         for (const r of list) {
           byPlural.set(`${groupVersion}/${r.name}`, { kind: r.kind, namespaced: r.namespaced, groupVersion })
         }
       }
-      const objects = new Map<string, Obj>()
+      /** The history watches replay from, and the watches open now. */
+      let revision = 1
+      let history: Array<{ revision: number; type: string; object: Obj }> = []
+      let compactedAt = 0
+      const watches = new Set<{ kind: string; selector: string | undefined; res: Http.ServerResponse }>()
+      const emit = (type: string, object: Obj) => {
+        const event = { revision, type, object: structuredClone(object) }
+        history.push(event)
+        for (const w of watches) {
+          if (w.kind === object.kind && matchesSelector(object.metadata.labels, w.selector)) {
+            w.res.write(JSON.stringify({ type, object: event.object }) + "\n")
+          }
+        }
+      }
+      /** Objects by key: every set stamps a new version and streams the change to watches. */
+      const written = new Map<string, string>()
+      const objects = new (class extends Map<string, Obj> {
+        override set(key: string, object: Obj) {
+          const existed = this.has(key)
+          const { resourceVersion: _, ...metadata } = object.metadata ?? {}
+          const content = JSON.stringify({ ...object, metadata })
+          // Writing what is already there changes nothing, its version included.
+          if (existed && written.get(key) === content) {
+            object.metadata.resourceVersion = this.get(key)!.metadata.resourceVersion
+            return super.set(key, object)
+          }
+          written.set(key, content)
+          object.metadata.resourceVersion = String(++revision)
+          super.set(key, object)
+          emit(existed ? "MODIFIED" : "ADDED", object)
+          return this
+        }
+        override delete(key: string) {
+          const found = this.get(key)
+          if (found === undefined) return false
+          written.delete(key)
+          super.delete(key)
+          found.metadata.resourceVersion = String(++revision)
+          emit("DELETED", found)
+          return true
+        }
+      })()
       const requests: Array<RecordedRequest> = []
       let failures: Array<{ status: number; match: (method: string, path: string) => boolean }> = []
       let nextUid = 1
@@ -177,6 +242,7 @@ export const make = (options: Options = {}) =>
           })
         }
         d.status = { replicas: want, readyReplicas: want, availableReplicas: want }
+        if (objects.has(keyOf("Deployment", ns, d.metadata.name))) objects.set(keyOf("Deployment", ns, d.metadata.name), d)
       }
 
       const scaleByHpa = (hpa: Obj) => {
@@ -208,8 +274,11 @@ export const make = (options: Options = {}) =>
           const ip = allocateIn(next.spec.externalSubnet)
           if (ip !== undefined) next.status = { v4Ip: ip, ready: true }
         }
-        objects.set(key, next)
-        if (kind === "Deployment") reconcileDeployment(next)
+        if (kind !== "Deployment") objects.set(key, next)
+        if (kind === "Deployment") {
+          objects.set(key, next)
+          reconcileDeployment(next)
+        }
         if (kind === "HorizontalPodAutoscaler") scaleByHpa(next)
         return next
       }
@@ -242,7 +311,10 @@ export const make = (options: Options = {}) =>
         return true
       }
 
-      const handle = (req: Http.IncomingMessage, body: string): { code: number; json: unknown } => {
+      const handle = (
+        req: Http.IncomingMessage,
+        body: string
+      ): { code: number; json: unknown; watch?: { kind: string; selector: string | undefined; from: number } } => {
         const url = new URL(req.url ?? "/", "http://fake")
         const method = req.method ?? "GET"
         const query = Object.fromEntries(url.searchParams)
@@ -255,7 +327,7 @@ export const make = (options: Options = {}) =>
         const resource = byPlural.get(`${groupVersion}/${afterNs[0]}`)
         const name = afterNs[1]
         const attributes = rest.length === 0 || resource === undefined ? undefined : {
-          verb: verbOf(method, name),
+          verb: verbOf(method, name, query.watch === "true" || query.watch === "1"),
           apiGroup: groupVersion.includes("/") ? groupVersion.split("/")[0]! : "",
           resource: afterNs[0]!
         }
@@ -280,8 +352,23 @@ export const make = (options: Options = {}) =>
           failures = failures.filter((f) => f !== failure)
           return { code: failure.status, json: status(failure.status, "injected failure") }
         }
+        if (url.pathname === "/version") {
+          return { code: 200, json: { major: "1", gitVersion: options.version ?? "v1.29.0" } }
+        }
+        if (parts[0] === "apis" && parts.length === 2) {
+          const versions = Object.keys(resources).filter((gv) => gv.startsWith(`${parts[1]}/`))
+          return versions.length === 0 ? { code: 404, json: status(404, "not found") } : {
+            code: 200,
+            json: {
+              kind: "APIGroup",
+              name: parts[1],
+              versions: versions.map((gv) => ({ groupVersion: gv, version: gv.split("/")[1] })),
+              preferredVersion: { groupVersion: versions[0], version: versions[0]!.split("/")[1] }
+            }
+          }
+        }
         if (rest.length === 0) {
-          const list = resources[groupVersion as keyof typeof resources]
+          const list = resources[groupVersion]
           return list === undefined
             ? { code: 404, json: status(404, "not found") }
             : {
@@ -292,11 +379,25 @@ export const make = (options: Options = {}) =>
         if (resource === undefined) return { code: 404, json: status(404, `no resource ${url.pathname}`) }
         if (name === undefined) {
           if (method !== "GET") return { code: 405, json: status(405, "method not allowed") }
+          if (query.watch === "true" || query.watch === "1") {
+            const from = Number(query.resourceVersion ?? "0")
+            return from < compactedAt
+              ? { code: 410, json: status(410, `too old resource version: ${from} (${compactedAt})`) }
+              : { code: 200, json: null, watch: { kind: resource.kind, selector: query.labelSelector, from } }
+          }
           const items = ofKind(resource.kind).filter((o) =>
             (namespace === undefined || o.metadata.namespace === namespace) &&
             matchesSelector(o.metadata.labels, query.labelSelector)
           )
-          return { code: 200, json: { kind: `${resource.kind}List`, apiVersion: groupVersion, metadata: {}, items } }
+          return {
+            code: 200,
+            json: {
+              kind: `${resource.kind}List`,
+              apiVersion: groupVersion,
+              metadata: { resourceVersion: String(revision) },
+              items
+            }
+          }
         }
         switch (method) {
           case "GET": {
@@ -339,6 +440,20 @@ export const make = (options: Options = {}) =>
           } catch (e) {
             answer = { code: 500, json: status(500, String(e)) }
           }
+          const watch = (answer as ReturnType<typeof handle>).watch
+          if (watch !== undefined) {
+            res.writeHead(200, { "content-type": "application/json" })
+            for (const event of history) {
+              if (
+                event.revision > watch.from && event.object.kind === watch.kind &&
+                matchesSelector(event.object.metadata.labels, watch.selector)
+              ) res.write(JSON.stringify({ type: event.type, object: event.object }) + "\n")
+            }
+            const open = { kind: watch.kind, selector: watch.selector, res }
+            watches.add(open)
+            res.on("close", () => watches.delete(open))
+            return
+          }
           res.writeHead(answer.code, { "content-type": "application/json" })
           res.end(JSON.stringify(answer.json))
         })
@@ -363,12 +478,33 @@ export const make = (options: Options = {}) =>
               for (let i = 0; i < count; i++) failures.push({ status: code, match })
             },
             put: (object) => applyObject(object.kind, object.metadata.namespace, object.metadata.name, object),
-            ofKind
+            update: (kind, namespace, name, change) => {
+              const key = keyOf(kind, namespace, name)
+              const found = objects.get(key)
+              if (found === undefined) throw new Error(`no ${key}`)
+              change(found)
+              objects.set(key, found)
+            },
+            ofKind,
+            dropWatches: () => {
+              for (const w of watches) w.res.destroy()
+              watches.clear()
+            },
+            compact: () => {
+              history = []
+              compactedAt = revision
+            },
+            openWatches: () => watches.size
           }
         }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        // Open watches would hold the close forever.
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
   ).pipe(Effect.map(({ fake }) => fake))
 
 export class Fake extends Context.Tag("@tenet/adapters-k8s/testing/FakeApiServer")<Fake, FakeApiServer>() {}

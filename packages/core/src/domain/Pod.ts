@@ -144,7 +144,11 @@ export const PodStatus = Schema.Struct({
   desired_replicas: Schema.Int,
   vip: Schema.NullOr(Ipv4Address),
   external_ip: Schema.NullOr(Ipv4Address),
-  last_error: Schema.NullOr(Schema.String)
+  last_error: Schema.NullOr(Schema.String),
+  stale_since: Schema.NullOr(Schema.DateFromString).annotations({
+    description: "Null when the status is known current. Otherwise the time since which the platform's view of " +
+      "the cluster could not be confirmed (it is reconnecting): the other fields are the last status seen."
+  })
 }).annotations({ identifier: "PodStatus" })
 export type PodStatus = typeof PodStatus.Type
 

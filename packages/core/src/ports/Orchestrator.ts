@@ -87,6 +87,11 @@ export interface PodRuntime {
   readonly vip: Ipv4Address | null
   readonly external_ip: Ipv4Address | null
   readonly last_error: string | null
+  /**
+   * When what is reported stopped being known current (the backend lost its view of the
+   * cluster and is getting it back): the rest is the last status seen. Null when current.
+   */
+  readonly stale_since: Date | null
 }
 
 export interface RegistrySecretSpec {

@@ -1,21 +1,46 @@
 /**
  * The Orchestrator contract: placement and lifecycle rules every cluster backend keeps.
- * Run it with a factory that returns a fresh, empty cluster for each test.
+ * Run it with a factory that returns a fresh orchestrator for each test, on a fresh cluster or
+ * one that the tests share (each test makes its own tenants and VPCs). A real cluster runs on
+ * the real clock (`live`), with a `timeout` per test in milliseconds: its controllers act in
+ * their own time, so what they do is awaited (up to `settle`).
  */
 import { describe, expect } from "@effect/vitest"
-import type { Layer } from "effect"
-import { Effect, Option } from "effect"
+import type { Duration, Layer } from "effect"
+import { Cause, Effect, Option, Schedule } from "effect"
 import * as Net from "../domain/Net.js"
 import type { Ipv4Address, Ipv4Network } from "../domain/Net.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import * as Fixtures from "./Fixtures.js"
-import { freshEach } from "./Suite.js"
+import { freshEach, freshEachLive } from "./Suite.js"
 
-const externalPool = { subnet_cidr: "203.0.113.0/29" as Ipv4Network, gateway: "203.0.113.1" as Ipv4Address }
+const smallPool = { subnet_cidr: "203.0.113.0/29" as Ipv4Network, gateway: "203.0.113.1" as Ipv4Address }
 
-export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) =>
+export interface Options {
+  readonly live?: boolean
+  readonly timeout?: number
+  /** How long a controller's work may take to show (default 15 s). */
+  readonly settle?: Duration.DurationInput
+  /**
+   * The external network the cluster gives addresses from (default 203.0.113.0/29); a cluster
+   * the tests share needs room for every test's VPCs and pods.
+   */
+  readonly externalPool?: { readonly subnet_cidr: Ipv4Network; readonly gateway: Ipv4Address }
+}
+
+export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>, options: Options = {}) =>
   describe(`Orchestrator contract: ${name}`, () => {
-    const test = freshEach(makeCluster)
+    const test = (options.live ? freshEachLive : freshEach)(makeCluster, options.timeout)
+    const externalPool = options.externalPool ?? smallPool
+    /** The effect's value once `check` holds of it; at once on a cluster that acts synchronously. */
+    const eventually = <A, E>(effect: Effect.Effect<A, E>, check: (a: A) => boolean) =>
+      effect.pipe(
+        Effect.filterOrFail(check, () => new Cause.NoSuchElementException("not yet")),
+        Effect.retry({
+          while: (e) => e instanceof Cause.NoSuchElementException,
+          schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo(options.settle ?? "15 seconds"))
+        })
+      )
 
     const withNetwork = Effect.gen(function*() {
       const cluster = yield* Orchestrator
@@ -79,7 +104,11 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>) 
           autoscaling: { min_replicas: 2, max_replicas: 5, cpu_target_millicores: 200 }
         })
         yield* cluster.applyPod(scaled)
-        const desired = Option.getOrThrow(yield* cluster.podStatus(scaled.pod_id)).desired_replicas
+        // The HPA controller brings the workload into bounds in its own time.
+        const desired = (yield* eventually(
+          Effect.map(cluster.podStatus(scaled.pod_id), (s) => Option.getOrThrow(s).desired_replicas),
+          (n) => n >= 2
+        ))
         expect(desired).toBeGreaterThanOrEqual(2)
         expect(desired).toBeLessThanOrEqual(5)
       })

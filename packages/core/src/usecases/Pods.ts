@@ -67,9 +67,13 @@ export interface PodsShape {
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
 
-/** Statuses are flat: equal when every field is. */
+/** Statuses are flat: equal when every field is (a time by its value). */
 const sameStatus = (a: PodStatus, b: PodStatus) =>
-  (Object.keys(b) as Array<keyof PodStatus>).every((k) => a[k] === b[k])
+  (Object.keys(b) as Array<keyof PodStatus>).every((k) => {
+    const x = a[k]
+    const y = b[k]
+    return x === y || (x instanceof Date && y instanceof Date && x.getTime() === y.getTime())
+  })
 
 /** The replica count a pod starts with: at least 2 when autoscaling (the spec's minimum). */
 const initialReplicas = (record: Pick<PodRecord, "auto_scaling" | "replica_count" | "autoscale_min_replicas">) =>
@@ -113,7 +117,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             desired_replicas: initialReplicas(record),
             vip: record.vip,
             external_ip: record.external_ip,
-            last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error
+            last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error,
+            stale_since: null
           }),
           onSome: (runtime): PodStatus => ({
             ...runtime,
@@ -129,7 +134,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         desired_replicas: initialReplicas(record),
         vip: record.vip,
         external_ip: record.external_ip,
-        last_error: error.message
+        last_error: error.message,
+        stale_since: null
       })
 
       const statusOf = (record: PodRecord): Effect.Effect<PodStatus> =>

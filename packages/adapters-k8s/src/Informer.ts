@@ -1,0 +1,203 @@
+/**
+ * A kind's objects kept in process, as client-go's informers keep them: list once, then watch
+ * from the list's resourceVersion with bookmarks, watch again from the last version seen when
+ * the server ends a watch, and list again only when it says that version is gone (410). A watch
+ * that breaks is retried with backoff; until one holds again the cache is `Stale`, since then.
+ *
+ * Tenet's own writes are observed as they return (`observe`, `forget`), so a read after a write
+ * sees it before the watch delivers it; an event never replaces a newer version of an object.
+ */
+import { Clock, Deferred, Duration, Effect, Option } from "effect"
+import type { KubeApiShape, LiveObject, WatchEvent } from "./KubeApi.js"
+import { KubeError, WATCH_TIMEOUT_SECONDS } from "./KubeApi.js"
+import type { Kind } from "./Manifests.js"
+
+/** Whether what the cache holds is known to be current. */
+export type Freshness =
+  | { readonly _tag: "Current" }
+  | { readonly _tag: "Stale"; readonly since: Date; readonly reason: string }
+
+export interface Informer {
+  readonly kind: Kind
+  /** Succeeds once the first list is in; fails after `timeout` without one. */
+  readonly synced: (timeout: Duration.DurationInput) => Effect.Effect<void, KubeError>
+  readonly freshness: () => Freshness
+  /** The objects whose `label` has `value` (one of the informer's `indexes`). */
+  readonly byLabel: (label: string, value: string) => ReadonlyArray<LiveObject>
+  readonly get: (name: string, namespace?: string) => LiveObject | undefined
+  /** How many objects it holds. */
+  readonly size: () => number
+  /** An object as a write of Tenet's returned it. */
+  readonly observe: (object: LiveObject) => void
+  /** An object Tenet deleted, as the delete returned it (else as last seen). */
+  readonly forget: (name: string, namespace: string | undefined, deleted: Option.Option<LiveObject>) => void
+}
+
+export interface Options {
+  readonly kind: Kind
+  readonly selector: string
+  /** The labels objects are looked up by. */
+  readonly indexes: ReadonlyArray<string>
+  /** The first retry's delay after a failed list or watch; doubles up to `maxBackoff`. */
+  readonly backoff?: Duration.DurationInput
+  readonly maxBackoff?: Duration.DurationInput
+}
+
+const keyOf = (name: string | undefined, namespace: string | undefined) => `${namespace ?? ""}/${name ?? ""}`
+const objectKey = (o: LiveObject) => keyOf(o.metadata?.name, o.metadata?.namespace)
+const versionOf = (o: { readonly metadata?: { readonly resourceVersion?: string } } | undefined) =>
+  o?.metadata?.resourceVersion
+
+/**
+ * Whether version `a` is older than `b`. Versions are opaque to clients, but API servers serve
+ * etcd revisions, which are ordered integers; anything else is not taken as older.
+ */
+export const older = (a: string | undefined, b: string | undefined): boolean =>
+  a !== undefined && b !== undefined && /^\d+$/.test(a) && /^\d+$/.test(b) &&
+  (a.length < b.length || (a.length === b.length && a < b))
+
+/** A deleted object's last version, kept until its event arrives so late events cannot revive it. */
+interface Tombstone {
+  readonly tombstone: true
+  readonly metadata: { readonly resourceVersion?: string }
+}
+type Entry = LiveObject | Tombstone
+const live = (entry: Entry | undefined): LiveObject | undefined =>
+  entry === undefined || "tombstone" in entry ? undefined : entry
+
+export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, options: Options) {
+  const entries = new Map<string, Entry>()
+  const indexes = new Map<string, Map<string, Set<string>>>(options.indexes.map((label) => [label, new Map()]))
+  const first = yield* Deferred.make<void>()
+  let freshness: Freshness = { _tag: "Stale", since: new Date(yield* Clock.currentTimeMillis), reason: "not listed yet" }
+
+  const index = (key: string, object: LiveObject | undefined, add: boolean) => {
+    for (const [label, byValue] of indexes) {
+      const value = object?.metadata?.labels?.[label]
+      if (value === undefined) continue
+      const keys = byValue.get(value) ?? new Set<string>()
+      if (add) keys.add(key)
+      else keys.delete(key)
+      if (keys.size === 0) byValue.delete(value)
+      else byValue.set(value, keys)
+    }
+  }
+  const put = (key: string, next: Entry) => {
+    const previous = entries.get(key)
+    if (older(versionOf(next), versionOf(previous))) return
+    // What the object was when deleted does not bring it back.
+    if (previous !== undefined && "tombstone" in previous && versionOf(previous) === versionOf(next)) return
+    index(key, live(previous), false)
+    entries.set(key, next)
+    index(key, live(next), true)
+  }
+  const remove = (key: string) => {
+    index(key, live(entries.get(key)), false)
+    entries.delete(key)
+  }
+
+  /** A list replaces what the cache holds, except what Tenet wrote after the list was read. */
+  const replace = (items: ReadonlyArray<LiveObject>, resourceVersion: string) => {
+    const listed = new Set(items.map(objectKey))
+    for (const [key, entry] of entries) {
+      if (!listed.has(key) && !older(resourceVersion, versionOf(entry))) remove(key)
+    }
+    for (const item of items) put(objectKey(item), item)
+  }
+
+  const apply = (event: WatchEvent) => {
+    const key = objectKey(event.object)
+    if (event.type !== "DELETED") return put(key, event.object)
+    if (!older(versionOf(event.object), versionOf(entries.get(key)))) remove(key)
+  }
+
+  const stale = (reason: string) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      if (freshness._tag === "Current") freshness = { _tag: "Stale", since: new Date(now), reason }
+    })
+
+  const base = Duration.toMillis(options.backoff ?? "200 millis")
+  const cap = Duration.toMillis(options.maxBackoff ?? "30 seconds")
+  let failures = 0
+  let version: string | null = null
+
+  /** One list when none holds, then one watch from the version last seen. */
+  const step = Effect.gen(function*() {
+    if (version === null) {
+      const list = yield* kube.snapshot(options.kind, options.selector)
+      replace(list.items, list.resourceVersion)
+      version = list.resourceVersion
+      failures = 0
+      freshness = { _tag: "Current" }
+      yield* Deferred.succeed(first, undefined)
+    }
+    yield* kube.watch(options.kind, options.selector, version, {
+      onOpen: () => {
+        failures = 0
+        freshness = { _tag: "Current" }
+      },
+      onEvent: (event) => {
+        if (event.type === "ERROR") {
+          // The version is too old to watch from (compacted): list again.
+          if (event.object.code === 410) version = null
+          return
+        }
+        if (event.type !== "BOOKMARK") apply(event)
+        version = versionOf(event.object) ?? version
+      }
+    }).pipe(
+      // The server ends each watch by its timeout; one that outlives it without a word is dead.
+      Effect.timeoutFail({
+        duration: Duration.seconds(WATCH_TIMEOUT_SECONDS + 30),
+        onTimeout: () => new KubeError({ operation: `watch ${options.kind.kind}`, status: 0, detail: "went silent" })
+      })
+    )
+  })
+
+  const retry = (e: KubeError) =>
+    e.status === 410
+      ? Effect.sync(() => {
+        version = null
+      })
+      : Effect.gen(function*() {
+        yield* stale(e.message)
+        failures++
+        const delay = Math.min(cap, base * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4)
+        yield* Effect.logWarning(`${options.kind.kind} cache: ${e.message}; again in ${Math.round(delay)} ms`)
+        yield* Effect.sleep(Duration.millis(delay))
+      })
+
+  yield* Effect.forkScoped(Effect.forever(Effect.catchAll(step, retry)))
+
+  const informer: Informer = {
+    kind: options.kind,
+    synced: (timeout) =>
+      Deferred.await(first).pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () =>
+            new KubeError({
+              operation: `list ${options.kind.kind}`,
+              status: 0,
+              detail: freshness._tag === "Stale" ? freshness.reason : "not listed yet"
+            })
+        })
+      ),
+    freshness: () => freshness,
+    byLabel: (label, value) =>
+      [...(indexes.get(label)?.get(value) ?? [])].flatMap((key) => {
+        const object = live(entries.get(key))
+        return object === undefined ? [] : [object]
+      }),
+    get: (name, namespace) => live(entries.get(keyOf(name, namespace))),
+    size: () => entries.size,
+    observe: (object) => put(objectKey(object), object),
+    forget: (name, namespace, deleted) => {
+      const key = keyOf(name, namespace)
+      const last = Option.getOrElse(deleted, () => live(entries.get(key)))
+      const resourceVersion = versionOf(last)
+      if (last !== undefined) put(key, { tombstone: true, metadata: resourceVersion === undefined ? {} : { resourceVersion } })
+    }
+  }
+  return informer
+})

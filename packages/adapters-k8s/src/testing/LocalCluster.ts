@@ -1,0 +1,442 @@
+/**
+ * A real Kubernetes control plane on loopback for tests: etcd and kube-apiserver as plain
+ * processes on free ports, RBAC on, Kube-OVN's CRDs installed, and Tenet authenticated as a
+ * plain user (`tenet`) bound only to the rules it is given (default: `Permissions.rules`, what
+ * the shipped ClusterRole grants). Both stop, by PID, when the scope closes.
+ *
+ * A bare API server runs no controllers, so `controllers` plays the part of the ones Tenet reads
+ * back from: Kube-OVN (an OvnEip's address), the Deployment and HPA controllers (status and
+ * scale), and the namespace and PVC-protection finalizers.
+ *
+ * Binaries: `TENET_KUBE_APISERVER` (else `.ci/kube-apiserver`'s cache) and `etcd` on the PATH.
+ */
+import type { KubernetesObject } from "@kubernetes/client-node"
+import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node"
+import { Net } from "@tenet/core"
+import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Https from "node:https"
+import * as Net_ from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Yaml from "yaml"
+import * as KubeApi from "../KubeApi.js"
+import * as KubeOrchestrator from "../KubeOrchestrator.js"
+import * as Permissions from "../Permissions.js"
+
+export class LocalClusterError extends Data.TaggedError("LocalClusterError")<{ readonly detail: string }> {
+  override get message() {
+    return this.detail
+  }
+}
+
+export const VERSION = "v1.20.2"
+
+/** Where `.ci/kube-apiserver` keeps the binary it builds. */
+const cachedBinary = () =>
+  Path.join(process.env.TENET_KUBE_CACHE ?? Path.join(Os.homedir(), ".cache", "tenet"), `kube-apiserver-${VERSION}`)
+
+const onPath = (name: string) =>
+  (process.env.PATH ?? "").split(Path.delimiter).map((dir) => Path.join(dir, name)).find((p) => Fs.existsSync(p))
+
+/** The binaries, when this machine has both. */
+export const binaries = (): Option.Option<{ readonly apiserver: string; readonly etcd: string }> => {
+  const apiserver = process.env.TENET_KUBE_APISERVER ?? cachedBinary()
+  const etcd = process.env.TENET_ETCD ?? onPath("etcd")
+  return Fs.existsSync(apiserver) && etcd !== undefined ? Option.some({ apiserver, etcd }) : Option.none()
+}
+
+/** Whether the real-server suites can run here. CI sets `TENET_REQUIRE_KUBE=1` so they never skip there. */
+export const available = () => Option.isSome(binaries()) || process.env.TENET_REQUIRE_KUBE === "1"
+
+export interface Options {
+  /** The rules Tenet's user holds (default: `Permissions.rules`). */
+  readonly rules?: ReadonlyArray<Permissions.PolicyRule>
+  /** Kube-OVN's CRD bundle (YAML); default `TENET_KUBE_OVN_CRDS`. */
+  readonly crds?: string
+}
+
+export interface LocalCluster {
+  readonly server: string
+  /** Everything allowed (`system:masters`): for tests to look and to play the controllers. */
+  readonly admin: KubeConfig
+  /** Tenet's user, holding only the rules it was given. */
+  readonly tenet: KubeConfig
+  /** A kubeconfig file for the user, for `KUBECONFIG` or kubectl. */
+  readonly kubeconfigFile: (user: "admin" | "tenet") => string
+  /** CRDs the API server refused (1.20 lacks `x-kubernetes-validations`), by name. */
+  readonly refusedCrds: ReadonlyArray<string>
+  /** Sums of `apiserver_request_total` by verb, from the API server's own metrics. */
+  readonly requestCounts: Effect.Effect<Readonly<Record<string, number>>, LocalClusterError>
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = Net_.createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as Net_.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })
+
+const get = (url: string, token: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = Https.get(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false }, (res) => {
+      let body = ""
+      res.on("data", (c) => (body += c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on("error", reject)
+    req.setTimeout(2000, () => req.destroy(new Error("timeout")))
+  })
+
+const configFor = (server: string, user: string, token: string) => {
+  const config = new KubeConfig()
+  config.loadFromOptions({
+    clusters: [{ name: "local", server, skipTLSVerify: true }],
+    users: [{ name: user, token }],
+    contexts: [{ name: "local", cluster: "local", user }],
+    currentContext: "local"
+  })
+  return config
+}
+
+/** Starts a process that is killed (SIGTERM, then SIGKILL) when the scope closes. */
+const spawn = (name: string, command: string, args: ReadonlyArray<string>, log: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const out = Fs.openSync(log, "a")
+      const child = ChildProcess.spawn(command, args, { stdio: ["ignore", out, out] })
+      Fs.closeSync(out)
+      return child
+    }),
+    (child) =>
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        const kill = setTimeout(() => child.kill("SIGKILL"), 5000)
+        child.once("exit", () => {
+          clearTimeout(kill)
+          resume(Effect.void)
+        })
+        child.kill("SIGTERM")
+      })
+  ).pipe(Effect.withSpan(`LocalCluster.${name}`))
+
+const tail = (file: string) => {
+  try {
+    return Fs.readFileSync(file, "utf8").split("\n").slice(-15).join("\n")
+  } catch {
+    return ""
+  }
+}
+
+const awaitReady = (url: string, token: string, log: string, child: ChildProcess.ChildProcess) =>
+  Effect.tryPromise({
+    try: async () => {
+      if (child.exitCode !== null) throw new Error("exited")
+      const answer = await get(url, token)
+      if (answer.status !== 200) throw new Error(`${answer.status} ${answer.body}`)
+    },
+    catch: (e) => new LocalClusterError({ detail: String(e) })
+  }).pipe(
+    Effect.retry({
+      while: () => child.exitCode === null,
+      schedule: Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds"))
+    }),
+    Effect.mapError(() => new LocalClusterError({ detail: `not ready at ${url}:\n${tail(log)}` }))
+  )
+
+const promise = <A>(detail: string, run: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: run,
+    catch: (e) => new LocalClusterError({ detail: `${detail}: ${(e as { body?: unknown }).body ?? e}` })
+  })
+
+/** The ClusterRole and binding that give Tenet's user exactly the rules. */
+const rbac = (rules: ReadonlyArray<Permissions.PolicyRule>): ReadonlyArray<KubernetesObject> => [
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "tenet" },
+    rules: rules.map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }))
+  } as KubernetesObject,
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "tenet" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "tenet" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "tenet" }]
+  } as KubernetesObject
+]
+
+/** Starts etcd and kube-apiserver and prepares them; both stop when the scope closes. */
+export const start = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const bins = yield* Option.match(binaries(), {
+      onNone: () =>
+        Effect.fail(
+          new LocalClusterError({
+            detail: `no kube-apiserver at ${cachedBinary()} (build it with .ci/kube-apiserver) or no etcd on the PATH`
+          })
+        ),
+      onSome: Effect.succeed
+    })
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "tenet-kube-"))),
+      (d) => Effect.sync(() => Fs.rmSync(d, { recursive: true, force: true }))
+    )
+    const [etcdPort, peerPort, apiPort] = yield* Effect.promise(() =>
+      Promise.all([freePort(), freePort(), freePort()])
+    )
+    const adminToken = Crypto.randomBytes(16).toString("hex")
+    const tenetToken = Crypto.randomBytes(16).toString("hex")
+    Fs.writeFileSync(Path.join(dir, "tokens.csv"), `${adminToken},admin,1,system:masters\n${tenetToken},tenet,2\n`)
+    const keys = Crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
+    Fs.writeFileSync(Path.join(dir, "sa.key"), keys.privateKey.export({ type: "pkcs1", format: "pem" }))
+    Fs.writeFileSync(Path.join(dir, "sa.pub"), keys.publicKey.export({ type: "spki", format: "pem" }))
+
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`
+    const etcdLog = Path.join(dir, "etcd.log")
+    const etcd = yield* spawn("etcd", bins.etcd, [
+      "--name=local",
+      `--data-dir=${Path.join(dir, "etcd")}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=local=http://127.0.0.1:${peerPort}`
+    ], etcdLog)
+    yield* Effect.tryPromise({
+      try: async () => {
+        if (etcd.exitCode !== null) throw new Error("exited")
+        const res = await fetch(`${etcdUrl}/health`)
+        if (!res.ok) throw new Error(String(res.status))
+      },
+      catch: () => new LocalClusterError({ detail: `etcd not ready:\n${tail(etcdLog)}` })
+    }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))))
+
+    const server = `https://127.0.0.1:${apiPort}`
+    const apiLog = Path.join(dir, "kube-apiserver.log")
+    const apiserver = yield* spawn("kube-apiserver", bins.apiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      "--insecure-port=0",
+      `--cert-dir=${Path.join(dir, "certs")}`,
+      `--token-auth-file=${Path.join(dir, "tokens.csv")}`,
+      "--authorization-mode=RBAC",
+      `--service-account-key-file=${Path.join(dir, "sa.pub")}`,
+      `--service-account-signing-key-file=${Path.join(dir, "sa.key")}`,
+      "--service-account-issuer=https://kubernetes.default.svc",
+      "--service-cluster-ip-range=10.96.0.0/16",
+      "--enable-priority-and-fairness=false",
+      "--profiling=false",
+      "--logtostderr=true"
+    ], apiLog)
+    yield* awaitReady(`${server}/readyz`, adminToken, apiLog, apiserver)
+
+    const admin = configFor(server, "admin", adminToken)
+    const tenet = configFor(server, "tenet", tenetToken)
+    const api = KubernetesObjectApi.makeApiClient(admin)
+    for (const object of rbac(options.rules ?? Permissions.rules)) {
+      yield* promise(`create ${object.kind}`, () => api.create(object))
+    }
+    const crds = options.crds ?? process.env.TENET_KUBE_OVN_CRDS
+    const refusedCrds: Array<string> = []
+    if (crds !== undefined) {
+      for (const crd of documents(Fs.readFileSync(crds, "utf8"))) {
+        const created = yield* Effect.either(promise(`create ${crd.metadata?.name}`, () => api.create(crd)))
+        if (created._tag === "Left") refusedCrds.push(crd.metadata?.name ?? "")
+      }
+      // Established: the group's kinds are served (discovery lists them).
+      yield* promise("discover kubeovn.io/v1", async () => {
+        const answer = await get(`${server}/apis/kubeovn.io/v1`, adminToken)
+        if (!answer.body.includes("\"ovn-eips\"") || !answer.body.includes("\"subnets\"")) {
+          throw new Error("not yet")
+        }
+      }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
+    }
+
+    const kubeconfigFile = (user: "admin" | "tenet") => {
+      const file = Path.join(dir, `${user}.kubeconfig`)
+      if (!Fs.existsSync(file)) Fs.writeFileSync(file, (user === "admin" ? admin : tenet).exportConfig())
+      return file
+    }
+    const requestCounts = promise("read metrics", () => get(`${server}/metrics`, adminToken)).pipe(
+      Effect.map(({ body }) => {
+        const sums: Record<string, number> = {}
+        for (const line of body.split("\n")) {
+          if (!line.startsWith("apiserver_request_total{")) continue
+          const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "?"
+          sums[verb] = (sums[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1))
+        }
+        return sums
+      })
+    )
+    return { server, admin, tenet, kubeconfigFile, refusedCrds, requestCounts } satisfies LocalCluster
+  })
+
+type Obj = KubernetesObject & Record<string, any>
+
+/** The objects of a multi-document YAML file, empty documents left out. */
+const documents = (text: string): ReadonlyArray<KubernetesObject> =>
+  Yaml.parseAllDocuments(text).flatMap((doc) => {
+    const object = doc.toJS() as KubernetesObject | null
+    return object === null || object === undefined ? [] : [object]
+  })
+
+/**
+ * The controllers a bare API server lacks, as far as Tenet reads them back, as one round over
+ * the cluster: run it on a schedule (`controllers`).
+ */
+export const reconcileOnce = (admin: KubeConfig) => {
+  const api = KubernetesObjectApi.makeApiClient(admin)
+  const list = (apiVersion: string, kind: string) =>
+    promise(`list ${kind}`, () => api.list(apiVersion, kind)).pipe(
+      // Items of built-in kinds come without their apiVersion and kind.
+      Effect.map((l) => l.items.map((item) => ({ ...item, apiVersion, kind }) as Obj)),
+      Effect.catchAll(() => Effect.succeed([] as Array<Obj>))
+    )
+  const replace = (object: Obj, subresource: "status" | "finalize" | "" = "") =>
+    promise(`update ${object.kind} ${object.metadata?.name}`, () => {
+      const path = objectPath(admin, object) + (subresource === "" ? "" : `/${subresource}`)
+      return request(admin, "PUT", path, object)
+    }).pipe(Effect.ignore)
+  return Effect.gen(function*() {
+    // Kube-OVN: an OvnEip gets the first free address of its external subnet.
+    const subnets = yield* list("kubeovn.io/v1", "Subnet")
+    const eips = yield* list("kubeovn.io/v1", "OvnEip")
+    const taken = new Set(eips.flatMap((e) => e.status?.v4Ip ? [`${e.spec?.externalSubnet}/${e.status.v4Ip}`] : []))
+    for (const eip of eips) {
+      if (eip.status?.v4Ip || eip.metadata?.deletionTimestamp) continue
+      const subnet = subnets.find((s) => s.metadata?.name === eip.spec?.externalSubnet)
+      if (subnet === undefined) continue
+      const cidr = Net.cidrOf(subnet.spec.cidrBlock)
+      for (let a = Net.networkOf(cidr) + 1; a < Net.broadcastOf(cidr); a++) {
+        const ip = Net.formatIpv4(a)
+        if (ip === subnet.spec.gateway || taken.has(`${subnet.metadata?.name}/${ip}`)) continue
+        taken.add(`${subnet.metadata?.name}/${ip}`)
+        yield* replace({ ...eip, status: { v4Ip: ip, ready: true } }, "status")
+        break
+      }
+    }
+    // The HPA controller keeps its target's replicas within bounds; the Deployment controller
+    // reports them ready (there are no nodes, so no Pods).
+    const deployments = yield* list("apps/v1", "Deployment")
+    for (const version of ["autoscaling/v2", "autoscaling/v2beta2"]) {
+      for (const hpa of yield* list(version, "HorizontalPodAutoscaler")) {
+        const target = deployments.find((d) =>
+          d.metadata?.namespace === hpa.metadata?.namespace && d.metadata?.name === hpa.spec.scaleTargetRef.name
+        )
+        const current: number = target?.spec.replicas ?? 1
+        const bounded = Math.min(hpa.spec.maxReplicas, Math.max(hpa.spec.minReplicas ?? 1, current))
+        if (target !== undefined && bounded !== current) {
+          yield* replace({ ...target, spec: { ...target.spec, replicas: bounded } })
+          delete target.metadata!.resourceVersion
+        }
+      }
+    }
+    for (const d of yield* list("apps/v1", "Deployment")) {
+      const want: number = d.spec.replicas ?? 1
+      if (d.status?.observedGeneration === d.metadata?.generation && d.status?.readyReplicas === want) continue
+      if (want === 0 && d.status?.observedGeneration === d.metadata?.generation) continue
+      yield* replace({
+        ...d,
+        status: {
+          observedGeneration: d.metadata?.generation,
+          replicas: want,
+          readyReplicas: want,
+          availableReplicas: want,
+          updatedReplicas: want
+        }
+      }, "status")
+    }
+    // The PVC-protection controller releases claims no pod uses (there are none).
+    for (const pvc of yield* list("v1", "PersistentVolumeClaim")) {
+      if (pvc.metadata?.deletionTimestamp && (pvc.metadata.finalizers ?? []).length > 0) {
+        yield* replace({ ...pvc, metadata: { ...pvc.metadata, finalizers: [] } })
+      }
+    }
+    // The namespace controller empties a terminating namespace, then finalizes it.
+    for (const ns of yield* list("v1", "Namespace")) {
+      if (!ns.metadata?.deletionTimestamp) continue
+      yield* replace({ ...ns, spec: { finalizers: [] } }, "finalize")
+    }
+  })
+}
+
+/** `reconcileOnce` every `every`, in the background of the scope. */
+export const controllers = (admin: KubeConfig, every: Duration.DurationInput = "100 millis") =>
+  Effect.forkScoped(Effect.repeat(reconcileOnce(admin), Schedule.spaced(every)))
+
+const objectPath = (config: KubeConfig, object: Obj) => {
+  const [group, version] = object.apiVersion!.includes("/") ? object.apiVersion!.split("/") : ["", object.apiVersion]
+  const plural = pluralOf(object.kind!)
+  const base = group === "" ? `/api/${version}` : `/apis/${group}/${version}`
+  const ns = object.metadata?.namespace === undefined ? "" : `/namespaces/${object.metadata.namespace}`
+  return `${config.getCurrentCluster()!.server}${base}${ns}/${plural}/${object.metadata!.name}`
+}
+
+const pluralOf = (kind: string) =>
+  ({
+    OvnEip: "ovn-eips",
+    Namespace: "namespaces",
+    Deployment: "deployments",
+    PersistentVolumeClaim: "persistentvolumeclaims"
+  } as Record<string, string>)[kind] ?? `${kind.toLowerCase()}s`
+
+const request = (config: KubeConfig, method: string, url: string, body: unknown) =>
+  new Promise<void>((resolve, reject) => {
+    const user = config.getCurrentUser()!
+    const req = Https.request(url, {
+      method,
+      rejectUnauthorized: false,
+      headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" }
+    }, (res) => {
+      let text = ""
+      res.on("data", (c) => (text += c))
+      res.on("end", () =>
+        (res.statusCode ?? 500) < 300 ? resolve() : reject(Object.assign(new Error(text), { body: text })))
+    })
+    req.on("error", reject)
+    req.end(JSON.stringify(body))
+  })
+
+/**
+ * The provider network external IPs come from, as a cluster operator would have made it: a /24,
+ * since the tests of a file share the cluster.
+ */
+export const externalSubnet = {
+  apiVersion: "kubeovn.io/v1",
+  kind: "Subnet",
+  metadata: { name: "ovn-vpc-external-network", labels: {} },
+  spec: { cidrBlock: "203.0.113.0/24", gateway: "203.0.113.1", protocol: "IPv4" }
+}
+
+export class Cluster extends Context.Tag("@tenet/adapters-k8s/testing/LocalCluster")<Cluster, LocalCluster>() {}
+
+/**
+ * A cluster for a test file: started, its controllers running, the external network made; it
+ * stops when the layer is released.
+ */
+export const layer = (options: Options = {}) =>
+  Layer.scoped(
+    Cluster,
+    Effect.gen(function*() {
+      const cluster = yield* start(options)
+      const api = KubernetesObjectApi.makeApiClient(cluster.admin)
+      yield* promise("create the external subnet", () => api.create(externalSubnet))
+      yield* controllers(cluster.admin)
+      return cluster
+    })
+  )
+
+/** Tenet's orchestrator on the cluster as Tenet's user, with its own informers. */
+export const orchestrator = (cluster: LocalCluster, options: KubeOrchestrator.Options = {}) =>
+  KubeOrchestrator.layer({ externalIpWait: { attempts: 50, spacingMillis: 100 }, ...options }).pipe(
+    Layer.provide(KubeApi.layerConfig(cluster.tenet))
+  )

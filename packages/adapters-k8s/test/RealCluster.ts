@@ -1,0 +1,24 @@
+/**
+ * One real API server for a test file (`LocalCluster`), started before its tests and stopped
+ * after them; the suites skip where the binaries are missing, except in CI (`TENET_REQUIRE_KUBE`).
+ */
+import { LocalCluster } from "@tenet/adapters-k8s/testing"
+import { ManagedRuntime } from "effect"
+import { afterAll, beforeAll } from "vitest"
+
+/** Whether the real-server suites run here: `describe.skipIf(!onCluster)`. */
+export const onCluster = LocalCluster.available()
+
+/** The file's cluster, once `beforeAll` has started it. */
+export const useCluster = (options: LocalCluster.Options = {}) => {
+  const runtime = ManagedRuntime.make(LocalCluster.layer(options))
+  const holder: { cluster?: LocalCluster.LocalCluster } = {}
+  beforeAll(async () => {
+    holder.cluster = await runtime.runPromise(LocalCluster.Cluster)
+  }, 120_000)
+  afterAll(() => runtime.dispose(), 60_000)
+  return () => {
+    if (holder.cluster === undefined) throw new Error("the cluster has not started")
+    return holder.cluster
+  }
+}
