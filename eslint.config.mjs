@@ -33,8 +33,8 @@ export default tseslint.config(
     }
   },
   {
-    // Tests and test doubles read JSON bodies as plain records.
-    files: ["**/test/**/*.ts", "**/src/testing/FakeApiServer.ts"],
+    // Tests, test doubles and the test cluster's controllers read JSON bodies as plain records.
+    files: ["**/test/**/*.ts", "**/src/testing/FakeApiServer.ts", "**/src/testing/LocalCluster.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }
   }
 )

@@ -69,7 +69,11 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   const entries = new Map<string, Entry>()
   const indexes = new Map<string, Map<string, Set<string>>>(options.indexes.map((label) => [label, new Map()]))
   const first = yield* Deferred.make<void>()
-  let freshness: Freshness = { _tag: "Stale", since: new Date(yield* Clock.currentTimeMillis), reason: "not listed yet" }
+  let freshness: Freshness = {
+    _tag: "Stale",
+    since: new Date(yield* Clock.currentTimeMillis),
+    reason: "not listed yet"
+  }
 
   const index = (key: string, object: LiveObject | undefined, add: boolean) => {
     for (const [label, byValue] of indexes) {
@@ -196,7 +200,9 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
       const key = keyOf(name, namespace)
       const last = Option.getOrElse(deleted, () => live(entries.get(key)))
       const resourceVersion = versionOf(last)
-      if (last !== undefined) put(key, { tombstone: true, metadata: resourceVersion === undefined ? {} : { resourceVersion } })
+      if (last !== undefined) {
+        put(key, { tombstone: true, metadata: resourceVersion === undefined ? {} : { resourceVersion } })
+      }
     }
   }
   return informer

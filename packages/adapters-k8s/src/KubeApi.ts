@@ -106,6 +106,21 @@ const failure = (operation: string) => (cause: unknown): KubeError => {
   return new KubeError({ operation, status: 0, detail: cause instanceof Error ? cause.message : String(cause) })
 }
 
+/**
+ * An apply that would create the object is also authorized as `create`; the API server's
+ * refusal then gives no reason. Say which permission is missing, in RBAC's words.
+ */
+const forbiddenCreate = (e: KubeError, manifest: Manifest): KubeError => {
+  if (!/is forbidden: *$/.test(e.detail)) return e
+  const group = manifest.apiVersion.includes("/") ? manifest.apiVersion.split("/")[0] : ""
+  const resource = Object.values(Kinds).find((k) => k.kind === manifest.kind)?.resource ?? manifest.kind
+  return new KubeError({
+    ...e,
+    detail: `${e.detail}User cannot create resource "${resource}" in API group "${group}" ` +
+      `(server-side apply of an object that does not exist yet needs "create" as well as "patch")`
+  })
+}
+
 const safeParse = (text: string): unknown => {
   try {
     return JSON.parse(text)
@@ -140,7 +155,7 @@ export const make = (config: KubeConfig): KubeApiShape => {
             true,
             PatchStrategy.ServerSideApply
           ) as Promise<LiveObject>
-      ),
+      ).pipe(Effect.mapError((e) => e.status === 403 ? forbiddenCreate(e, manifest) : e)),
     read: (kind, name, namespace) =>
       call(`read ${describe(kind, name, namespace)}`, () => api.read(header(kind, name, namespace))).pipe(
         Effect.map((o) => Option.some(o as LiveObject)),

@@ -248,7 +248,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   }
 
   const podStatus = (podId: Ids.PodId) =>
-    Effect.as(synced, Option.fromNullable(runtimeFor(podId, staleSince()))).pipe(
+    Effect.map(synced, () => Option.fromNullable(runtimeFor(podId, staleSince()))).pipe(
       Effect.mapError(orchestratorError("podStatus"))
     )
 

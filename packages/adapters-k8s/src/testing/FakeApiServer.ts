@@ -242,12 +242,16 @@ export const make = (options: Options = {}) =>
           })
         }
         d.status = { replicas: want, readyReplicas: want, availableReplicas: want }
-        if (objects.has(keyOf("Deployment", ns, d.metadata.name))) objects.set(keyOf("Deployment", ns, d.metadata.name), d)
+        if (objects.has(keyOf("Deployment", ns, d.metadata.name))) {
+          objects.set(keyOf("Deployment", ns, d.metadata.name), d)
+        }
       }
 
       const scaleByHpa = (hpa: Obj) => {
         const target = objects.get(keyOf("Deployment", hpa.metadata.namespace, hpa.spec.scaleTargetRef.name))
-        if (target === undefined) return
+        if (target === undefined) {
+          return
+        }
         const current: number = target.spec.replicas ?? 1
         target.spec.replicas = Math.min(hpa.spec.maxReplicas, Math.max(hpa.spec.minReplicas ?? 1, current))
         reconcileDeployment(target)

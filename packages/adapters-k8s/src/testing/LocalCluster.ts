@@ -5,15 +5,18 @@
  * the shipped ClusterRole grants). Both stop, by PID, when the scope closes.
  *
  * A bare API server runs no controllers, so `controllers` plays the part of the ones Tenet reads
- * back from: Kube-OVN (an OvnEip's address), the Deployment and HPA controllers (status and
- * scale), and the namespace and PVC-protection finalizers.
+ * back from: Kube-OVN (an OvnEip's address, a replica's address on its subnet), the Deployment
+ * and HPA controllers (replicas as Pods, status and scale), the garbage collector (replicas of
+ * a Deployment that is gone), and the namespace and PVC-protection finalizers. There are no
+ * nodes, so the ServiceAccount admission plugin, which waits for a controller's token, is off.
  *
  * Binaries: `TENET_KUBE_APISERVER` (else `.ci/kube-apiserver`'s cache) and `etcd` on the PATH.
  */
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Net } from "@tenet/core"
-import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
+import type { Duration } from "effect"
+import { Cause, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -188,9 +191,7 @@ export const start = (options: Options = {}) =>
       Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "tenet-kube-"))),
       (d) => Effect.sync(() => Fs.rmSync(d, { recursive: true, force: true }))
     )
-    const [etcdPort, peerPort, apiPort] = yield* Effect.promise(() =>
-      Promise.all([freePort(), freePort(), freePort()])
-    )
+    const [etcdPort, peerPort, apiPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort(), freePort()]))
     const adminToken = Crypto.randomBytes(16).toString("hex")
     const tenetToken = Crypto.randomBytes(16).toString("hex")
     Fs.writeFileSync(Path.join(dir, "tokens.csv"), `${adminToken},admin,1,system:masters\n${tenetToken},tenet,2\n`)
@@ -234,6 +235,7 @@ export const start = (options: Options = {}) =>
       "--service-account-issuer=https://kubernetes.default.svc",
       "--service-cluster-ip-range=10.96.0.0/16",
       "--enable-priority-and-fairness=false",
+      "--disable-admission-plugins=ServiceAccount",
       "--profiling=false",
       "--logtostderr=true"
     ], apiLog)
@@ -340,10 +342,11 @@ export const reconcileOnce = (admin: KubeConfig) => {
         }
       }
     }
+    yield* replicas(admin, yield* list("apps/v1", "Deployment"), yield* list("v1", "Pod"), subnets)
     for (const d of yield* list("apps/v1", "Deployment")) {
       const want: number = d.spec.replicas ?? 1
-      if (d.status?.observedGeneration === d.metadata?.generation && d.status?.readyReplicas === want) continue
-      if (want === 0 && d.status?.observedGeneration === d.metadata?.generation) continue
+      // A generation observed keeps the status reported for it (a test may write one of its own).
+      if (d.status?.observedGeneration === d.metadata?.generation) continue
       yield* replace({
         ...d,
         status: {
@@ -369,9 +372,103 @@ export const reconcileOnce = (admin: KubeConfig) => {
   })
 }
 
+/** Writes an object's status as its controller would (the `status` subresource, as the admin). */
+export const writeStatus = (admin: KubeConfig, object: KubernetesObject & { readonly status?: unknown }) =>
+  promise(
+    `write the status of ${object.kind} ${object.metadata?.name}`,
+    () => request(admin, "PUT", objectPath(admin, object as Obj) + "/status", object)
+  )
+
+/** The annotation that ties a replica to its Deployment, as a ReplicaSet's ownerReference would. */
+const OWNER = "local-cluster.tenet.dev/deployment"
+
+/**
+ * The ReplicaSet controller, the scheduler and Kube-OVN's IPAM in one: each Deployment has as
+ * many Pods as replicas, each Running with an address of its subnet; the garbage collector's
+ * part: Pods whose Deployment is gone go too.
+ */
+const replicas = (
+  admin: KubeConfig,
+  deployments: ReadonlyArray<Obj>,
+  pods: ReadonlyArray<Obj>,
+  subnets: ReadonlyArray<Obj>
+) =>
+  Effect.gen(function*() {
+    const api = KubernetesObjectApi.makeApiClient(admin)
+    const switchOf = (annotations: Record<string, string> | undefined) =>
+      annotations?.["ovn.kubernetes.io/logical_switch"]
+    // Addresses are taken per subnet: tests' subnets may share a block in different VPCs.
+    const used = new Set(
+      pods.flatMap((p) => p.status?.podIP ? [`${switchOf(p.metadata?.annotations)}/${p.status.podIP}`] : [])
+    )
+    const ownerOf = (p: Obj) => `${p.metadata?.namespace}/${p.metadata?.annotations?.[OWNER]}`
+    const live = new Set(
+      deployments.filter((d) => !d.metadata?.deletionTimestamp).map((d) =>
+        `${d.metadata?.namespace}/${d.metadata?.name}`
+      )
+    )
+    const remove = (p: Obj) =>
+      promise("delete pod", () => api.delete({ apiVersion: "v1", kind: "Pod", metadata: p.metadata! })).pipe(
+        Effect.ignore
+      )
+    for (const p of pods) {
+      if (p.metadata?.annotations?.[OWNER] !== undefined && !live.has(ownerOf(p))) yield* remove(p)
+    }
+    for (const d of deployments) {
+      if (d.metadata?.deletionTimestamp) continue
+      const mine = pods.filter((p) => ownerOf(p) === `${d.metadata?.namespace}/${d.metadata?.name}`)
+      const want: number = d.spec.replicas ?? 1
+      for (const extra of mine.slice(want)) yield* remove(extra)
+      const template = d.spec.template
+      for (let i = mine.length; i < want; i++) {
+        yield* promise("create pod", () =>
+          api.create({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: {
+              name: `${d.metadata?.name}-${Crypto.randomBytes(3).toString("hex")}`,
+              namespace: d.metadata?.namespace,
+              labels: template.metadata?.labels,
+              annotations: { ...template.metadata?.annotations, [OWNER]: d.metadata?.name }
+            },
+            spec: template.spec
+          } as KubernetesObject)).pipe(Effect.ignore)
+      }
+      const switchName = switchOf(template.metadata?.annotations)
+      const subnet = subnets.find((s) => s.metadata?.name === switchName)
+      for (const p of mine.slice(0, want)) {
+        if (p.status?.podIP || subnet === undefined) continue
+        const cidr = Net.cidrOf(subnet.spec.cidrBlock)
+        for (let a = Net.networkOf(cidr) + 1; a < Net.broadcastOf(cidr); a++) {
+          const ip = Net.formatIpv4(a)
+          if (ip === subnet.spec.gateway || used.has(`${switchName}/${ip}`)) continue
+          used.add(`${switchName}/${ip}`)
+          yield* promise("pod status", () =>
+            request(admin, "PUT", objectPath(admin, { ...p, apiVersion: "v1", kind: "Pod" }) + "/status", {
+              ...p,
+              apiVersion: "v1",
+              kind: "Pod",
+              status: { phase: "Running", podIP: ip, podIPs: [{ ip }] }
+            })).pipe(Effect.ignore)
+          break
+        }
+      }
+    }
+  })
+
 /** `reconcileOnce` every `every`, in the background of the scope. */
 export const controllers = (admin: KubeConfig, every: Duration.DurationInput = "100 millis") =>
-  Effect.forkScoped(Effect.repeat(reconcileOnce(admin), Schedule.spaced(every)))
+  Effect.forkScoped(
+    Effect.repeat(
+      // One round that goes wrong must not stop the ones after it.
+      reconcileOnce(admin).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.sync(() => console.warn("LocalCluster controllers:", Cause.pretty(cause)))
+        )
+      ),
+      Schedule.spaced(every)
+    )
+  )
 
 const objectPath = (config: KubeConfig, object: Obj) => {
   const [group, version] = object.apiVersion!.includes("/") ? object.apiVersion!.split("/") : ["", object.apiVersion]
@@ -386,6 +483,7 @@ const pluralOf = (kind: string) =>
     OvnEip: "ovn-eips",
     Namespace: "namespaces",
     Deployment: "deployments",
+    Pod: "pods",
     PersistentVolumeClaim: "persistentvolumeclaims"
   } as Record<string, string>)[kind] ?? `${kind.toLowerCase()}s`
 
@@ -399,8 +497,10 @@ const request = (config: KubeConfig, method: string, url: string, body: unknown)
     }, (res) => {
       let text = ""
       res.on("data", (c) => (text += c))
-      res.on("end", () =>
-        (res.statusCode ?? 500) < 300 ? resolve() : reject(Object.assign(new Error(text), { body: text })))
+      res.on(
+        "end",
+        () => (res.statusCode ?? 500) < 300 ? resolve() : reject(Object.assign(new Error(text), { body: text }))
+      )
     })
     req.on("error", reject)
     req.end(JSON.stringify(body))

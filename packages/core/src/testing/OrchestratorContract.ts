@@ -105,10 +105,10 @@ export const run = (name: string, makeCluster: () => Layer.Layer<Orchestrator>, 
         })
         yield* cluster.applyPod(scaled)
         // The HPA controller brings the workload into bounds in its own time.
-        const desired = (yield* eventually(
+        const desired = yield* eventually(
           Effect.map(cluster.podStatus(scaled.pod_id), (s) => Option.getOrThrow(s).desired_replicas),
           (n) => n >= 2
-        ))
+        )
         expect(desired).toBeGreaterThanOrEqual(2)
         expect(desired).toBeLessThanOrEqual(5)
       })
