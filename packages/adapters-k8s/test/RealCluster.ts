@@ -4,14 +4,16 @@
  */
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { ManagedRuntime } from "effect"
+import * as Fs from "node:fs"
 import { afterAll, beforeAll } from "vitest"
+import { crdPath } from "./Schemas.js"
 
 /** Whether the real-server suites run here: `describe.skipIf(!onCluster)`. */
-export const onCluster = LocalCluster.available()
+export const onCluster = LocalCluster.available() && (Fs.existsSync(crdPath) || process.env.TENET_REQUIRE_KUBE === "1")
 
-/** The file's cluster, once `beforeAll` has started it. */
+/** The file's cluster, with Kube-OVN's CRDs, once `beforeAll` has started it. */
 export const useCluster = (options: LocalCluster.Options = {}) => {
-  const runtime = ManagedRuntime.make(LocalCluster.layer(options))
+  const runtime = ManagedRuntime.make(LocalCluster.layer({ crds: crdPath, ...options }))
   const holder: { cluster?: LocalCluster.LocalCluster } = {}
   beforeAll(async () => {
     holder.cluster = await runtime.runPromise(LocalCluster.Cluster)

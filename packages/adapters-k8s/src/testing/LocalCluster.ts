@@ -257,9 +257,23 @@ export const start = (options: Options = {}) =>
       // Established: the group's kinds are served (discovery lists them).
       yield* promise("discover kubeovn.io/v1", async () => {
         const answer = await get(`${server}/apis/kubeovn.io/v1`, adminToken)
-        if (!answer.body.includes("\"ovn-eips\"") || !answer.body.includes("\"subnets\"")) {
-          throw new Error("not yet")
-        }
+        const kinds = ["vpcs", "subnets", "ovn-eips", "ovn-snat-rules", "ovn-dnat-rules"]
+        if (!kinds.every((k) => answer.body.includes(`"${k}"`))) throw new Error("not yet")
+      }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
+    }
+    // The authorizer sees the binding: Tenet's user may do what its first rule grants.
+    const first = (options.rules ?? Permissions.rules)[0]
+    if (first !== undefined) {
+      yield* promise("authorize Tenet's user", async () => {
+        const review = await api.create({
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user: "tenet",
+            resourceAttributes: { verb: first.verbs[0], group: first.apiGroups[0], resource: first.resources[0] }
+          }
+        } as KubernetesObject) as Obj
+        if (review.status?.allowed !== true) throw new Error("not yet")
       }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
     }
 
