@@ -3,24 +3,16 @@
  * after them; the suites skip where the binaries are missing, except in CI (`TENET_REQUIRE_KUBE`).
  */
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
-import { ManagedRuntime } from "effect"
-import * as Fs from "node:fs"
 import { afterAll, beforeAll } from "vitest"
 import { crdPath } from "./Schemas.js"
 
 /** Whether the real-server suites run here: `describe.skipIf(!onCluster)`. */
-export const onCluster = LocalCluster.available() && (Fs.existsSync(crdPath) || process.env.TENET_REQUIRE_KUBE === "1")
+export const onCluster = LocalCluster.available(crdPath)
 
 /** The file's cluster, with Kube-OVN's CRDs, once `beforeAll` has started it. */
 export const useCluster = (options: LocalCluster.Options = {}) => {
-  const runtime = ManagedRuntime.make(LocalCluster.layer({ crds: crdPath, ...options }))
-  const holder: { cluster?: LocalCluster.LocalCluster } = {}
-  beforeAll(async () => {
-    holder.cluster = await runtime.runPromise(LocalCluster.Cluster)
-  }, 120_000)
-  afterAll(() => runtime.dispose(), 60_000)
-  return () => {
-    if (holder.cluster === undefined) throw new Error("the cluster has not started")
-    return holder.cluster
-  }
+  const suite = LocalCluster.forSuite({ crds: crdPath, ...options })
+  beforeAll(suite.start, 120_000)
+  afterAll(suite.stop, 60_000)
+  return suite.get
 }

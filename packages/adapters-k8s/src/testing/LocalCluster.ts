@@ -16,7 +16,7 @@ import type { KubernetesObject } from "@kubernetes/client-node"
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Net } from "@tenet/core"
 import type { Duration } from "effect"
-import { Cause, Context, Data, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Context, Data, Effect, Layer, ManagedRuntime, Option, Schedule } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -51,8 +51,12 @@ export const binaries = (): Option.Option<{ readonly apiserver: string; readonly
   return Fs.existsSync(apiserver) && etcd !== undefined ? Option.some({ apiserver, etcd }) : Option.none()
 }
 
-/** Whether the real-server suites can run here. CI sets `TENET_REQUIRE_KUBE=1` so they never skip there. */
-export const available = () => Option.isSome(binaries()) || process.env.TENET_REQUIRE_KUBE === "1"
+/**
+ * Whether the real-server suites can run here: both binaries, and Kube-OVN's CRDs at `crds` when
+ * given. CI sets `TENET_REQUIRE_KUBE=1`, so they never skip there (a missing part fails them).
+ */
+export const available = (crds?: string) =>
+  (Option.isSome(binaries()) && (crds === undefined || Fs.existsSync(crds))) || process.env.TENET_REQUIRE_KUBE === "1"
 
 export interface Options {
   /** The rules Tenet's user holds (default: `Permissions.rules`). */
@@ -71,8 +75,13 @@ export interface LocalCluster {
   readonly kubeconfigFile: (user: "admin" | "tenet") => string
   /** CRDs the API server refused (1.20 lacks `x-kubernetes-validations`), by name. */
   readonly refusedCrds: ReadonlyArray<string>
-  /** Sums of `apiserver_request_total` by verb, from the API server's own metrics. */
+  /**
+   * Sums of `apiserver_request_total` by verb and resource (`LIST deployments`, `PATCH subnets`),
+   * from the API server's own metrics: requests for resources only (not discovery or health).
+   */
   readonly requestCounts: Effect.Effect<Readonly<Record<string, number>>, LocalClusterError>
+  /** Stops and starts again the controllers `layer` runs, so a measurement sees Tenet's calls alone. */
+  readonly pauseControllers: (paused: boolean) => void
 }
 
 const freePort = () =>
@@ -286,14 +295,29 @@ export const start = (options: Options = {}) =>
       Effect.map(({ body }) => {
         const sums: Record<string, number> = {}
         for (const line of body.split("\n")) {
-          if (!line.startsWith("apiserver_request_total{")) continue
+          if (!line.startsWith("apiserver_request_total{") || line.includes("resource=\"\"")) continue
           const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "?"
-          sums[verb] = (sums[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1))
+          const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? "?"
+          const key = `${verb} ${resource}`
+          sums[key] = (sums[key] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1))
         }
         return sums
       })
     )
-    return { server, admin, tenet, kubeconfigFile, refusedCrds, requestCounts } satisfies LocalCluster
+    const paused = { value: false }
+    const pauseControllers = (value: boolean) => {
+      paused.value = value
+    }
+    return {
+      server,
+      admin,
+      tenet,
+      kubeconfigFile,
+      refusedCrds,
+      requestCounts,
+      pauseControllers,
+      controllersPaused: () => paused.value
+    } satisfies LocalCluster & { controllersPaused: () => boolean }
   })
 
 type Obj = KubernetesObject & Record<string, any>
@@ -386,6 +410,15 @@ export const reconcileOnce = (admin: KubeConfig) => {
   })
 }
 
+/** An object as the admin reads it (none when absent). */
+export const read = (admin: KubeConfig, apiVersion: string, kind: string, name: string, namespace?: string) =>
+  promise(`read ${kind} ${name}`, () =>
+    KubernetesObjectApi.makeApiClient(admin).read({
+      apiVersion,
+      kind,
+      metadata: namespace === undefined ? { name } : { name, namespace }
+    })).pipe(Effect.map((o) => o as Obj))
+
 /** Writes an object's status as its controller would (the `status` subresource, as the admin). */
 export const writeStatus = (admin: KubeConfig, object: KubernetesObject & { readonly status?: unknown }) =>
   promise(
@@ -471,11 +504,15 @@ const replicas = (
   })
 
 /** `reconcileOnce` every `every`, in the background of the scope. */
-export const controllers = (admin: KubeConfig, every: Duration.DurationInput = "100 millis") =>
+export const controllers = (
+  admin: KubeConfig,
+  every: Duration.DurationInput = "100 millis",
+  paused: () => boolean = () => false
+) =>
   Effect.forkScoped(
     Effect.repeat(
       // One round that goes wrong must not stop the ones after it.
-      reconcileOnce(admin).pipe(
+      Effect.suspend(() => paused() ? Effect.void : reconcileOnce(admin)).pipe(
         Effect.catchAllCause((cause) =>
           Effect.sync(() => console.warn("LocalCluster controllers:", Cause.pretty(cause)))
         )
@@ -544,7 +581,7 @@ export const layer = (options: Options = {}) =>
       const cluster = yield* start(options)
       const api = KubernetesObjectApi.makeApiClient(cluster.admin)
       yield* promise("create the external subnet", () => api.create(externalSubnet))
-      yield* controllers(cluster.admin)
+      yield* controllers(cluster.admin, "100 millis", cluster.controllersPaused)
       return cluster
     })
   )
@@ -554,3 +591,22 @@ export const orchestrator = (cluster: LocalCluster, options: KubeOrchestrator.Op
   KubeOrchestrator.layer({ externalIpWait: { attempts: 50, spacingMillis: 100 }, ...options }).pipe(
     Layer.provide(KubeApi.layerConfig(cluster.tenet))
   )
+
+/**
+ * One cluster for a test suite, without a test framework: `start` it before the suite's tests
+ * (it takes seconds), `get` it in them, `stop` it after them.
+ */
+export const forSuite = (options: Options = {}) => {
+  const runtime = ManagedRuntime.make(layer(options))
+  let started: LocalCluster | undefined
+  return {
+    start: async () => {
+      started = await runtime.runPromise(Cluster)
+    },
+    stop: () => runtime.dispose(),
+    get: (): LocalCluster => {
+      if (started === undefined) throw new Error("the cluster has not started")
+      return started
+    }
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * Tenet on a real Kubernetes API server (kube-apiserver v1.20.2 and etcd, RBAC on, Kube-OVN's
+ * CRDs; `LocalCluster` plays the controllers), as a plain user holding only the shipped
+ * ClusterRole: what a tenant does through the API becomes cluster objects, reading pods costs
+ * the API server nothing (the informers answer), a controller's status shows within a second,
+ * and two replicas of the built server share one cluster without fighting over it.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Manifests, Names } from "@tenet/adapters-k8s"
+import { LocalCluster } from "@tenet/adapters-k8s/testing"
+import { PgDatabase } from "@tenet/adapters-postgres"
+import { NodeVault } from "@tenet/core/node"
+import { Effect, Layer } from "effect"
+import { dirname, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll } from "vitest"
+import { TestServer } from "../src/index.js"
+import { adminLogin, raw, setProviderConfig, workspace } from "./Harness.js"
+import { call, until } from "./Loopback.js"
+
+/** Waits for an answer that only a request can give. */
+const untilAnswered = async (check: () => Promise<boolean>, what: string, ms: number) => {
+  const started = Date.now()
+  while (!(await check())) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+import { spawnServer } from "./ServerProcess.js"
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
+const crds = process.env.TENET_KUBE_OVN_CRDS ?? resolve(repo, "../shared/vendor/kube-ovn/kube-ovn-crd.yaml")
+const databaseUrl = process.env.TENET_TEST_DATABASE_URL
+
+type Counts = Readonly<Record<string, number>>
+
+/** Requests the API server served between two readings of its counters, by `VERB resource`, of the verbs. */
+const served = (before: Counts, after: Counts, verbs: ReadonlyArray<string>) =>
+  Object.fromEntries(
+    Object.entries(after).flatMap(([key, n]) => {
+      const delta = n - (before[key] ?? 0)
+      return verbs.includes(key.split(" ")[0]!) && delta > 0 ? [[key, delta]] : []
+    })
+  )
+const total = (counts: Counts) => Object.values(counts).reduce((a, b) => a + b, 0)
+const READS = ["GET", "LIST"]
+const WRITES = ["POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"]
+/** What Tenet writes: the API server's own bookkeeping (leases, endpoints) is not Tenet's. */
+const TENETS: ReadonlySet<string> = new Set(Object.values(Manifests.Kinds).map((k) => k.resource))
+const tenets = (counts: Counts) =>
+  Object.fromEntries(Object.entries(counts).filter(([k]) => TENETS.has(k.split(" ")[1]!)))
+
+describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2", () => {
+  const suite = LocalCluster.forSuite({ crds })
+  beforeAll(suite.start, 120_000)
+  afterAll(suite.stop, 60_000)
+  const read = (apiVersion: string, kind: string, name: string, namespace?: string) =>
+    Effect.orDie(LocalCluster.read(suite.get().admin, apiVersion, kind, name, namespace))
+
+  const server = Layer.suspend(() =>
+    TestServer.layer({
+      orchestrator: LocalCluster.orchestrator(suite.get())
+    })
+  )
+
+  layer(server, { excludeTestServices: true, timeout: "60 seconds" })("one server", (it) => {
+    /** A tenant with a VPC, a subnet and a running pod of three replicas, through the API. */
+    const runningPod = Effect.gen(function*() {
+      yield* setProviderConfig()
+      const w = yield* workspace
+      const created = yield* w.createPod({ replica_count: 3 })
+      expect(created.status, created.text).toBe(200)
+      const pod = created.body as Record<string, any>
+      return { ...w, pod }
+    })
+
+    it.effect("a tenant's network, rule and pod become cluster objects; the pod runs with the Service's VIP", () =>
+      Effect.gen(function*() {
+        const { headers, pod, subnet, vpc } = yield* runningPod
+        const rule = yield* raw("POST", "/security-rules", {
+          headers,
+          body: {
+            vpc_id: vpc.id,
+            name: "https in",
+            direction: "ingress",
+            action: "allow",
+            priority: 100,
+            protocol: "tcp",
+            ports: "443",
+            remote_type: "cidr",
+            remote_cidr: "0.0.0.0/0",
+            target_type: "vpc"
+          }
+        })
+        expect(rule.status, rule.text).toBe(201)
+        const kubeSubnet = yield* read("kubeovn.io/v1", "Subnet", Names.subnet(subnet.id))
+        expect(kubeSubnet.spec).toMatchObject({ vpc: Names.vpc(vpc.id), cidrBlock: "10.0.1.0/24" })
+        expect(JSON.stringify(kubeSubnet.spec.acls)).toContain("tcp.dst == 443")
+        const service = yield* read("v1", "Service", Names.workload(pod.id), Names.namespace(vpc.id))
+        const shown = yield* Effect.repeat(
+          Effect.map(raw("GET", "/pods", { headers }), (r) => (r.body as Array<any>).find((p) => p.id === pod.id)),
+          { until: (p) => p?.status.phase === "running" }
+        )
+        expect(shown.status).toMatchObject({
+          phase: "running",
+          ready_replicas: 3,
+          vip: service.spec.clusterIP,
+          stale_since: null
+        })
+      }))
+
+    it.effect("100 reads of pods and 100 of the tenant cost the API server at most 5 GET or LIST requests", () =>
+      Effect.gen(function*() {
+        const { headers, tenant } = yield* runningPod
+        const asAdmin = { "x-admin-token": (yield* adminLogin).api_token }
+        const cluster = suite.get()
+        cluster.pauseControllers(true)
+        yield* Effect.addFinalizer(() => Effect.sync(() => cluster.pauseControllers(false)))
+        yield* Effect.sleep("300 millis")
+        const before = yield* cluster.requestCounts
+        const started = Date.now()
+        for (let i = 0; i < 100; i++) {
+          expect((yield* raw("GET", "/pods", { headers })).status).toBe(200)
+          expect((yield* raw("GET", `/tenants/${tenant.id}`, { headers: asAdmin })).status).toBe(200)
+        }
+        const elapsed = Date.now() - started
+        const after = yield* cluster.requestCounts
+        // The same time idle: what the cluster costs anyway (informers' watches, the server's own).
+        yield* Effect.sleep(elapsed)
+        const idle = yield* cluster.requestCounts
+        const cost = total(served(before, after, READS)) - total(served(after, idle, READS))
+        expect(cost, JSON.stringify(served(before, after, READS))).toBeLessThanOrEqual(5)
+      }).pipe(Effect.scoped))
+
+    it.effect("a Deployment's status changed in the cluster shows in GET /pods within 1 s", () =>
+      Effect.gen(function*() {
+        const { headers, pod, vpc } = yield* runningPod
+        yield* Effect.repeat(
+          Effect.map(raw("GET", "/pods", { headers }), (r) => (r.body as Array<any>).find((p) => p.id === pod.id)),
+          { until: (p) => p?.status.phase === "running" }
+        )
+        const live = yield* read("apps/v1", "Deployment", Names.workload(pod.id), Names.namespace(vpc.id))
+        const changed = Date.now()
+        yield* Effect.orDie(LocalCluster.writeStatus(suite.get().admin, {
+          ...live,
+          status: { ...live.status, readyReplicas: 2, availableReplicas: 2 }
+        }))
+        const shown = yield* Effect.repeat(
+          Effect.map(raw("GET", "/pods", { headers }), (r) => (r.body as Array<any>).find((p) => p.id === pod.id)),
+          { until: (p) => p?.status.ready_replicas === 2 }
+        ).pipe(Effect.timeout("5 seconds"))
+        expect(Date.now() - changed).toBeLessThan(1_000)
+        expect(shown.status).toMatchObject({ phase: "degraded", ready_replicas: 2, desired_replicas: 3 })
+      }))
+  })
+
+  it.live.skipIf(databaseUrl === undefined)(
+    "two replicas of the built server on one database and one cluster both serve, and idle for a minute neither writes to the cluster",
+    () =>
+      Effect.gen(function*() {
+        const cluster = suite.get()
+        const name = `tenet_test_kube_${Date.now().toString(36)}`
+        const target = new URL(databaseUrl!)
+        target.pathname = `/${name}`
+        const client = yield* Layer.build(PgDatabase.layerClient({ url: databaseUrl!, maxConnections: 1 }))
+        const sql = yield* Effect.provide(SqlClient.SqlClient, client)
+        yield* sql.unsafe(`CREATE DATABASE ${name}`)
+        yield* Effect.addFinalizer(() => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie))
+        yield* Effect.promise(async () => {
+          const env = {
+            TENET_STORE: "postgres",
+            TENET_DATABASE_URL: target.toString(),
+            TENET_ENCRYPTION_KEY: NodeVault.generateKey(),
+            TENET_ADMIN_PASSWORD: "replicas-admin-password",
+            TENET_ORCHESTRATOR: "kubernetes",
+            KUBECONFIG: cluster.kubeconfigFile("tenet"),
+            // Many reconciler passes in the minute: each must find nothing to do.
+            TENET_RECONCILE_INTERVAL: "2 seconds"
+          }
+          const first = await spawnServer(env)
+          await until(() => first.output().includes("listening"), "the first replica to listen", 60_000)
+          const second = await spawnServer(env)
+          await until(() => second.output().includes("listening"), "the second replica to listen", 60_000)
+
+          const token = (await call(first.port, "POST", "/admin/login", {
+            username: "admin",
+            password: "replicas-admin-password"
+          })).body.api_token as string
+          const asAdmin = { "x-admin-token": token }
+          expect(
+            (await call(second.port, "POST", "/provider-config", {
+              external_subnet_cidr: "203.0.113.0/24",
+              external_subnet_gateway: "203.0.113.1",
+              peering_subnet_cidr: "100.64.0.0/16"
+            }, asAdmin)).status
+          ).toBe(200)
+          expect(
+            (await call(
+              first.port,
+              "POST",
+              "/tenants",
+              { name: "replicas", password: "correct horse battery" },
+              asAdmin
+            )).status
+          ).toBe(201)
+          const session = (await call(second.port, "POST", "/tenants/login", {
+            name: "replicas",
+            password: "correct horse battery"
+          })).body
+          const headers = { "x-auth-token": session.api_token as string }
+          const creds = { token: session.api_token, tenant_id: session.id }
+          const vpc =
+            (await call(first.port, "POST", "/vpcs", { ...creds, name: "shared", enable_internet: true }, headers)).body
+          const subnet = (await call(second.port, "POST", "/subnets", {
+            ...creds,
+            vpc_id: vpc.id,
+            name: "apps",
+            cidr: "10.0.1.0/24",
+            gateway_ip: "10.0.1.1"
+          }, headers)).body
+          const pod = (await call(first.port, "POST", "/pods", {
+            ...creds,
+            vpc_id: vpc.id,
+            subnet_id: subnet.id,
+            name: "api",
+            container_image: "nginx:1.27",
+            replica_count: 2
+          }, headers)).body
+          expect(pod.id).toBeDefined()
+          // Both replicas see the pod run, from their own informers.
+          for (const port of [first.port, second.port]) {
+            await untilAnswered(
+              async () => {
+                const listed = (await call(port, "GET", "/pods", undefined, headers)).body as Array<any>
+                return listed.find((p) => p.id === pod.id)?.status.phase === "running"
+              },
+              `the pod to run on :${port}`,
+              20_000
+            )
+          }
+
+          cluster.pauseControllers(true)
+          try {
+            const before = await Effect.runPromise(cluster.requestCounts)
+            await new Promise((r) => setTimeout(r, 60_000))
+            const after = await Effect.runPromise(cluster.requestCounts)
+            expect(tenets(served(before, after, WRITES))).toEqual({})
+            for (const port of [first.port, second.port]) {
+              const listed = (await call(port, "GET", "/pods", undefined, headers)).body as Array<any>
+              expect(listed.find((p) => p.id === pod.id)?.status).toMatchObject({ phase: "running", stale_since: null })
+            }
+          } finally {
+            cluster.pauseControllers(false)
+          }
+        })
+      }).pipe(Effect.scoped),
+    180_000
+  )
+})
