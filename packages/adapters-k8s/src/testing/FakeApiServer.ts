@@ -94,11 +94,19 @@ export interface FakeApiServer {
 
 const keyOf = (kind: string, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ""}/${name}`
 
+/** Equality (`k=v`), inequality (`k!=v`) and existence (`k`, `!k`) terms, as label selectors have them. */
 const matchesSelector = (labels: Record<string, string> | undefined, selector: string | undefined) =>
   selector === undefined || selector === "" ||
   selector.split(",").every((term) => {
-    const [k, v] = term.split("=")
-    return labels?.[k!] === v
+    if (term.includes("!=")) {
+      const [k, v] = term.split("!=")
+      return labels?.[k!] !== v
+    }
+    if (term.includes("=")) {
+      const [k, v] = term.split("=")
+      return labels?.[k!] === v
+    }
+    return term.startsWith("!") ? labels?.[term.slice(1)] === undefined : labels?.[term] !== undefined
   })
 
 const status = (code: number, message: string) => ({
@@ -447,6 +455,8 @@ export const make = (options: Options = {}) =>
           const watch = (answer as ReturnType<typeof handle>).watch
           if (watch !== undefined) {
             res.writeHead(200, { "content-type": "application/json" })
+            // As the API server does: the watch is held from here, before any event.
+            res.flushHeaders()
             for (const event of history) {
               if (
                 event.revision > watch.from && event.object.kind === watch.kind &&
