@@ -118,6 +118,37 @@ describe("the API on Kubernetes", () =>
       }))
   }))
 
+describe("the API on Kubernetes, when the cluster's watches break", () =>
+  layer(onCluster(FakeApiServer.layer({ orchestrator: { watchBackoff: "50 millis" } })), { excludeTestServices: true })(
+    (it) => {
+      it.effect("GET /pods shows the last status seen with stale_since, then current again", () =>
+        Effect.gen(function*() {
+          const fake = yield* FakeApiServer.Fake
+          const { creds, headers } = yield* signUp
+          const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: false })
+          const subnet = yield* webSubnet(vpc.body.id, creds, headers)
+          const pod = yield* call("POST", "/pods", headers, {
+            ...creds,
+            vpc_id: vpc.body.id,
+            subnet_id: subnet.body.id,
+            name: "api",
+            container_image: "nginx:1.27"
+          })
+          const statusOf = Effect.map(
+            call("GET", "/pods", headers),
+            (r) => (r.body as unknown as Array<Json>).find((p) => p.id === pod.body.id)!.status as Json
+          )
+          expect(yield* statusOf).toMatchObject({ phase: "running", stale_since: null })
+          fake.failNext(9, 503, (method, path) => method === "GET" && !path.includes("/namespaces/"))
+          fake.dropWatches()
+          const stale = yield* Effect.repeat(statusOf, { until: (s) => s.stale_since !== null })
+          expect(stale).toMatchObject({ phase: "running", stale_since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })
+          const current = yield* Effect.repeat(statusOf, { until: (s) => s.stale_since === null })
+          expect(current.phase).toBe("running")
+        }))
+    }
+  ))
+
 // The ClusterRole without the rule for Kube-OVN subnets: the cluster refuses the apply, as a real one would.
 const withoutSubnets = Permissions.rules.map((rule) =>
   rule.apiGroups.includes("kubeovn.io") ? { ...rule, resources: rule.resources.filter((r) => r !== "subnets") } : rule
