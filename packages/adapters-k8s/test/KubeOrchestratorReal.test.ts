@@ -13,6 +13,7 @@ import type { Net } from "@tenet/core"
 import { Orchestrator } from "@tenet/core"
 import { Fixtures, OrchestratorContract } from "@tenet/core/testing"
 import { Effect, Exit, Option, Schedule } from "effect"
+import * as FakeApiServer from "./FakeApiServer.js"
 import { onCluster, useCluster } from "./RealCluster.js"
 
 type Obj = KubernetesObject & Record<string, any>
@@ -35,12 +36,13 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
   })
 
   /** Everything Tenet labelled with the owner, of every kind it writes, as the admin sees it. */
-  const ownedBy = (label: string, value: string) =>
+  const ownedObjects = (label: string, value: string) =>
     Effect.promise(async () => {
       const kinds = [...Object.values(Manifests.Kinds), Manifests.horizontalPodAutoscaler("v2beta2")]
         .filter((k) => k.apiVersion !== "autoscaling/v2")
-      const found: Array<string> = []
+      const found: Array<Obj> = []
       for (const kind of kinds) {
+        const selector = `${label}=${value}`
         const list = await admin().list(
           kind.apiVersion,
           kind.kind,
@@ -49,18 +51,22 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
           undefined,
           undefined,
           undefined,
-          `${label}=${value}`
+          selector
         )
-        for (const item of list.items as Array<Obj>) {
-          found.push(
-            `${kind.kind} ${item.metadata?.namespace ?? ""}/${item.metadata?.name}${
-              item.metadata?.deletionTimestamp ? " (terminating)" : ""
-            }`
-          )
-        }
+        found.push(...(list.items as Array<Obj>).map((item) => ({ ...item, kind: kind.kind })))
       }
       return found
     })
+  const ownedBy = (label: string, value: string) =>
+    Effect.map(
+      ownedObjects(label, value),
+      (objects) =>
+        objects.map((item) =>
+          `${item.kind} ${item.metadata?.namespace ?? ""}/${item.metadata?.name}${
+            item.metadata?.deletionTimestamp ? " (terminating)" : ""
+          }`
+        )
+    )
 
   const eventually = <A>(effect: Effect.Effect<A>, check: (a: A) => boolean) =>
     effect.pipe(
@@ -216,6 +222,71 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
         expect(managers).toContain(Names.FIELD_MANAGER)
       })),
     30_000
+  )
+
+  it.live(
+    "the recording API server and the real one end the same operations with the same objects and statuses",
+    () =>
+      Effect.gen(function*() {
+        const { subnet, vpc } = Fixtures.network()
+        const registry = Fixtures.registrySecret(vpc.tenant_id)
+        const spec = Fixtures.pod(subnet, {
+          replicas: 2,
+          persistent_mount_path: "/data",
+          external_access: true,
+          external_inbound: externalPool,
+          autoscaling: { min_replicas: 2, max_replicas: 3, cpu_target_millicores: 100 }
+        })
+        const operations = Effect.gen(function*() {
+          const orchestrator = yield* Orchestrator.Orchestrator
+          yield* orchestrator.applyVpc(vpc)
+          yield* orchestrator.applySubnet(subnet)
+          yield* orchestrator.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
+          yield* orchestrator.applyRegistrySecret(registry)
+          yield* orchestrator.applyPod(spec)
+          yield* orchestrator.applyPod({ ...spec, autoscaling: null, persistent_mount_path: null })
+          const status = yield* eventually(
+            Effect.map(Effect.orDie(orchestrator.podStatus(spec.pod_id)), Option.getOrThrow),
+            (s) => s.phase === "running"
+          )
+          // A real cluster makes the replicas after the apply returns (the recording server, at
+          // once): their outbound SNAT rules come with the next apply. A known gap (README).
+          yield* Effect.sleep("500 millis")
+          yield* orchestrator.applyPod({ ...spec, autoscaling: null, persistent_mount_path: null })
+          return { ...status, vip: status.vip !== null, external_ip: status.external_ip !== null }
+        })
+        /** What Tenet wrote, as `kind namespace/name`, with the labels and the fields Tenet renders in `spec`. */
+        const shape = (objects: ReadonlyArray<Obj>) =>
+          objects
+            .filter((o) => o.kind !== "Pod")
+            .map((o) => ({
+              // A replica's SNAT rule is named by the address its cluster happened to give it.
+              object: `${o.kind} ${o.metadata?.namespace ?? ""}/${
+                o.metadata?.name?.replace(/^(tenet-snat-.{36})-[\d-]+$/, "$1-<replica>")
+              }`,
+              labels: o.metadata?.labels,
+              spec: o.kind === "Subnet" ? { acls: o.spec?.acls, cidrBlock: o.spec?.cidrBlock } : undefined
+            }))
+            .sort((a, b) => a.object.localeCompare(b.object))
+
+        const recorded = yield* Effect.gen(function*() {
+          const status = yield* operations
+          const fake = yield* FakeApiServer.Fake
+          const owned = [...fake.objects.values()].filter((o) => o.metadata.labels?.[Names.TENANT] === vpc.tenant_id)
+          return { status, objects: shape(owned as Array<Obj>) }
+        }).pipe(
+          // As 1.20 answers discovery; its v2beta2 HPA is validated by the real server, not the 1.30 schemas here.
+          Effect.provide(
+            FakeApiServer.layer({ autoscaling: ["v1", "v2beta2"], version: "v1.20.2", validate: () => [] })
+          )
+        )
+        const status = yield* Effect.provide(operations, LocalCluster.orchestrator(cluster()))
+        const real = shape(
+          (yield* ownedObjects(Names.TENANT, vpc.tenant_id)).filter((o) => !o.metadata?.deletionTimestamp)
+        )
+        expect({ status, objects: real }).toEqual(recorded)
+      }),
+    60_000
   )
 
   /**
