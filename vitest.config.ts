@@ -11,7 +11,8 @@ const storeSpecific = [
   "test/FullDisk.test.ts",
   "test/ReadConsistency.test.ts",
   "test/Walkthrough.test.ts",
-  "test/WritePath.test.ts"
+  "test/WritePath.test.ts",
+  "test/KubernetesReal.test.ts"
 ]
 
 export default defineConfig({

@@ -12,9 +12,10 @@ import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { PgDatabase } from "@tenet/adapters-postgres"
 import { NodeVault } from "@tenet/core/node"
 import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, beforeAll } from "vitest"
+import { afterAll, beforeAll, it as plain } from "vitest"
 import { TestServer } from "../src/index.js"
 import { adminLogin, raw, setProviderConfig, workspace } from "./Harness.js"
 import { call, until } from "./Loopback.js"
@@ -154,6 +155,37 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         expect(shown.status).toMatchObject({ phase: "degraded", ready_replicas: 2, desired_replicas: 3 })
       }))
   })
+
+  plain(
+    "the rendered deployment (deploy/kubernetes/base) passes the API server's own checks: kubectl apply --dry-run=server",
+    () => {
+      const kubeconfig = suite.get().kubeconfigFile("admin")
+      const rendered = execFileSync("kubectl", ["kustomize", resolve(repo, "deploy/kubernetes/base")], {
+        encoding: "utf8"
+      })
+      // The namespace for real first: a dry run creates nothing for the objects in it to land in.
+      execFileSync("kubectl", ["--kubeconfig", kubeconfig, "create", "namespace", "tenet-system"], { encoding: "utf8" })
+      const answer = execFileSync(
+        "kubectl",
+        ["--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-f", "-"],
+        { encoding: "utf8", input: rendered }
+      )
+      // LocalCluster made a ClusterRole and binding named tenet already: those are "configured".
+      expect(
+        answer.trim().split("\n").map((line) => line.replace(/ (created|configured) \(server dry run\)$/, "")).sort()
+      )
+        .toEqual([
+          "clusterrole.rbac.authorization.k8s.io/tenet",
+          "clusterrolebinding.rbac.authorization.k8s.io/tenet",
+          "configmap/tenet",
+          "deployment.apps/tenet",
+          "namespace/tenet-system",
+          "service/tenet",
+          "serviceaccount/tenet"
+        ])
+    },
+    30_000
+  )
 
   it.live.skipIf(databaseUrl === undefined)(
     "two replicas of the built server on one database and one cluster both serve, and idle for a minute neither writes to the cluster",
