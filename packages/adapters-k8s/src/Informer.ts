@@ -6,6 +6,9 @@
  *
  * Tenet's own writes are observed as they return (`observe`, `forget`), so a read after a write
  * sees it before the watch delivers it; an event never replaces a newer version of an object.
+ * Objects are kept without `metadata.managedFields`, which Tenet never reads and which is most
+ * of a server-side-applied object's size (client-go's informers are commonly given the same
+ * transform).
  */
 import { Clock, Deferred, Duration, Effect, Option } from "effect"
 import type { KubeApiShape, LiveObject, WatchEvent } from "./KubeApi.js"
@@ -62,6 +65,13 @@ interface Tombstone {
   readonly metadata: { readonly resourceVersion?: string }
 }
 type Entry = LiveObject | Tombstone
+
+/** The object as kept: without its field managers' bookkeeping. */
+const slim = (object: LiveObject): LiveObject => {
+  if (object.metadata?.managedFields === undefined) return object
+  const { managedFields: _, ...metadata } = object.metadata
+  return { ...object, metadata }
+}
 const live = (entry: Entry | undefined): LiveObject | undefined =>
   entry === undefined || "tombstone" in entry ? undefined : entry
 
@@ -86,9 +96,11 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
       else byValue.set(value, keys)
     }
   }
-  const put = (key: string, next: Entry) => {
+  const put = (key: string, entry: Entry) => {
+    let next = entry
     const previous = entries.get(key)
     if (older(versionOf(next), versionOf(previous))) return
+    if (!("tombstone" in next)) next = slim(next)
     // What the object was when deleted does not bring it back.
     if (previous !== undefined && "tombstone" in previous && versionOf(previous) === versionOf(next)) return
     index(key, live(previous), false)

@@ -4,6 +4,9 @@
  * each store; prints the results and writes them, with the machine they ran on, to BENCHMARKS.md
  * at the root. Loopback only; about 25 minutes on 2 vCPU.
  *
+ * The Kubernetes orchestrator's informer caches are measured per 1,000 pods on a real API
+ * server (`Informers.ts`), where `.ci/kube-apiserver` has built one.
+ *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
  * tenants at once, and pgbench running the same statements on PostgreSQL) follows the load.
  *
@@ -12,10 +15,12 @@
  * (or TENET_TEST_DATABASE_URL) naming a PostgreSQL server, the load and the cold start run on
  * it too, and the statements each benchmarked endpoint makes there are counted.
  */
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
+import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
 import * as Scale from "./Scale.js"
 import { runSoak, toMarkdown } from "./Soak.js"
@@ -112,6 +117,10 @@ console.log(`\n${statementsText}\n`)
 const scale = await Scale.runScale({ tenants: Number(process.env.TENET_SCALE_TENANTS ?? 10_000) })
 const scaleText = Scale.toMarkdown(scale)
 console.log(`\n${scaleText}\n`)
+const informersText = Informers.available()
+  ? Informers.toMarkdown(await Effect.runPromise(Informers.run()))
+  : "No kube-apiserver (`.ci/kube-apiserver`), etcd or Kube-OVN CRDs here: not measured."
+console.log(`\n${informersText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
@@ -229,6 +238,10 @@ writeFileSync(
     "## Scale (memory store)",
     "",
     scaleText,
+    "",
+    "## Informer caches (Kubernetes)",
+    "",
+    informersText,
     "",
     "## Micro-benchmarks",
     "",
