@@ -15,6 +15,19 @@ const storeSpecific = [
   "test/KubernetesReal.test.ts"
 ]
 
+/** Tests that read or switch the simulated cluster, or bring a cluster of their own. */
+const clusterSpecific = [
+  "test/Faults.test.ts",
+  "test/Metrics.test.ts",
+  "test/Networks.test.ts",
+  "test/Pods.test.ts",
+  "test/Reconciler.test.ts",
+  "test/RegistryCredentials.test.ts",
+  "test/SecurityRules.test.ts",
+  "test/Topology.test.ts",
+  "test/Kubernetes.test.ts"
+]
+
 export default defineConfig({
   test: {
     projects: [
@@ -34,6 +47,20 @@ export default defineConfig({
           hookTimeout: 60_000
         }
       },
+      // The API suite once more on a real Kubernetes API server (a LocalCluster per file), when
+      // one is built (.ci/run sets TENET_KUBE_APISERVER).
+      ...(process.env.TENET_KUBE_APISERVER === undefined ? [] : [{
+        extends: "./packages/server/vitest.config.ts",
+        root: "./packages/server",
+        test: {
+          name: "server-on-kubernetes",
+          env: { TENET_TEST_ORCHESTRATOR: "kubernetes" },
+          exclude: [...storeSpecific, ...clusterSpecific],
+          benchmark: { include: [] },
+          testTimeout: 60_000,
+          hookTimeout: 120_000
+        }
+      }]),
       // The whole API suite once more on PostgreSQL, when a server is given.
       ...(process.env.TENET_TEST_DATABASE_URL === undefined ? [] : [{
         extends: "./packages/server/vitest.config.ts",

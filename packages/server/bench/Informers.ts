@@ -3,7 +3,8 @@
  * (`LocalCluster`: kube-apiserver v1.20.2 and etcd) is given 1,000 pods' Deployments (with a
  * controller's status), Services and OvnEips (with Kube-OVN's address), applied by Tenet's user
  * as Tenet applies them; then the heap is measured (after a full GC) before and after the
- * orchestrator's informers list them. Needs `--expose-gc` (as `pnpm bench` runs) and the
+ * orchestrator's informers list them; then how long a Deployment's status written in the
+ * cluster takes to show in the pod's status (the watch's latency). Needs `--expose-gc` (as `pnpm bench` runs) and the
  * binaries of `.ci/kube-apiserver`; without them it says so and measures nothing.
  *
  *   node --expose-gc --conditions=@tenet/source --import tsx packages/server/bench/Informers.ts
@@ -24,6 +25,8 @@ export interface InformerMemory {
   readonly listedBytes: number
   readonly listedSlimBytes: number
   readonly syncMillis: number
+  /** From a Deployment's status written in the cluster to the pod's status showing it, in ms. */
+  readonly statusLatencyMillis: ReadonlyArray<number>
 }
 
 const crds = process.env.TENET_KUBE_OVN_CRDS ??
@@ -45,7 +48,7 @@ export const run = (pods = 1000) =>
   Effect.gen(function*() {
     const cluster = yield* LocalCluster.Cluster
     // Only Tenet's user and this benchmark touch the cluster while it is measured.
-    cluster.pauseControllers(true)
+    yield* cluster.pauseControllers(true)
     const kube = KubeApi.make(cluster.tenet)
     const { subnet, vpc } = Fixtures.network()
     const namespace = Manifests.vpc(vpc, Manifests.defaultSettings).find((m) => m.kind === "Namespace")!
@@ -92,12 +95,40 @@ export const run = (pods = 1000) =>
     const syncMillis = performance.now() - started
     if (statuses.size !== pods) throw new Error(`the informers hold ${statuses.size} pods, not ${pods}`)
     const after = heap()
+
+    const latencies: Array<number> = []
+    const sample = [...statuses.keys()].slice(0, 20)
+    for (const [i, podId] of sample.entries()) {
+      const deployment = listed[0]!.find((d) => d.metadata?.labels?.[Names.POD] === podId)!
+      const ready = i % 2 === 0 ? 1 : 2
+      const live = yield* Effect.orDie(
+        LocalCluster.read(
+          cluster.admin,
+          "apps/v1",
+          "Deployment",
+          deployment.metadata!.name!,
+          deployment.metadata!.namespace
+        )
+      )
+      const written = performance.now()
+      yield* Effect.orDie(LocalCluster.writeStatus(cluster.admin, {
+        ...live,
+        status: { ...live.status, readyReplicas: ready, availableReplicas: ready }
+      }))
+      for (;;) {
+        const runtime = yield* orchestrator.podStatus(podId)
+        if (runtime._tag === "Some" && runtime.value.ready_replicas === ready) break
+        yield* Effect.sleep("1 millis")
+      }
+      latencies.push(performance.now() - written)
+    }
     return {
       pods,
       heapBytes: after - before,
       listedBytes: jsonBytes(all),
       listedSlimBytes: jsonBytes(slim),
-      syncMillis
+      syncMillis,
+      statusLatencyMillis: latencies
     } satisfies InformerMemory
   }).pipe(Effect.scoped, Effect.provide(LocalCluster.layer({ crds })))
 
@@ -113,8 +144,18 @@ export const toMarkdown = (m: InformerMemory) =>
     `| heap the caches take (after a full GC) | ${mb((m.heapBytes * 1000) / m.pods)} |`,
     `| the objects as listed (JSON) | ${mb((m.listedBytes * 1000) / m.pods)} |`,
     `| the same without \`managedFields\` (what is kept) | ${mb((m.listedSlimBytes * 1000) / m.pods)} |`,
-    `| first list until every pod's status is served | ${(m.syncMillis * 1000 / m.pods).toFixed(0)} ms |`
+    `| first list until every pod's status is served | ${(m.syncMillis * 1000 / m.pods).toFixed(0)} ms |`,
+    "",
+    `A Deployment's status written in the cluster shows in the pod's status (from the watch) after`,
+    `${quantile(m.statusLatencyMillis, 0.5).toFixed(1)} ms at the median and ${
+      Math.max(...m.statusLatencyMillis).toFixed(1)
+    } ms at worst, over ${m.statusLatencyMillis.length} changes (the status write's own round trip included).`
   ].join("\n")
+
+const quantile = (values: ReadonlyArray<number>, q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+}
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!available()) {

@@ -1,8 +1,12 @@
 /** Shared helpers: the real client against the real server, plus raw requests for wire checks. */
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
 import { Effect, Layer } from "effect"
+import { dirname, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll } from "vitest"
 import { TestServer } from "../src/index.js"
 
 /**
@@ -15,8 +19,21 @@ export const storeUnderTest = process.env.TENET_TEST_STORE === "postgres"
   ? "embedded"
   : "memory"
 
-/** A real server for a test file, on the store under test. */
-export const testServer = (options: TestServer.Options = {}) => {
+/** Kube-OVN's CRDs: `TENET_KUBE_OVN_CRDS`, else beside the checkout in `shared/`. */
+export const kubeOvnCrds = process.env.TENET_KUBE_OVN_CRDS ??
+  resolve(dirname(fileURLToPath(import.meta.url)), "../../../../shared/vendor/kube-ovn/kube-ovn-crd.yaml")
+
+/**
+ * Which cluster the API suite runs on: the simulated one by default; with
+ * TENET_TEST_ORCHESTRATOR=kubernetes a real API server (`LocalCluster`), one per test file,
+ * started when the file's first server is built and stopped after its tests.
+ */
+const localCluster = process.env.TENET_TEST_ORCHESTRATOR === "kubernetes"
+  ? LocalCluster.forSuite({ crds: kubeOvnCrds })
+  : undefined
+if (localCluster !== undefined) afterAll(localCluster.stop, 60_000)
+
+const onStore = (options: TestServer.Options) => {
   switch (storeUnderTest) {
     case "memory":
       return TestServer.layer(options)
@@ -31,6 +48,15 @@ export const testServer = (options: TestServer.Options = {}) => {
       return TestServer.layer({ ...options, store: PgEmbedded.layer().pipe(Layer.orDie) })
   }
 }
+
+/** A real server for a test file, on the store and the cluster under test. */
+export const testServer = (options: TestServer.Options = {}) =>
+  localCluster === undefined ? onStore(options) : Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => localCluster.ensure()),
+      (cluster) => onStore({ ...options, orchestrator: LocalCluster.orchestrator(cluster) })
+    )
+  )
 
 /** The typed client, with extra headers on every request. */
 export const client = (headers: Record<string, string> = {}) =>

@@ -80,8 +80,11 @@ export interface LocalCluster {
    * from the API server's own metrics: requests for resources only (not discovery or health).
    */
   readonly requestCounts: Effect.Effect<Readonly<Record<string, number>>, LocalClusterError>
-  /** Stops and starts again the controllers `layer` runs, so a measurement sees Tenet's calls alone. */
-  readonly pauseControllers: (paused: boolean) => void
+  /**
+   * Stops (once a round in flight has ended) and starts again the controllers `layer` runs, so
+   * a measurement sees Tenet's calls alone.
+   */
+  readonly pauseControllers: (paused: boolean) => Effect.Effect<void>
 }
 
 const freePort = () =>
@@ -304,10 +307,12 @@ export const start = (options: Options = {}) =>
         return sums
       })
     )
-    const paused = { value: false }
-    const pauseControllers = (value: boolean) => {
-      paused.value = value
-    }
+    const gate: Gate = { paused: false, inRound: false }
+    const pauseControllers = (paused: boolean) =>
+      Effect.suspend(() => {
+        gate.paused = paused
+        return Effect.repeat(Effect.sleep("10 millis"), { while: () => paused && gate.inRound })
+      })
     return {
       server,
       admin,
@@ -316,8 +321,8 @@ export const start = (options: Options = {}) =>
       refusedCrds,
       requestCounts,
       pauseControllers,
-      controllersPaused: () => paused.value
-    } satisfies LocalCluster & { controllersPaused: () => boolean }
+      gate
+    } satisfies LocalCluster & { gate: Gate }
   })
 
 type Obj = KubernetesObject & Record<string, any>
@@ -503,16 +508,26 @@ const replicas = (
     }
   })
 
-/** `reconcileOnce` every `every`, in the background of the scope. */
+/** Whether the controllers are paused, and whether a round of them is running. */
+interface Gate {
+  paused: boolean
+  inRound: boolean
+}
+
+/** `reconcileOnce` every `every`, in the background of the scope, unless the gate is paused. */
 export const controllers = (
   admin: KubeConfig,
   every: Duration.DurationInput = "100 millis",
-  paused: () => boolean = () => false
+  gate: Gate = { paused: false, inRound: false }
 ) =>
   Effect.forkScoped(
     Effect.repeat(
       // One round that goes wrong must not stop the ones after it.
-      Effect.suspend(() => paused() ? Effect.void : reconcileOnce(admin)).pipe(
+      Effect.suspend(() => {
+        if (gate.paused) return Effect.void
+        gate.inRound = true
+        return Effect.ensuring(reconcileOnce(admin), Effect.sync(() => (gate.inRound = false)))
+      }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.sync(() => console.warn("LocalCluster controllers:", Cause.pretty(cause)))
         )
@@ -581,7 +596,7 @@ export const layer = (options: Options = {}) =>
       const cluster = yield* start(options)
       const api = KubernetesObjectApi.makeApiClient(cluster.admin)
       yield* promise("create the external subnet", () => api.create(externalSubnet))
-      yield* controllers(cluster.admin, "100 millis", cluster.controllersPaused)
+      yield* controllers(cluster.admin, "100 millis", cluster.gate)
       return cluster
     })
   )
@@ -594,15 +609,22 @@ export const orchestrator = (cluster: LocalCluster, options: KubeOrchestrator.Op
 
 /**
  * One cluster for a test suite, without a test framework: `start` it before the suite's tests
- * (it takes seconds), `get` it in them, `stop` it after them.
+ * (it takes seconds), `get` it in them, `stop` it after them; or `ensure` it where first needed.
  */
 export const forSuite = (options: Options = {}) => {
   const runtime = ManagedRuntime.make(layer(options))
   let started: LocalCluster | undefined
+  let starting: Promise<LocalCluster> | undefined
+  /** Starts it the first time; every later call has the same cluster. */
+  const ensure = () => {
+    starting ??= runtime.runPromise(Cluster).then((cluster) => (started = cluster))
+    return starting
+  }
   return {
     start: async () => {
-      started = await runtime.runPromise(Cluster)
+      await ensure()
     },
+    ensure,
     stop: () => runtime.dispose(),
     get: (): LocalCluster => {
       if (started === undefined) throw new Error("the cluster has not started")
