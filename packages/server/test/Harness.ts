@@ -28,7 +28,8 @@ export const kubeOvnCrds = process.env.TENET_KUBE_OVN_CRDS ??
  * TENET_TEST_ORCHESTRATOR=kubernetes a real API server (`LocalCluster`), one per test file,
  * started when the file's first server is built and stopped after its tests.
  */
-const localCluster = process.env.TENET_TEST_ORCHESTRATOR === "kubernetes"
+export const orchestratorUnderTest = process.env.TENET_TEST_ORCHESTRATOR === "kubernetes" ? "kubernetes" : "simulated"
+const localCluster = orchestratorUnderTest === "kubernetes"
   ? LocalCluster.forSuite({ crds: kubeOvnCrds })
   : undefined
 if (localCluster !== undefined) afterAll(localCluster.stop, 60_000)

@@ -3,7 +3,7 @@ import { MemoryStore } from "@tenet/adapters-memory"
 import { Api } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, storeUnderTest, testServer, workspace } from "./Harness.js"
+import { adminLogin, newTenant, orchestratorUnderTest, raw, storeUnderTest, testServer, workspace } from "./Harness.js"
 
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
@@ -122,7 +122,12 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       Effect.gen(function*() {
         const ok = yield* raw("GET", "/healthz")
         expect(ok.status).toBe(200)
-        expect(ok.body).toEqual({ status: "ok", store: "memory", orchestrator: "simulated", edge: "simulated" })
+        expect(ok.body).toEqual({
+          status: "ok",
+          store: "memory",
+          orchestrator: orchestratorUnderTest,
+          edge: "simulated"
+        })
         const store = yield* MemoryStore.StoreSwitches
         yield* store.setAvailable(false)
         const down = yield* raw("GET", "/healthz")
