@@ -6,9 +6,8 @@
  *
  * Tenet's own writes are observed as they return (`observe`, `forget`), so a read after a write
  * sees it before the watch delivers it; an event never replaces a newer version of an object.
- * Objects are kept without `metadata.managedFields`, which Tenet never reads and which is most
- * of a server-side-applied object's size (client-go's informers are commonly given the same
- * transform).
+ * Objects are kept as `keep` projects them (as client-go's informers take a transform): by
+ * default without `metadata.managedFields`, which is most of a server-side-applied object's size.
  */
 import { Clock, Deferred, Duration, Effect, Option } from "effect"
 import type { KubeApiShape, LiveObject, WatchEvent } from "./KubeApi.js"
@@ -44,6 +43,8 @@ export interface Options {
   /** The first retry's delay after a failed list or watch; doubles up to `maxBackoff`. */
   readonly backoff?: Duration.DurationInput
   readonly maxBackoff?: Duration.DurationInput
+  /** What is kept of an object: the fields its readers read (default: all but `managedFields`). */
+  readonly keep?: (object: LiveObject) => LiveObject
 }
 
 const keyOf = (name: string | undefined, namespace: string | undefined) => `${namespace ?? ""}/${name ?? ""}`
@@ -66,8 +67,8 @@ interface Tombstone {
 }
 type Entry = LiveObject | Tombstone
 
-/** The object as kept: without its field managers' bookkeeping. */
-const slim = (object: LiveObject): LiveObject => {
+/** An object without its field managers' bookkeeping. */
+export const withoutManagedFields = (object: LiveObject): LiveObject => {
   if (object.metadata?.managedFields === undefined) return object
   const { managedFields: _, ...metadata } = object.metadata
   return { ...object, metadata }
@@ -76,6 +77,7 @@ const live = (entry: Entry | undefined): LiveObject | undefined =>
   entry === undefined || "tombstone" in entry ? undefined : entry
 
 export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, options: Options) {
+  const keep = options.keep ?? withoutManagedFields
   const entries = new Map<string, Entry>()
   const indexes = new Map<string, Map<string, Set<string>>>(options.indexes.map((label) => [label, new Map()]))
   const first = yield* Deferred.make<void>()
@@ -100,7 +102,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     let next = entry
     const previous = entries.get(key)
     if (older(versionOf(next), versionOf(previous))) return
-    if (!("tombstone" in next)) next = slim(next)
+    if (!("tombstone" in next)) next = keep(next)
     // What the object was when deleted does not bring it back.
     if (previous !== undefined && "tombstone" in previous && versionOf(previous) === versionOf(next)) return
     index(key, live(previous), false)
@@ -137,12 +139,16 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   let failures = 0
   let version: string | null = null
 
+  /** The cache from a list, and the version it was read at; the list is not held past it. */
+  const relist = Effect.map(kube.snapshot(options.kind, options.selector), (list) => {
+    replace(list.items, list.resourceVersion)
+    return list.resourceVersion
+  })
+
   /** One list when none holds, then one watch from the version last seen. */
   const step = Effect.gen(function*() {
     if (version === null) {
-      const list = yield* kube.snapshot(options.kind, options.selector)
-      replace(list.items, list.resourceVersion)
-      version = list.resourceVersion
+      version = yield* relist
       failures = 0
       freshness = { _tag: "Current" }
       yield* Deferred.succeed(first, undefined)

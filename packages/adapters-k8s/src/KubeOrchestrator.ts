@@ -47,6 +47,31 @@ const podKinds = (autoscaling: Option.Option<AutoscalingVersion>): ReadonlyArray
 const WATCHED = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.POD}`
 
 /**
+ * What the informers keep of an object: what `runtimeOf` reads and the cache's own keys
+ * (name, namespace, version, labels); a quarter of the heap the whole object takes.
+ */
+const runtimeFields = (object: LiveObject): LiveObject => {
+  const { metadata, spec, status } = object
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: {
+      name: metadata?.name,
+      namespace: metadata?.namespace,
+      resourceVersion: metadata?.resourceVersion,
+      labels: metadata?.labels,
+      deletionTimestamp: metadata?.deletionTimestamp
+    },
+    spec: { replicas: spec?.replicas, clusterIP: spec?.clusterIP, v4Ip: spec?.v4Ip },
+    status: {
+      readyReplicas: status?.readyReplicas,
+      v4Ip: status?.v4Ip,
+      conditions: status?.conditions?.map(({ message, reason, status, type }) => ({ message, reason, status, type }))
+    }
+  } as LiveObject
+}
+
+/**
  * Every kind a VPC or tenant owns, in the order they are deleted. What runs in a VPC's namespace
  * is deleted by label before the namespace, not left to the namespace controller: the VPC is
  * gone from the cluster's answers at once, and from a cluster without that controller at all.
@@ -82,6 +107,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       kind,
       selector: WATCHED,
       indexes: [Names.TENANT, Names.POD],
+      keep: runtimeFields,
       ...(options.watchBackoff === undefined ? {} : { backoff: options.watchBackoff })
     })
   const deployments = yield* informer(Kinds.Deployment)

@@ -143,7 +143,7 @@ export const toMarkdown = (m: InformerMemory) =>
     "|---|---|",
     `| heap the caches take (after a full GC) | ${mb((m.heapBytes * 1000) / m.pods)} |`,
     `| the objects as listed (JSON) | ${mb((m.listedBytes * 1000) / m.pods)} |`,
-    `| the same without \`managedFields\` (what is kept) | ${mb((m.listedSlimBytes * 1000) / m.pods)} |`,
+    `| the same without \`managedFields\` | ${mb((m.listedSlimBytes * 1000) / m.pods)} |`,
     `| first list until every pod's status is served | ${(m.syncMillis * 1000 / m.pods).toFixed(0)} ms |`,
     "",
     `A Deployment's status written in the cluster shows in the pod's status (from the watch) after`,
