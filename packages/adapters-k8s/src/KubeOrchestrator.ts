@@ -48,7 +48,7 @@ const WATCHED = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.POD}`
 
 /**
  * What the informers keep of an object: what `runtimeOf` reads and the cache's own keys
- * (name, namespace, version, labels); a quarter of the heap the whole object takes.
+ * (name, namespace, version, labels), a small part of the whole object (BENCHMARKS.md).
  */
 const runtimeFields = (object: LiveObject): LiveObject => {
   const { metadata, spec, status } = object
