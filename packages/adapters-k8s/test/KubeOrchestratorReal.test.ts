@@ -183,6 +183,109 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
   )
 
   it.live(
+    "applying the same specs again changes no object: no resourceVersion moves",
+    () =>
+      inCluster(Effect.gen(function*() {
+        const { orchestrator, subnet, vpc } = yield* withNetwork
+        const spec = Fixtures.pod(subnet, {
+          autoscaling: { min_replicas: 2, max_replicas: 4, cpu_target_millicores: 250 },
+          external_inbound: externalPool,
+          external_access: true
+        })
+        yield* orchestrator.applyPod(spec)
+        // The replicas the cluster made since get their SNAT rules now (see the differential test).
+        yield* Effect.sleep("500 millis")
+        yield* orchestrator.applyPod(spec)
+        const versions = Effect.map(
+          ownedObjects(Names.TENANT, vpc.tenant_id),
+          (objects) =>
+            objects.filter((o) => o.kind !== "Pod" && o.kind !== "Deployment")
+              .map((o) => `${o.kind} ${o.metadata?.name} ${o.metadata?.resourceVersion}`).sort()
+        )
+        // The Deployment is left out: its controller (the test's) writes its status.
+        const before = yield* versions
+        yield* orchestrator.applyVpc(vpc)
+        yield* orchestrator.applySubnet(subnet)
+        yield* orchestrator.applyPod(spec)
+        expect(yield* versions).toEqual(before)
+      })),
+    30_000
+  )
+
+  it.live(
+    "turning a feature off removes what it needed; the VIP and the external IP's object go or stay as asked",
+    () =>
+      inCluster(Effect.gen(function*() {
+        const { orchestrator, subnet } = yield* withNetwork
+        const spec = Fixtures.pod(subnet, {
+          autoscaling: { min_replicas: 2, max_replicas: 4, cpu_target_millicores: 250 },
+          persistent_mount_path: "/data",
+          external_inbound: externalPool,
+          external_access: true
+        })
+        const first = yield* orchestrator.applyPod(spec)
+        const kinds = Effect.map(ownedBy(Names.POD, spec.pod_id), (found) => found.map((f) => f.split(" ")[0]))
+        expect(yield* kinds).toEqual(expect.arrayContaining([
+          "HorizontalPodAutoscaler",
+          "PersistentVolumeClaim",
+          "OvnDnatRule",
+          "OvnEip"
+        ]))
+        const plain = yield* orchestrator.applyPod({
+          ...spec,
+          autoscaling: null,
+          persistent_mount_path: null,
+          external_inbound: null,
+          external_access: false
+        })
+        expect(plain.vip).toBe(first.vip)
+        expect(plain.external_ip).toBeNull()
+        // A claim goes once the PVC-protection controller (the test's) releases it.
+        const gone = ["HorizontalPodAutoscaler", "PersistentVolumeClaim", "OvnDnatRule", "OvnEip"]
+        const left = yield* eventually(kinds, (found) => !found.some((kind) => gone.includes(kind!)))
+        expect(left).toEqual(expect.arrayContaining(["Deployment", "Service", "Secret"]))
+      })),
+    30_000
+  )
+
+  it.live(
+    "deleting a tenant leaves nothing of it in the cluster",
+    () =>
+      inCluster(Effect.gen(function*() {
+        const { orchestrator, subnet, vpc } = yield* withNetwork
+        yield* orchestrator.applyRegistrySecret(Fixtures.registrySecret(vpc.tenant_id))
+        yield* orchestrator.applyPod(Fixtures.pod(subnet, { external_access: true }))
+        yield* orchestrator.deleteTenant(vpc.tenant_id)
+        expect(yield* eventually(ownedBy(Names.TENANT, vpc.tenant_id), (found) => found.length === 0)).toEqual([])
+      })),
+    30_000
+  )
+
+  it.live(
+    "the security plan lands on the subnet's acls; the subnet's own fields survive another apply of it",
+    () =>
+      inCluster(Effect.gen(function*() {
+        const { orchestrator, subnet, vpc } = yield* withNetwork
+        yield* orchestrator.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc }))
+        yield* orchestrator.applySubnet(subnet)
+        const live = (yield* Effect.promise(() =>
+          admin().read({
+            apiVersion: "kubeovn.io/v1",
+            kind: "Subnet",
+            metadata: { name: Names.subnet(subnet.subnet_id) }
+          })
+        )) as Obj
+        expect(live.spec).toMatchObject({
+          cidrBlock: subnet.cidr,
+          gateway: subnet.gateway_ip,
+          vpc: Names.vpc(vpc.vpc_id)
+        })
+        expect(live.spec.acls.length).toBeGreaterThan(0)
+      })),
+    30_000
+  )
+
+  it.live(
     "another field manager's change to a field Tenet renders is taken back; fields Tenet does not render are left",
     () =>
       inCluster(Effect.gen(function*() {

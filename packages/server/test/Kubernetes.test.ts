@@ -1,12 +1,10 @@
 /**
- * The whole API on the Kubernetes orchestrator: the reference server, its real client calls,
- * and the recording API server in place of a cluster, granting only the shipped ClusterRole's
- * rules. What a tenant does through the API becomes Kube-OVN and Kubernetes objects; what the
- * cluster reports comes back in the API.
+ * The API on the Kubernetes orchestrator when the cluster misbehaves in ways a real API server
+ * cannot be made to (its watches dropped and refused): the recording API server in its place.
+ * Everything else is tested on a real one (`KubernetesReal.test.ts`, `server-on-kubernetes`).
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
-import { Names, Permissions } from "@tenet/adapters-k8s"
 import { FakeApiServer } from "@tenet/adapters-k8s/testing"
 import { TestServer } from "@tenet/server"
 import { Effect, Layer } from "effect"
@@ -59,65 +57,6 @@ const webSubnet = (vpcId: string, creds: Record<string, string>, headers: Record
 const onCluster = (cluster: ReturnType<typeof FakeApiServer.layer>) =>
   Layer.merge(TestServer.layer({ orchestrator: cluster }), cluster)
 
-describe("the API on Kubernetes", () =>
-  layer(onCluster(FakeApiServer.layer()), { excludeTestServices: true })((it) => {
-    it.effect("a tenant's network, rules and pod become cluster objects; the pod's VIP is the Service's", () =>
-      Effect.gen(function*() {
-        const fake = yield* FakeApiServer.Fake
-        const { creds, headers } = yield* signUp
-        const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: true })
-        expect(vpc.body).toMatchObject({ applied: true, apply_error: null })
-        const subnet = yield* webSubnet(vpc.body.id, creds, headers)
-        expect(subnet.status).toBe(200)
-        const rule = yield* call("POST", "/security-rules", headers, {
-          vpc_id: vpc.body.id,
-          name: "https in",
-          direction: "ingress",
-          action: "allow",
-          priority: 100,
-          protocol: "tcp",
-          ports: "443,8000-8080",
-          remote_type: "cidr",
-          remote_cidr: "0.0.0.0/0",
-          target_type: "vpc"
-        })
-        expect(rule.status).toBe(201)
-        const pod = yield* call("POST", "/pods", headers, {
-          ...creds,
-          vpc_id: vpc.body.id,
-          subnet_id: subnet.body.id,
-          name: "api",
-          container_image: "nginx:1.27",
-          replica_count: 2,
-          env_vars: { MODE: "prod" }
-        })
-        expect(pod.status).toBe(200)
-
-        const kubeSubnet = fake.objects.get(`Subnet//${Names.subnet(subnet.body.id)}`)!
-        expect(kubeSubnet.spec).toMatchObject({
-          vpc: Names.vpc(vpc.body.id),
-          cidrBlock: "10.10.0.0/24",
-          gateway: "10.10.0.1"
-        })
-        expect(kubeSubnet.spec.acls).toContainEqual({
-          direction: "to-lport",
-          priority: 1889,
-          match:
-            "ip4 && ip4.dst == 10.10.0.0/24 && ip4.src == 0.0.0.0/0 && tcp && (tcp.dst == 443 || (tcp.dst >= 8000 && tcp.dst <= 8080))",
-          action: "allow-related"
-        })
-        expect(fake.objects.get(`OvnSnatRule//${Names.subnetEgress(subnet.body.id)}`)).toBeDefined()
-        const service = fake.objects.get(`Service/${Names.namespace(vpc.body.id)}/${Names.workload(pod.body.id)}`)!
-        const listed = yield* call("GET", "/pods", headers)
-        const shown = (listed.body as unknown as Array<Json>).find((p) => p.id === pod.body.id)
-        expect(JSON.stringify(shown)).toContain(`"${service.spec.clusterIP}"`)
-        const deployment = fake.objects.get(
-          `Deployment/${Names.namespace(vpc.body.id)}/${Names.workload(pod.body.id)}`
-        )!
-        expect(deployment.spec.replicas).toBe(2)
-      }))
-  }))
-
 describe("the API on Kubernetes, when the cluster's watches break", () =>
   layer(onCluster(FakeApiServer.layer({ orchestrator: { watchBackoff: "50 millis" } })), { excludeTestServices: true })(
     (it) => {
@@ -148,24 +87,3 @@ describe("the API on Kubernetes, when the cluster's watches break", () =>
         }))
     }
   ))
-
-// The ClusterRole without the rule for Kube-OVN subnets: the cluster refuses the apply, as a real one would.
-const withoutSubnets = Permissions.rules.map((rule) =>
-  rule.apiGroups.includes("kubeovn.io") ? { ...rule, resources: rule.resources.filter((r) => r !== "subnets") } : rule
-)
-
-describe("the API on Kubernetes, with one rule less than the shipped ClusterRole", () =>
-  layer(onCluster(FakeApiServer.layer({ rules: withoutSubnets })), { excludeTestServices: true })((it) => {
-    it.effect("a subnet is saved but not applied, and the VPC says the cluster forbade it", () =>
-      Effect.gen(function*() {
-        const { creds, headers } = yield* signUp
-        const vpc = yield* call("POST", "/vpcs", headers, { ...creds, name: "prod", enable_internet: false })
-        const subnet = yield* webSubnet(vpc.body.id, creds, headers)
-        expect(subnet.status).toBe(200)
-        const vpcs = (yield* call("GET", "/vpcs", headers)).body as unknown as Array<Json>
-        expect(vpcs.find((v) => v.id === vpc.body.id)).toMatchObject({
-          applied: false,
-          apply_error: expect.stringMatching(/403 .* cannot \w+ resource "subnets" in API group "kubeovn.io"/)
-        })
-      }))
-  }))
