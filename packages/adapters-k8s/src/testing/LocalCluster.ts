@@ -119,19 +119,34 @@ const configFor = (server: string, user: string, token: string) => {
   return config
 }
 
+/**
+ * Runs the command under a shell that stops it when told to (SIGTERM, then SIGKILL after 8 s)
+ * and kills it when the process that started it is gone: a test runner killed mid-run leaves no
+ * etcd or API server behind.
+ */
+const WATCHDOG = `"$@" & child=$!
+trap 'kill $child 2>/dev/null
+  for i in 1 2 3 4 5 6 7 8; do kill -0 $child 2>/dev/null || exit 0; sleep 1; done
+  kill -9 $child 2>/dev/null; exit 0' TERM
+while kill -0 $PPID 2>/dev/null && kill -0 $child 2>/dev/null; do sleep 1; done
+kill -9 $child 2>/dev/null`
+
 /** Starts a process that is killed (SIGTERM, then SIGKILL) when the scope closes. */
 const spawn = (name: string, command: string, args: ReadonlyArray<string>, log: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const out = Fs.openSync(log, "a")
-      const child = ChildProcess.spawn(command, args, { stdio: ["ignore", out, out] })
+      const child = ChildProcess.spawn("/bin/sh", ["-c", WATCHDOG, "sh", command, ...args], {
+        stdio: ["ignore", out, out]
+      })
       Fs.closeSync(out)
       return child
     }),
     (child) =>
       Effect.async<void>((resume) => {
         if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-        const kill = setTimeout(() => child.kill("SIGKILL"), 5000)
+        // The shell escalates to SIGKILL itself; this is for a shell that does not answer.
+        const kill = setTimeout(() => child.kill("SIGKILL"), 15_000)
         child.once("exit", () => {
           clearTimeout(kill)
           resume(Effect.void)
