@@ -27,8 +27,6 @@ export interface Informer {
   /** The objects whose `label` has `value` (one of the informer's `indexes`). */
   readonly byLabel: (label: string, value: string) => ReadonlyArray<LiveObject>
   readonly get: (name: string, namespace?: string) => LiveObject | undefined
-  /** How many objects it holds. */
-  readonly size: () => number
   /** An object as a write of Tenet's returned it. */
   readonly observe: (object: LiveObject) => void
   /** An object Tenet deleted, as the delete returned it (else as last seen). */
@@ -40,9 +38,8 @@ export interface Options {
   readonly selector: string
   /** The labels objects are looked up by. */
   readonly indexes: ReadonlyArray<string>
-  /** The first retry's delay after a failed list or watch; doubles up to `maxBackoff`. */
+  /** The first retry's delay after a failed list or watch; doubles up to 30 seconds. */
   readonly backoff?: Duration.DurationInput
-  readonly maxBackoff?: Duration.DurationInput
   /** What is kept of an object: the fields its readers read (default: all but `managedFields`). */
   readonly keep?: (object: LiveObject) => LiveObject
 }
@@ -135,7 +132,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     })
 
   const base = Duration.toMillis(options.backoff ?? "200 millis")
-  const cap = Duration.toMillis(options.maxBackoff ?? "30 seconds")
+  const cap = Duration.toMillis("30 seconds")
   let failures = 0
   let version: string | null = null
 
@@ -212,7 +209,6 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
         return object === undefined ? [] : [object]
       }),
     get: (name, namespace) => live(entries.get(keyOf(name, namespace))),
-    size: () => entries.size,
     observe: (object) => put(objectKey(object), object),
     forget: (name, namespace, deleted) => {
       const key = keyOf(name, namespace)

@@ -83,6 +83,16 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
       Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds")))
     )
 
+  it("of Kube-OVN's CRDs, the 1.20 server refuses only ones needing x-kubernetes-validations, none a kind Tenet writes", () => {
+    const written = new Set(
+      Object.values(Manifests.Kinds).filter((k) => k.apiVersion === "kubeovn.io/v1").map((k) =>
+        `${k.resource}.kubeovn.io`
+      )
+    )
+    expect(cluster().refusedCrds.length).toBeGreaterThan(0)
+    expect(cluster().refusedCrds.filter((name) => written.has(name))).toEqual([])
+  })
+
   it.live(
     "an autoscaled pod has its HPA at autoscaling/v2beta2, the version 1.20 serves, when its apply returns",
     () =>
