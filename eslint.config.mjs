@@ -29,7 +29,26 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-namespace": "off",
-      "@typescript-eslint/no-empty-object-type": "off"
+      "@typescript-eslint/no-empty-object-type": "off",
+      // Casts that switch the type checker off, and reaching into another package's internals:
+      // each one is a place a dependency's upgrade breaks silently. The few that are justified
+      // say why inline (`eslint-disable-next-line ... -- why`).
+      "no-restricted-syntax": ["error", {
+        selector: "TSAsExpression[typeAnnotation.type='TSAnyKeyword']",
+        message: "`as any` switches type checking off; narrow the value or type it properly"
+      }, {
+        selector: "TSAsExpression[expression.type='TSAsExpression'][expression.typeAnnotation.type='TSUnknownKeyword']",
+        message: "`as unknown as` claims a type the checker cannot see; narrow the value or type it properly"
+      }],
+      "no-restricted-imports": ["error", {
+        patterns: [{
+          group: ["@effect/*/internal/*", "effect/internal/*"],
+          message: "Effect's internal modules are not its API and change without notice"
+        }, {
+          group: ["@tenet/*/src/*"],
+          message: "import another package by its exports, as its users do"
+        }]
+      }]
     }
   },
   {

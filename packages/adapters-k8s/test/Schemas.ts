@@ -34,7 +34,7 @@ interface Crd {
 const loadCrds = (): ReadonlyArray<Crd> =>
   parseAllDocuments(Fs.readFileSync(crdPath, "utf8"))
     .map((d) => d.toJSON() as Crd | null)
-    .filter((d): d is Crd => d !== null && (d as any).kind === "CustomResourceDefinition")
+    .filter((d): d is Crd => d !== null && (d as { readonly kind?: unknown }).kind === "CustomResourceDefinition")
 
 let validators: Map<string, (o: unknown) => ReadonlyArray<string>> | undefined
 

@@ -10,6 +10,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
+import { Api } from "@tenet/core"
 import type { Effect } from "effect"
 import { Cause, DateTime, Exit, ManagedRuntime } from "effect"
 import * as TenetClient from "./TenetClient.js"
@@ -58,30 +59,29 @@ const settle = <A, E>(exit: Exit.Exit<A, E>): Promise<A> =>
 
 const settleDated = <A, E>(exit: Exit.Exit<A, E>): Promise<unknown> => settle(exit).then(dated)
 
-/** Each endpoint of the Effect client as a function that runs it on the runtime. */
+/** Each endpoint of the contract, as a function that runs the Effect client's call on the runtime. */
 const promised = (
   runtime: ManagedRuntime.ManagedRuntime<HttpClient.HttpClient, never>,
   client: Promise<TenetClient.Client>
-): PromiseClient =>
-  new Proxy({} as Record<string, unknown>, {
-    get: (_, group) =>
-      group === "close"
-        ? () => runtime.dispose()
-        : new Proxy({}, {
-          get: (_, endpoint) => (...args: Array<unknown>) =>
-            client.then((c) => {
-              const groups = c as unknown as Record<string | symbol, Record<string | symbol, unknown> | undefined>
-              const call = groups[group]?.[endpoint]
-              if (typeof call !== "function") {
-                return Promise.reject(new TypeError(`no endpoint ${String(group)}.${String(endpoint)}`))
-              }
-              return runtime.runPromiseExit(
-                (call as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
-              )
-                .then(settleDated)
-            })
-        })
-  }) as unknown as PromiseClient
+): PromiseClient => {
+  const call = (group: string, endpoint: string) => (...args: Array<unknown>) =>
+    client.then((c) => {
+      const run: unknown = (c as Record<string, Record<string, unknown> | undefined>)[group]?.[endpoint]
+      if (typeof run !== "function") return Promise.reject(new TypeError(`no endpoint ${group}.${endpoint}`))
+      return runtime.runPromiseExit((run as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args))
+        .then(settleDated)
+    })
+  const groups = Object.fromEntries(
+    Object.values(Api.TenetApi.groups).map((group) => [
+      group.identifier,
+      Object.fromEntries(Object.keys(group.endpoints).map((endpoint) => [endpoint, call(group.identifier, endpoint)]))
+    ])
+  )
+  // Built group by group from the contract: its type is the mapped type `PromiseClient`,
+  // which no Object.fromEntries can produce.
+  // eslint-disable-next-line no-restricted-syntax -- see above
+  return { ...groups, close: () => runtime.dispose() } as unknown as PromiseClient
+}
 
 /** A Promise client: the Effect client on fetch, run for each call. */
 export const createTenetClient = (options: TenetClient.Options): PromiseClient => {

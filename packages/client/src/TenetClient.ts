@@ -171,7 +171,7 @@ export type Client = {
 export const make = (options: Options): Effect.Effect<Client, never, HttpClient.HttpClient> =>
   Effect.map(
     contractClient(options),
-    (raw) => withPayloads(raw as unknown as RawClient, options)
+    (raw) => withPayloads(raw as RawClient, options)
   )
 
 /** The contract's client as plain records of calls, for wrapping. */
@@ -196,7 +196,7 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
     ...(options.tenantToken === undefined ? {} : { token: options.tenantToken }),
     ...(options.tenantId === undefined ? {} : { tenant_id: options.tenantId })
   }
-  return Object.fromEntries(
+  const client = Object.fromEntries(
     Object.entries(raw).map(([group, endpoints]) => [
       group,
       Object.fromEntries(
@@ -221,7 +221,11 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
         })
       )
     ])
-  ) as unknown as Client
+  )
+  // Built endpoint by endpoint from the contract's own client: its type is the mapped type
+  // `Client`, which no Object.fromEntries can produce.
+  // eslint-disable-next-line no-restricted-syntax -- see above
+  return client as unknown as Client
 }
 
 /** Logs in as the admin and answers a client acting as the admin. */

@@ -13,8 +13,8 @@ import { Effect } from "effect"
 const called = new Set<string>()
 
 /** The client, recording which endpoints it was asked to call. */
-const recorded = (client: TenetClient.Client): TenetClient.Client =>
-  Object.fromEntries(
+const recorded = (client: TenetClient.Client): TenetClient.Client => {
+  const wrapped = Object.fromEntries(
     Object.entries(client).map(([group, endpoints]) => [
       group,
       Object.fromEntries(
@@ -27,7 +27,10 @@ const recorded = (client: TenetClient.Client): TenetClient.Client =>
         ])
       )
     ])
-  ) as unknown as TenetClient.Client
+  )
+  // eslint-disable-next-line no-restricted-syntax -- the client's mapped type, rebuilt by Object.fromEntries
+  return wrapped as unknown as TenetClient.Client
+}
 
 const baseUrl = Effect.map(
   HttpServer.HttpServer,

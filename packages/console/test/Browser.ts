@@ -94,7 +94,7 @@ export const seriousViolations = async (page: Page) => {
   // Evaluated through the DevTools protocol, which the page's script policy does not govern.
   await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as {
+    const axe = (globalThis as typeof globalThis & {
       axe: { run: (context: unknown, options: unknown) => Promise<{ violations: Array<Violation> }> }
     }).axe
     const result = await axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] })

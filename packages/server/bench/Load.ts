@@ -36,6 +36,8 @@ export interface LoadRow {
   readonly errors: number
   /** Tenet's throughput over the bare server's on the same bytes; null for the ceiling itself. */
   readonly ofCeiling: number | null
+  /** Tenet's throughput over the HttpApi floor's on the same route; null for the ceiling and the floor. */
+  readonly ofFloor: number | null
 }
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
@@ -246,7 +248,7 @@ export const load = (
   connections: number,
   seconds: number
 ) =>
-  new Promise<Omit<LoadRow, "target" | "endpoint" | "connections" | "ofCeiling">>((resolve, reject) => {
+  new Promise<Omit<LoadRow, "target" | "endpoint" | "connections" | "ofCeiling" | "ofFloor">>((resolve, reject) => {
     let n = 0
     const answered = new Set<unknown>()
     const steady: Array<number> = []
@@ -334,6 +336,9 @@ const startTraceSink = async () => {
   }
 }
 
+/** TENET_LOAD_STORES=memory,postgres: those stores only (the memory store always comes first: it seeds the ceiling). */
+const only = process.env.TENET_LOAD_STORES?.split(",") as ReadonlyArray<StoreKind> | undefined
+
 /** What tracing costs: these endpoints again, with the server exporting every span. */
 const TRACED = new Set(["GET /vpcs (100 VPCs)", "POST /security-rules"])
 
@@ -343,7 +348,8 @@ const loadAll = async (options: {
 }): Promise<ReadonlyArray<LoadRow>> => {
   const rows: Array<LoadRow> = []
   const ceilings = new Map<string, number>()
-  const stores: ReadonlyArray<StoreKind> = [
+  const floors = new Map<string, number>()
+  const stores = only ?? [
     "memory",
     "embedded",
     ...(databaseServer === undefined ? [] : ["postgres" as const])
@@ -372,7 +378,8 @@ const loadAll = async (options: {
                 endpoint: e.name,
                 connections,
                 ...result,
-                ofCeiling: null
+                ofCeiling: null,
+                ofFloor: null
               })
             }
           }
@@ -385,12 +392,14 @@ const loadAll = async (options: {
           for (const e of targets) {
             for (const connections of options.connections) {
               const result = await load(floor.port, e, {}, connections, options.seconds)
+              floors.set(`${e.name}@${connections}`, result.rps)
               rows.push({
                 target: "Effect HttpApi, routes only",
                 endpoint: e.name,
                 connections,
                 ...result,
-                ofCeiling: result.rps / ceilings.get(`${e.name}@${connections}`)!
+                ofCeiling: result.rps / ceilings.get(`${e.name}@${connections}`)!,
+                ofFloor: null
               })
             }
           }
@@ -403,19 +412,21 @@ const loadAll = async (options: {
         for (const connections of options.connections) {
           const result = await load(tenet.port, e, seeded.headers, connections, options.seconds)
           const ceiling = ceilings.get(`${e.name}@${connections}`)
+          const floor = floors.get(`${e.name}@${connections}`)
           rows.push({
             target: `tenet, ${store} store`,
             endpoint: e.name,
             connections,
             ...result,
-            ofCeiling: ceiling === undefined ? null : result.rps / ceiling
+            ofCeiling: ceiling === undefined ? null : result.rps / ceiling,
+            ofFloor: floor === undefined ? null : result.rps / floor
           })
         }
       }
     } finally {
       await tenet.stop()
     }
-    rows.push(...await loadTraced(store, options.seconds))
+    if (process.env.TENET_LOAD_TRACED !== "0") rows.push(...await loadTraced(store, options.seconds))
   }
   return rows
 }
@@ -436,7 +447,8 @@ const loadTraced = async (store: StoreKind, seconds: number): Promise<ReadonlyAr
         endpoint: e.name,
         connections: 8,
         ...result,
-        ofCeiling: null
+        ofCeiling: null,
+        ofFloor: null
       })
     }
     return rows
@@ -446,15 +458,17 @@ const loadTraced = async (store: StoreKind, seconds: number): Promise<ReadonlyAr
   }
 }
 
+const percent = (ratio: number | null) => ratio === null ? "" : `${Math.round(ratio * 100)}%`
+
 export const toMarkdown = (rows: ReadonlyArray<LoadRow>) =>
   [
-    "| target | endpoint | connections | req/s | p50 (ms) | p99 (ms) | setup max (ms) | errors | of ceiling |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| target | endpoint | connections | req/s | p50 (ms) | p99 (ms) | setup max (ms) | errors | of ceiling | of floor |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map((r) =>
       `| ${r.target} | ${r.endpoint} | ${r.connections} | ${
         Math.round(r.rps).toLocaleString("en-US")
       } | ${r.p50} | ${r.p99} | ${r.setupMax} | ${r.errors} | ` +
-      `${r.ofCeiling === null ? "" : `${Math.round(r.ofCeiling * 100)}%`} |`
+      `${percent(r.ofCeiling)} | ${percent(r.ofFloor)} |`
     )
   ].join("\n")
 

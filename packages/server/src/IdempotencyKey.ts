@@ -21,14 +21,24 @@ const canonical = (value: unknown): string => {
   return JSON.stringify(value)
 }
 
+/** The body as one text, whatever its key order and spacing (as sent, when it is not JSON). */
+const canonicalBody = (text: string): string => {
+  if (text.trim() === "") return ""
+  try {
+    return canonical(JSON.parse(text))
+  } catch {
+    return text
+  }
+}
+
 /**
  * Runs `app` with the request's key, when it is a POST or DELETE that carries one (other
- * methods are idempotent by nature, and the header is ignored there). `body` is the parsed
- * request body, if any. A malformed key is refused with 400 before anything runs.
+ * methods are idempotent by nature, and the header is ignored there). A malformed key is
+ * refused with 400 before anything runs. The request's fingerprint is worked out only when a
+ * write asks for it, from the body the platform has read (its text is read once and kept).
  */
 export const within = <A, E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  body: unknown,
   app: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | Errors.InvalidInput, R> => {
   const key = request.headers[HEADER]
@@ -38,9 +48,9 @@ export const within = <A, E, R>(
       new Errors.InvalidInput({ detail: "Idempotency-Key: must be 1 to 255 visible ASCII characters, such as a UUID" })
     )
   }
-  return Effect.provideService(
-    app,
-    Idempotency.CurrentRequest,
-    Option.some({ key, request: `${request.method} ${request.url}\n${body === undefined ? "" : canonical(body)}` })
+  const fingerprint = Effect.map(
+    Effect.orElseSucceed(request.text, () => ""),
+    (text) => `${request.method} ${request.url}\n${canonicalBody(text)}`
   )
+  return Effect.provideService(app, Idempotency.CurrentRequest, Option.some({ key, request: fingerprint }))
 }

@@ -1,8 +1,8 @@
 /**
- * What every request carries through the server: a request id on every log line written
- * while it is handled (and in the `X-Request-Id` response header), a log line and the HTTP
- * metrics per response, and a count of requests in flight, so that shutdown can wait for them
- * to finish.
+ * The outermost middleware: what every request carries through the server. A request id on
+ * every log line written while it is handled (and in the `X-Request-Id` response header), the
+ * request's state (`RequestState`) for the layers within to fill in, a log line and the HTTP
+ * metrics per answer, and a count of requests in flight, so that shutdown can wait for them.
  *
  * It is here for what it does, not for speed: re-measured once reads came from memory (memory
  * store, 8 connections, server and load on separate CPUs), the server with this middleware,
@@ -11,13 +11,15 @@
  * and synchronous callbacks are kept because they are the simplest correct form.
  */
 import type { HttpApp } from "@effect/platform"
-import { Headers, HttpApp as App, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Audit, Security, Store } from "@tenet/core"
 import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
-import * as Routes from "./Routes.js"
+import type { Endpoint } from "./Endpoints.js"
+import { RequestState } from "./RequestState.js"
+import * as Current from "./RequestState.js"
 
 const HEADER = "x-request-id"
 
@@ -85,8 +87,17 @@ export class InFlight extends Context.Tag("@tenet/server/InFlight")<InFlight, Co
  */
 export class Listener extends Context.Tag("@tenet/server/Listener")<Listener, {
   readonly stopAccepting: () => void
-  readonly closeConnections: () => void
+  readonly closeConnections: Effect.Effect<void>
 }>() {}
+
+/**
+ * What a request cut at the shutdown grace period is answered: the platform answers an
+ * interrupted request with an empty 503, which this replaces on its way out.
+ */
+const cutAtShutdown = HttpServerResponse.unsafeJson(
+  { detail: "the server shut down before this request finished; it may or may not have taken effect, retry it" },
+  { status: 503, headers: { "retry-after": "1", connection: "close" } }
+)
 
 /** Answers requests that arrive on an open connection while the server drains. */
 const shuttingDown = HttpServerResponse.unsafeJson(
@@ -141,12 +152,12 @@ const detailOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
  */
 const responseLine = (
   request: HttpServerRequest.HttpServerRequest,
-  route: Routes.Route | undefined,
+  endpoint: Endpoint | undefined,
   exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
   started: number
 ) => {
   const duration_ms = Math.round((performance.now() - started) * 10) / 10
-  const fields = { method: request.method, route: route?.path ?? null, url: request.url, duration_ms }
+  const fields = { method: request.method, route: endpoint?.path ?? null, url: request.url, duration_ms }
   if (Exit.isSuccess(exit)) {
     const status = exit.value.status
     const detail = status >= 400 && status < 500 ? detailOf(exit.value) : undefined
@@ -166,21 +177,18 @@ const responseLine = (
 /**
  * Counts the response under its route template, method and status: `abandoned` for a request
  * interrupted before its answer, and a method outside HTTP's few as `other` (labels stay bounded).
- * Recorded whether or not a listener exposes them: in a CPU profile of the memory store under
- * GET /security-rules load, matching the route and updating both metrics took about 1.5% of the
- * server's time.
+ * Recorded whether or not a listener exposes them.
  */
 const measure = (
   request: HttpServerRequest.HttpServerRequest,
-  matched: Routes.Route | undefined,
+  endpoint: Endpoint | undefined,
   exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
   started: number
 ) => {
-  const route = matched?.path ?? "unmatched"
   const status = Exit.isSuccess(exit) ? String(exit.value.status) : Exit.isInterrupted(exit) ? "abandoned" : "500"
   const method = METHODS.has(request.method) ? request.method : "other"
   const labels = [
-    MetricLabel.make("route", route),
+    MetricLabel.make("route", endpoint?.path ?? "unmatched"),
     MetricLabel.make("method", method),
     MetricLabel.make("status", status)
   ]
@@ -205,9 +213,26 @@ const httpRequestDuration = Metric.histogram(
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /**
- * Wraps the whole app: every log line gets `request_id`, every response the header (and,
- * while the server drains, `Connection: close` so keep-alive clients move on).
+ * The answer as it leaves: with the request id, with `Connection: close` while the server
+ * drains (keep-alive clients move on), and JSON where the platform answered an interrupted
+ * request with an empty 503. Its audit entry is recorded before it is written: a caller that
+ * has its answer finds its entry.
  */
+const answered = (
+  state: RequestState,
+  store: Store.StoreShape,
+  inFlight: Counter,
+  response: HttpServerResponse.HttpServerResponse
+) => {
+  const answer = response.status === 503 && response.body._tag === "Empty" ? cutAtShutdown : response
+  const tagged = HttpServerResponse.setHeader(answer, HEADER, state.id)
+  return Effect.as(
+    recordAnswer(store, state.audit, answer.status),
+    inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged
+  )
+}
+
+/** Wraps the whole app: every log line gets `request_id`, every response the header. */
 export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight | Store.Store> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -216,18 +241,8 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     const id = requestId(request)
     // Too late to start: the drain waits only for requests that arrived before it began.
     if (inFlight.draining) return HttpServerResponse.setHeader(shuttingDown, HEADER, id)
-    const route = Routes.match(request.method, request.url)
-    const entry = route === undefined || dryRun(request.url)
-      ? undefined
-      : Audit.open(route.endpoint, id, () => Routes.params(route, request.url))
-    // Runs before the response is written: a caller that has its answer finds its entry.
-    yield* App.appendPreResponseHandler((_, response) => {
-      const tagged = HttpServerResponse.setHeader(response, HEADER, id)
-      return Effect.as(
-        recordAnswer(store, entry, response.status),
-        inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged
-      )
-    })
+    const state = new RequestState(id, performance.now())
+    yield* App.appendPreResponseHandler((_, response) => answered(state, store, inFlight, response))
     return yield* Effect.withFiberRuntime<
       HttpServerResponse.HttpServerResponse,
       never,
@@ -235,60 +250,40 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     >((fiber) => {
       const abandon = () => fiber.unsafeInterruptAsFork(fiber.id())
       return Effect.acquireUseRelease(
-        Effect.sync(() => {
-          inFlight.enter(abandon)
-          return performance.now()
-        }).pipe(
+        Effect.sync(() => inFlight.enter(abandon)).pipe(
           Effect.tap(Effect.logDebug("request received", { method: request.method, url: request.url }))
         ),
-        (started) =>
+        () =>
           abandonWhenClosed(request, app).pipe(
-            Effect.locally(Audit.CurrentEntry, entry),
+            Effect.locally(Current.Current, state),
             Effect.onExit((exit) =>
-              Effect.zipRight(measure(request, route, exit, started), responseLine(request, route, exit, started))
+              Effect.zipRight(
+                measure(request, state.endpoint, exit, state.started),
+                responseLine(request, state.endpoint, exit, state.started)
+              )
             )
           ),
         () => Effect.sync(() => inFlight.leave(abandon))
       )
-    }).pipe(Effect.annotateLogs(yield* logAnnotations(route, id)))
+    }).pipe(Effect.annotateLogs(yield* logAnnotations(id)))
   })
 
 /**
  * The request id, and when the request is traced its trace and span ids: a log line leads to
- * its trace. The server span (the platform's, joining the caller's `traceparent`) learns its
- * route template.
+ * its trace. (The platform's router gives the server span its `http.route`.)
  */
-const logAnnotations = (route: Routes.Route | undefined, id: string) =>
+const logAnnotations = (id: string) =>
   Effect.map(
     Effect.option(Effect.currentSpan),
     Option.match({
       onNone: (): Record<string, string> => ({ request_id: id }),
-      onSome: (span) => {
-        if (route !== undefined) span.attribute("http.route", route.path)
-        return { request_id: id, trace_id: span.traceId, span_id: span.spanId }
-      }
+      onSome: (span) => ({ request_id: id, trace_id: span.traceId, span_id: span.spanId })
     })
   )
 
-/**
- * Serves `layer` with what the platform's server spans need from Tenet: a name with the route
- * template (`GET /vpcs/:vpc_id`, bounded, unlike the URL), and the headers holding tokens kept
- * out of their attributes.
- */
+/** Serves `layer` with the headers holding tokens kept out of the platform's server spans. */
 export const traced = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  layer.pipe(
-    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => {
-      const route = Routes.match(request.method, request.url)?.path
-      return route === undefined ? `http.server ${request.method}` : `${request.method} ${route}`
-    })),
-    Layer.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...Security.TOKEN_HEADERS])
-  )
-
-/** A dry run (`?dry_run=true`, as the contract reads it) changes nothing: there is nothing to audit. */
-const dryRun = (url: string) => {
-  const query = url.indexOf("?")
-  return query !== -1 && new URLSearchParams(url.slice(query + 1)).get("dry_run") === "true"
-}
+  layer.pipe(Layer.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...Security.TOKEN_HEADERS]))
 
 /**
  * What the request did not record in a change of its own: its answer, `success` or the error
@@ -310,8 +305,9 @@ const UNWIND = Duration.seconds(2)
  * On release, before the handler is detached: stops accepting connections (where the server
  * has its own listener), marks the server as draining (requests arriving on open connections
  * get 503 and `Connection: close`), and waits up to `grace` for the requests in flight. Those
- * still running then are interrupted and get a moment to unwind; then every connection left
- * is closed. So shutdown takes at most `grace` plus that moment, whatever the clients do.
+ * still running then are interrupted (and answered 503) and get a moment to unwind; then the
+ * connections close, by themselves as their last answers said or, after a moment, by force.
+ * So shutdown takes at most `grace` plus those moments, whatever the clients do.
  */
 export const drainOnShutdown = (grace: Duration.DurationInput) =>
   Layer.scopedDiscard(Effect.gen(function*() {
@@ -336,7 +332,7 @@ export const drainOnShutdown = (grace: Duration.DurationInput) =>
           inFlight.abandonAll()
           yield* waitFor(UNWIND)
         }
-        Option.map(listener, (l) => l.closeConnections())
+        if (Option.isSome(listener)) yield* listener.value.closeConnections
       })
     )
   }))

@@ -7,10 +7,12 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Api, Identity, UseCases } from "@tenet/core"
 import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer, STATUS_CODES } from "node:http"
+import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
 import { createRequire } from "node:module"
+import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 import * as Auth from "./Auth.js"
+import * as Endpoints from "./Endpoints.js"
 import {
   AuditLogHandlers,
   DomainsHandlers,
@@ -29,8 +31,8 @@ import {
   TunnelsHandlers
 } from "./handlers/WorkloadHandlers.js"
 import * as Reconciler from "./Reconciler.js"
+import * as Refusals from "./Refusals.js"
 import * as RequestContext from "./RequestContext.js"
-import * as RequestGuard from "./RequestGuard.js"
 import * as WebConsole from "./WebConsole.js"
 
 /** The server's version, from its package.json (one level above both src/ and dist/). */
@@ -82,11 +84,12 @@ export const layerHttp = (options: HttpOptions) =>
     // Scalar's script is served inline; its default fonts would come from Scalar's host.
     Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
     Layer.provide(WebConsole.layer),
+    Layer.provide(Endpoints.methodNotAllowedRoutes),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(RequestGuard.layer(options)),
+    Layer.provide(Refusals.layer(options)),
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),
     Layer.provide(HandlersLive),
-    Layer.provide(Auth.layer),
+    Layer.provide(Layer.merge(Auth.layer, Endpoints.layer)),
     Layer.provideMerge(RequestContext.InFlight.layer)
   )
 
@@ -100,37 +103,56 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
   const server = createServer({
     requestTimeout: timeout,
     headersTimeout: timeout,
-    keepAliveTimeout: 5_000,
-    // Node would answer a missing Host with an empty 400; the request guard answers it in JSON.
+    keepAliveTimeout: KEEP_ALIVE,
+    // Node would answer a missing Host with an empty 400; the refusals answer it in JSON.
     requireHostHeader: false,
     // How often Node looks for requests past their timeout.
     connectionsCheckingInterval: Math.min(timeout, 30_000) / 2
   })
+  // Each connection's latest response: an error on a connection whose response has begun
+  // cannot be answered without corrupting it.
+  const responses = new WeakMap<Duplex, ServerResponse>()
   // The socket listens before the app is attached (the store may still be migrating) and after
   // it is detached at shutdown; requests in those windows get a 503 rather than no answer.
-  server.on("request", (_request, response) => {
+  server.on("request", (request, response) => {
+    responses.set(request.socket, response)
     if (server.listenerCount("request") > 1) return
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
     response.end(JSON.stringify({ detail: "the server is starting or shutting down; retry shortly" }))
   })
   // What Node's HTTP parser refuses never reaches the app; its answer is JSON too.
-  server.on("clientError", answerClientError)
-  // Whoever closes the listener last closes the connections left too: `close` alone would wait
-  // for every keep-alive connection to go idle.
-  const close = server.close.bind(server)
-  server.close = (callback) => {
-    close(callback)
-    server.closeAllConnections()
-    return server
-  }
+  server.on("clientError", (error: Error & { readonly code?: string }, socket: Duplex) => {
+    const response = responses.get(socket)
+    answerClientError(error, socket, response !== undefined && response.headersSent && !response.writableFinished)
+  })
+  const connections = Effect.async<number>((resume) => {
+    server.getConnections((error, count) => resume(Effect.succeed(error ? 0 : count)))
+  })
   return {
     server,
+    // net.Server's own close: it stops accepting and leaves open connections alone, where
+    // http.Server's would also close the idle ones at once, resetting a request on its way in.
+    // Requests on those connections are answered (503 and Connection: close while draining).
     stopAccepting: () => {
-      if (server.listening) close()
+      if (server.listening) Net.Server.prototype.close.call(server)
     },
-    closeConnections: () => server.closeAllConnections()
+    // Connections close as their last answers say `Connection: close`; those still open after
+    // a moment (idle, or a client that never finishes its request) are closed.
+    closeConnections: Effect.gen(function*() {
+      server.closeIdleConnections()
+      for (let waited = 0; waited < CONNECTIONS_SETTLE_MS && (yield* connections) > 0; waited += 50) {
+        yield* Effect.sleep(Duration.millis(50))
+      }
+      server.closeAllConnections()
+    })
   }
 }
+
+/** Idle keep-alive connections close after this long. */
+const KEEP_ALIVE = 5_000
+
+/** At shutdown, how long open connections get to close by themselves once the requests are done. */
+const CONNECTIONS_SETTLE_MS = 1_000
 
 /** The status and words for a request Node's parser refused. */
 const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly detail: string } => {
@@ -144,10 +166,9 @@ const clientErrorAnswer = (code: string | undefined): { readonly status: number;
   }
 }
 
-const answerClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
+const answerClientError = (error: Error & { readonly code?: string }, socket: Duplex, responding: boolean) => {
   // Nothing to answer on a connection that is gone, or whose response has begun.
-  const response = (socket as { _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
-  if (error.code === "ECONNRESET" || !socket.writable || response?.headersSent === true) {
+  if (error.code === "ECONNRESET" || !socket.writable || responding) {
     socket.destroy()
     return
   }

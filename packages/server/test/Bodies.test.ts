@@ -5,9 +5,9 @@
  * env_vars), and refused values echoed back whole.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Api } from "@tenet/core"
+import { Api, JsonBody } from "@tenet/core"
 import { Effect, FastCheck as fc } from "effect"
-import { RequestGuard, TestServer } from "../src/index.js"
+import { TestServer } from "../src/index.js"
 import { asAdmin, raw, testServer, uniqueName, workspace } from "./Harness.js"
 
 const adminToken = Effect.map(
@@ -28,16 +28,16 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       const response = yield* raw("POST", "/admin/login", { body: deep })
       expect(response.status).toBe(400)
       expect((response.body as { detail: string }).detail).toContain(
-        `nests deeper than ${RequestGuard.MAX_DEPTH} levels`
+        `nests deeper than ${JsonBody.MAX_DEPTH} levels`
       )
     }))
 
   it.prop(
     "nesting is refused exactly past the limit",
-    [fc.integer({ min: 1, max: 2 * RequestGuard.MAX_DEPTH })],
+    [fc.integer({ min: 1, max: 2 * JsonBody.MAX_DEPTH })],
     ([depth]) => {
-      const problem = RequestGuard.bodyProblem(nested(depth))
-      expect(problem === null).toBe(depth <= RequestGuard.MAX_DEPTH)
+      const problem = JsonBody.bodyProblem(nested(depth))
+      expect(problem === null).toBe(depth <= JsonBody.MAX_DEPTH)
     }
   )
 
@@ -55,9 +55,9 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       )
       expect((yield* admin.tenants.list()).some((t) => t.name === name)).toBe(false)
       // A whole pair is a character like any other.
-      expect(RequestGuard.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
+      expect(JsonBody.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
       // Named by path as every other input problem is.
-      expect(RequestGuard.bodyProblem({ vpcs: [{ name: "a\u0000" }] })?.field).toBe("vpcs[0].name")
+      expect(JsonBody.bodyProblem({ vpcs: [{ name: "a\u0000" }] })?.field).toBe("vpcs[0].name")
     }))
 
   it.effect("a field no store keeps is 422 naming it where the endpoint declares RuleValidation, 400 elsewhere", () =>

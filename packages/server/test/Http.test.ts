@@ -156,7 +156,10 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       expect(response.status).toBe(200)
       const document = response.body as {
         paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>
-        components: { securitySchemes: Record<string, { name: string }> }
+        components: {
+          securitySchemes: Record<string, { name: string }>
+          schemas: Record<string, { examples?: Array<unknown> }>
+        }
       }
       const routes = Object.values(Api.TenetApi.groups).flatMap((group) =>
         Object.values(group.endpoints).map((e) => [e.method.toLowerCase(), e.path.replace(/:(\w+)/g, "{$1}")] as const)
@@ -168,7 +171,7 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       expect(document.paths["/tenants"]?.get?.security).toEqual([{ adminToken: [] }])
       // Body failures only where there is a body.
       const statuses = (method: string, path: string) =>
-        Object.keys((document.paths[path]?.[method] as unknown as { responses: object }).responses)
+        Object.keys((document.paths[path]?.[method] as { responses: object }).responses)
       for (const status of ["411", "413", "415"]) {
         expect(statuses("get", "/healthz")).not.toContain(status)
         expect(statuses("post", "/vpcs")).toContain(status)
@@ -178,8 +181,7 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
         summary?: string
         requestBody?: { content: { "application/json": { schema: { $ref?: string } } } }
       }>
-      const schemas = (document.components as unknown as { schemas: Record<string, { examples?: Array<unknown> }> })
-        .schemas
+      const schemas = document.components.schemas
       for (const op of operations) {
         expect(op.summary).toBeTruthy()
         const body = op.requestBody?.content["application/json"].schema

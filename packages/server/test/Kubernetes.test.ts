@@ -75,7 +75,7 @@ describe("the API on Kubernetes, when the cluster's watches break", () =>
           })
           const statusOf = Effect.map(
             call("GET", "/pods", headers),
-            (r) => (r.body as unknown as Array<Json>).find((p) => p.id === pod.body.id)!.status as Json
+            (r) => (r.body as Array<Json>).find((p) => p.id === pod.body.id)!.status as Json
           )
           expect(yield* statusOf).toMatchObject({ phase: "running", stale_since: null })
           fake.failNext(9, 503, (method, path) => method === "GET" && !path.includes("/namespaces/"))

@@ -28,7 +28,7 @@ export const call = async (
   })
   const text = await response.text()
 
-  return { status: response.status, text, body: (text === "" ? undefined : JSON.parse(text)) as any }
+  return { status: response.status, text, body: text === "" ? undefined : JSON.parse(text) }
 }
 
 /** Resolves once `check` holds, polling every 20 ms; rejects after `ms`. */

@@ -29,7 +29,7 @@ export interface Series {
 const getJson = (url: string) =>
   Effect.promise(async () => {
     const response = await fetch(url)
-    return { ok: response.ok, body: (await response.json().catch(() => undefined)) as any }
+    return { ok: response.ok, body: (await response.json().catch(() => undefined)) as Record<string, any> | undefined }
   })
 
 const poll = <A>(what: string, attempt: Effect.Effect<A | undefined>, timeoutMs = 30_000) =>

@@ -10,7 +10,8 @@ import { asAdmin, EDGE_ACCOUNT, raw, setProviderConfig, workspace } from "./Harn
 
 export type Json = Record<string, any>
 
-const document = OpenApi.fromApi(Api.TenetApi) as unknown as {
+/** The OpenAPI document as the server serves it: JSON. */
+const document: {
   paths: Record<
     string,
     Record<string, {
@@ -20,7 +21,7 @@ const document = OpenApi.fromApi(Api.TenetApi) as unknown as {
     }>
   >
   components: { schemas: Record<string, { examples?: Array<unknown> } & Json> }
-}
+} = JSON.parse(JSON.stringify(OpenApi.fromApi(Api.TenetApi)))
 
 export interface Endpoint {
   readonly id: string

@@ -21,6 +21,7 @@ import {
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
+import { MatchedEndpoint } from "./MatchedEndpoint.js"
 import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
 import { SystemApi } from "./SystemApi.js"
 import { PodsApi, RegistryCredentialsApi, TopologyApi, TunnelsApi } from "./WorkloadApi.js"
@@ -84,23 +85,24 @@ const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, 
 /** The version of this contract, reported by `GET /version`. */
 export const API_VERSION = "2026-11-22"
 
+// Every endpoint's first middleware is `MatchedEndpoint` (added last, so it runs first).
 export class TenetApi extends HttpApi.make("tenet")
-  .add(SystemApi)
-  .add(AdminIdentityApi)
-  .add(TenantIdentityApi)
-  .add(TenantsApi)
-  .add(DomainsApi)
-  .add(ProviderConfigApi)
-  .add(ServiceTunnelsApi)
-  .add(OperationsLogApi)
-  .add(AuditLogApi)
-  .add(VpcsApi)
-  .add(SubnetsApi)
-  .add(SecurityRulesApi)
-  .add(PodsApi)
-  .add(TunnelsApi)
-  .add(RegistryCredentialsApi)
-  .add(TopologyApi)
+  .add(SystemApi.middlewareEndpoints(MatchedEndpoint))
+  .add(AdminIdentityApi.middlewareEndpoints(MatchedEndpoint))
+  .add(TenantIdentityApi.middlewareEndpoints(MatchedEndpoint))
+  .add(TenantsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(DomainsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(ProviderConfigApi.middlewareEndpoints(MatchedEndpoint))
+  .add(ServiceTunnelsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(OperationsLogApi.middlewareEndpoints(MatchedEndpoint))
+  .add(AuditLogApi.middlewareEndpoints(MatchedEndpoint))
+  .add(VpcsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(SubnetsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(SecurityRulesApi.middlewareEndpoints(MatchedEndpoint))
+  .add(PodsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(TunnelsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(RegistryCredentialsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(TopologyApi.middlewareEndpoints(MatchedEndpoint))
   // Failures any request can meet, whatever its endpoint.
   .addError(InvalidInput.Wire)
   .addError(NotFound.Wire)

@@ -5,7 +5,8 @@
  *
  * Every body is strict: a field no schema names is refused, at any depth, never dropped (a
  * misspelt `port` for `ports` would otherwise save a rule open on every port), and every
- * problem of a body is reported at once, not only the first.
+ * problem of a body is reported at once, not only the first. Before any of that, a body is
+ * checked for what no endpoint takes (`JsonBody`): too deep, unstorable text, `__proto__`.
  */
 import type { Schema } from "effect"
 import { AdminLogin } from "../domain/Admin.js"
@@ -20,9 +21,10 @@ import { TenantCreate, TenantLogin } from "../domain/Tenant.js"
 import { TopologyRequest } from "../domain/Topology.js"
 import { TunnelAutoCreate, TunnelCreate } from "../domain/Tunnel.js"
 import { VpcCreate } from "../domain/Vpc.js"
+import { guarded } from "./JsonBody.js"
 
-const strict = <S extends Schema.Annotable.All>(schema: S): S =>
-  schema.annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
+const strict = <A, I>(schema: Schema.Schema<A, I> & Schema.Annotable.All): Schema.Schema<A, I> =>
+  guarded(schema.annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } }))
 
 export const Payloads = {
   "adminIdentity.login": strict(AdminLogin),

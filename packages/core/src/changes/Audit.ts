@@ -96,6 +96,8 @@ export class Pending {
   /** The resource's id once known: from the path at once, from the change when it commits. */
   resourceId: string | null | undefined
   recorded = false
+  /** A dry run: it changes nothing, so it leaves no entry. */
+  dismissed = false
 
   constructor(
     readonly action: string,
@@ -159,6 +161,11 @@ export const noteResource = (id: string) =>
     if (pending !== undefined && pending.resourceId === undefined) pending.resourceId = id
   })
 
+/** The current request is a dry run (it changes nothing): it leaves no entry, whatever its answer. */
+export const dismiss = Effect.map(FiberRef.get(CurrentEntry), (pending) => {
+  if (pending !== undefined) pending.dismissed = true
+})
+
 /** Names the error a handler refused the request with: the entry's outcome. */
 export const noteFailure = (error: unknown) =>
   Effect.map(FiberRef.get(CurrentEntry), (pending) => {
@@ -175,7 +182,7 @@ export const recordAnswer = (
   pending: Pending | undefined,
   outcome: (pending: Pending) => string
 ): Effect.Effect<void, StoreUnavailable> =>
-  pending === undefined || pending.recorded || pending.actor === undefined
+  pending === undefined || pending.recorded || pending.dismissed || pending.actor === undefined
     ? Effect.void
     : Effect.flatMap(DateTime.now, (at) =>
       Effect.tap(store.audit.append(pending.entry(outcome(pending), at)), () => {

@@ -25,8 +25,11 @@ import * as Audit from "./Audit.js"
 /** The request being handled, when it carries an `Idempotency-Key`. */
 export interface KeyedRequest {
   readonly key: string
-  /** Everything that makes the request this request (method, path, body), as one text. */
-  readonly request: string
+  /**
+   * Everything that makes the request this request (method, path, body), as one text: worked
+   * out only when a keyed write asks for it.
+   */
+  readonly request: Effect.Effect<string>
 }
 
 export class CurrentRequest extends Context.Reference<CurrentRequest>()("@tenet/core/Idempotency/CurrentRequest", {
@@ -87,7 +90,7 @@ export class Idempotency extends Context.Tag("@tenet/core/Idempotency")<Idempote
           const { key, request } = current.value
           const found = yield* store.idempotencyKeys.find(scope, key).pipe(storeUnavailable)
           if (Option.isNone(found) || !isLive(found.value, yield* liveSince)) return Option.none()
-          if (found.value.fingerprint !== vault.digest(request)) {
+          if (found.value.fingerprint !== vault.digest(yield* request)) {
             return yield* new IdempotencyKeyReused({
               detail: "this Idempotency-Key was already used for a different request; send a new key with a new request"
             })
@@ -111,7 +114,7 @@ export class Idempotency extends Context.Tag("@tenet/core/Idempotency")<Idempote
             record: {
               scope,
               key: current.value.key,
-              fingerprint: vault.digest(current.value.request),
+              fingerprint: vault.digest(yield* current.value.request),
               resource_id: resourceId,
               created_at: yield* DateTime.now
             },

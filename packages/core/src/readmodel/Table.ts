@@ -30,11 +30,8 @@ export const define = <R, I extends string>(definition: Definition<R, I>) => def
 export const empty = <R, I extends string>(definition: Definition<R, I>): Table<R, I> => ({
   rows: HashMap.empty(),
   indexes: Object.fromEntries(
-    Object.keys(definition.indexes).map((name) => [name, HashMap.empty()])
-  ) as unknown as Table<
-    R,
-    I
-  >["indexes"]
+    Object.keys(definition.indexes).map((name) => [name, HashMap.empty<string, HashMap.HashMap<string, R>>()])
+  ) as Table<R, I>["indexes"]
 })
 
 const names = <R, I extends string>(definition: Definition<R, I>) => Object.keys(definition.indexes) as Array<I>

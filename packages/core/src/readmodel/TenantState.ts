@@ -167,6 +167,9 @@ export class TenantState {
       const version = HashMap.get(versions, vpc)
       if (Option.isSome(version)) versions = HashMap.set(versions, vpc, version.value + 1)
     }
+    // Each part's table was changed with that part's own definition; TypeScript cannot relate a
+    // part to its row type through a key variable, so the record is typed back by hand.
+    // eslint-disable-next-line no-restricted-syntax -- see above
     return new TenantState(this.tenantId, revision, tables as unknown as Tables, order, next, versions, this.memos)
   }
 

@@ -4,6 +4,7 @@
  * in force (`applied`) or why not yet (`apply_error`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Audit from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
@@ -302,6 +303,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         input: SecurityRuleCreate,
         dryRun = false
       ) {
+        if (dryRun) yield* Audit.dismiss
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
         const earlier = dryRun ? Option.none() : yield* idempotency.replay(
           caller.tenant_id,
@@ -334,6 +336,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const update = Effect.fn("SecurityRules.update")(
         function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch, dryRun = false) {
+          if (dryRun) yield* Audit.dismiss
           const first = yield* ownedRule(caller, id)
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
@@ -356,6 +359,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         id: SecurityRuleId,
         dryRun = false
       ) {
+        if (dryRun) yield* Audit.dismiss
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
         const decide = Strategy.remove(id, vpc.id)
@@ -369,6 +373,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const reorder = Effect.fn("SecurityRules.reorder")(
         function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>, dryRun = false) {
+          if (dryRun) yield* Audit.dismiss
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
           const context = dryRun ? yield* applier.context(vpc) : undefined

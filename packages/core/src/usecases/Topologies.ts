@@ -7,6 +7,7 @@
  * no-op.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Audit from "../changes/Audit.js"
 import * as Change from "../changes/Change.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
@@ -88,6 +89,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       const deploy = Effect.fn("Topologies.deploy")(
         function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest, dryRun = false) {
+          if (dryRun) yield* Audit.dismiss
           yield* ownTenant(caller, tenantId)
           yield* BodyCredentials.check(identity, caller, { token: input.token })
           const now = yield* DateTime.now

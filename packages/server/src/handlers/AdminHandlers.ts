@@ -1,3 +1,4 @@
+import { HttpApiBuilder } from "@effect/platform"
 import {
   Api,
   Audit,
@@ -5,84 +6,94 @@ import {
   Failures,
   OperationLog,
   OperationsLog,
+  Principal,
   ProviderConfigs,
   ServiceTunnels,
   Tenants
 } from "@tenet/core"
-
-import { Principal } from "@tenet/core"
 import { Effect } from "effect"
-import * as ResponseEncoder from "../ResponseEncoder.js"
+import * as ResponseJson from "../ResponseJson.js"
 
-export const TenantsHandlers = ResponseEncoder.group(
+export const TenantsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "tenants",
   (handlers) =>
-    Effect.map(Tenants.Tenants, (tenants) =>
-      handlers
-        .handle("create", ({ payload }) => tenants.create(payload))
-        .handle("list", () => tenants.list)
-        .handle("get", ({ path }) => tenants.get(path.tenant_id))
-        .handle("delete", ({ path }) => tenants.delete(path.tenant_id)))
+    Effect.map(Tenants.Tenants, (tenants) => {
+      const json = ResponseJson.group("tenants")
+      return handlers
+        .handle("create", ({ payload }) => tenants.create(payload).pipe(json("create")))
+        .handle("list", () => tenants.list.pipe(json("list")))
+        .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(json("get")))
+        .handle("delete", ({ path }) => tenants.delete(path.tenant_id))
+    })
 )
 
-export const DomainsHandlers = ResponseEncoder.group(
+export const DomainsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "domains",
   (handlers) =>
-    Effect.map(Domains.Domains, (domains) =>
-      handlers
-        .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain))
-        .handle("list", ({ path }) => domains.list(path.tenant_id))
-        .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain)))
+    Effect.map(Domains.Domains, (domains) => {
+      const json = ResponseJson.group("domains")
+      return handlers
+        .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain).pipe(json("assign")))
+        .handle("list", ({ path }) => domains.list(path.tenant_id).pipe(json("list")))
+        .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain))
+    })
 )
 
-export const ProviderConfigHandlers = ResponseEncoder.group(
+export const ProviderConfigHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "providerConfig",
   (handlers) =>
-    Effect.map(ProviderConfigs.ProviderConfigs, (configs) =>
-      handlers
-        .handle("put", ({ payload }) => configs.put(payload))
-        .handle("get", () => configs.get))
+    Effect.map(ProviderConfigs.ProviderConfigs, (configs) => {
+      const json = ResponseJson.group("providerConfig")
+      return handlers
+        .handle("put", ({ payload }) => configs.put(payload).pipe(json("put")))
+        .handle("get", () => configs.get.pipe(json("get")))
+    })
 )
 
-export const ServiceTunnelsHandlers = ResponseEncoder.group(
+export const ServiceTunnelsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "serviceTunnels",
   (handlers) =>
-    Effect.map(ServiceTunnels.ServiceTunnels, (tunnels) =>
-      handlers
-        .handle("create", ({ payload }) => tunnels.create(payload))
-        .handle("list", () => tunnels.list)
-        .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id)))
+    Effect.map(ServiceTunnels.ServiceTunnels, (tunnels) => {
+      const json = ResponseJson.group("serviceTunnels")
+      return handlers
+        .handle("create", ({ payload }) => tunnels.create(payload).pipe(json("create")))
+        .handle("list", () => tunnels.list.pipe(json("list")))
+        .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id))
+    })
 )
 
-export const OperationsLogHandlers = ResponseEncoder.group(
+export const OperationsLogHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "operationsLog",
   (handlers) =>
-    Effect.map(
-      OperationsLog.OperationsLog,
-      (log) =>
-        handlers.handle("list", ({ urlParams }) =>
-          log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
-            Effect.map((page) => OperationLog.OperationLogPage.make(page)),
-            Failures.storeUnavailable
-          ))
-    )
+    Effect.map(OperationsLog.OperationsLog, (log) => {
+      const json = ResponseJson.group("operationsLog")
+      return handlers.handle("list", ({ urlParams }) =>
+        log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
+          Effect.map((page) =>
+            OperationLog.OperationLogPage.make(page)
+          ),
+          Failures.storeUnavailable,
+          json("list")
+        ))
+    })
 )
 
-export const AuditLogHandlers = ResponseEncoder.group(
+export const AuditLogHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "auditLog",
   (handlers) =>
-    Effect.map(Audit.AuditTrail, (trail) =>
-      handlers
-        .handle("list", ({ urlParams }) => trail.list(urlParams))
+    Effect.map(Audit.AuditTrail, (trail) => {
+      const json = ResponseJson.group("auditLog")
+      return handlers
+        .handle("list", ({ urlParams }) => trail.list(urlParams).pipe(json("list")))
         .handle("listForTenant", ({ path, urlParams }) =>
-          Effect.flatMap(
-            Principal.CurrentPrincipal,
-            (caller) => trail.listForTenant(caller, path.tenant_id, urlParams)
-          )))
+          Effect.flatMap(Principal.CurrentPrincipal, (caller) =>
+            trail.listForTenant(caller, path.tenant_id, urlParams))
+            .pipe(json("listForTenant")))
+    })
 )

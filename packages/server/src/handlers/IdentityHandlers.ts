@@ -1,39 +1,45 @@
+import { HttpApiBuilder } from "@effect/platform"
 import { Api, Audit, Identity, Principal } from "@tenet/core"
 import { Effect } from "effect"
-import * as ResponseEncoder from "../ResponseEncoder.js"
+import * as ResponseJson from "../ResponseJson.js"
 import { originOf } from "./Origin.js"
 
-export const AdminIdentityHandlers = ResponseEncoder.group(
+export const AdminIdentityHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "adminIdentity",
   (handlers) =>
-    Effect.map(Identity.Identity, (identity) =>
-      handlers
+    Effect.map(Identity.Identity, (identity) => {
+      const json = ResponseJson.group("adminIdentity")
+      return handlers
         .handle("login", ({ payload, request }) =>
           identity.adminLogin(payload, originOf(request)).pipe(
-            Effect.tap((session) => Audit.noteActor({ _tag: "Admin", username: session.username }))
+            Effect.tap((session) => Audit.noteActor({ _tag: "Admin", username: session.username })),
+            json("login")
           ))
         .handle(
           "logout",
           ({ request }) =>
             Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminLogout(admin, originOf(request)))
         )
-        .handle(
-          "rotateToken",
-          ({ request }) =>
-            Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminRotate(admin, originOf(request)))
-        ))
+        .handle("rotateToken", ({ request }) =>
+          Effect.flatMap(Principal.CurrentAdmin, (admin) =>
+            identity.adminRotate(admin, originOf(request))).pipe(
+              json("rotateToken")
+            ))
+    })
 )
 
-export const TenantIdentityHandlers = ResponseEncoder.group(
+export const TenantIdentityHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "tenantIdentity",
   (handlers) =>
-    Effect.map(Identity.Identity, (identity) =>
-      handlers
+    Effect.map(Identity.Identity, (identity) => {
+      const json = ResponseJson.group("tenantIdentity")
+      return handlers
         .handle("login", ({ payload, request }) =>
           identity.tenantLogin(payload, originOf(request)).pipe(
-            Effect.tap((session) => Audit.noteActor({ _tag: "Tenant", tenant_id: session.id, name: session.name }))
+            Effect.tap((session) => Audit.noteActor({ _tag: "Tenant", tenant_id: session.id, name: session.name })),
+            json("login")
           ))
         .handle(
           "logout",
@@ -44,5 +50,6 @@ export const TenantIdentityHandlers = ResponseEncoder.group(
           Effect.flatMap(
             Principal.CurrentPrincipal,
             (caller) => identity.tenantRotate(caller, path.tenant_id, originOf(request))
-          )))
+          ).pipe(json("rotateToken")))
+    })
 )

@@ -1,56 +1,76 @@
+import { HttpApiBuilder } from "@effect/platform"
 import { Api, SecurityRules, Subnets, Vpcs } from "@tenet/core"
 import { Effect } from "effect"
-import * as ResponseEncoder from "../ResponseEncoder.js"
+import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
-export const VpcsHandlers = ResponseEncoder.group(
+export const VpcsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "vpcs",
   (handlers) =>
-    Effect.map(Effect.all([Vpcs.Vpcs, SecurityRules.SecurityRules]), ([vpcs, rules]) =>
-      handlers
-        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)))
-        .handle("list", () => asTenant(vpcs.list))
+    Effect.map(Effect.all([Vpcs.Vpcs, SecurityRules.SecurityRules]), ([vpcs, rules]) => {
+      const json = ResponseJson.group("vpcs")
+      return handlers
+        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(json("create")))
+        .handle("list", () => asTenant(vpcs.list).pipe(json("list")))
         .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id)))
-        .handle("reachability", ({ path }) => asTenant((caller) => rules.reachability(caller, path.vpc_id))))
+        .handle(
+          "reachability",
+          ({ path }) => asTenant((caller) => rules.reachability(caller, path.vpc_id)).pipe(json("reachability"))
+        )
+    })
 )
 
-export const SubnetsHandlers = ResponseEncoder.group(
+export const SubnetsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "subnets",
   (handlers) =>
-    Effect.map(Subnets.Subnets, (subnets) =>
-      handlers
-        .handle("create", ({ payload }) => asTenant((caller) => subnets.create(caller, payload)))
-        .handle("list", () => asTenant(subnets.list)))
+    Effect.map(Subnets.Subnets, (subnets) => {
+      const json = ResponseJson.group("subnets")
+      return handlers
+        .handle("create", ({ payload }) => asTenant((caller) => subnets.create(caller, payload)).pipe(json("create")))
+        .handle("list", () => asTenant(subnets.list).pipe(json("list")))
+    })
 )
 
-export const SecurityRulesHandlers = ResponseEncoder.group(
+export const SecurityRulesHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "securityRules",
   (handlers) =>
-    Effect.map(SecurityRules.SecurityRules, (rules) =>
-      handlers
-        .handle("list", ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)))
-        .handle("analysis", ({ urlParams }) => asTenant((caller) => rules.analysis(caller, urlParams.vpc_id)))
-        .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)))
+    Effect.map(SecurityRules.SecurityRules, (rules) => {
+      const json = ResponseJson.group("securityRules")
+      return handlers
         .handle(
-          "create",
-          ({ payload, urlParams }) => asTenant((caller) => rules.create(caller, payload, urlParams.dry_run === true))
+          "list",
+          ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)).pipe(json("list"))
         )
         .handle(
-          "update",
-          ({ path, payload, urlParams }) =>
-            asTenant((caller) => rules.update(caller, path.rule_id, payload, urlParams.dry_run === true))
+          "analysis",
+          ({ urlParams }) => asTenant((caller) => rules.analysis(caller, urlParams.vpc_id)).pipe(json("analysis"))
         )
-        .handle(
-          "delete",
-          ({ path, urlParams }) => asTenant((caller) => rules.delete(caller, path.rule_id, urlParams.dry_run === true))
-        )
-        .handle(
-          "reorder",
-          ({ payload, urlParams }) =>
-            asTenant((caller) => rules.reorder(caller, payload.vpc_id, payload.rule_ids, urlParams.dry_run === true))
-        )
-        .handle("evaluate", ({ payload }) => asTenant((caller) => rules.evaluate(caller, payload))))
+        .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)).pipe(json("get")))
+        .handle("create", ({ payload, urlParams }) =>
+          asTenant((caller) =>
+            rules.create(caller, payload, urlParams.dry_run === true)
+          ).pipe(json("create")))
+        .handle("update", ({ path, payload, urlParams }) =>
+          asTenant((caller) =>
+            rules.update(caller, path.rule_id, payload, urlParams.dry_run === true)
+          ).pipe(
+            json("update")
+          ))
+        .handle("delete", ({ path, urlParams }) =>
+          asTenant((caller) =>
+            rules.delete(caller, path.rule_id, urlParams.dry_run === true)
+          ).pipe(json("delete")))
+        .handle("reorder", ({ payload, urlParams }) =>
+          asTenant((caller) =>
+            rules.reorder(caller, payload.vpc_id, payload.rule_ids, urlParams.dry_run === true)
+          )
+            .pipe(json("reorder")))
+        .handle("evaluate", ({ payload }) =>
+          asTenant((caller) =>
+            rules.evaluate(caller, payload)
+          ).pipe(json("evaluate")))
+    })
 )

@@ -1,8 +1,8 @@
+import { HttpApiBuilder } from "@effect/platform"
 import { Api, EdgeTunnels, Failures, Orchestrator, ServerInfo, Store, SystemApi } from "@tenet/core"
 import { Effect } from "effect"
-import * as ResponseEncoder from "../ResponseEncoder.js"
 
-export const SystemHandlers = ResponseEncoder.group(Api.TenetApi, "system", (handlers) =>
+export const SystemHandlers = HttpApiBuilder.group(Api.TenetApi, "system", (handlers) =>
   Effect.gen(function*() {
     const store = yield* Store.Store
     const orchestrator = yield* Orchestrator.Orchestrator

@@ -1,64 +1,89 @@
+import { HttpApiBuilder } from "@effect/platform"
 import { Api, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
-import * as ResponseEncoder from "../ResponseEncoder.js"
+import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
-export const PodsHandlers = ResponseEncoder.group(
-  Api.TenetApi,
-  "pods",
-  (handlers) =>
-    Effect.map(Pods.Pods, (pods) =>
-      handlers
-        .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)))
-        .handle("list", () => asTenant(pods.list))
-        .handle("delete", ({ path }) => asTenant((caller) => pods.delete(caller, path.pod_id)))
-        .handle("addReplica", ({ path }) => asTenant((caller) => pods.addReplica(caller, path.pod_id)))
-        .handle("removeReplica", ({ path }) => asTenant((caller) => pods.removeReplica(caller, path.pod_id)))
-        .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)))
-        .handle("configure", ({ path, payload }) => asTenant((caller) => pods.configure(caller, path.pod_id, payload))))
-)
+export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers) =>
+  Effect.map(Pods.Pods, (pods) => {
+    const json = ResponseJson.group("pods")
+    return handlers
+      .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)).pipe(json("create")))
+      .handle("list", () => asTenant(pods.list).pipe(json("list")))
+      .handle("delete", ({ path }) => asTenant((caller) => pods.delete(caller, path.pod_id)))
+      .handle(
+        "addReplica",
+        ({ path }) => asTenant((caller) => pods.addReplica(caller, path.pod_id)).pipe(json("addReplica"))
+      )
+      .handle(
+        "removeReplica",
+        ({ path }) => asTenant((caller) => pods.removeReplica(caller, path.pod_id)).pipe(json("removeReplica"))
+      )
+      .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)).pipe(json("restart")))
+      .handle(
+        "configure",
+        ({ path, payload }) =>
+          asTenant((caller) => pods.configure(caller, path.pod_id, payload)).pipe(json("configure"))
+      )
+  }))
 
-export const TunnelsHandlers = ResponseEncoder.group(
+export const TunnelsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "tunnels",
   (handlers) =>
-    Effect.map(Tunnels.Tunnels, (tunnels) =>
-      handlers
+    Effect.map(Tunnels.Tunnels, (tunnels) => {
+      const json = ResponseJson.group("tunnels")
+      return handlers
+        .handle("createForPod", ({ path, payload }) =>
+          asTenant((caller) =>
+            tunnels.createForPod(caller, path.pod_id, payload)
+          ).pipe(json("createForPod")))
+        .handle("create", ({ payload, urlParams }) =>
+          asTenant((caller) =>
+            tunnels.createDerived(caller, urlParams.pod_id, payload)
+          ).pipe(json("create")))
         .handle(
-          "createForPod",
-          ({ path, payload }) => asTenant((caller) => tunnels.createForPod(caller, path.pod_id, payload))
+          "listForPod",
+          ({ path }) =>
+            asTenant((caller) => tunnels.listForPod(caller, path.pod_id)).pipe(json("listForPod"))
         )
-        .handle(
-          "create",
-          ({ payload, urlParams }) => asTenant((caller) => tunnels.createDerived(caller, urlParams.pod_id, payload))
-        )
-        .handle("listForPod", ({ path }) => asTenant((caller) => tunnels.listForPod(caller, path.pod_id)))
-        .handle("list", () => asTenant(tunnels.list))
-        .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id))))
+        .handle("list", () => asTenant(tunnels.list).pipe(json("list")))
+        .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id)))
+    })
 )
 
-export const RegistryCredentialsHandlers = ResponseEncoder.group(
+export const RegistryCredentialsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "registryCredentials",
   (handlers) =>
-    Effect.map(RegistryCredentials.RegistryCredentials, (credentials) =>
-      handlers
-        .handle(
-          "create",
-          ({ path, payload }) => asTenant((caller) => credentials.create(caller, path.tenant_id, payload))
-        )
-        .handle("list", ({ path }) => asTenant((caller) => credentials.list(caller, path.tenant_id)))
-        .handle("delete", ({ path }) => asTenant((caller) => credentials.delete(caller, path.tenant_id, path.name))))
+    Effect.map(RegistryCredentials.RegistryCredentials, (credentials) => {
+      const json = ResponseJson.group("registryCredentials")
+      return handlers
+        .handle("create", ({ path, payload }) =>
+          asTenant((caller) =>
+            credentials.create(caller, path.tenant_id, payload)
+          ).pipe(json("create")))
+        .handle("list", ({ path }) => asTenant((caller) => credentials.list(caller, path.tenant_id)).pipe(json("list")))
+        .handle("delete", ({ path }) =>
+          asTenant((caller) =>
+            credentials.delete(caller, path.tenant_id, path.name)
+          ).pipe(json("delete")))
+    })
 )
 
-export const TopologyHandlers = ResponseEncoder.group(
+export const TopologyHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "topology",
   (handlers) =>
-    Effect.map(Topologies.Topologies, (topology) =>
-      handlers
+    Effect.map(Topologies.Topologies, (topology) => {
+      const json = ResponseJson.group("topology")
+      return handlers
         .handle("deploy", ({ path, payload, urlParams }) =>
-          asTenant((caller) => topology.deploy(caller, path.tenant_id, payload, urlParams.dry_run === true)))
-        .handle("get", ({ path }) =>
-          asTenant((caller) => topology.get(caller, path.tenant_id))))
+          asTenant((caller) =>
+            topology.deploy(caller, path.tenant_id, payload, urlParams.dry_run === true)
+          ).pipe(
+            json("deploy")
+          ))
+        .handle("get", ({ path }) => asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(json("get")))
+    })
 )

@@ -1,0 +1,134 @@
+/**
+ * The contract's endpoints in the platform's router, and nowhere else: `MatchedEndpoint` (the
+ * contract's first middleware of every endpoint) implemented, reading the route the router
+ * matched; and, in that same router, a route answering 405 for each method a contract path
+ * does not have.
+ */
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpMethod,
+  HttpRouter,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Api, Audit, MatchedEndpoint } from "@tenet/core"
+import { Effect, FiberRef, Layer } from "effect"
+import * as RequestState from "./RequestState.js"
+
+export interface Endpoint {
+  /** `group.endpoint`, as the client names it (`vpcs.create`). */
+  readonly endpoint: string
+  readonly method: string
+  /** The path as the contract writes it (`/vpcs/:vpc_id`): the route template of metrics and logs. */
+  readonly path: string
+  /** How the endpoint refuses bad input (`Api.inputErrors`). */
+  readonly inputError: "RuleValidation" | "InvalidInput"
+  readonly takesBody: boolean
+}
+
+const endpoints: ReadonlyArray<Endpoint> = Api.inputErrors.map((entry) => ({
+  endpoint: entry.endpoint,
+  method: entry.method,
+  path: entry.path,
+  inputError: entry.error,
+  takesBody: entry.endpoint in Api.Payloads
+}))
+
+/** By the route the platform matched: its method and its path as declared. */
+const byRoute = new Map(endpoints.map((e) => [`${e.method} ${e.path}`, e]))
+
+/** Path parameters as the audit entry keeps them (the router's, percent-decoded). */
+const definedParams = (params: Readonly<Record<string, string | undefined>>) => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) out[name] = value
+  return out
+}
+
+/**
+ * A body sent to an endpoint that takes none (a delete, a restart, a replica change) is refused
+ * rather than ignored, like an unknown field: `{"count": 3}` on `POST /pods/{id}/replicas` must
+ * not look as if it had been read. An empty object is no body. The platform never reads these
+ * bodies, so this is their one read.
+ */
+const refuseUnreadBody = (endpoint: Endpoint, request: HttpServerRequest.HttpServerRequest) => {
+  const length = Number(request.headers["content-length"] ?? 0)
+  if (endpoint.takesBody || !HttpMethod.hasBody(request.method) || !(length > 0)) return Effect.void
+  return Effect.flatMap(Effect.orDie(request.json), (body) => {
+    const takesNone = `${endpoint.method} ${endpoint.path} takes no body`
+    if (body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) {
+      return Effect.void
+    }
+    const issues = typeof body === "object" && !Array.isArray(body)
+      ? Object.keys(body).map((key) => ({
+        _tag: "Unexpected" as const,
+        path: [key],
+        message: `unknown field ${JSON.stringify(key)}; ${takesNone}`
+      }))
+      : [{ _tag: "Type" as const, path: [], message: `must be left out: ${takesNone}` }]
+    return Effect.fail(new HttpApiError.HttpApiDecodeError({ issues, message: takesNone }))
+  })
+}
+
+/**
+ * Names the matched endpoint on the request's state, opens its audit entry (for the endpoints
+ * that change something), and refuses a body the endpoint does not take.
+ */
+export const layer = Layer.succeed(
+  MatchedEndpoint.MatchedEndpoint,
+  Effect.gen(function*() {
+    const { params, route } = yield* HttpRouter.RouteContext
+    const endpoint = byRoute.get(`${route.method} ${route.path}`)
+    const state = yield* FiberRef.get(RequestState.Current)
+    if (endpoint === undefined || state === undefined) return
+    state.endpoint = endpoint
+    state.audit = Audit.open(endpoint.endpoint, state.id, () => definedParams(params))
+    yield* FiberRef.set(Audit.CurrentEntry, state.audit)
+    yield* refuseUnreadBody(endpoint, yield* HttpServerRequest.HttpServerRequest)
+  })
+)
+
+const METHODS: ReadonlyArray<HttpMethod.HttpMethod> = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+const segmentsOf = (path: string) => path.split("/")
+const isParam = (segment: string) => segment.startsWith(":")
+
+/**
+ * Whether a request to `path` (its parameters any value no static segment has) may be routed
+ * to `template`: the same segments, each equal or a parameter in `template`.
+ */
+const reaches = (template: string, path: string) => {
+  const t = segmentsOf(template)
+  const p = segmentsOf(path)
+  return t.length === p.length && t.every((segment, i) => isParam(segment) || (!isParam(p[i]!) && segment === p[i]))
+}
+
+/** Each contract path with the methods a request to it may use. */
+const methodsByPath: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
+  [...new Set(endpoints.map((e) => e.path))].map((path) => [
+    path,
+    [...new Set(endpoints.filter((e) => reaches(e.path, path)).map((e) => e.method))].sort()
+  ])
+)
+
+const isPath = (path: string): path is `/${string}` => path.startsWith("/")
+
+/** 405 naming the methods the path has (RFC 9110, 15.5.6). */
+const methodNotAllowed = (allowed: ReadonlyArray<string>) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+    HttpServerResponse.unsafeJson(
+      { detail: `${request.method} is not allowed on ${request.url.split("?")[0]}; use ${allowed.join(", ")}` },
+      { status: 405, headers: { allow: allowed.join(", ") } }
+    ))
+
+/** For each contract path, a 405 route for every method no endpoint of it serves. */
+export const methodNotAllowedRoutes = HttpApiBuilder.Router.use((router) =>
+  Effect.forEach(
+    [...methodsByPath].flatMap(([path, allowed]) =>
+      METHODS.filter((method) => !allowed.includes(method)).map((method) => ({ method, path, allowed }))
+    ),
+    ({ allowed, method, path }) =>
+      isPath(path) ? router.addRoute(HttpRouter.makeRoute(method, path, methodNotAllowed(allowed))) : Effect.void,
+    { discard: true }
+  )
+)

@@ -1,0 +1,127 @@
+/**
+ * Every refusal is JSON with a `detail`: this API-wide middleware (inside the platform's error
+ * encoding, around its router) refuses what the headers alone show to be unacceptable (no
+ * Host, a body without a length, too large, or not JSON) before anything reads a body, and
+ * turns what the platform fails with (a request that does not decode, no route, an unreadable
+ * body) and any defect into the contract's errors, each recognised by its type.
+ *
+ * Bodies are read once, by the platform, under its own size limit (`MaxBodySize`); the limit
+ * cannot be reached, since the declared length is checked first and every body must declare
+ * one.
+ */
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpIncomingMessage,
+  HttpMethod,
+  HttpServerError,
+  HttpServerRequest
+} from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Api, Errors, InputProblems } from "@tenet/core"
+import { Cause, Effect, Either, FiberRef, Option, Schema } from "effect"
+import type { Endpoint } from "./Endpoints.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
+import * as RequestState from "./RequestState.js"
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
+
+/** What the request's headers alone refuse it for. */
+const headerRefusal = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) => {
+  // HTTP/1.1 requires a Host header (RFC 9112, 3.2).
+  if (request.headers.host === undefined && NodeHttpServerRequest.toIncomingMessage(request).httpVersion === "1.1") {
+    return new Errors.InvalidInput({ detail: "the Host header is required" })
+  }
+  if (!HttpMethod.hasBody(request.method)) return undefined
+  const declared = request.headers["content-length"]
+  if (declared === undefined) {
+    return request.headers["transfer-encoding"] === undefined
+      ? undefined
+      : new Errors.LengthRequired({ detail: "send the request body with a Content-Length header" })
+  }
+  if (Number(declared) > maxBytes) {
+    return new Errors.PayloadTooLarge({ detail: `the request body exceeds ${maxBytes} bytes` })
+  }
+  const contentType = request.headers["content-type"]
+  if (Number(declared) > 0 && contentType !== undefined && !JSON_TYPE.test(contentType.trim())) {
+    return new Errors.UnsupportedMediaType({
+      detail: `content type '${contentType}' is not supported; send application/json`
+    })
+  }
+  return undefined
+}
+
+/** Bad input as the endpoint refuses it (`InvalidInput` outside the contract's endpoints). */
+const refusal = (endpoint: Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
+  Errors.refusal(endpoint?.inputError ?? "InvalidInput", problems)
+
+/**
+ * A request that does not decode, every field's problem named at once (`InputProblems`): 400,
+ * or 422 naming the first field where the endpoint declares `RuleValidation`. The platform's
+ * error keeps only formatted text, so a body it refused is decoded again here with the same
+ * schema to describe it from its parse issue (only ever on this failure path, from the body
+ * text the platform read); a refused path or query parameter is described from the platform's
+ * issues.
+ */
+const decodeRefusal = (
+  request: HttpServerRequest.HttpServerRequest,
+  endpoint: Endpoint | undefined,
+  error: HttpApiError.HttpApiDecodeError
+) =>
+  Effect.map(Effect.option(request.json), (body) => {
+    const payload = endpoint?.takesBody === true ? Api.Payloads[endpoint.endpoint as Api.PayloadKey] : undefined
+    const refused = payload === undefined || Option.isNone(body)
+      ? Either.right(undefined)
+      : Schema.decodeUnknownEither(payload as Schema.Schema<unknown, unknown>)(body.value)
+    const problems = Either.isLeft(refused)
+      ? InputProblems.fromParseError(refused.left)
+      : InputProblems.fromFormatted(error.issues)
+    return refusal(endpoint, problems.length === 0 ? [{ field: "body", message: error.message }] : problems)
+  })
+
+/** The contract's error for a failure or defect, or the cause as it was (interruptions, contract errors). */
+const toContractError = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+    const state = yield* FiberRef.get(RequestState.Current)
+    const error = Cause.squash(cause)
+    if (error instanceof HttpApiError.HttpApiDecodeError) {
+      return yield* Effect.flip(decodeRefusal(request, state?.endpoint, error))
+    }
+    if (HttpServerError.isServerError(error)) {
+      switch (error._tag) {
+        case "RouteNotFound":
+          return new Errors.NotFound({ detail: `no route for ${request.method} ${request.url.split("?")[0]}` })
+        case "RequestError":
+          return error.cause instanceof SyntaxError
+            ? new Errors.InvalidInput({ detail: `the request body is not valid JSON: ${error.cause.message}` })
+            : new Errors.InvalidInput({ detail: "the request could not be read" })
+      }
+    }
+    // Expected failures are the contract's tagged errors; the API encodes them.
+    if (!Cause.isDie(cause)) return yield* Effect.failCause(cause)
+    yield* Effect.logError("unexpected failure while handling a request", cause)
+    return new Errors.InternalError({ detail: "an unexpected error occurred; it has been logged" })
+  }).pipe(Effect.flatMap(Effect.fail))
+
+const refusing = (maxBytes: number) => (app: HttpApp.Default) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const refused = headerRefusal(request, maxBytes)
+    if (refused !== undefined) return yield* refused
+    return yield* IdempotencyKey.within(request, app).pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
+      Effect.catchAllCause((cause) => toContractError(request, cause))
+    )
+  }).pipe(
+    Effect.tapError((error) => Effect.map(FiberRef.get(RequestState.Current), (state) => state?.failed(error)))
+  )
+
+export const layer = (options: { readonly maxBodyBytes: number }) =>
+  HttpApiBuilder.middleware(
+    Api.TenetApi,
+    // The API encodes the errors of every endpoint (422 included) and passes on what is not
+    // its own; the middleware's type admits only the API-wide errors, hence the widening.
+    (app) => refusing(options.maxBodyBytes)(app) as HttpApp.Default<never>
+  )
