@@ -193,19 +193,38 @@ export const make = (options: Options = {}) =>
         ? spec.replicas
         : Math.min(Math.max(spec.replicas, spec.autoscaling.min_replicas), spec.autoscaling.max_replicas)
 
+    // Each pod's last runtime: pods are replaced, never changed, so a pod's runtime changes
+    // only when its replicas come up; until then a status read hands out the same object.
+    const runtimes = new WeakMap<SimPod, Orchestrator.PodRuntime>()
     const runtimeOf = (pod: SimPod, now: number): Orchestrator.PodRuntime => {
       const desired = desiredOf(pod.spec)
+      const ready = pod.deleting || pod.stopped || pod.lastError !== null || now - pod.startedAt < startupMillis
+        ? 0
+        : desired
+      const last = runtimes.get(pod)
+      if (last !== undefined && last.ready_replicas === ready) return last
       const { external_ip, vip } = placementOf(pod)
-      const base = { desired_replicas: desired, vip, external_ip, last_error: pod.lastError, stale_since: null }
-      if (pod.deleting) return { ...base, phase: "deleting", ready_replicas: 0 }
-      if (pod.stopped) return { ...base, phase: "stopped", ready_replicas: 0 }
-      if (pod.lastError !== null) return { ...base, phase: "failed", ready_replicas: 0 }
-      const ready = now - pod.startedAt >= startupMillis ? desired : 0
-      return {
-        ...base,
-        phase: ready === desired ? "running" : ready === 0 ? "pending" : "degraded",
-        ready_replicas: ready
+      const runtime: Orchestrator.PodRuntime = {
+        desired_replicas: desired,
+        vip,
+        external_ip,
+        last_error: pod.lastError,
+        stale_since: null,
+        ready_replicas: ready,
+        phase: pod.deleting
+          ? "deleting"
+          : pod.stopped
+          ? "stopped"
+          : pod.lastError !== null
+          ? "failed"
+          : ready === desired
+          ? "running"
+          : ready === 0
+          ? "pending"
+          : "degraded"
       }
+      runtimes.set(pod, runtime)
+      return runtime
     }
 
     const deletePodNow = (podId: Ids.PodId) => {

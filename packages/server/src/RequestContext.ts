@@ -14,7 +14,19 @@ import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Audit, Security, Store } from "@tenet/core"
-import { Context, Duration, Effect, Exit, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
+import {
+  Cause,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Metric,
+  MetricBoundaries,
+  MetricLabel,
+  Option,
+  Schedule
+} from "effect"
 import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
 import type { Endpoint } from "./Endpoints.js"
@@ -34,45 +46,38 @@ const requestId = (request: HttpServerRequest.HttpServerRequest): string => {
 
 /** Requests being handled right now, and whether the server is shutting down. */
 export class Counter {
-  #inFlight = 0
-  #draining = false
-  readonly #idle = new Set<() => void>()
-  /** How to interrupt each request in flight, for when the grace period runs out. */
-  readonly #abandon = new Set<() => void>()
+  /** Each request in flight, as how to interrupt it. */
+  readonly #requests = new Set<() => void>()
+  /** Set once shutdown begins: requests arriving then are refused. */
+  draining = false
+  /** Set once the grace period is over: requests interrupted then are answered 503. */
+  cut = false
 
   get inFlight(): number {
-    return this.#inFlight
-  }
-
-  get draining(): boolean {
-    return this.#draining
+    return this.#requests.size
   }
 
   enter(abandon: () => void): void {
-    this.#inFlight++
-    this.#abandon.add(abandon)
+    this.#requests.add(abandon)
   }
 
   leave(abandon: () => void): void {
-    this.#abandon.delete(abandon)
-    if (--this.#inFlight === 0) { for (const wake of this.#idle) wake() }
+    this.#requests.delete(abandon)
   }
 
   /** Interrupts every request still in flight. */
   abandonAll(): void {
-    for (const abandon of this.#abandon) abandon()
+    this.cut = true
+    for (const abandon of this.#requests) abandon()
   }
 
   /** Marks the server as draining and completes once no request is in flight. */
-  readonly drain: Effect.Effect<void> = Effect.async<void>((resume) => {
-    this.#draining = true
-    if (this.#inFlight === 0) return resume(Effect.void)
-    const wake = () => {
-      this.#idle.delete(wake)
-      resume(Effect.void)
-    }
-    this.#idle.add(wake)
-    return Effect.sync(() => this.#idle.delete(wake))
+  readonly drain: Effect.Effect<void> = Effect.suspend(() => {
+    this.draining = true
+    return Effect.repeat(Effect.sync(() => this.#requests.size), {
+      until: (inFlight) => inFlight === 0,
+      schedule: Schedule.spaced(Duration.millis(10))
+    })
   })
 }
 
@@ -90,10 +95,7 @@ export class Listener extends Context.Tag("@tenet/server/Listener")<Listener, {
   readonly closeConnections: Effect.Effect<void>
 }>() {}
 
-/**
- * What a request cut at the shutdown grace period is answered: the platform answers an
- * interrupted request with an empty 503, which this replaces on its way out.
- */
+/** What a request interrupted at the end of the shutdown grace period is answered. */
 const cutAtShutdown = HttpServerResponse.unsafeJson(
   { detail: "the server shut down before this request finished; it may or may not have taken effect, retry it" },
   { status: 503, headers: { "retry-after": "1", connection: "close" } }
@@ -213,10 +215,9 @@ const httpRequestDuration = Metric.histogram(
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /**
- * The answer as it leaves: with the request id, with `Connection: close` while the server
- * drains (keep-alive clients move on), and JSON where the platform answered an interrupted
- * request with an empty 503. Its audit entry is recorded before it is written: a caller that
- * has its answer finds its entry.
+ * The answer as it leaves: with the request id, and `Connection: close` while the server
+ * drains (keep-alive clients move on). Its audit entry is recorded before it is written: a
+ * caller that has its answer finds its entry.
  */
 const answered = (
   state: RequestState,
@@ -224,10 +225,9 @@ const answered = (
   inFlight: Counter,
   response: HttpServerResponse.HttpServerResponse
 ) => {
-  const answer = response.status === 503 && response.body._tag === "Empty" ? cutAtShutdown : response
-  const tagged = HttpServerResponse.setHeader(answer, HEADER, state.id)
+  const tagged = HttpServerResponse.setHeader(response, HEADER, state.id)
   return Effect.as(
-    recordAnswer(store, state.audit, answer.status),
+    recordAnswer(store, state.audit, response.status),
     inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged
   )
 }
@@ -261,6 +261,13 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
                 measure(request, state.endpoint, exit, state.started),
                 responseLine(request, state.endpoint, exit, state.started)
               )
+            ),
+            // Outside the interruptible request, so it runs: one interrupted at the end of the
+            // shutdown grace period is answered, in JSON like every other answer.
+            Effect.catchAllCause((cause) =>
+              inFlight.cut && Cause.isInterruptedOnly(cause)
+                ? Effect.succeed(HttpServerResponse.setHeader(cutAtShutdown, HEADER, id))
+                : Effect.failCause(cause)
             )
           ),
         () => Effect.sync(() => inFlight.leave(abandon))

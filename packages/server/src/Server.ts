@@ -136,10 +136,10 @@ const makeNodeServer = (options: { readonly requestTimeout: Duration.DurationInp
     stopAccepting: () => {
       if (server.listening) Net.Server.prototype.close.call(server)
     },
-    // Connections close as their last answers say `Connection: close`; those still open after
-    // a moment (idle, or a client that never finishes its request) are closed.
+    // Connections close as their last answers say `Connection: close` (a keep-alive client's
+    // next request is answered so); those still open after a moment (idle, or a client that
+    // never finishes its request) are closed.
     closeConnections: Effect.gen(function*() {
-      server.closeIdleConnections()
       for (let waited = 0; waited < CONNECTIONS_SETTLE_MS && (yield* connections) > 0; waited += 50) {
         yield* Effect.sleep(Duration.millis(50))
       }

@@ -26,6 +26,8 @@ export interface Options {
   readonly reconcileInterval?: Duration.DurationInput
   /** How long a client may take to send a request (408 after); 30 seconds by default. */
   readonly requestTimeout?: Duration.DurationInput
+  /** On shutdown, how long requests in flight may take to finish; 10 seconds by default. */
+  readonly shutdownGrace?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
   readonly logLevel?: LogLevel.LogLevel
 }
@@ -43,7 +45,8 @@ export const layer = (options: Options = {}) => {
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,
     adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD)),
-    reconcileInterval: options.reconcileInterval ?? Duration.hours(1)
+    reconcileInterval: options.reconcileInterval ?? Duration.hours(1),
+    ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace })
   }).pipe(
     Layer.provide(
       Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })

@@ -4,11 +4,16 @@
  * repeated signal does not cut the drain short; the grace period is a limit whatever clients
  * do; no connection is accepted once draining starts; an orphaned server stops by itself.
  */
+import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import { SimulatedCluster } from "@tenet/adapters-memory"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { spawn } from "node:child_process"
+import { Agent, request } from "node:http"
 import { connect, type Socket } from "node:net"
 import { fileURLToPath } from "node:url"
 import { onTestFinished } from "vitest"
+import { RequestContext, TestServer } from "../src/index.js"
 import { freePort, until } from "./Loopback.js"
 import { bin, spawnProcess, spawnServer } from "./ServerProcess.js"
 
@@ -119,6 +124,52 @@ describe("graceful shutdown", () => {
     expect(server.output()).toContain("the grace period is over")
   }, 120_000)
 
+  it(
+    "under a steady stream of keep-alive requests, every request is answered or its connection refused, none reset",
+    async () => {
+      const server = await memoryServer("5 seconds")
+      await until(() => server.output().includes("listening on"), "the server to listen")
+      const agent = new Agent({ keepAlive: true, maxSockets: 8 })
+      onTestFinished(() => agent.destroy())
+      const outcomes = new Map<string, number>()
+      const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+      let stopping = false
+      const one = () =>
+        new Promise<void>((resolve) => {
+          const req = request({ agent, host: "127.0.0.1", port: server.port, path: "/version" }, (response) => {
+            let body = ""
+            response.on("data", (chunk) => (body += chunk))
+            response.on("end", () => {
+              const json = response.headers["content-type"]?.includes("application/json") === true && body.includes("{")
+              count(`${response.statusCode}${json ? "" : " without JSON"}`)
+              resolve()
+            })
+          })
+          req.on("error", (e: NodeJS.ErrnoException) => {
+            count(e.code ?? e.message)
+            resolve()
+          })
+          req.end()
+        })
+      const client = async () => {
+        while (!stopping) await one()
+      }
+      const clients = Array.from({ length: 8 }, client)
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      server.child.kill("SIGTERM")
+      expect(await server.exited).toBe(0)
+      stopping = true
+      await Promise.all(clients)
+      const seen = Object.fromEntries(outcomes)
+      expect(Object.keys(seen).filter((o) => !["200", "503", "ECONNREFUSED"].includes(o)), JSON.stringify(seen))
+        .toEqual(
+          []
+        )
+      expect(seen["200"]).toBeGreaterThan(100)
+    },
+    120_000
+  )
+
   it("draining refuses new connections and answers requests on open ones with 503 and Connection: close", async () => {
     const server = await memoryServer("20 seconds")
     await until(() => server.output().includes("listening on"), "the server to listen")
@@ -177,6 +228,54 @@ describe("graceful shutdown", () => {
     parent.kill("SIGKILL")
     await until(() => !running(), "the orphaned server to exit", 60_000)
   }, 300_000)
+})
+
+describe("graceful shutdown, in process", () => {
+  it.live(
+    "a request still running when the grace period ends is answered 503 with a JSON detail",
+    () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const server = yield* Layer.buildWithScope(TestServer.layer({ shutdownGrace: "300 millis" }), scope)
+        const address = Context.get(server, HttpServer.HttpServer).address
+        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const send = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+          fetch(`${base}${path}`, {
+            method,
+            headers: { "content-type": "application/json", ...headers },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          })
+        const json = (response: Response) => response.json() as Promise<Record<string, string>>
+        const admin = yield* Effect.promise(() =>
+          send("POST", "/admin/login", {}, { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD })
+            .then(json)
+        )
+        yield* Effect.promise(() =>
+          send("POST", "/tenants", { "x-admin-token": admin.api_token! }, { name: "cut", password: "cut-password-1" })
+        )
+        const tenant = yield* Effect.promise(() =>
+          send("POST", "/tenants/login", {}, { name: "cut", password: "cut-password-1" }).then(json)
+        )
+        // Every cluster call now takes a minute: the VPC's apply outlasts the grace period.
+        yield* Context.get(server, SimulatedCluster.ClusterSwitches).setLatency("1 minute")
+        const answer = send("POST", "/vpcs", { "x-auth-token": tenant.api_token! }, {
+          name: "slow",
+          enable_internet: false,
+          tenant_id: tenant.id,
+          token: tenant.api_token
+        })
+        const inFlight = Context.get(server, RequestContext.InFlight)
+        while (inFlight.inFlight === 0) yield* Effect.sleep("10 millis")
+        yield* Scope.close(scope, Exit.void)
+        const response = yield* Effect.promise(() => answer)
+        expect(response.status).toBe(503)
+        expect(response.headers.get("connection")).toBe("close")
+        expect(yield* Effect.promise(() => json(response))).toEqual({
+          detail: "the server shut down before this request finished; it may or may not have taken effect, retry it"
+        })
+      }),
+    60_000
+  )
 })
 
 describe("pnpm start", () => {

@@ -154,6 +154,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         lastViews.set(record, view)
         return view
       }
+      // What a list read of each record last saw: an orchestrator that hands out the same
+      // runtime object while nothing changed (the simulated one does) costs no comparison.
+      const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
       const podOf = (record: PodRecord, status: PodStatus) =>
         Pod.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), status }, TRUSTED)
 
@@ -438,15 +441,18 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           Effect.gen(function*() {
             const records = (yield* stateOf(caller.tenant_id)).pods
             const runtimes = yield* Effect.either(orchestrator.podStatuses(caller.tenant_id))
-            return records.map((record) =>
-              toPod(
-                record,
-                Either.match(runtimes, {
-                  onLeft: (e) => statusUnknown(record, e),
-                  onRight: (known) => statusFrom(record, Option.fromNullable(known.get(record.id)))
-                })
-              )
-            )
+            if (Either.isLeft(runtimes)) {
+              return records.map((record) => toPod(record, statusUnknown(record, runtimes.left)))
+            }
+            return records.map((record) => {
+              const runtime = runtimes.right.get(record.id)
+              // The same record and the same runtime object: the same view, without comparing.
+              const last = lastRead.get(record)
+              if (last !== undefined && last.runtime === runtime) return last.view
+              const view = toPod(record, statusFrom(record, Option.fromNullable(runtime)))
+              lastRead.set(record, { runtime, view })
+              return view
+            })
           }),
         delete: remove,
         addReplica: scale(1),
