@@ -5,11 +5,12 @@
  * turns what the platform fails with (a request that does not decode, no route, an unreadable
  * body) and any defect into the contract's errors, each recognised by its type.
  *
- * Bodies are read once, by the platform, under its own size limit (`MaxBodySize`); the limit
- * cannot be reached, since the declared length is checked first and every body must declare
- * one.
+ * Bodies are read once, by the platform, under its own size limit (`MaxBodySize`, `bodyLimit`);
+ * the limit cannot be reached, since the declared length is checked first and every body must
+ * declare one.
  */
 import {
+  FileSystem,
   HttpApiBuilder,
   HttpApiError,
   HttpIncomingMessage,
@@ -20,7 +21,7 @@ import {
 import type { HttpApp } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Errors, InputProblems } from "@tenet/core"
-import { Cause, Effect, Either, FiberRef, Option, Schema } from "effect"
+import { Cause, Effect, Either, FiberRef, Layer, Option, Schema } from "effect"
 import type { Endpoint } from "./Endpoints.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as RequestState from "./RequestState.js"
@@ -106,18 +107,16 @@ const toContractError = (request: HttpServerRequest.HttpServerRequest, cause: Ca
   }).pipe(Effect.flatMap(Effect.fail))
 
 const refusing = (maxBytes: number) => (app: HttpApp.Default) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const refused = headerRefusal(request, maxBytes)
-    if (refused !== undefined) return yield* refused
-    return yield* IdempotencyKey.within(request, app).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
-      Effect.catchAllCause((cause) => toContractError(request, cause))
-    )
+    return refused !== undefined
+      ? Effect.fail(refused)
+      : Effect.catchAllCause(IdempotencyKey.within(request, app), (cause) => toContractError(request, cause))
   }).pipe(
     Effect.tapError((error) => Effect.map(FiberRef.get(RequestState.Current), (state) => state?.failed(error)))
   )
 
+/** The refusals, and the platform's body size limit for every request of the server it serves. */
 export const layer = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware(
     Api.TenetApi,
@@ -125,3 +124,7 @@ export const layer = (options: { readonly maxBodyBytes: number }) =>
     // its own; the middleware's type admits only the API-wide errors, hence the widening.
     (app) => refusing(options.maxBodyBytes)(app) as HttpApp.Default<never>
   )
+
+/** The platform's own body size limit, for the server's every request (`HttpApiBuilder.serve`'s layer). */
+export const bodyLimit = (options: { readonly maxBodyBytes: number }) =>
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes)))

@@ -25,7 +25,8 @@ import {
   MetricBoundaries,
   MetricLabel,
   Option,
-  Schedule
+  Schedule,
+  Tracer
 } from "effect"
 import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
@@ -189,16 +190,32 @@ const measure = (
 ) => {
   const status = Exit.isSuccess(exit) ? String(exit.value.status) : Exit.isInterrupted(exit) ? "abandoned" : "500"
   const method = METHODS.has(request.method) ? request.method : "other"
-  const labels = [
-    MetricLabel.make("route", endpoint?.path ?? "unmatched"),
-    MetricLabel.make("method", method),
-    MetricLabel.make("status", status)
-  ]
+  const route = endpoint?.path ?? "unmatched"
+  const key = `${route} ${method} ${status}`
+  let metrics = labelled.get(key)
+  if (metrics === undefined) {
+    const labels = [
+      MetricLabel.make("route", route),
+      MetricLabel.make("method", method),
+      MetricLabel.make("status", status)
+    ]
+    metrics = {
+      requests: Metric.taggedWithLabels(httpRequests, labels),
+      duration: Metric.taggedWithLabels(httpRequestDuration, labels)
+    }
+    labelled.set(key, metrics)
+  }
   return Effect.zipRight(
-    Metric.increment(Metric.taggedWithLabels(httpRequests, labels)),
-    Metric.update(Metric.taggedWithLabels(httpRequestDuration, labels), (performance.now() - started) / 1000)
+    Metric.increment(metrics.requests),
+    Metric.update(metrics.duration, (performance.now() - started) / 1000)
   )
 }
+
+/** The metrics of each route, method and status seen (bounded, as the labels are). */
+const labelled = new Map<string, {
+  readonly requests: Metric.Metric.Counter<number>
+  readonly duration: Metric.Metric.Histogram<number>
+}>()
 
 const httpRequests = Metric.counter("tenet_http_requests", {
   description: "HTTP requests answered, by route template, method and status",
@@ -259,7 +276,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
             Effect.onExit((exit) =>
               Effect.zipRight(
                 measure(request, state.endpoint, exit, state.started),
-                responseLine(request, state.endpoint, exit, state.started)
+                Effect.whenLogLevel(Effect.suspend(() => responseLine(request, state.endpoint, exit, state.started)), "Info")
               )
             ),
             // Outside the interruptible request, so it runs: one interrupted at the end of the
@@ -281,11 +298,11 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
  */
 const logAnnotations = (id: string) =>
   Effect.map(
-    Effect.option(Effect.currentSpan),
-    Option.match({
-      onNone: (): Record<string, string> => ({ request_id: id }),
-      onSome: (span) => ({ request_id: id, trace_id: span.traceId, span_id: span.spanId })
-    })
+    Effect.serviceOption(Tracer.ParentSpan),
+    (span): Record<string, string> =>
+      span._tag === "Some" && span.value._tag === "Span"
+        ? { request_id: id, trace_id: span.value.traceId, span_id: span.value.spanId }
+        : { request_id: id }
   )
 
 /** Serves `layer` with the headers holding tokens kept out of the platform's server spans. */

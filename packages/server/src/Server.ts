@@ -80,7 +80,11 @@ export interface Options extends HttpOptions {
  */
 export const layerHttp = (options: HttpOptions) =>
   RequestContext.drainOnShutdown(options.shutdownGrace ?? Duration.seconds(10)).pipe(
-    Layer.provide(RequestContext.traced(HttpApiBuilder.serve(RequestContext.middleware))),
+    Layer.provide(
+      RequestContext.traced(HttpApiBuilder.serve(RequestContext.middleware)).pipe(
+        Layer.provide(Refusals.bodyLimit(options))
+      )
+    ),
     // Scalar's script is served inline; its default fonts would come from Scalar's host.
     Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
     Layer.provide(WebConsole.layer),

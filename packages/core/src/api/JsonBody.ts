@@ -76,12 +76,15 @@ export const bodyProblem = (body: unknown): { readonly field: string; readonly m
  */
 export const guarded = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, I> =>
   Schema.declare([schema], {
-    decode: (inner) => (input, options, ast) => {
-      const problem = problemOf(input)
-      if (problem === null) return ParseResult.decodeUnknown(inner)(input, options)
-      const refused = new ParseResult.Type(ast, input, problem.message)
-      const [first, ...rest] = problem.path
-      return ParseResult.fail(first === undefined ? refused : new ParseResult.Pointer([first, ...rest], input, refused))
+    decode: (inner) => {
+      const decodeInner = ParseResult.decodeUnknown(inner)
+      return (input, options, ast) => {
+        const problem = problemOf(input)
+        if (problem === null) return decodeInner(input, options)
+        const refused = new ParseResult.Type(ast, input, problem.message)
+        const [first, ...rest] = problem.path
+        return ParseResult.fail(first === undefined ? refused : new ParseResult.Pointer([first, ...rest], input, refused))
+      }
     },
-    encode: (inner) => (value, options) => ParseResult.encodeUnknown(inner)(value, options)
+    encode: (inner) => ParseResult.encodeUnknown(inner)
   }).annotations({ [AST.SurrogateAnnotationId]: schema.ast })

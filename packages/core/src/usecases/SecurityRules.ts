@@ -420,7 +420,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             })
           }
           const state = yield* stateOf(caller)
-          const rules = state.rulesOf(vpc.id)
           const verdict = matcherOf(state, vpc.id, context).decide({
             direction: query.direction,
             protocol: query.protocol,
@@ -433,8 +432,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               ...(query.target_subnet_id === undefined ? {} : { subnet_id: query.target_subnet_id })
             }
           })
-          const names = new Map(rules.map((r) => [r.id as string, r.name]))
-          return FlowVerdict.make({ allowed: verdict.action === "allow", ...decisionOf(verdict, names) })
+          // Only the deciding rule is named: a map of the VPC's every rule per request was most of its garbage.
+          const decider = verdict.decided_by.kind === "rule" ? state.rule(verdict.decided_by.rule_id) : undefined
+          const names = new Map(decider === undefined ? [] : [[decider.id as string, decider.name]])
+          return FlowVerdict.make({ allowed: verdict.action === "allow", ...decisionOf(verdict, names) }, TRUSTED)
         }
       )
 
