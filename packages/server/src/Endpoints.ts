@@ -14,7 +14,7 @@ import {
 } from "@effect/platform"
 import { Api, Audit, MatchedEndpoint } from "@tenet/core"
 import { Effect, FiberRef, Layer } from "effect"
-import * as RequestState from "./RequestState.js"
+import * as RequestContext from "./RequestContext.js"
 
 export interface Endpoint {
   /** `group.endpoint`, as the client names it (`vpcs.create`). */
@@ -79,7 +79,7 @@ export const layer = Layer.succeed(
   Effect.gen(function*() {
     const { params, route } = yield* HttpRouter.RouteContext
     const endpoint = byRoute.get(`${route.method} ${route.path}`)
-    const state = yield* FiberRef.get(RequestState.Current)
+    const state = yield* FiberRef.get(RequestContext.Current)
     if (endpoint === undefined || state === undefined) return
     state.endpoint = endpoint
     state.audit = Audit.open(endpoint.endpoint, state.id, () => definedParams(params))

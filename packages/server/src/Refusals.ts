@@ -24,7 +24,7 @@ import { Api, Errors, InputProblems } from "@tenet/core"
 import { Cause, Effect, Either, FiberRef, Layer, Option, Schema } from "effect"
 import type { Endpoint } from "./Endpoints.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
-import * as RequestState from "./RequestState.js"
+import * as RequestContext from "./RequestContext.js"
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
 
@@ -85,7 +85,7 @@ const decodeRefusal = (
 const toContractError = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-    const state = yield* FiberRef.get(RequestState.Current)
+    const state = yield* FiberRef.get(RequestContext.Current)
     const error = Cause.squash(cause)
     if (error instanceof HttpApiError.HttpApiDecodeError) {
       return yield* Effect.flip(decodeRefusal(request, state?.endpoint, error))
@@ -113,7 +113,7 @@ const refusing = (maxBytes: number) => (app: HttpApp.Default) =>
       ? Effect.fail(refused)
       : Effect.catchAllCause(IdempotencyKey.within(request, app), (cause) => toContractError(request, cause))
   }).pipe(
-    Effect.tapError((error) => Effect.map(FiberRef.get(RequestState.Current), (state) => state?.failed(error)))
+    Effect.tapError((error) => Effect.map(FiberRef.get(RequestContext.Current), (state) => state?.failed(error)))
   )
 
 /** The refusals, and the platform's body size limit for every request of the server it serves. */

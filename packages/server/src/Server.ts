@@ -1,5 +1,5 @@
 /**
- * The reference server: the contract's handlers, authentication, the request guard, the
+ * The reference server: the contract's handlers, authentication, the refusals, the
  * OpenAPI document (`/openapi.json`), the interactive docs (`/docs`) and the web console
  * (`/console`), over whichever ports it is given.
  */
@@ -13,23 +13,7 @@ import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 import * as Auth from "./Auth.js"
 import * as Endpoints from "./Endpoints.js"
-import {
-  AuditLogHandlers,
-  DomainsHandlers,
-  OperationsLogHandlers,
-  ProviderConfigHandlers,
-  ServiceTunnelsHandlers,
-  TenantsHandlers
-} from "./handlers/AdminHandlers.js"
-import { AdminIdentityHandlers, TenantIdentityHandlers } from "./handlers/IdentityHandlers.js"
-import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./handlers/NetworkHandlers.js"
-import { SystemHandlers } from "./handlers/SystemHandlers.js"
-import {
-  PodsHandlers,
-  RegistryCredentialsHandlers,
-  TopologyHandlers,
-  TunnelsHandlers
-} from "./handlers/WorkloadHandlers.js"
+import { HandlersLive } from "./handlers/index.js"
 import * as Reconciler from "./Reconciler.js"
 import * as Refusals from "./Refusals.js"
 import * as RequestContext from "./RequestContext.js"
@@ -40,25 +24,6 @@ export const VERSION: string = (createRequire(import.meta.url)("../package.json"
 
 /** The use-cases, over the ports. */
 export const UseCasesLive = UseCases.layer
-
-const HandlersLive = Layer.mergeAll(
-  SystemHandlers,
-  AdminIdentityHandlers,
-  TenantIdentityHandlers,
-  TenantsHandlers,
-  DomainsHandlers,
-  ProviderConfigHandlers,
-  ServiceTunnelsHandlers,
-  OperationsLogHandlers,
-  AuditLogHandlers,
-  VpcsHandlers,
-  SubnetsHandlers,
-  SecurityRulesHandlers,
-  PodsHandlers,
-  TunnelsHandlers,
-  RegistryCredentialsHandlers,
-  TopologyHandlers
-)
 
 export interface HttpOptions {
   /** Larger request bodies are refused with 413. */

@@ -83,7 +83,9 @@ export const guarded = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A, I> 
         if (problem === null) return decodeInner(input, options)
         const refused = new ParseResult.Type(ast, input, problem.message)
         const [first, ...rest] = problem.path
-        return ParseResult.fail(first === undefined ? refused : new ParseResult.Pointer([first, ...rest], input, refused))
+        return ParseResult.fail(
+          first === undefined ? refused : new ParseResult.Pointer([first, ...rest], input, refused)
+        )
       }
     },
     encode: (inner) => ParseResult.encodeUnknown(inner)

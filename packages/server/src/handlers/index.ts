@@ -1,0 +1,33 @@
+/** Every group of the contract, handled. */
+import { Layer } from "effect"
+import {
+  AuditLogHandlers,
+  DomainsHandlers,
+  OperationsLogHandlers,
+  ProviderConfigHandlers,
+  ServiceTunnelsHandlers,
+  TenantsHandlers
+} from "./AdminHandlers.js"
+import { AdminIdentityHandlers, TenantIdentityHandlers } from "./IdentityHandlers.js"
+import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./NetworkHandlers.js"
+import { SystemHandlers } from "./SystemHandlers.js"
+import { PodsHandlers, RegistryCredentialsHandlers, TopologyHandlers, TunnelsHandlers } from "./WorkloadHandlers.js"
+
+export const HandlersLive = Layer.mergeAll(
+  SystemHandlers,
+  AdminIdentityHandlers,
+  TenantIdentityHandlers,
+  TenantsHandlers,
+  DomainsHandlers,
+  ProviderConfigHandlers,
+  ServiceTunnelsHandlers,
+  OperationsLogHandlers,
+  AuditLogHandlers,
+  VpcsHandlers,
+  SubnetsHandlers,
+  SecurityRulesHandlers,
+  PodsHandlers,
+  TunnelsHandlers,
+  RegistryCredentialsHandlers,
+  TopologyHandlers
+)
