@@ -9,7 +9,7 @@ import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest 
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Api, Errors, InputProblems, Security } from "@tenet/core"
 import type { ParseResult } from "effect"
-import { Context, Data, Duration, Effect, Layer, Schedule, Schema, SchemaAST } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Schedule, Schema, SchemaAST } from "effect"
 
 export interface Options {
   /** Where the server is, e.g. `http://127.0.0.1:8080`. */
@@ -80,9 +80,9 @@ const retrySafely = (retries: number) =>
 /** Which of the session's fields (`token`, `tenant_id`) each endpoint's body carries. */
 const sessionFields: ReadonlyMap<string, ReadonlyArray<"token" | "tenant_id">> = new Map(
   Object.entries(Api.Payloads).map(([key, schema]) => {
-    const names = SchemaAST.getPropertySignatures(Schema.encodedSchema(schema as Schema.Schema.Any).ast).map((p) =>
-      p.name
-    )
+    // A body's schema checks the whole body first (`JsonBody.guarded`); its fields are its surrogate's.
+    const struct = Option.getOrElse(SchemaAST.getSurrogateAnnotation(schema.ast), () => schema.ast)
+    const names = SchemaAST.getPropertySignatures(SchemaAST.encodedAST(struct)).map((p) => p.name)
     return [key, (["token", "tenant_id"] as const).filter((f) => names.includes(f))] as const
   })
 )
