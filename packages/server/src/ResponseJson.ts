@@ -12,14 +12,16 @@
  * with views written once.
  */
 import { HttpApi, HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Api } from "@tenet/core"
+import { Api, Common } from "@tenet/core"
 import { Effect, Schema, SchemaAST as AST } from "effect"
 
 /** A value's JSON, as the bytes of its UTF-8 text, when the value is of the schema this was made for. */
 type Writer = (value: unknown) => Uint8Array
 
 const utf8 = new TextEncoder()
+const OPEN = utf8.encode("[")
 const COMMA = utf8.encode(",")
+const CLOSE = utf8.encode("]")
 
 /** A class instance (a view): its JSON kept with it, since it never changes. */
 const isClass = (ast: AST.AST) => AST.isTransformation(ast) && AST.isDeclaration(ast.to)
@@ -27,7 +29,7 @@ const isClass = (ast: AST.AST) => AST.isTransformation(ast) && AST.isDeclaration
 /** `[`, the items' JSON separated by commas, `]`: copied once into one buffer. */
 const joined = (items: ReadonlyArray<Uint8Array>): Uint8Array => {
   const parts = items.flatMap((item, i) => i === 0 ? [item] : [COMMA, item])
-  return Buffer.concat([utf8.encode("["), ...parts, utf8.encode("]")])
+  return Buffer.concat([OPEN, ...parts, CLOSE])
 }
 
 /**
@@ -58,16 +60,8 @@ const writerOf = (ast: AST.AST): Writer => {
   const encode = Schema.encodeSync(Schema.make(ast))
   const write: Writer = (value) => utf8.encode(JSON.stringify(encode(value)))
   if (!isClass(ast)) return write
-  const written = new WeakMap<object, Uint8Array>()
-  return (value) => {
-    if (typeof value !== "object" || value === null) return write(value)
-    let json = written.get(value)
-    if (json === undefined) {
-      json = write(value)
-      written.set(value, json)
-    }
-    return json
-  }
+  const once = Common.oncePerRecord((value: object) => write(value))
+  return (value) => typeof value === "object" && value !== null ? once(value) : write(value)
 }
 
 /** One kind of success of an endpoint: its status, and how to tell and write its values. */

@@ -36,7 +36,7 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
     "nesting is refused exactly past the limit",
     [fc.integer({ min: 1, max: 2 * JsonBody.MAX_DEPTH })],
     ([depth]) => {
-      const problem = JsonBody.bodyProblem(nested(depth))
+      const problem = JsonBody.problemOf(nested(depth))
       expect(problem === null).toBe(depth <= JsonBody.MAX_DEPTH)
     }
   )
@@ -55,9 +55,9 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       )
       expect((yield* admin.tenants.list()).some((t) => t.name === name)).toBe(false)
       // A whole pair is a character like any other.
-      expect(JsonBody.bodyProblem({ description: "tenet \ud835\udd4b" })).toBeNull()
+      expect(JsonBody.problemOf({ description: "tenet \ud835\udd4b" })).toBeNull()
       // Named by path as every other input problem is.
-      expect(JsonBody.bodyProblem({ vpcs: [{ name: "a\u0000" }] })?.field).toBe("vpcs[0].name")
+      expect(JsonBody.problemOf({ vpcs: [{ name: "a\u0000" }] })?.path).toEqual(["vpcs", 0, "name"])
     }))
 
   it.effect("a field no store keeps is 422 naming it where the endpoint declares RuleValidation, 400 elsewhere", () =>

@@ -6,7 +6,6 @@
  * thousands deep would exhaust the stack.
  */
 import { ParseResult, Schema, SchemaAST as AST } from "effect"
-import { fieldOf } from "./InputProblems.js"
 
 /** Far deeper than any body of the API. */
 export const MAX_DEPTH = 32
@@ -62,12 +61,6 @@ export const problemOf = (body: unknown): Problem | null => {
     }
   }
   return null
-}
-
-/** The first problem as the API names fields (`vpcs[0].name`). */
-export const bodyProblem = (body: unknown): { readonly field: string; readonly message: string } | null => {
-  const problem = problemOf(body)
-  return problem === null ? null : { field: fieldOf(problem.path), message: problem.message }
 }
 
 /**
