@@ -747,7 +747,7 @@ export const make = Effect.gen(function*() {
         }
         return Effect.succeed([undefined, { ...s, vpcVersions: next }] as const)
       })
-      if (change.audit !== null) yield* audit.append(change.audit)
+      for (const entry of change.audit) yield* audit.append(entry)
       return yield* step(change.tenant)
     }))
 

@@ -648,8 +648,9 @@ export const make = (options: Options = {}) =>
         if (stepped.length > 0) {
           statements.push(sql`UPDATE vpcs SET version = version + 1 WHERE id IN ${sql.in(stepped)} RETURNING 1`)
         }
-        if (change.audit !== null) {
-          statements.push(sql`INSERT INTO audit_log ${sql.insert(yield* encodeAudit(change.audit))} RETURNING 1`)
+        if (change.audit.length > 0) {
+          const rows = yield* Effect.forEach(change.audit, encodeAudit)
+          statements.push(sql`INSERT INTO audit_log ${sql.insert(rows)} RETURNING 1`)
         }
         // The step reads every write's count, so the writes run (and take their row locks)
         // before it locks the tenant's row: VPC before tenant, as every transaction locks them.

@@ -95,9 +95,15 @@ type SessionFields<P> = P extends object ?
 /** A call's result without the raw response (the contract's `withResponse` variant is not offered). */
 type Plain<A> = Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse]>
 
-/** `urlParams` may be left out when every one of them may. */
-type OptionalUrlParams<Request> = Request extends { readonly urlParams: infer U }
-  ? {} extends U ? Omit<Request, "urlParams"> & { readonly urlParams?: U } : Request
+/** `urlParams` (and `headers`) may be left out when every one of them may. */
+type OptionalUrlParams<Request> = OptionalHeaders<
+  Request extends { readonly urlParams: infer U }
+    ? {} extends U ? Omit<Request, "urlParams"> & { readonly urlParams?: U } : Request
+    : Request
+>
+
+type OptionalHeaders<Request> = Request extends { readonly headers: infer H }
+  ? {} extends H ? Omit<Request, "headers"> & { readonly headers?: H } : Request
   : Request
 
 type Relax<Request, Key> = Request extends { readonly payload: unknown } ?
@@ -186,9 +192,11 @@ const inputError: ReadonlyMap<string, "RuleValidation" | "InvalidInput"> = new M
 const invalid = (key: string) => (e: ParseResult.ParseError) =>
   Errors.refusal(inputError.get(key) ?? "InvalidInput", InputProblems.fromParseError(e))
 
-/** Url parameters left out, where every one may be: none given. */
+/** Url parameters and headers left out, where every one may be: none given. */
 const withUrlParams = (request: unknown) =>
-  typeof request === "object" && request !== null && !("urlParams" in request) ? { ...request, urlParams: {} } : request
+  typeof request === "object" && request !== null
+    ? { urlParams: {}, headers: {}, ...request }
+    : request
 
 /** Each endpoint with a body: the session filled in, then the body decoded as the server would. */
 const withPayloads = (raw: RawClient, options: Options): Client => {

@@ -153,6 +153,23 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       const listed = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
       expect(listed.rules.map((r) => r.id)).toContain(rule.id)
       yield* tenant.securityRules.analysis({ urlParams: { vpc_id: vpc.id } })
+      // A declaration is planned (the plan names the rules' ETag it was made against), then
+      // applied only if the rules are still what was planned.
+      const declared = {
+        rules: listed.rules.map(({ created_at: _c, status: _s, updated_at: _u, vpc_id: _v, ...rule }) => rule)
+      }
+      const plan = yield* tenant.securityRules.replace({
+        path: { vpc_id: vpc.id },
+        payload: declared,
+        urlParams: { dry_run: true }
+      })
+      expect(plan.unchanged.length).toBe(listed.rules.length)
+      const replaced = yield* tenant.securityRules.replace({
+        path: { vpc_id: vpc.id },
+        payload: declared,
+        headers: { "if-match": plan.etag }
+      })
+      expect([replaced.applied, replaced.etag]).toEqual([true, plan.etag])
       yield* tenant.securityRules.reorder({ payload: { vpc_id: vpc.id, rule_ids: listed.rules.map((r) => r.id) } })
       const verdict = yield* tenant.securityRules.evaluate({
         payload: {

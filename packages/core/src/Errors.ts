@@ -86,6 +86,21 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detai
   static readonly Wire = wire(Conflict, 409, "Conflict", "Conflict with the current state")
 }
 
+/** 412: the request's `If-Match` names a version of the resource that is no longer current. */
+export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()("PreconditionFailed", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(
+    PreconditionFailed,
+    412,
+    "PreconditionFailed",
+    "The resource changed since the version If-Match names"
+  )
+}
+
 /**
  * 411: a body sent without `Content-Length` (chunked). The length is checked against the body
  * limit before anything is read, so the server can refuse an oversized body with a proper 413.
@@ -198,6 +213,7 @@ export type TenetError =
   | Forbidden
   | NotFound
   | Conflict
+  | PreconditionFailed
   | LengthRequired
   | PayloadTooLarge
   | UnsupportedMediaType

@@ -31,6 +31,7 @@ export * as Vpc from "./domain/Vpc.js"
 
 export * as PortRanges from "./domain/PortRanges.js"
 export * as Analysis from "./rules/Analysis.js"
+export * as Declaration from "./rules/Declaration.js"
 export * as Evaluate from "./rules/Evaluate.js"
 export * as Impact from "./rules/Impact.js"
 export * as Plan from "./rules/Plan.js"

@@ -21,7 +21,7 @@ import {
 } from "./Harness.js"
 
 type Json = Record<string, any>
-type Method = "GET" | "POST" | "PATCH" | "DELETE"
+type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT"
 
 /** Who calls, updated when a call rotates a token. */
 interface Callers {
@@ -250,6 +250,20 @@ const ENDPOINTS: Record<string, Endpoint> = {
         })
       }),
     refused: () => Effect.succeed(call("tenant", "POST", "/security-rules/reorder", { vpc_id: FOREIGN, rule_ids: [] }))
+  },
+  "securityRules.replace": {
+    // One rule added to the VPC's rules as they are: one rule changed, one entry.
+    ok: (c) =>
+      Effect.gen(function*() {
+        const v = yield* vpc(c)
+        const list = yield* must("GET", `/security-rules?vpc_id=${v.id}`, asTenant(c))
+        const kept = (list.rules as Array<Json>).map(
+          ({ created_at: _c, status: _s, updated_at: _u, vpc_id: _v, ...declared }) => declared
+        )
+        const { vpc_id: _vpc, ...added } = ruleBody(v.id)
+        return call("tenant", "PUT", `/vpcs/${v.id}/security-rules`, { rules: [...kept, added] })
+      }),
+    refused: () => Effect.succeed(call("tenant", "PUT", `/vpcs/${FOREIGN}/security-rules`, { rules: [] }))
   },
   "pods.create": {
     ok: (c) =>

@@ -77,6 +77,21 @@ const CALLS: { readonly [K in Api.PayloadKey]: (w: World) => Call } = {
   }),
   "securityRules.update": () => ({ as: "tenant", body: { priority: 20, ports: "2222" } }),
   "securityRules.reorder": (w) => ({ as: "tenant", body: { vpc_id: w.vpc.id, rule_ids: [w.rule.id] } }),
+  "securityRules.replace": () => ({
+    as: "tenant",
+    body: {
+      rules: [{
+        name: "ssh",
+        direction: "ingress",
+        action: "allow",
+        priority: 10,
+        protocol: "tcp",
+        ports: "22",
+        remote_type: "cidr",
+        remote_cidr: "10.0.0.0/8"
+      }]
+    }
+  }),
   "securityRules.evaluate": (w) => ({
     as: "tenant",
     body: { vpc_id: w.vpc.id, direction: "ingress", protocol: "tcp", port: 22, remote_ip: "10.1.2.3" }
@@ -119,7 +134,8 @@ const endpoints = Object.keys(CALLS) as Array<Api.PayloadKey>
 const params = (w: World): Record<string, string> => ({
   tenant_id: w.tenant.id,
   rule_id: w.rule.id,
-  pod_id: w.pod.id
+  pod_id: w.pod.id,
+  vpc_id: w.vpc.id
 })
 
 /** The request the contract routes `key` to, with `body` as its body. */
@@ -128,7 +144,7 @@ const send = (w: World, key: Api.PayloadKey, body: unknown, query = "") => {
   const path = route.path.replace(/:(\w+)/g, (_, name: string) => params(w)[name]!)
   const call = CALLS[key](w)
   const headers = call.as === "admin" ? w.admin : call.as === "tenant" ? w.headers : {}
-  return raw(route.method as "POST" | "PATCH", `${path}${query}`, { headers, body })
+  return raw(route.method as "POST" | "PATCH" | "PUT", `${path}${query}`, { headers, body })
 }
 
 /** Every field name the body's schema has, at any depth. */

@@ -6,16 +6,19 @@ import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import {
   DryRunQuery,
   FlowVerdict,
+  IfMatchHeaders,
   RuleAnalysis,
   RuleImpact,
   RuleList,
   RuleListQuery,
   RuleMutation,
+  RulesPlan,
+  RulesReplaced,
   SecurityRule
 } from "../domain/SecurityRule.js"
 import { Subnet } from "../domain/Subnet.js"
 import { Vpc } from "../domain/Vpc.js"
-import { Conflict, Forbidden, NotFound, RuleValidation } from "../Errors.js"
+import { Conflict, Forbidden, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
@@ -83,7 +86,11 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addSuccess(RuleList)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "A VPC's rules in evaluation order, with the implied rules and apply state")
+      .annotate(
+        OpenApi.Summary,
+        "A VPC's rules in evaluation order, with the implied rules and apply state; the ETag header is the rules' " +
+          "version, for If-Match on PUT /vpcs/{vpc_id}/security-rules"
+      )
   )
   .add(
     HttpApiEndpoint.get("analysis", "/security-rules/analysis")
@@ -148,6 +155,26 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
       .annotate(OpenApi.Summary, "Re-issue priorities 10, 20, 30, ... in the given order of every rule")
+  )
+  .add(
+    HttpApiEndpoint.put("replace", "/vpcs/:vpc_id/security-rules")
+      .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .setPayload(Payloads["securityRules.replace"])
+      .setUrlParams(DryRunQuery)
+      .setHeaders(IfMatchHeaders)
+      .addSuccess(RulesReplaced)
+      .addSuccess(RulesPlan)
+      .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
+      .addError(PreconditionFailed.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Declare the VPC's whole policy: its rules become exactly the list (created, updated in place, deleted) in " +
+          "one change, applied once. Items match existing rules by id, else by name. 422 names every invalid or " +
+          "ambiguous item; 409 when the end state exceeds 200 rules; 412 when If-Match is not the rules' ETag. " +
+          "dry_run=true: the plan and its impact"
+      )
   )
   .add(
     HttpApiEndpoint.post("evaluate", "/security-rules/evaluate")

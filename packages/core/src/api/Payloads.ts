@@ -14,7 +14,13 @@ import { DomainCreate } from "../domain/Domain.js"
 import { PodConfigPatch, PodCreate } from "../domain/Pod.js"
 import { ProviderConfigInput } from "../domain/ProviderConfig.js"
 import { RegistryCredentialCreate } from "../domain/RegistryCredential.js"
-import { FlowQuery, ReorderRequest, SecurityRuleCreate, SecurityRulePatch } from "../domain/SecurityRule.js"
+import {
+  FlowQuery,
+  ReorderRequest,
+  RuleSetDeclaration,
+  SecurityRuleCreate,
+  SecurityRulePatch
+} from "../domain/SecurityRule.js"
 import { ServiceTunnelCreate } from "../domain/ServiceTunnel.js"
 import { SubnetCreate } from "../domain/Subnet.js"
 import { TenantCreate, TenantLogin } from "../domain/Tenant.js"
@@ -38,6 +44,7 @@ export const Payloads = {
   "securityRules.create": strict(SecurityRuleCreate),
   "securityRules.update": strict(SecurityRulePatch),
   "securityRules.reorder": strict(ReorderRequest),
+  "securityRules.replace": strict(RuleSetDeclaration),
   "securityRules.evaluate": strict(FlowQuery),
   "pods.create": strict(PodCreate),
   "pods.configure": strict(PodConfigPatch),

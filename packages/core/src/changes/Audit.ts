@@ -63,6 +63,7 @@ export const ACTIONS: Readonly<Record<string, Subject>> = {
   "securityRules.update": path("security_rule", "rule_id"),
   "securityRules.delete": path("security_rule", "rule_id"),
   "securityRules.reorder": made("vpc"),
+  "securityRules.replace": made("security_rule"),
   "pods.create": made("pod"),
   "pods.delete": path("pod", "pod_id"),
   "pods.addReplica": path("pod", "pod_id"),
@@ -112,12 +113,12 @@ export class Pending {
       : undefined
   }
 
-  /** The entry, with `outcome`. */
-  entry(outcome: string, at: DateTime.Utc) {
+  /** The entry, with `outcome` (about `about`, one of several resources the request changed, when given). */
+  entry(outcome: string, at: DateTime.Utc, about?: string) {
     const actor = this.actor!
     const resourceId = this.subject.from === "actor"
       ? (actor.tenant_id ?? actor.name)
-      : this.resourceId ?? null
+      : about ?? this.resourceId ?? null
     return {
       at,
       request_id: this.requestId,

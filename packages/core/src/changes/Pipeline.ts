@@ -30,6 +30,11 @@ export interface Decision<A> {
   readonly decidedOn: ReadonlyArray<VpcId>
   /** The resource the change is about, for the audit entry. */
   readonly subject: string
+  /**
+   * The resources a change of several is about, one audit entry each (a declarative replace:
+   * every rule it creates, changes or deletes); `subject` alone when absent.
+   */
+  readonly subjects?: ReadonlyArray<string>
   /** The resource a create made: the request's idempotency key records it, committed with it. */
   readonly made?: string
   /** Whose key it is: the tenant's by default, the admin's (`IdempotencyKey.ADMIN_SCOPE`) for the admin's writes. */
@@ -133,17 +138,20 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             Effect.gen(function*() {
               const decision = yield* decide(state)
               if (pending?.subject.from === "change") pending.resourceId = decision.subject
-              const entry = pending === undefined || pending.recorded || pending.actor === undefined
-                ? null
-                : pending.entry("success", yield* DateTime.now)
+              const at = yield* DateTime.now
+              const audit = pending === undefined || pending.recorded || pending.actor === undefined
+                ? []
+                : decision.subjects === undefined || pending.subject.from !== "change"
+                ? [pending.entry("success", at)]
+                : decision.subjects.map((id) => pending.entry("success", at, id))
               const step = yield* store.commit({
                 tenant,
                 decidedOn: decision.decidedOn.map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
                 writes: decision.writes,
-                audit: entry,
+                audit,
                 claim: yield* claim(decision)
               }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)
-              if (entry !== null) pending!.recorded = true
+              if (audit.length > 0) pending!.recorded = true
               return { decision, state, step }
             })
           const isStale = (e: unknown): e is StaleDecision => e instanceof StaleDecision

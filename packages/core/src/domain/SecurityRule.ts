@@ -89,6 +89,55 @@ export const SecurityRuleCreate = Schema.Struct({
 })
 export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
 
+/**
+ * One rule of a VPC's declared policy (`PUT /vpcs/{vpc_id}/security-rules`): the create's
+ * fields without `vpc_id`, and optionally the `id` of the existing rule it is (otherwise it is
+ * the existing rule of the same name, or a new one).
+ */
+export const RuleDeclaration = Schema.Struct({
+  id: Schema.optional(SecurityRuleId),
+  ...Struct.omit(SecurityRuleCreate.fields, "vpc_id")
+}).annotations({ identifier: "RuleDeclaration" })
+export type RuleDeclaration = typeof RuleDeclaration.Type
+
+/** The most items a declaration may list: the limit is on the end state, this only bounds the work. */
+export const MAX_DECLARED_RULES = 1000
+
+/** A VPC's whole policy: its rules become exactly these. */
+export const RuleSetDeclaration = Schema.Struct({
+  rules: Schema.Array(RuleDeclaration).pipe(
+    Schema.filter((rules) => rules.length <= MAX_DECLARED_RULES || `at most ${MAX_DECLARED_RULES} items`)
+  )
+}).annotations({
+  identifier: "RuleSetDeclaration",
+  examples: wireExample({
+    rules: [{
+      name: "Allow HTTPS",
+      direction: "ingress",
+      action: "allow",
+      priority: 100,
+      protocol: "tcp",
+      ports: "443",
+      remote_type: "cidr",
+      remote_cidr: "0.0.0.0/0",
+      target_type: "vpc",
+      description: null,
+      remote_vpc_id: null,
+      target_subnet_id: null,
+      target_pod_ids: null,
+      enabled: true
+    }]
+  })
+})
+export type RuleSetDeclaration = typeof RuleSetDeclaration.Type
+
+/** `If-Match`: the rules' `ETag` the change was reviewed against (or `*`). */
+export const IfMatchHeaders = Schema.Struct({
+  "if-match": Schema.optional(Schema.String).annotations({
+    description: "The ETag of GET /security-rules?vpc_id= the change was made against: 412 when the rules changed since"
+  })
+})
+
 /** Any subset of the create fields except `vpc_id`; only the fields present change. */
 export const SecurityRulePatch = Schema.Struct({
   name: Schema.optional(RuleName),
@@ -326,4 +375,35 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
     closed: [],
     new_findings: []
   })
+}) {}
+
+/** What a declaration changes: rules made, changed in place (same ids), deleted, left as they were. */
+const replacementFields = {
+  vpc_id: VpcId,
+  created: Schema.Array(SecurityRule),
+  updated: Schema.Array(SecurityRule),
+  deleted: Schema.Array(SecurityRuleId),
+  unchanged: Schema.Array(SecurityRule),
+  /** The VPC's rules after the change, in evaluation order. */
+  rules: Schema.Array(SecurityRule),
+  /** Applied: the rules' ETag after the change. A plan: the ETag of the rules it was made against. */
+  etag: Schema.String
+}
+
+/** A declaration applied: what it changed, and whether the VPC is in force. */
+export class RulesReplaced extends Schema.Class<RulesReplaced>("RulesReplaced")({
+  dry_run: Schema.Literal(false),
+  ...replacementFields,
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String)
+}) {}
+
+/**
+ * A declaration's plan (`dry_run=true`): what it would change (created rules carry ids they
+ * will not keep) and the traffic it would open and close. Nothing changed.
+ */
+export class RulesPlan extends Schema.Class<RulesPlan>("RulesPlan")({
+  dry_run: Schema.Literal(true),
+  ...replacementFields,
+  impact: RuleImpact
 }) {}

@@ -222,7 +222,8 @@ export interface Commit {
   /** The VPCs whose contents the change was decided on, at the versions the deciding state held. */
   readonly decidedOn: ReadonlyArray<{ readonly vpc: VpcId; readonly version: number }>
   readonly writes: ReadonlyArray<Change.Write>
-  readonly audit: NewAuditEntry | null
+  /** The request's audit entries: none, one, or one per resource a change of several is about. */
+  readonly audit: ReadonlyArray<NewAuditEntry>
   /** The request's idempotency key, recorded unless a live record holds it (`KeyClaimed`). */
   readonly claim: { readonly record: IdempotencyKeyRecord; readonly liveSince: DateTime.Utc } | null
 }
@@ -272,7 +273,7 @@ export interface StoreShape {
    * Commits one tenant's change in one transaction: while every VPC in `decidedOn` is still at
    * its version (held against other writers until the end), writes the rows (removals cascade
    * as `Change.CASCADES` says), steps the versions of the VPCs whose contents they change
-   * (`Change.touchedVpcs`), records the key, appends the audit entry and takes the tenant's
+   * (`Change.touchedVpcs`), records the key, appends the audit entries and takes the tenant's
    * revision step, answering it as `snapshots.step` does.
    */
   readonly commit: (commit: Commit) => Effect.Effect<

@@ -32,7 +32,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
 
     /** One commit of `writes` to the tenant's rows, decided on nothing. */
     const commitWrites = (tenant: TenantId, ...writes: ReadonlyArray<Change.Write>) =>
-      Effect.flatMap(Store, (store) => store.commit({ tenant, decidedOn: [], writes, audit: null, claim: null }))
+      Effect.flatMap(Store, (store) => store.commit({ tenant, decidedOn: [], writes, audit: [], claim: null }))
     const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
     const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
 
@@ -145,7 +145,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
               }
             })()
             if (write === undefined) continue
-            yield* store.commit({ tenant: tenant.id, decidedOn: [], writes: [write], audit: null, claim: null })
+            yield* store.commit({ tenant: tenant.id, decidedOn: [], writes: [write], audit: [], claim: null })
             changes.push(write)
           }
           const after = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
@@ -195,7 +195,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 0 }],
           writes,
-          audit: entry,
+          audit: [entry],
           claim: key("k1")
         })
         expect(step.before).toBe(before.revision)
@@ -214,7 +214,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 0 }],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(vpc, 2) })],
-          audit: entry,
+          audit: [entry],
           claim: key("k2")
         }))
         expect(stale).toEqual(new StaleDecision({ vpc_id: vpc.id }))
@@ -222,7 +222,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(other, 2) })],
-          audit: entry,
+          audit: [entry],
           claim: key("k1")
         }))
         expect(held).toEqual(new KeyClaimed())
@@ -236,7 +236,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 1 }],
           writes: [Change.remove("rules", first.id, vpc.id)],
-          audit: null,
+          audit: [],
           claim: null
         })
         expect((yield* snapshotNow).vpcVersions).toEqual({ [vpc.id]: 2, [other.id]: 0 })
@@ -246,7 +246,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [],
           writes: [Change.remove("vpcs", vpc.id)],
-          audit: null,
+          audit: [],
           claim: null
         })
         const removed = yield* snapshotNow
@@ -256,7 +256,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           tenant: tenant.id,
           decidedOn: [],
           writes: [Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id, { name: other.name }) })],
-          audit: null,
+          audit: [],
           claim: null
         }))
         expect(duplicate).toEqual(new UniqueViolation({ constraint: Constraints.vpcName }))

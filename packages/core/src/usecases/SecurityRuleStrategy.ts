@@ -9,10 +9,11 @@ import * as Change from "../changes/Change.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, removing } from "../changes/Pipeline.js"
 import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
-import type { SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
+import type { RuleDeclaration, SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
-import { Conflict, NotFound, RuleValidation } from "../Errors.js"
+import { Conflict, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
 import type { TenantState } from "../readmodel/TenantState.js"
+import * as Declaration from "../rules/Declaration.js"
 import * as Reorder from "../rules/Reorder.js"
 import * as Validate from "../rules/Validate.js"
 
@@ -129,5 +130,59 @@ export const reorder = (
         result: { rules, next }
       }
     })
+  )
+}
+
+/** What a declarative replace answers: its outcome, and the rules' ETag before it. */
+export interface Replacement extends Declaration.Outcome {
+  readonly before: ReadonlyArray<SecurityRuleRecord>
+  readonly etag: string
+}
+
+/**
+ * A declarative replace: the VPC's rules become exactly `items` (`rules/Declaration.ts`).
+ * Refused when `ifMatch` (an `If-Match` header) does not name the rules' ETag, when any item
+ * is invalid (all named), or when the end state would hold more than `MAX_RULES_PER_VPC`.
+ * Every rule it creates, changes or deletes is a subject of its own (one audit entry each).
+ */
+export const replace = (
+  vpcId: VpcId,
+  items: ReadonlyArray<RuleDeclaration>,
+  references: Validate.References,
+  ifMatch: string | undefined,
+  making: Declaration.Making
+) =>
+(state: TenantState): Decided<Replacement, NotFound | Conflict | RuleValidation | PreconditionFailed> => {
+  if (state.vpc(vpcId) === undefined) return Either.left(vpcNotFound(vpcId))
+  const before = state.rulesOf(vpcId)
+  const etag = Declaration.etagOf(before)
+  if (ifMatch !== undefined && !Declaration.ifMatch(ifMatch, etag)) {
+    return Either.left(
+      new PreconditionFailed({
+        detail: `the rules of VPC ${vpcId} changed since ${ifMatch.trim()}: they are now at ${etag}`
+      })
+    )
+  }
+  return Declaration.plan(before, items, references, making).pipe(
+    Either.mapLeft((problems) => new RuleValidation({ ...problems[0]!, errors: problems })),
+    Either.filterOrLeft(
+      (outcome) => outcome.next.length <= MAX_RULES_PER_VPC,
+      (outcome) =>
+        new Conflict({
+          detail:
+            `the declaration leaves VPC ${vpcId} with ${outcome.next.length} rules; it may have at most ${MAX_RULES_PER_VPC}`
+        })
+    ),
+    Either.map((outcome) => ({
+      writes: [
+        ...outcome.deleted.map((r) => Change.remove("rules", r.id, vpcId)),
+        ...outcome.updated.map((record) => Change.update({ part: "rules", record })),
+        ...outcome.created.map((record) => Change.insert({ part: "rules", record }))
+      ],
+      decidedOn: [vpcId],
+      subject: vpcId,
+      subjects: [...outcome.created, ...outcome.updated, ...outcome.deleted].map((r) => r.id),
+      result: { ...outcome, before, etag }
+    }))
   )
 }

@@ -17,6 +17,7 @@ import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
 import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
 import type {
   FlowQuery,
+  RuleDeclaration,
   SecurityRule,
   SecurityRuleCreate,
   SecurityRulePatch,
@@ -31,21 +32,25 @@ import {
   RuleImpact,
   RuleList,
   RuleMutation,
+  RulesPlan,
+  RulesReplaced,
   viewOf
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { RuleValidation } from "../Errors.js"
-import type { Conflict, IdempotencyKeyReused, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { Conflict, IdempotencyKeyReused, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import { matcherOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
+import * as Declaration from "../rules/Declaration.js"
 import type * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
 import * as Reachability from "../rules/Reachability.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
+import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
@@ -53,8 +58,14 @@ import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
 
+/** A VPC's rules with their ETag (`Declaration.etagOf`), the `If-Match` of a declarative replace. */
+export interface TaggedRuleList {
+  readonly list: RuleList
+  readonly etag: string
+}
+
 export interface SecurityRulesShape {
-  readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleList, Failure>
+  readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<TaggedRuleList, Failure>
   readonly get: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<SecurityRule, Failure>
   /**
    * The changes take `dryRun`: when true they validate exactly as the real call, change
@@ -82,6 +93,16 @@ export interface SecurityRulesShape {
     ruleIds: ReadonlyArray<SecurityRuleId>,
     dryRun?: boolean
   ) => Effect.Effect<RuleList | RuleImpact, Failure>
+  /**
+   * A declarative replace: the VPC's rules become exactly `items` in one change, applied once
+   * (`ifMatch`: the `If-Match` header). `dryRun`: the plan and its impact, nothing changed.
+   */
+  readonly replace: (
+    caller: TenantPrincipal,
+    vpcId: VpcId,
+    items: ReadonlyArray<RuleDeclaration>,
+    options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
+  ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | Conflict | PreconditionFailed>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
   /** For every pair of the VPC's endpoints, the ports and protocols allowed end to end. */
@@ -204,6 +225,13 @@ const RuleListOf: Derivation<{ readonly vpc: VpcRecord; readonly context: RuleSe
   key: ({ vpc }) => vpc.id,
   inputs: (state, { context, vpc }) => [state.entryOf("rules", { vpc: vpc.id }), vpc, context],
   compute: (state, { context, vpc }) => ruleList(vpc, state.rulesOf(vpc.id), context)
+}
+
+/** The ETag of a VPC's rules, kept while they are unchanged. */
+const EtagOf: Derivation<VpcId, string> = {
+  key: (vpc) => vpc,
+  inputs: (state, vpc) => [state.entryOf("rules", { vpc })],
+  compute: (state, vpc) => Declaration.etagOf(state.rulesOf(vpc))
 }
 
 /**
@@ -391,6 +419,63 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         }
       )
 
+      const replace = Effect.fn("SecurityRules.replace")(function*(
+        caller: TenantPrincipal,
+        vpcId: VpcId,
+        items: ReadonlyArray<RuleDeclaration>,
+        options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
+      ) {
+        const vpc = yield* vpcs.owned(caller, vpcId)
+        const context = yield* applier.context(vpc)
+        const now = yield* DateTime.now
+        const decide = Strategy.replace(vpc.id, items, references(context), options.ifMatch, {
+          newId: () => RuleId.make(randomUuid()),
+          stamp: (fields) => ({
+            ...fields,
+            vpc_id: vpc.id,
+            tenant_id: caller.tenant_id,
+            created_at: now,
+            updated_at: now
+          }),
+          touch: (record) => ({ ...record, updated_at: now })
+        })
+        const { decision: { result: planned } } = yield* pipeline.preview(caller.tenant_id, decide)
+        const changes = (outcome: Strategy.Replacement) => ({
+          vpc_id: vpc.id,
+          created: outcome.created.map((r) => view(r, context)),
+          updated: outcome.updated.map((r) => view(r, context)),
+          deleted: outcome.deleted.map((r) => r.id),
+          unchanged: outcome.unchanged.map((r) => view(r, context))
+        })
+        if (options.dryRun === true || !Declaration.changes(planned)) yield* Audit.dismiss
+        if (options.dryRun === true) {
+          return RulesPlan.make({
+            dry_run: true,
+            ...changes(planned),
+            rules: ruleList(vpc, planned.next, context).rules,
+            etag: planned.etag,
+            impact: impactOf(vpc.id, context, planned.before, planned.next)
+          }, TRUSTED)
+        }
+        const answer = (outcome: Strategy.Replacement, in_: RuleSet.VpcContext, state: ApplyState) =>
+          RulesReplaced.make({
+            dry_run: false,
+            ...changes(outcome),
+            rules: ruleList(vpc, outcome.next, in_).rules,
+            etag: Declaration.etagOf(outcome.next),
+            ...state
+          }, TRUSTED)
+        // The same declaration again writes nothing, takes no revision step and applies nothing.
+        if (!Declaration.changes(planned)) {
+          return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
+        }
+        const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
+        const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, result.next)
+        return answer(result, applied ?? context, state)
+      })
+
       const evaluate = Effect.fn("SecurityRules.evaluate")(
         function*(caller: TenantPrincipal, query: typeof FlowQuery.Type) {
           const vpc = yield* vpcs.owned(caller, query.vpc_id)
@@ -459,7 +544,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       return SecurityRules.of({
         analysis,
         reachability,
-        list: (caller, vpcId) => Effect.flatMap(vpcs.owned(caller, vpcId), (vpc) => listOf(vpc)),
+        list: (caller, vpcId) =>
+          Effect.gen(function*() {
+            const vpc = yield* vpcs.owned(caller, vpcId)
+            const list = yield* listOf(vpc)
+            return { list, etag: (yield* stateOf(caller)).memo(EtagOf, vpc.id) }
+          }),
+        replace,
         get: (caller, id) =>
           Effect.gen(function*() {
             const rule = yield* ownedRule(caller, id)

@@ -1,8 +1,12 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Api, SecurityRules, Subnets, Vpcs } from "@tenet/core"
-import { Effect } from "effect"
+import { Effect, identity } from "effect"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
+
+/** The answer with the rules' version as its `ETag`. */
+const withEtag = (etag: string) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeader(answer, "etag", etag) : answer
 
 export const VpcsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
@@ -42,7 +46,10 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
       return handlers
         .handle(
           "list",
-          ({ urlParams }) => asTenant((caller) => rules.list(caller, urlParams.vpc_id)).pipe(json("list"))
+          ({ urlParams }) =>
+            asTenant((caller) => rules.list(caller, urlParams.vpc_id)).pipe(
+              Effect.flatMap(({ etag, list }) => Effect.map(json("list")(Effect.succeed(list)), withEtag(etag)))
+            )
         )
         .handle(
           "analysis",
@@ -68,6 +75,17 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             rules.reorder(caller, payload.vpc_id, payload.rule_ids, urlParams.dry_run === true)
           )
             .pipe(json("reorder")))
+        .handle("replace", ({ headers, path, payload, urlParams }) =>
+          asTenant((caller) =>
+            rules.replace(caller, path.vpc_id, payload.rules, {
+              ifMatch: headers["if-match"],
+              dryRun: urlParams.dry_run === true
+            })
+          ).pipe(
+            Effect.flatMap((answer) =>
+              Effect.map(json("replace")(Effect.succeed(answer)), answer.dry_run ? identity : withEtag(answer.etag))
+            )
+          ))
         .handle("evaluate", ({ payload }) =>
           asTenant((caller) =>
             rules.evaluate(caller, payload)

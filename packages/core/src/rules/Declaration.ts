@@ -1,0 +1,195 @@
+/**
+ * A VPC's declared policy against its rules: which existing rule each declared item is (by
+ * `id`, else by `name`), and so what a declarative replace creates, changes in place,
+ * deletes and leaves alone. Pure; the use case commits the outcome as one change.
+ *
+ * Matching is by `id` first; items without one match the existing rules no id claimed, by
+ * name. Where a name does not say which rule is meant (two items, or two unclaimed existing
+ * rules, with one name) the declaration is refused: guessing would change the wrong rule.
+ */
+import { Either } from "effect"
+import type { SecurityRuleId } from "../domain/Ids.js"
+import type { RuleDeclaration, SecurityRuleRecord } from "../domain/SecurityRule.js"
+import type { FieldError, References } from "./Validate.js"
+import { validate } from "./Validate.js"
+
+/** The fields a declaration sets: everything a user writes of a rule. */
+const DECLARED = [
+  "name",
+  "description",
+  "direction",
+  "action",
+  "priority",
+  "protocol",
+  "ports",
+  "remote_type",
+  "remote_cidr",
+  "remote_vpc_id",
+  "target_type",
+  "target_subnet_id",
+  "target_pod_ids",
+  "enabled"
+] as const satisfies ReadonlyArray<keyof RuleDeclaration & keyof SecurityRuleRecord>
+
+type Declared = Pick<SecurityRuleRecord, typeof DECLARED[number]>
+
+const declaredOf = (item: RuleDeclaration): Declared => {
+  const { id: _id, ...fields } = item
+  return fields
+}
+
+const sameValue = (a: unknown, b: unknown): boolean =>
+  Array.isArray(a) && Array.isArray(b)
+    ? a.length === b.length && a.every((v, i) => v === b[i])
+    : a === b
+
+/** Whether `record` already holds every declared field as `declared` has it. */
+const holds = (record: SecurityRuleRecord, declared: Declared) =>
+  DECLARED.every((field) => sameValue(record[field], declared[field]))
+
+/** What a declaration does to the VPC's rules. */
+export interface Outcome {
+  readonly created: ReadonlyArray<SecurityRuleRecord>
+  readonly updated: ReadonlyArray<SecurityRuleRecord>
+  readonly deleted: ReadonlyArray<SecurityRuleRecord>
+  readonly unchanged: ReadonlyArray<SecurityRuleRecord>
+  /** The VPC's rules after it, in creation order (`seq`). */
+  readonly next: ReadonlyArray<SecurityRuleRecord>
+}
+
+/** Whether an outcome writes anything. */
+export const changes = (outcome: Outcome): boolean =>
+  outcome.created.length + outcome.updated.length + outcome.deleted.length > 0
+
+/** What a new rule is given besides its declared fields. */
+export interface Making {
+  readonly newId: () => SecurityRuleId
+  readonly stamp: (record: Declared & { readonly id: SecurityRuleId; readonly seq: number }) => SecurityRuleRecord
+  readonly touch: (record: SecurityRuleRecord) => SecurityRuleRecord
+}
+
+/**
+ * The outcome of declaring `items` over the VPC's `existing` rules (creation order), or every
+ * problem found, each naming its item (`rules[3].name`).
+ */
+export const plan = (
+  existing: ReadonlyArray<SecurityRuleRecord>,
+  items: ReadonlyArray<RuleDeclaration>,
+  references: References,
+  making: Making
+): Either.Either<Outcome, ReadonlyArray<FieldError>> => {
+  const problems: Array<FieldError> = []
+  const byId = new Map(existing.map((r) => [r.id as string, r]))
+  const match = new Map<number, SecurityRuleRecord>()
+  const claimedBy = new Map<string, number>()
+  items.forEach((item, i) => {
+    if (item.id === undefined) return
+    const earlier = claimedBy.get(item.id)
+    const record = byId.get(item.id)
+    if (earlier !== undefined) {
+      problems.push({ field: `rules[${i}].id`, message: `${item.id} is declared twice (also rules[${earlier}])` })
+    } else if (record === undefined) {
+      problems.push({ field: `rules[${i}].id`, message: `${item.id} is not a rule of this VPC` })
+    } else {
+      claimedBy.set(item.id, i)
+      match.set(i, record)
+    }
+  })
+  const unclaimedByName = new Map<string, Array<SecurityRuleRecord>>()
+  for (const record of existing) {
+    if (claimedBy.has(record.id)) continue
+    unclaimedByName.set(record.name, [...(unclaimedByName.get(record.name) ?? []), record])
+  }
+  const itemsByName = new Map<string, Array<number>>()
+  items.forEach((item, i) => {
+    if (item.id === undefined) itemsByName.set(item.name, [...(itemsByName.get(item.name) ?? []), i])
+  })
+  items.forEach((item, i) => {
+    if (item.id !== undefined) return
+    const sameName = itemsByName.get(item.name)!
+    const candidates = unclaimedByName.get(item.name) ?? []
+    if (sameName.length > 1) {
+      const others = sameName.filter((j) => j !== i).map((j) => `rules[${j}]`).join(", ")
+      problems.push({
+        field: `rules[${i}].name`,
+        message: `"${item.name}" is also the name of ${others}: give each its id or a name of its own`
+      })
+    } else if (candidates.length > 1) {
+      problems.push({
+        field: `rules[${i}].name`,
+        message: `"${item.name}" names ${candidates.length} rules (${
+          candidates.map((r) => r.id).join(", ")
+        }): give the id of the one meant`
+      })
+    } else if (candidates.length === 1) {
+      match.set(i, candidates[0]!)
+    }
+  })
+  items.forEach((item, i) => {
+    Either.match(validate(declaredOf(item), references), {
+      onLeft: (e) => problems.push({ field: `rules[${i}].${e.field}`, message: e.message }),
+      onRight: () => undefined
+    })
+  })
+  if (problems.length > 0) {
+    const index = (p: FieldError) => Number(/^rules\[(\d+)\]/.exec(p.field)?.[1] ?? 0)
+    return Either.left(problems.sort((a, b) => index(a) - index(b)))
+  }
+  const created: Array<SecurityRuleRecord> = []
+  const updated: Array<SecurityRuleRecord> = []
+  const unchanged: Array<SecurityRuleRecord> = []
+  const kept = new Map<string, SecurityRuleRecord>()
+  let seq = existing.reduce((max, r) => Math.max(max, r.seq), 0)
+  items.forEach((item, i) => {
+    const declared = declaredOf(item)
+    const current = match.get(i)
+    if (current === undefined) {
+      const record = making.stamp({ ...declared, id: making.newId(), seq: ++seq })
+      created.push(record)
+    } else if (holds(current, declared)) {
+      unchanged.push(current)
+      kept.set(current.id, current)
+    } else {
+      const record = making.touch({ ...current, ...declared })
+      updated.push(record)
+      kept.set(current.id, record)
+    }
+  })
+  const deleted = existing.filter((r) => !kept.has(r.id))
+  const next = [...existing.flatMap((r) => kept.get(r.id) ?? []), ...created]
+  return Either.right({ created, updated, deleted, unchanged, next })
+}
+
+/**
+ * The ETag of a VPC's rules: a digest of every rule's fields in creation order, so it changes
+ * with any change to them and is the same on every replica and store. Not a secret, nor a
+ * defence against a chosen collision; it only tells one version of the rules from another.
+ */
+export const etagOf = (rules: ReadonlyArray<SecurityRuleRecord>): string => {
+  const text = JSON.stringify(rules.map((r) => [r.id, r.seq, ...DECLARED.map((field) => r[field])]))
+  // cyrb128 (public domain): four 32-bit lanes over the text's UTF-16 units.
+  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762
+  for (let i = 0; i < text.length; i++) {
+    const k = text.charCodeAt(i)
+    h1 = h2 ^ Math.imul(h1 ^ k, 597399067)
+    h2 = h3 ^ Math.imul(h2 ^ k, 2869860233)
+    h3 = h4 ^ Math.imul(h3 ^ k, 951274213)
+    h4 = h1 ^ Math.imul(h4 ^ k, 2716044179)
+  }
+  h1 = Math.imul(h3 ^ (h1 >>> 18), 597399067)
+  h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233)
+  h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213)
+  h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179)
+  h1 ^= h2 ^ h3 ^ h4
+  h2 ^= h1
+  h3 ^= h1
+  h4 ^= h1
+  return `"${[h1, h2, h3, h4].map((h) => (h >>> 0).toString(16).padStart(8, "0")).join("")}"`
+}
+
+/**
+ * Whether an `If-Match` header value names `etag`: `*`, or a comma list holding it. A weak
+ * tag (`W/"..."`) never matches: a replace needs the exact version (RFC 9110, 13.1.1).
+ */
+export const ifMatch = (header: string, etag: string): boolean =>
+  header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag)
