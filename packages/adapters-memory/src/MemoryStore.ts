@@ -7,6 +7,7 @@
 import type {
   Admin,
   Domain,
+  Guardrail,
   IdempotencyKey,
   Ids,
   Pod,
@@ -81,6 +82,13 @@ const Credentials = Table.define<RegistryCredential.RegistryCredentialRecord, "t
   retained: ["tenant"]
 })
 
+/** A tenant-wide guardrail (no VPC) is in no VPC's index entry. */
+const Guardrails = Table.define<Guardrail.GuardrailRecord, "tenant" | "vpc">({
+  key: (g) => g.id,
+  indexes: { tenant: (g) => g.tenant_id, vpc: (g) => g.vpc_id },
+  retained: ["tenant"]
+})
+
 /** A scope (a tenant id or `admin`) never holds a slash, so `scope/key` names one key. */
 const idempotencyKeyOf = (scope: string, key: string) => `${scope}/${key}`
 
@@ -105,6 +113,7 @@ interface State {
   readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
+  readonly guardrails: Table.Table<Guardrail.GuardrailRecord, "tenant" | "vpc">
   readonly idempotencyKeys: Table.Table<IdempotencyKey.IdempotencyKeyRecord, "scope">
   /** Insertion order of every record, breaking ties between equal creation times. */
   readonly order: HashMap.HashMap<string, number>
@@ -130,6 +139,7 @@ const emptyState: State = {
   pods: Table.empty(Pods),
   tunnels: Table.empty(Tunnels),
   credentials: Table.empty(Credentials),
+  guardrails: Table.empty(Guardrails),
   idempotencyKeys: Table.empty(IdempotencyKeys),
   order: HashMap.empty(),
   nextOrder: 0,
@@ -199,7 +209,8 @@ const revisionsOf = () => {
         Table.entry(s.pods, "tenant", id),
         Table.entry(s.tunnels, "tenant", id),
         Table.entry(s.credentials, "tenant", id),
-        Table.entry(s.domains, "tenant", id)
+        Table.entry(s.domains, "tenant", id),
+        Table.entry(s.guardrails, "tenant", id)
       ].map(numberOf).join("."),
     providerConfig: (s: State): Store.Revision => String(numberOf(s.providerConfig))
   }
@@ -275,7 +286,7 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  /** A VPC goes with its subnets, rules and pods. */
+  /** A VPC goes with its subnets, rules, pods, tunnels and guardrails. */
   const removeVpc = (s: State, id: Ids.VpcId): State => ({
     ...s,
     vpcs: Table.remove(Vpcs, s.vpcs, id),
@@ -283,7 +294,8 @@ export const make = Effect.gen(function*() {
     subnets: Table.removeAll(Subnets, s.subnets, "vpc", id),
     rules: Table.removeAll(Rules, s.rules, "vpc", id),
     pods: Table.removeAll(Pods, s.pods, "vpc", id),
-    tunnels: Table.removeAll(Tunnels, s.tunnels, "vpc", id)
+    tunnels: Table.removeAll(Tunnels, s.tunnels, "vpc", id),
+    guardrails: Table.removeAll(Guardrails, s.guardrails, "vpc", id)
   })
 
   const removeTenant = (state: State, id: Ids.TenantId): State => {
@@ -296,6 +308,7 @@ export const make = Effect.gen(function*() {
       tenantByToken: HashMap.remove(s.tenantByToken, tenant.token_hash),
       domains: Table.removeAll(Domains, s.domains, "tenant", id),
       credentials: Table.removeAll(Credentials, s.credentials, "tenant", id),
+      guardrails: Table.removeAll(Guardrails, s.guardrails, "tenant", id),
       idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id)
     }
   }
@@ -621,6 +634,7 @@ export const make = Effect.gen(function*() {
             tunnels: ordered(s, Table.lookup(s.tunnels, "tenant", id)),
             registryCredentials: ordered(s, Table.lookup(s.credentials, "tenant", id)),
             domains: ordered(s, Table.lookup(s.domains, "tenant", id)),
+            guardrails: ordered(s, Table.lookup(s.guardrails, "tenant", id)),
             vpcVersions: Object.fromEntries(
               Table.lookup(s.vpcs, "tenant", id).map((
                 v
@@ -697,6 +711,11 @@ export const make = Effect.gen(function*() {
           return registryCredentialsWrites.delete(tenantId, w.key)
         case "domains":
           return domainsWrites.delete(w.key as Ids.DomainId)
+        case "guardrails":
+          return drop(
+            (s) => Table.has(s.guardrails, w.key),
+            (s) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, w.key) })
+          )
       }
     }
     const insert = w._tag === "Insert"
@@ -723,6 +742,19 @@ export const make = Effect.gen(function*() {
         return insert
           ? domainsWrites.insert(w.record)
           : replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains }))(w.record)
+      case "guardrails": {
+        const record = w.record
+        return insert
+          ? write((s) =>
+            Effect.succeed(
+              [undefined, {
+                ...inserted(s, record.id),
+                guardrails: Table.put(Guardrails, s.guardrails, record)
+              }] as const
+            )
+          )
+          : replace(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails }))(record)
+      }
     }
   }
 

@@ -273,11 +273,42 @@ const vpcVersions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     ALTER TABLE vpcs ADD COLUMN version bigint NOT NULL DEFAULT 0;
   `))
 
+/**
+ * Guardrails (`domain/Guardrail.ts` in core): a VPC's (`vpc_id`) or tenant-wide (null). `local`
+ * is the record's JSON text (pods and subnets, or null for the whole VPC): read whole, never
+ * queried into.
+ */
+const guardrails = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE guardrails (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      vpc_id uuid REFERENCES vpcs (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      description text,
+      require text NOT NULL,
+      direction text NOT NULL,
+      protocol text NOT NULL,
+      ports text,
+      remote_cidr text NOT NULL,
+      local text,
+      created_at timestamptz NOT NULL
+    );
+    CREATE INDEX guardrails_tenant_id ON guardrails (tenant_id);
+    CREATE INDEX guardrails_vpc_id ON guardrails (vpc_id);
+    CREATE CONSTRAINT TRIGGER guardrails_bump_tenant_revision
+      AFTER INSERT OR UPDATE OR DELETE ON guardrails
+      DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION tenet_bump_tenant_revision();
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_revisions": revisions,
   "0004_audit_log": auditLog,
-  "0005_vpc_versions": vpcVersions
+  "0005_vpc_versions": vpcVersions,
+  "0006_guardrails": guardrails
 })

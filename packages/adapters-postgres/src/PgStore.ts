@@ -11,6 +11,7 @@ import {
   AuditLog,
   Change,
   Domain,
+  Guardrail,
   IdempotencyKey,
   OperationLog,
   OperationsLog,
@@ -66,6 +67,13 @@ const CredentialRow = Schema.Struct({
   created_at: Timestamp
 })
 
+/** `local` is kept as its JSON text. */
+const GuardrailRow = Schema.Struct({
+  ...Guardrail.GuardrailRecord.fields,
+  local: Schema.NullOr(Schema.parseJson(Guardrail.LocalEndpoints)),
+  created_at: Timestamp
+})
+
 const IdempotencyKeyRow = Schema.Struct({ ...IdempotencyKey.IdempotencyKeyRecord.fields, created_at: Timestamp })
 
 const AuthenticatedRow = Schema.Struct({
@@ -84,6 +92,7 @@ const SnapshotRow = Schema.Struct({
   tunnels: Schema.Array(TunnelRow),
   registry_credentials: Schema.Array(CredentialRow),
   domains: Schema.Array(DomainRow),
+  guardrails: Schema.Array(GuardrailRow),
   vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number })
 })
 
@@ -456,6 +465,7 @@ export const make = (options: Options = {}) =>
         owned("tunnels"),
         owned("registry_credentials"),
         owned("domains"),
+        owned("guardrails"),
         "(SELECT coalesce(json_object_agg(v.id, v.version), '{}') FROM vpcs v WHERE v.tenant_id = t.id) AS vpc_versions"
       ].join(", ")
     } FROM tenants t WHERE t.id = $1`
@@ -487,6 +497,7 @@ export const make = (options: Options = {}) =>
             tunnels: r.tunnels,
             registryCredentials: r.registry_credentials,
             domains: r.domains,
+            guardrails: r.guardrails,
             vpcVersions: r.vpc_versions
           }))
         ),
@@ -569,7 +580,8 @@ export const make = (options: Options = {}) =>
         encode: encoded(CredentialRow),
         fixed: ["tenant_id", "name", "created_at"]
       },
-      domains: { table: "domains", encode: encoded(DomainRow), fixed: ["tenant_id", "created_at"] }
+      domains: { table: "domains", encode: encoded(DomainRow), fixed: ["tenant_id", "created_at"] },
+      guardrails: { table: "guardrails", encode: encoded(GuardrailRow), fixed: ["tenant_id", "vpc_id", "created_at"] }
     }
 
     /** A row's key as a condition: a credential by its tenant and name, every other row by id. */

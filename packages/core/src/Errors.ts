@@ -11,6 +11,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Problem, summary } from "./api/InputProblems.js"
+import { GuardrailViolation } from "./domain/SecurityRule.js"
 
 const Detail = Schema.Struct({ detail: Schema.String })
 
@@ -99,6 +100,32 @@ export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()
     "PreconditionFailed",
     "The resource changed since the version If-Match names"
   )
+}
+
+/**
+ * 409: the change would leave a guardrail broken; `violations` names each, with a flow of its
+ * region that would get the forbidden verdict and the rule that would decide it. Nothing changed.
+ */
+export class GuardrailViolated extends Schema.TaggedError<GuardrailViolated>()("GuardrailViolated", {
+  detail: Schema.String,
+  violations: Schema.Array(GuardrailViolation)
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = Schema.transform(
+    Schema.Struct({ detail: Schema.String, violations: Schema.Array(GuardrailViolation) }),
+    Schema.typeSchema(GuardrailViolated),
+    {
+      strict: true,
+      decode: (body) => new GuardrailViolated(body),
+      encode: ({ detail, violations }) => ({ detail, violations })
+    }
+  ).annotations({
+    ...HttpApiSchema.annotations({ status: 409 }),
+    identifier: "GuardrailViolated",
+    description: "The change would break a guardrail"
+  })
 }
 
 /**
@@ -213,6 +240,7 @@ export type TenetError =
   | Forbidden
   | NotFound
   | Conflict
+  | GuardrailViolated
   | PreconditionFailed
   | LengthRequired
   | PayloadTooLarge

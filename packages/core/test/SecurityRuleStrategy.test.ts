@@ -19,6 +19,7 @@ const stateWith = (count: number) => {
     tunnels: [],
     registryCredentials: [],
     domains: [],
+    guardrails: [],
     vpcVersions: { [vpc.id]: 0 }
   })
 }

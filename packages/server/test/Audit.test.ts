@@ -265,6 +265,76 @@ const ENDPOINTS: Record<string, Endpoint> = {
       }),
     refused: () => Effect.succeed(call("tenant", "PUT", `/vpcs/${FOREIGN}/security-rules`, { rules: [] }))
   },
+  "guardrails.create": {
+    ok: (c) =>
+      Effect.map(vpc(c), (v) =>
+        call("tenant", "POST", `/vpcs/${v.id}/guardrails`, {
+          name: "no telnet",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "0.0.0.0/0"
+        })),
+    refused: () =>
+      Effect.succeed(call("tenant", "POST", `/vpcs/${FOREIGN}/guardrails`, {
+        name: "x",
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        remote_cidr: "0.0.0.0/0"
+      }))
+  },
+  "guardrails.delete": {
+    ok: (c) =>
+      Effect.gen(function*() {
+        const v = yield* vpc(c)
+        const g = yield* must("POST", `/vpcs/${v.id}/guardrails`, asTenant(c), {
+          name: "no telnet",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "0.0.0.0/0"
+        })
+        return call("tenant", "DELETE", `/guardrails/${g.id}`)
+      }),
+    refused: () => Effect.succeed(call("tenant", "DELETE", `/guardrails/${FOREIGN}`))
+  },
+  "tenantGuardrails.create": {
+    ok: (c) =>
+      Effect.succeed(call("admin", "POST", `/tenants/${c.tenant.id}/guardrails`, {
+        name: uniqueName("no-telnet"),
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        ports: "23",
+        remote_cidr: "203.0.113.0/24"
+      })),
+    refused: () =>
+      Effect.succeed(call("admin", "POST", `/tenants/${FOREIGN}/guardrails`, {
+        name: "x",
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        remote_cidr: "203.0.113.0/24"
+      }))
+  },
+  "tenantGuardrails.delete": {
+    ok: (c) =>
+      Effect.map(
+        must("POST", `/tenants/${c.tenant.id}/guardrails`, asAdmin(c), {
+          name: uniqueName("no-telnet"),
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "203.0.113.0/24"
+        }),
+        (g) => call("admin", "DELETE", `/tenants/${c.tenant.id}/guardrails/${g.id}`)
+      ),
+    refused: (c) => Effect.succeed(call("admin", "DELETE", `/tenants/${c.tenant.id}/guardrails/${FOREIGN}`))
+  },
   "pods.create": {
     ok: (c) =>
       Effect.gen(function*() {

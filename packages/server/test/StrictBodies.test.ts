@@ -118,6 +118,22 @@ const CALLS: { readonly [K in Api.PayloadKey]: (w: World) => Call } = {
     as: "tenant",
     body: { name: uniqueName("reg"), server: "registry.example.com", username: "ci", password: "secret" }
   }),
+  "guardrails.create": () => ({
+    as: "tenant",
+    body: {
+      name: "no telnet",
+      require: "deny",
+      direction: "ingress",
+      protocol: "tcp",
+      ports: "23",
+      remote_cidr: "0.0.0.0/0",
+      local: { subnet_ids: [] }
+    }
+  }),
+  "tenantGuardrails.create": () => ({
+    as: "admin",
+    body: { name: "no telnet", require: "deny", direction: "ingress", protocol: "tcp", remote_cidr: "0.0.0.0/0" }
+  }),
   "topology.deploy": (w) => ({
     as: "tenant",
     body: {

@@ -20,6 +20,7 @@ import {
 } from "../Errors.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
+import { GuardrailsApi, TenantGuardrailsApi } from "./GuardrailApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
 import { MatchedEndpoint } from "./MatchedEndpoint.js"
 import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
@@ -103,6 +104,8 @@ export class TenetApi extends HttpApi.make("tenet")
   .add(TunnelsApi.middlewareEndpoints(MatchedEndpoint))
   .add(RegistryCredentialsApi.middlewareEndpoints(MatchedEndpoint))
   .add(TopologyApi.middlewareEndpoints(MatchedEndpoint))
+  .add(GuardrailsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(TenantGuardrailsApi.middlewareEndpoints(MatchedEndpoint))
   // Failures any request can meet, whatever its endpoint.
   .addError(InvalidInput.Wire)
   .addError(NotFound.Wire)

@@ -11,6 +11,7 @@
 import type { Schema } from "effect"
 import { AdminLogin } from "../domain/Admin.js"
 import { DomainCreate } from "../domain/Domain.js"
+import { GuardrailCreate } from "../domain/Guardrail.js"
 import { PodConfigPatch, PodCreate } from "../domain/Pod.js"
 import { ProviderConfigInput } from "../domain/ProviderConfig.js"
 import { RegistryCredentialCreate } from "../domain/RegistryCredential.js"
@@ -51,7 +52,9 @@ export const Payloads = {
   "tunnels.createForPod": strict(TunnelCreate),
   "tunnels.create": strict(TunnelAutoCreate),
   "registryCredentials.create": strict(RegistryCredentialCreate),
-  "topology.deploy": strict(TopologyRequest)
+  "topology.deploy": strict(TopologyRequest),
+  "guardrails.create": strict(GuardrailCreate),
+  "tenantGuardrails.create": strict(GuardrailCreate)
 } as const
 
 export type Payloads = typeof Payloads

@@ -7,7 +7,7 @@ import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCr
 import { DryRunQuery } from "../domain/SecurityRule.js"
 import { TopologyImpact, TopologyView } from "../domain/Topology.js"
 import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
-import { Conflict, Forbidden, NotFound } from "../Errors.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
@@ -156,6 +156,7 @@ export class TopologyApi extends HttpApiGroup.make("topology")
       .addSuccess(TopologyView)
       .addSuccess(TopologyImpact)
       .addError(NotFound.Wire)
+      .addError(GuardrailViolated.Wire)
       .addError(Conflict.Wire)
       .addError(Forbidden.Wire)
       .annotate(OpenApi.Summary, "Deploy VPCs, subnets and pods by name in one all-or-nothing request")

@@ -75,7 +75,11 @@ export const ACTIONS: Readonly<Record<string, Subject>> = {
   "tunnels.delete": path("tunnel", "tunnel_id"),
   "registryCredentials.create": made("registry_credential"),
   "registryCredentials.delete": path("registry_credential", "name"),
-  "topology.deploy": path("topology", "tenant_id")
+  "topology.deploy": path("topology", "tenant_id"),
+  "guardrails.create": made("guardrail"),
+  "guardrails.delete": path("guardrail", "guardrail_id"),
+  "tenantGuardrails.create": made("guardrail"),
+  "tenantGuardrails.delete": path("guardrail", "guardrail_id")
 }
 
 export interface Actor {

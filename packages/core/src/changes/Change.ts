@@ -12,6 +12,7 @@
  * holds exactly, across server processes, without reading the rows again.
  */
 import type { DomainRecord } from "../domain/Domain.js"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
@@ -29,6 +30,7 @@ export type Row =
   | { readonly part: "tunnels"; readonly record: TunnelRecord }
   | { readonly part: "credentials"; readonly record: RegistryCredentialRecord }
   | { readonly part: "domains"; readonly record: DomainRecord }
+  | { readonly part: "guardrails"; readonly record: GuardrailRecord }
 
 export type Part = Row["part"]
 
@@ -51,12 +53,15 @@ export const remove = (part: Part, key: string, vpcId?: VpcId): Write =>
 
 /** What removing a row takes with it, and by which of their fields: every store's one definition. */
 export const CASCADES: { readonly [P in Part]?: ReadonlyArray<readonly [Part, "vpc_id" | "pod_id"]> } = {
-  vpcs: [["subnets", "vpc_id"], ["rules", "vpc_id"], ["pods", "vpc_id"], ["tunnels", "vpc_id"]],
+  vpcs: [["subnets", "vpc_id"], ["rules", "vpc_id"], ["pods", "vpc_id"], ["tunnels", "vpc_id"], [
+    "guardrails",
+    "vpc_id"
+  ]],
   pods: [["tunnels", "pod_id"]]
 }
 
 /** The parts that are a VPC's contents: writing one changes the VPC's version. */
-const CONTENTS: ReadonlySet<Part> = new Set(["subnets", "rules", "pods", "tunnels"])
+const CONTENTS: ReadonlySet<Part> = new Set(["subnets", "rules", "pods", "tunnels", "guardrails"])
 
 /** The key of a row within its tenant: a registry credential's name, every other row's id. */
 export const keyOf = (row: Row): string => row.part === "credentials" ? row.record.name : row.record.id
@@ -72,8 +77,9 @@ export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> =>
   for (const write of writes) {
     if (write._tag === "Insert" && write.part === "vpcs") inserted.add(write.record.id)
     if (!CONTENTS.has(write.part)) continue
-    const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId }).vpc_id
-    if (vpc !== undefined && !inserted.has(vpc)) vpcs.add(vpc)
+    // A tenant-wide guardrail (no VPC) is in no VPC's contents.
+    const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
+    if (vpc !== undefined && vpc !== null && !inserted.has(vpc)) vpcs.add(vpc)
   }
   return vpcs
 }

@@ -20,6 +20,7 @@ export const ResourceKind = Schema.Literal(
   "vpc",
   "subnet",
   "security_rule",
+  "guardrail",
   "pod",
   "tunnel",
   "registry_credential",

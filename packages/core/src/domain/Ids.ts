@@ -28,6 +28,9 @@ export type TunnelId = typeof TunnelId.Type
 export const SecurityRuleId = uuid("SecurityRuleId", "Security rule id (UUID)")
 export type SecurityRuleId = typeof SecurityRuleId.Type
 
+export const GuardrailId = uuid("GuardrailId", "Guardrail id (UUID)")
+export type GuardrailId = typeof GuardrailId.Type
+
 export const DomainId = uuid("DomainId", "Domain record id (UUID)")
 export type DomainId = typeof DomainId.Type
 

@@ -1,7 +1,7 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
 import { Either, Schema, Struct } from "effect"
 import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
-import { PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
+import { GuardrailId, PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
 import * as PortRanges from "./PortRanges.js"
 
@@ -346,6 +346,30 @@ export class ImpactRegion extends Schema.Class<ImpactRegion>("ImpactRegion")({
   after: Decision
 }) {}
 
+/** The local end of a witness flow: a pod, another endpoint of a subnet, or an address in no subnet (both null). */
+export const FlowLocal = Schema.Struct({
+  pod_id: Schema.NullOr(PodId),
+  subnet_id: Schema.NullOr(SubnetId)
+}).annotations({ identifier: "FlowLocal" })
+
+/** A concrete flow, the evidence of a violation. */
+export const WitnessFlow = Schema.Struct({
+  direction: Direction,
+  protocol: FlowProtocol,
+  port: Schema.NullOr(Schema.Int),
+  remote_ip: Schema.String,
+  local: FlowLocal
+}).annotations({ identifier: "WitnessFlow" })
+
+/** A guardrail a change breaks: a flow of its region that would get the other verdict, and what decides it. */
+export class GuardrailViolation extends Schema.Class<GuardrailViolation>("GuardrailViolation")({
+  guardrail_id: GuardrailId,
+  name: Schema.String,
+  vpc_id: VpcId,
+  flow: WitnessFlow,
+  decided_by: DecidedBy
+}) {}
+
 /** A dry run's answer: the traffic the change opens and closes, and the findings it brings. */
 export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
   dry_run: Schema.Literal(true),
@@ -355,7 +379,9 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
   /** Flows allowed now that the change denies. */
   closed: Schema.Array(ImpactRegion),
   /** Shadowed, redundant and conflicting rules after the change that are not so now. */
-  new_findings: Schema.Array(RuleFinding)
+  new_findings: Schema.Array(RuleFinding),
+  /** The guardrails the change would break: the real call is refused with these (409). */
+  violations: Schema.Array(GuardrailViolation)
 }, {
   examples: wireExample({
     dry_run: true,
@@ -373,7 +399,8 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
       }
     }],
     closed: [],
-    new_findings: []
+    new_findings: [],
+    violations: []
   })
 }) {}
 

@@ -19,6 +19,7 @@ import type * as Change from "../changes/Change.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { DomainRecord } from "../domain/Domain.js"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
@@ -212,6 +213,8 @@ export interface TenantSnapshot {
   readonly tunnels: ReadonlyArray<TunnelRecord>
   readonly registryCredentials: ReadonlyArray<RegistryCredentialRecord>
   readonly domains: ReadonlyArray<DomainRecord>
+  /** Tenant-wide guardrails and every VPC's. */
+  readonly guardrails: ReadonlyArray<GuardrailRecord>
   /** Each VPC's version (`changes/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
 }

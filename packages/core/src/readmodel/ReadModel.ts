@@ -124,6 +124,7 @@ const EMPTY: TenantSnapshot = {
   tunnels: [],
   registryCredentials: [],
   domains: [],
+  guardrails: [],
   vpcVersions: {}
 }
 

@@ -13,6 +13,7 @@
 import { HashMap, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { DomainRecord } from "../domain/Domain.js"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
@@ -38,6 +39,8 @@ const Tunnels = Table.define<TunnelRecord, "vpc" | "pod">({
 /** A registry credential is named within its tenant. */
 const Credentials = Table.define<RegistryCredentialRecord, never>({ key: (c) => c.name, indexes: {} })
 const Domains = Table.define<DomainRecord, never>({ key: (d) => d.id, indexes: {} })
+/** A tenant-wide guardrail (no VPC) is in no VPC's index entry. */
+const Guardrails = Table.define<GuardrailRecord, "vpc">({ key: (g) => g.id, indexes: { vpc: (g) => g.vpc_id } })
 
 /** The kinds of rows a tenant owns, as changes name them. */
 export type Part = Change.Part
@@ -53,6 +56,7 @@ interface Tables {
   readonly tunnels: Table.Table<TunnelRecord, "vpc" | "pod">
   readonly credentials: Table.Table<RegistryCredentialRecord, never>
   readonly domains: Table.Table<DomainRecord, never>
+  readonly guardrails: Table.Table<GuardrailRecord, "vpc">
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one definition per table, rows of any kind
@@ -63,7 +67,8 @@ const DEFINITIONS: { readonly [P in Part]: Table.Definition<any, any> } = {
   pods: Pods,
   tunnels: Tunnels,
   credentials: Credentials,
-  domains: Domains
+  domains: Domains,
+  guardrails: Guardrails
 }
 
 /**
@@ -120,7 +125,8 @@ export class TenantState {
       pods: load(Pods, snapshot.pods),
       tunnels: load(Tunnels, snapshot.tunnels),
       credentials: load(Credentials, snapshot.registryCredentials),
-      domains: load(Domains, snapshot.domains)
+      domains: load(Domains, snapshot.domains),
+      guardrails: load(Guardrails, snapshot.guardrails)
     } as Tables
     return new TenantState(
       tenantId,
@@ -254,6 +260,17 @@ export class TenantState {
   get domains(): ReadonlyArray<DomainRecord> {
     return this.inOrder(this.tables.domains.rows)
   }
+  guardrail(id: string): GuardrailRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.guardrails, id))
+  }
+  /** Every guardrail of the tenant, oldest first: tenant-wide ones and each VPC's. */
+  get guardrails(): ReadonlyArray<GuardrailRecord> {
+    return this.inOrder(this.tables.guardrails.rows)
+  }
+  /** The guardrails that hold in a VPC, oldest first: its own and the tenant-wide ones. */
+  guardrailsOf(vpcId: string): ReadonlyArray<GuardrailRecord> {
+    return this.guardrails.filter((g) => g.vpc_id === null || g.vpc_id === vpcId)
+  }
 
   /**
    * What identifies the version of a kind of rows (the whole table, or one VPC's), for a
@@ -294,6 +311,7 @@ export class TenantState {
       tunnels: this.tunnels,
       registryCredentials: this.credentials,
       domains: this.domains,
+      guardrails: this.guardrails,
       vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!]))
     }
   }

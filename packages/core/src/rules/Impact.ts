@@ -61,7 +61,8 @@ export const partition = (rules: ReadonlyArray<Rule>, context: VpcContext, direc
   return parts
 }
 
-const intersection = (a: Box, b: Box): Box | null => {
+/** The flows two boxes share, or null. */
+export const intersection = (a: Box, b: Box): Box | null => {
   if (!Analysis.intersects(a, b)) return null
   const locals = a.locals === b.locals ? a.locals : new Set([...a.locals].filter((l) => b.locals.has(l)))
   return {

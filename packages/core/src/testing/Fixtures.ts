@@ -2,8 +2,10 @@
 import { DateTime } from "effect"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRecord } from "../domain/Domain.js"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
 import {
   DomainId,
+  GuardrailId,
   PodId,
   randomUuid,
   SecurityRuleId,
@@ -172,5 +174,22 @@ export const rule = (vpc: VpcRecord, seq: number, overrides: Partial<SecurityRul
   enabled: true,
   created_at: at(),
   updated_at: at(),
+  ...overrides
+})
+
+/** A guardrail of `vpc` (tenant-wide with `vpc_id: null`): no SSH from anywhere. */
+export const guardrail = (vpc: VpcRecord, overrides: Partial<GuardrailRecord> = {}): GuardrailRecord => ({
+  id: GuardrailId.make(randomUuid()),
+  tenant_id: vpc.tenant_id,
+  vpc_id: vpc.id,
+  name: "no ssh",
+  description: null,
+  require: "deny",
+  direction: "ingress",
+  protocol: "tcp",
+  ports: "22",
+  remote_cidr: "0.0.0.0/0" as Ipv4Network,
+  local: null,
+  created_at: at(),
   ...overrides
 })

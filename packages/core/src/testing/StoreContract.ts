@@ -86,6 +86,31 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "guardrails, a VPC's and tenant-wide, are kept whole; a VPC's go with it, tenant-wide ones stay",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        yield* insert({ part: "vpcs", record: vpc })
+        const own = Fixtures.guardrail(vpc, {
+          local: { pod_ids: [], subnet_ids: [Fixtures.network(a.id).subnet.subnet_id] }
+        })
+        const wide = Fixtures.guardrail(vpc, { vpc_id: null, require: "allow", ports: null, protocol: "icmp" })
+        const before = yield* revisionOf(a.id)
+        yield* commitWrites(
+          a.id,
+          Change.insert({ part: "guardrails", record: own }),
+          Change.insert({ part: "guardrails", record: wide })
+        )
+        const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
+        expect(snapshot.revision).not.toBe(before)
+        expect(snapshot.guardrails).toEqual([own, wide])
+        yield* commitWrites(a.id, Change.remove("vpcs", vpc.id))
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).guardrails).toEqual([wide])
+      })
+    )
+
+    test(
       "a VPC's lock answers its tenant's revision, and none for a VPC that is not there",
       Effect.gen(function*() {
         const store = yield* Store

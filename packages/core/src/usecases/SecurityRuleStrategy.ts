@@ -51,6 +51,12 @@ export const create = (rule: NewRule) =>
   })
 }
 
+/** What a patch answers: the rule saved and the VPC's rules before it. */
+export interface Updated {
+  readonly saved: SecurityRuleRecord
+  readonly before: ReadonlyArray<SecurityRuleRecord>
+}
+
 /**
  * A patch, applied to the rule as the state holds it (a reorder or another patch committed
  * meanwhile is kept), validated against `references`. Answers the rule saved and the VPC's
@@ -65,10 +71,7 @@ export const update = (
 ) =>
 (
   state: TenantState
-): Decided<
-  { readonly saved: SecurityRuleRecord; readonly before: ReadonlyArray<SecurityRuleRecord> },
-  NotFound | RuleValidation
-> => {
+): Decided<Updated, NotFound | RuleValidation> => {
   const current = state.rule(id)
   if (current === undefined || current.vpc_id !== vpcId) return Either.left(ruleNotFound(id))
   return Validate.applyPatch(current, patch).pipe(

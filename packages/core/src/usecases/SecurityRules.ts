@@ -6,6 +6,7 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import * as Audit from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
+import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
@@ -23,6 +24,7 @@ import type {
   SecurityRulePatch,
   SecurityRuleRecord
 } from "../domain/SecurityRule.js"
+import type { GuardrailViolation } from "../domain/SecurityRule.js"
 import {
   FlowVerdict,
   ImpactRegion,
@@ -38,10 +40,17 @@ import {
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { RuleValidation } from "../Errors.js"
-import type { Conflict, IdempotencyKeyReused, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
+import type {
+  Conflict,
+  GuardrailViolated,
+  IdempotencyKeyReused,
+  NotFound,
+  PreconditionFailed,
+  ServiceUnavailable
+} from "../Errors.js"
 import { matcherOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { Derivation } from "../readmodel/TenantState.js"
+import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Declaration from "../rules/Declaration.js"
 import type * as Evaluate from "../rules/Evaluate.js"
@@ -50,6 +59,7 @@ import * as Reachability from "../rules/Reachability.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
+import { verdictsHold, violationsOf } from "./Guardrails.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -75,24 +85,24 @@ export interface SecurityRulesShape {
     caller: TenantPrincipal,
     input: SecurityRuleCreate,
     dryRun?: boolean
-  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | Conflict | IdempotencyKeyReused>
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated | Conflict | IdempotencyKeyReused>
   readonly update: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
     patch: SecurityRulePatch,
     dryRun?: boolean
-  ) => Effect.Effect<RuleMutation | RuleImpact, Failure>
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated>
   readonly delete: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
     dryRun?: boolean
-  ) => Effect.Effect<RuleMutation | RuleImpact, Failure>
+  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated>
   readonly reorder: (
     caller: TenantPrincipal,
     vpcId: VpcId,
     ruleIds: ReadonlyArray<SecurityRuleId>,
     dryRun?: boolean
-  ) => Effect.Effect<RuleList | RuleImpact, Failure>
+  ) => Effect.Effect<RuleList | RuleImpact, Failure | GuardrailViolated>
   /**
    * A declarative replace: the VPC's rules become exactly `items` in one change, applied once
    * (`ifMatch`: the `If-Match` header). `dryRun`: the plan and its impact, nothing changed.
@@ -102,7 +112,7 @@ export interface SecurityRulesShape {
     vpcId: VpcId,
     items: ReadonlyArray<RuleDeclaration>,
     options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
-  ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | Conflict | PreconditionFailed>
+  ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | GuardrailViolated | Conflict | PreconditionFailed>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
   /** For every pair of the VPC's endpoints, the ports and protocols allowed end to end. */
@@ -180,13 +190,15 @@ const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => 
 
 /**
  * What changing the VPC's rules from `before` to `after` does: the flows it flips, the
- * findings it brings; `grownTo` is the VPC's context after a change that also adds to it.
+ * findings it brings, the guardrails it would break (`violations`); `grownTo` is the VPC's
+ * context after a change that also adds to it.
  */
 export const impactOf = (
   vpcId: VpcId,
   context: RuleSet.VpcContext,
   before: ReadonlyArray<SecurityRuleRecord>,
   after: ReadonlyArray<SecurityRuleRecord>,
+  violations: ReadonlyArray<GuardrailViolation>,
   grownTo: RuleSet.VpcContext = context
 ): RuleImpact => {
   const names = new Map([...before, ...after].map((r) => [r.id as string, r.name]))
@@ -201,7 +213,8 @@ export const impactOf = (
     closed: regions.filter((r) => r.after.action === "deny"),
     new_findings: Analysis.analyze(now, grownTo)
       .filter((f) => !known.has(`${f.kind}:${f.rule_id}`))
-      .map((f) => findingOf(f, names))
+      .map((f) => findingOf(f, names)),
+    violations
   })
 }
 
@@ -326,6 +339,21 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
 
+      /** A rule change previewed: its impact, with the guardrails it would break. */
+      const previewed = <A, E>(
+        caller: TenantPrincipal,
+        vpcId: VpcId,
+        context: RuleSet.VpcContext,
+        decide: (state: TenantState) => Either.Either<Decision<A>, E>,
+        before: (result: A) => ReadonlyArray<SecurityRuleRecord>,
+        after: (result: A) => ReadonlyArray<SecurityRuleRecord>
+      ) =>
+        Effect.map(
+          pipeline.preview(caller.tenant_id, decide),
+          ({ decision: { result }, state }) =>
+            impactOf(vpcId, context, before(result), after(result), violationsOf(state, vpcId, after(result), context))
+        )
+
       const create = Effect.fn("SecurityRules.create")(function*(
         caller: TenantPrincipal,
         input: SecurityRuleCreate,
@@ -352,11 +380,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           created_at: now,
           updated_at: now
         })
-        if (dryRun) {
-          const { decision } = yield* pipeline.preview(caller.tenant_id, decide)
-          return impactOf(vpc.id, context, decision.result.rules.slice(0, -1), decision.result.rules)
-        }
-        const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
+        const after = (result: { readonly rules: ReadonlyArray<SecurityRuleRecord> }) => result.rules
+        if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
+        const { result } = yield* pipeline.create(caller.tenant_id, verdictsHold(decide, vpc.id, context, after)).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
         return yield* mutation(vpc, result.record, result.rules)
@@ -370,14 +396,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
           const decide = Strategy.update(id, vpc.id, patch, references(context), now)
-          if (dryRun) {
-            const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
-            const after = result.before.map((r) => (r.id === id ? result.saved : r))
-            return impactOf(vpc.id, context, result.before, after)
-          }
-          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          const after = (result: Strategy.Updated) => result.before.map((r) => (r.id === id ? result.saved : r))
+          if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after)
+          const { result } = yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after))
+            .pipe(
+              Effect.catchTag("UniqueViolation", Effect.die)
+            )
           return yield* mutation(vpc, result.saved)
         }
       )
@@ -391,11 +415,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
         const decide = Strategy.remove(id, vpc.id)
-        if (dryRun) {
-          const { decision: { result: before } } = yield* pipeline.preview(caller.tenant_id, decide)
-          return impactOf(vpc.id, yield* applier.context(vpc), before, before.filter((r) => r.id !== id))
-        }
-        yield* pipeline.commit(caller.tenant_id, decide).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        const context = yield* applier.context(vpc)
+        const after = (before: ReadonlyArray<SecurityRuleRecord>) => before.filter((r) => r.id !== id)
+        if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (before) => before, after)
+        yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after)).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
         return yield* mutation(vpc, null)
       })
 
@@ -404,15 +429,14 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           if (dryRun) yield* Audit.dismiss
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
-          const context = dryRun ? yield* applier.context(vpc) : undefined
+          const context = yield* applier.context(vpc)
           const decide = Strategy.reorder(vpc.id, ruleIds, now)
-          if (context !== undefined) {
-            const { decision: { result } } = yield* pipeline.preview(caller.tenant_id, decide)
-            return impactOf(vpc.id, context, result.rules, result.next)
-          }
-          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          const after = (result: { readonly next: ReadonlyArray<SecurityRuleRecord> }) => result.next
+          if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after)
+          const { result } = yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after))
+            .pipe(
+              Effect.catchTag("UniqueViolation", Effect.die)
+            )
           yield* applier.apply(vpc.tenant_id, vpc.id)
           // The order this reorder committed, whatever changed since.
           return yield* listOf(vpc, result.next)
@@ -439,7 +463,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           }),
           touch: (record) => ({ ...record, updated_at: now })
         })
-        const { decision: { result: planned } } = yield* pipeline.preview(caller.tenant_id, decide)
+        const { decision: { result: planned }, state: planState } = yield* pipeline.preview(caller.tenant_id, decide)
         const changes = (outcome: Strategy.Replacement) => ({
           vpc_id: vpc.id,
           created: outcome.created.map((r) => view(r, context)),
@@ -454,7 +478,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             ...changes(planned),
             rules: ruleList(vpc, planned.next, context).rules,
             etag: planned.etag,
-            impact: impactOf(vpc.id, context, planned.before, planned.next)
+            impact: impactOf(
+              vpc.id,
+              context,
+              planned.before,
+              planned.next,
+              violationsOf(planState, vpc.id, planned.next, context)
+            )
           }, TRUSTED)
         }
         const answer = (outcome: Strategy.Replacement, in_: RuleSet.VpcContext, state: ApplyState) =>
@@ -469,9 +499,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (!Declaration.changes(planned)) {
           return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
         }
-        const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
+        const { result } = yield* pipeline.commit(
+          caller.tenant_id,
+          verdictsHold(decide, vpc.id, context, (r) => r.next)
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, result.next)
         return answer(result, applied ?? context, state)
       })

@@ -3,7 +3,7 @@
  * overlap each other or the platform's peering subnet; VPCs are isolated from each other, so
  * different VPCs may reuse the same blocks.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
@@ -13,6 +13,7 @@ import { toSubnet } from "../domain/Subnet.js"
 import { Conflict } from "../Errors.js"
 import type {
   Forbidden,
+  GuardrailViolated,
   IdempotencyKeyReused,
   InvalidInput,
   NotFound,
@@ -20,8 +21,10 @@ import type {
   Unauthorized
 } from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
+import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -36,6 +39,7 @@ type Failure =
   | InvalidInput
   | Conflict
   | IdempotencyKeyReused
+  | GuardrailViolated
 
 export interface SubnetsShape {
   readonly create: (caller: TenantPrincipal, input: SubnetCreate) => Effect.Effect<Subnet, Failure>
@@ -69,7 +73,17 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           gateway_ip: input.gateway_ip,
           created_at: yield* DateTime.now
         }
-        yield* pipeline.create(caller.tenant_id, SubnetStrategy.create(subnet, peering)).pipe(
+        // The VPC's context grows, and so do the remotes of the rules elsewhere that name it.
+        const decide = (state: TenantState) =>
+          Either.flatMap(SubnetStrategy.create(subnet, peering)(state), (decision) => {
+            const violations = violationsAfter(
+              state,
+              { vpcs: state.vpcs, subnets: [...state.subnets, subnet], pods: state.pods, peeringCidr: peering },
+              [subnet.vpc_id, ...state.rulesNaming(subnet.vpc_id).map((r) => r.vpc_id)]
+            )
+            return violations.length === 0 ? Either.right(decision) : Either.left(violated(violations))
+          })
+        yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })

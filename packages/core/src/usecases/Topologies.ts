@@ -22,11 +22,20 @@ import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
 import { InvalidInput } from "../Errors.js"
-import type { Conflict, Forbidden, InternalError, NotFound, ServiceUnavailable, Unauthorized } from "../Errors.js"
+import type {
+  Conflict,
+  Forbidden,
+  GuardrailViolated,
+  InternalError,
+  NotFound,
+  ServiceUnavailable,
+  Unauthorized
+} from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
+import { violated, violationsOf } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
@@ -47,7 +56,7 @@ export interface TopologiesShape {
     tenantId: TenantId,
     input: TopologyRequest,
     dryRun?: boolean
-  ) => Effect.Effect<TopologyView | TopologyImpact, Failure | Unauthorized | Forbidden | Conflict>
+  ) => Effect.Effect<TopologyView | TopologyImpact, Failure | Unauthorized | Forbidden | Conflict | GuardrailViolated>
   readonly get: (caller: TenantPrincipal, tenantId: TenantId) => Effect.Effect<TopologyView, Failure>
 }
 
@@ -206,27 +215,37 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             return yield* new InvalidInput({ detail: `invalid topology: ${problems.join("; ")}` })
           }
 
+          const before = { vpcs: existingVpcs, subnets: existingSubnets, pods: existingPods, peeringCidr: peering }
+          const after = {
+            vpcs: [...existingVpcs, ...newVpcs],
+            subnets: [...existingSubnets, ...newSubnets],
+            pods: [...existingPods, ...newPods],
+            peeringCidr: peering
+          }
+          // Each VPC's rules after the post (a new VPC's: its seeded rule), in its grown context.
+          const grown = [
+            ...existingVpcs.map((vpc) => ({ vpc, rules: state.rulesOf(vpc.id), created: false })),
+            ...newVpcs.map((vpc) => ({ vpc, rules: [seededRule(vpc)], created: true }))
+          ].map((v) => {
+            const context = RuleSet.contextOf(v.vpc.id, after)
+            return { ...v, context, violations: violationsOf(state, v.vpc.id, v.rules, context) }
+          })
+          const violations = grown.flatMap((v) => v.violations)
+          if (!dryRun && violations.length > 0) return yield* violated(violations)
+
           if (dryRun) {
-            const before = { vpcs: existingVpcs, subnets: existingSubnets, pods: existingPods, peeringCidr: peering }
-            const after = {
-              vpcs: [...existingVpcs, ...newVpcs],
-              subnets: [...existingSubnets, ...newSubnets],
-              pods: [...existingPods, ...newPods],
-              peeringCidr: peering
-            }
-            const existing = existingVpcs.map((vpc) => {
-              const rules = state.rulesOf(vpc.id)
-              return impactOf(vpc.id, RuleSet.contextOf(vpc.id, before), rules, rules, RuleSet.contextOf(vpc.id, after))
-            })
-            const created = newVpcs.map((vpc) =>
+            const impacts = grown.map((v) =>
               impactOf(
-                vpc.id,
-                RuleSet.contextOf(vpc.id, before),
-                [],
-                [seededRule(vpc)],
-                RuleSet.contextOf(vpc.id, after)
+                v.vpc.id,
+                RuleSet.contextOf(v.vpc.id, before),
+                v.created ? [] : v.rules,
+                v.rules,
+                v.violations,
+                v.context
               )
             )
+            const existing = impacts.slice(0, existingVpcs.length)
+            const created = impacts.slice(existingVpcs.length)
             return TopologyImpact.make({
               dry_run: true,
               tenant_id: tenantId,
@@ -236,7 +255,9 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
                 pods: newPods.map(({ id, name, subnet_id, vpc_id }) => ({ id, name, vpc_id, subnet_id }))
               },
               vpcs: [
-                ...existing.filter((i) => i.opened.length + i.closed.length + i.new_findings.length > 0),
+                ...existing.filter((i) =>
+                  i.opened.length + i.closed.length + i.new_findings.length + i.violations.length > 0
+                ),
                 ...created
               ]
             })

@@ -10,6 +10,7 @@ import { Pipeline } from "../changes/Pipeline.js"
 import * as Instrumented from "../observability/Instrumented.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
 import { Domains } from "./Domains.js"
+import { Guardrails } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Pods } from "./Pods.js"
@@ -42,6 +43,7 @@ export const layer = Layer.mergeAll(
   ServiceTunnels.layer,
   Subnets.layer,
   SecurityRules.layer,
+  Guardrails.layer,
   Topologies.layer
 ).pipe(
   Layer.provideMerge(Pods.layer),

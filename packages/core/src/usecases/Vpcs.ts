@@ -12,11 +12,19 @@ import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
 import { Conflict, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import type {
+  Forbidden,
+  GuardrailViolated,
+  IdempotencyKeyReused,
+  InternalError,
+  NotFound,
+  Unauthorized
+} from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
+import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -54,12 +62,12 @@ export interface VpcsShape {
   readonly create: (
     caller: TenantPrincipal,
     input: VpcCreate
-  ) => Effect.Effect<Vpc, Failure | Conflict | IdempotencyKeyReused>
+  ) => Effect.Effect<Vpc, Failure | Conflict | IdempotencyKeyReused | GuardrailViolated>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Vpc>, ServiceUnavailable>
   readonly delete: (
     caller: TenantPrincipal,
     id: VpcId
-  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
+  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError | GuardrailViolated>
   /** The caller's VPC, or 404. */
   readonly owned: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<VpcRecord, NotFound | ServiceUnavailable>
 }
@@ -99,10 +107,19 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           apply_error: "not yet applied",
           created_at: yield* DateTime.now
         }
-        yield* pipeline.create(
-          caller.tenant_id,
-          () => Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seededRule(vpc) }))
-        ).pipe(
+        const seeded = seededRule(vpc)
+        // The tenant-wide guardrails hold in the new VPC from its first rule.
+        yield* pipeline.create(caller.tenant_id, (state) => {
+          const violations = violationsAfter(
+            state,
+            { vpcs: [...state.vpcs, vpc], subnets: state.subnets, pods: state.pods, peeringCidr: null },
+            [vpc.id],
+            () => [seeded]
+          )
+          return violations.length > 0
+            ? Effect.fail(violated(violations))
+            : Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seeded }))
+        }).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
@@ -124,6 +141,18 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         )
         const state = yield* stateOf(caller)
         const referencing = state.rulesNaming(id)
+        // Rules elsewhere that name this VPC leave enforcement with it: their verdicts move.
+        const violations = violationsAfter(
+          state,
+          {
+            vpcs: state.vpcs.filter((v) => v.id !== id),
+            subnets: state.subnets.filter((s) => s.vpc_id !== id),
+            pods: state.pods,
+            peeringCidr: yield* applier.peeringCidr
+          },
+          referencing.map((r) => r.vpc_id)
+        )
+        if (violations.length > 0) return yield* violated(violations)
         // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
         yield* tunnels.withdrawAll(state.tunnels.filter((t) => t.vpc_id === id))
         yield* pipeline.commit(

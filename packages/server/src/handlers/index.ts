@@ -8,6 +8,7 @@ import {
   ServiceTunnelsHandlers,
   TenantsHandlers
 } from "./AdminHandlers.js"
+import { GuardrailsHandlers, TenantGuardrailsHandlers } from "./GuardrailHandlers.js"
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./NetworkHandlers.js"
 import { SystemHandlers } from "./SystemHandlers.js"
@@ -29,5 +30,7 @@ export const HandlersLive = Layer.mergeAll(
   PodsHandlers,
   TunnelsHandlers,
   RegistryCredentialsHandlers,
-  TopologyHandlers
+  TopologyHandlers,
+  GuardrailsHandlers,
+  TenantGuardrailsHandlers
 )

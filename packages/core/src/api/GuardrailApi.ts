@@ -1,0 +1,88 @@
+/** Guardrails: a VPC's (the tenant's) and tenant-wide ones (the administrator's). */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Guardrail } from "../domain/Guardrail.js"
+import { GuardrailId, TenantId, VpcId } from "../domain/Ids.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound, RuleValidation } from "../Errors.js"
+import { Payloads } from "./Payloads.js"
+import { AdminAuth, TenantAuth } from "./Security.js"
+
+const VpcPath = Schema.Struct({ vpc_id: VpcId })
+const TenantPath = Schema.Struct({ tenant_id: TenantId })
+
+export class GuardrailsApi extends HttpApiGroup.make("guardrails")
+  .add(
+    HttpApiEndpoint.post("create", "/vpcs/:vpc_id/guardrails")
+      .setPath(VpcPath)
+      .setPayload(Payloads["guardrails.create"])
+      .addSuccess(Guardrail, { status: 201 })
+      .addError(NotFound.Wire)
+      .addError(GuardrailViolated.Wire)
+      .addError(Conflict.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Require a verdict of every flow of a region of the VPC (201): any change that would break it is refused. " +
+          "409 with the violations when the rules break it already; 409 at 50 guardrails"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/vpcs/:vpc_id/guardrails")
+      .setPath(VpcPath)
+      .addSuccess(Schema.Array(Guardrail))
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "The guardrails that hold in the VPC: its own (scope vpc) and tenant-wide ones (scope tenant)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/guardrails/:guardrail_id")
+      .setPath(Schema.Struct({ guardrail_id: GuardrailId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Delete one of the VPC's guardrails (204); a tenant-wide one is the administrator's (403)"
+      )
+  )
+  .middleware(TenantAuth)
+  .annotate(OpenApi.Title, "Guardrails")
+{}
+
+export class TenantGuardrailsApi extends HttpApiGroup.make("tenantGuardrails")
+  .add(
+    HttpApiEndpoint.post("create", "/tenants/:tenant_id/guardrails")
+      .setPath(TenantPath)
+      .setPayload(Payloads["tenantGuardrails.create"])
+      .addSuccess(Guardrail, { status: 201 })
+      .addError(NotFound.Wire)
+      .addError(GuardrailViolated.Wire)
+      .addError(Conflict.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "A guardrail on every VPC of the tenant, now and future (201); the tenant reads it and cannot change it. " +
+          "409 with the violations when a VPC's rules break it already"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tenants/:tenant_id/guardrails")
+      .setPath(TenantPath)
+      .addSuccess(Schema.Array(Guardrail))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "The tenant's tenant-wide guardrails")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/tenants/:tenant_id/guardrails/:guardrail_id")
+      .setPath(Schema.Struct({ tenant_id: TenantId, guardrail_id: GuardrailId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Delete a tenant-wide guardrail (204)")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Guardrails (admin)")
+{}

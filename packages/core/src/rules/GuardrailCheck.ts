@@ -1,0 +1,89 @@
+/**
+ * Guardrail checks, exact: a guardrail's region of flows (`domain/Guardrail.ts`) walked
+ * through the VPC's rules in evaluation order, over the same boxes as the analysis and the
+ * impact. The first rule (or implied default) that decides a part of the region with the
+ * verdict the guardrail forbids is the violation, with a concrete flow of that part as its
+ * witness. Core-network traffic is outside every region: no rule can change its verdict. Pure.
+ */
+import { Either } from "effect"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
+import type { PodId, SubnetId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
+import type { Box } from "./Analysis.js"
+import * as Analysis from "./Analysis.js"
+import type { Verdict } from "./Evaluate.js"
+import { intersection } from "./Impact.js"
+import type { Flow, Rule, VpcContext } from "./RuleSet.js"
+import { enforced } from "./RuleSet.js"
+
+/** A guardrail broken: a flow of its region, and the verdict it gets instead. */
+export interface Violation {
+  readonly guardrail: GuardrailRecord
+  readonly flow: Flow
+  readonly verdict: Verdict
+}
+
+/** The local atoms a guardrail covers in `context`: a subnet covers its other endpoints and its pods. */
+const localsOf = (g: GuardrailRecord, context: VpcContext): ReadonlySet<string> => {
+  if (g.local === null) return Analysis.universe(context)
+  const subnets = new Set<SubnetId>(g.local.subnet_ids.filter((id) => context.subnets.has(id)))
+  const pods = new Set<PodId>(g.local.pod_ids.filter((id) => context.pods.has(id)))
+  for (const [pod, subnet] of context.pods) if (subnets.has(subnet)) pods.add(pod)
+  return new Set([...[...subnets].map((id) => `subnet:${id}`), ...[...pods].map((id) => `pod:${id}`)])
+}
+
+/** The flows a guardrail holds, as boxes, core network excluded. */
+export const regionOf = (g: GuardrailRecord, context: VpcContext): Array<Box> => {
+  const locals = localsOf(g, context)
+  if (locals.size === 0) return []
+  const cidr = Net.cidrOf(g.remote_cidr)
+  const remote = [Net.networkOf(cidr), Net.broadcastOf(cidr)] as const
+  const protocols = g.protocol === "all" ? Analysis.PROTOCOLS : [g.protocol]
+  const ports = g.ports === null ? [Analysis.ALL_PORTS] : Either.getOrThrow(PortRanges.parse(g.ports)).map(
+    (r) => [r.from, r.to] as const
+  )
+  const boxes = protocols.flatMap((protocol) =>
+    (protocol === "icmp" ? [Analysis.NO_PORT] : ports).map((p) => ({ protocol, ports: p, remote, locals }))
+  )
+  return Analysis.subtractAll(boxes, Analysis.infrastructureBoxes(context))
+}
+
+const implied = (direction: GuardrailRecord["direction"]): Verdict =>
+  direction === "egress"
+    ? { action: "allow", decided_by: { kind: "implied", key: "implied-allow-egress" } }
+    : { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
+
+/** Whether `rules` break `g` in `context`: the first part of its region decided the other way. */
+export const check = (g: GuardrailRecord, rules: ReadonlyArray<Rule>, context: VpcContext): Violation | null => {
+  let remaining = regionOf(g, context)
+  const broken = (box: Box, verdict: Verdict): Violation => ({
+    guardrail: g,
+    flow: Analysis.witness(box, g.direction),
+    verdict
+  })
+  for (const rule of enforced(rules, context)) {
+    if (remaining.length === 0) return null
+    if (rule.direction !== g.direction) continue
+    const verdict: Verdict = { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } }
+    for (const box of Analysis.boxesOf(rule, context)) {
+      if (rule.action !== g.require) {
+        for (const part of remaining) {
+          const hit = intersection(part, box)
+          if (hit !== null) return broken(hit, verdict)
+        }
+      } else {
+        remaining = Analysis.subtractAll(remaining, [box])
+      }
+    }
+  }
+  const fallback = implied(g.direction)
+  return remaining.length > 0 && fallback.action !== g.require ? broken(remaining[0]!, fallback) : null
+}
+
+/** Every guardrail of `guardrails` that `rules` break in `context`, each with its first violation. */
+export const violations = (
+  guardrails: ReadonlyArray<GuardrailRecord>,
+  rules: ReadonlyArray<Rule>,
+  context: VpcContext
+): Array<Violation> => guardrails.flatMap((g) => check(g, rules, context) ?? [])

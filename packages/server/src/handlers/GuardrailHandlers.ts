@@ -1,0 +1,37 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Api, Guardrails } from "@tenet/core"
+import { Effect } from "effect"
+import * as ResponseJson from "../ResponseJson.js"
+import { asTenant } from "./AsTenant.js"
+
+export const GuardrailsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "guardrails",
+  (handlers) =>
+    Effect.map(Guardrails.Guardrails, (guardrails) => {
+      const json = ResponseJson.group("guardrails")
+      return handlers
+        .handle("create", ({ path, payload }) =>
+          asTenant((caller) =>
+            guardrails.create(caller, path.vpc_id, payload)
+          ).pipe(json("create")))
+        .handle("list", ({ path }) => asTenant((caller) => guardrails.list(caller, path.vpc_id)).pipe(json("list")))
+        .handle("delete", ({ path }) => asTenant((caller) => guardrails.delete(caller, path.guardrail_id)))
+    })
+)
+
+export const TenantGuardrailsHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "tenantGuardrails",
+  (handlers) =>
+    Effect.map(Guardrails.Guardrails, (guardrails) => {
+      const json = ResponseJson.group("tenantGuardrails")
+      return handlers
+        .handle(
+          "create",
+          ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(json("create"))
+        )
+        .handle("list", ({ path }) => guardrails.listForTenant(path.tenant_id).pipe(json("list")))
+        .handle("delete", ({ path }) => guardrails.deleteForTenant(path.tenant_id, path.guardrail_id))
+    })
+)
