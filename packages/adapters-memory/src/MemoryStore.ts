@@ -692,6 +692,7 @@ export const make = Effect.gen(function*() {
     tenantId: Ids.TenantId,
     w: Change.Write
   ): Effect.Effect<unknown, Store.StoreUnavailable | Store.UniqueViolation> => {
+    if (w._tag === "Touch") return Effect.void
     if (w._tag === "Remove") {
       switch (w.part) {
         case "vpcs":

@@ -588,8 +588,8 @@ export const make = (options: Options = {}) =>
     const whereKey = (tenant: string, part: Change.Part, key: string) =>
       part === "credentials" ? sql`tenant_id = ${tenant} AND name = ${key}` : sql`id = ${key}`
 
-    /** The data-modifying statement of one write, for a `WITH` list. */
-    const statementOf = (tenant: string, w: Change.Write, alsoStep: boolean) =>
+    /** The data-modifying statement of one row write, for a `WITH` list. */
+    const statementOf = (tenant: string, w: Exclude<Change.Write, { readonly _tag: "Touch" }>, alsoStep: boolean) =>
       Effect.gen(function*() {
         const { fixed, table } = parts[w.part]
         if (w._tag === "Remove") {
@@ -652,8 +652,9 @@ export const make = (options: Options = {}) =>
           }
           if (claim !== null && found?.claimed !== 1) return yield* new Store.KeyClaimed()
         })
+        // A touch writes no row: it is one of the version steps below.
         const statements = yield* Effect.forEach(
-          change.writes,
+          change.writes.filter((w) => w._tag !== "Touch"),
           (w) => statementOf(change.tenant, w, w._tag === "Update" && w.part === "vpcs" && touched.has(w.record.id))
         )
         const stepped = [...touched].filter((id) => !replaced.has(id))

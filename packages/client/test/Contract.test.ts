@@ -231,6 +231,55 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       })
       expect(deployed.vpcs.map((v) => v.name)).not.toContain("staging")
       yield* tenant.topology.get({ path: { tenant_id: vpc.tenant_id } })
+      // Guardrails: a rule that would break one is refused with the violation, typed.
+      const guardrail = yield* tenant.guardrails.create({
+        path: { vpc_id: vpc.id },
+        payload: {
+          name: "no telnet",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "198.51.100.0/24"
+        }
+      })
+      expect((yield* tenant.guardrails.list({ path: { vpc_id: vpc.id } })).map((g) => g.id)).toContain(guardrail.id)
+      const broken = yield* Effect.flip(tenant.securityRules.create({
+        payload: {
+          vpc_id: vpc.id,
+          name: "telnet",
+          direction: "ingress",
+          action: "allow",
+          priority: 1,
+          protocol: "tcp",
+          ports: "23",
+          remote_type: "cidr",
+          remote_cidr: "198.51.100.0/24"
+        }
+      }))
+      expect(broken).toBeInstanceOf(Errors.GuardrailViolated)
+      expect(broken._tag === "GuardrailViolated" && broken.violations[0]?.guardrail_id).toBe(guardrail.id)
+      yield* tenant.guardrails.delete({ path: { guardrail_id: guardrail.id } })
+      const wide = yield* admin.tenantGuardrails.create({
+        path: { tenant_id: vpc.tenant_id },
+        payload: {
+          name: "no telnet anywhere",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "192.0.2.0/24"
+        }
+      })
+      expect((yield* admin.tenantGuardrails.list({ path: { tenant_id: vpc.tenant_id } })).map((g) => g.scope)).toEqual([
+        "tenant"
+      ])
+      yield* admin.tenantGuardrails.delete({ path: { tenant_id: vpc.tenant_id, guardrail_id: wide.id } })
+      const explained = yield* tenant.vpcs.explain({
+        path: { vpc_id: vpc.id },
+        urlParams: { from: "internet", to: pod.id, protocol: "tcp", port: 443 }
+      })
+      expect(explained.ingress?.decided_by).toEqual({ kind: "rule", rule_id: rule.id, name: "https" })
       yield* tenant.pods.delete({ path: { pod_id: pod.id } })
       yield* tenant.registryCredentials.delete({ path: { tenant_id: vpc.tenant_id, name: "ghcr" as never } })
       yield* tenant.securityRules.delete({ path: { rule_id: rule.id } })

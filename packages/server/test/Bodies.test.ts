@@ -103,10 +103,16 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
 })
 
 describe("the contract's input errors", () => {
-  it("RuleValidation is declared by the security-rule endpoints, and by no other", () => {
+  it("RuleValidation is declared by the security-rule endpoints (rules, declarations, guardrails, explain), and by no other", () => {
+    const ruleFamily = [
+      /^\/security-rules/,
+      /^\/vpcs\/:vpc_id\/(security-rules|guardrails|explain)$/,
+      /^\/guardrails\//,
+      /^\/tenants\/:tenant_id\/guardrails/
+    ]
     const ruleEndpoints = Api.inputErrors.filter((e) => e.error === "RuleValidation").map((e) => e.path)
     expect(ruleEndpoints.length).toBeGreaterThan(0)
-    expect(ruleEndpoints.every((path) => path.startsWith("/security-rules"))).toBe(true)
+    expect(ruleEndpoints.filter((path) => !ruleFamily.some((family) => family.test(path)))).toEqual([])
     expect(
       Api.inputErrors.filter((e) => e.path.startsWith("/security-rules")).every((e) => e.error === "RuleValidation")
     ).toBe(true)

@@ -93,6 +93,17 @@ export const victim = Effect.gen(function*() {
       remote_cidr: "0.0.0.0/0"
     }
   })).body as Json).rule as Json
+  const guardrail = (yield* raw("POST", `/vpcs/${w.vpc.id}/guardrails`, {
+    headers,
+    body: {
+      name: "no telnet",
+      require: "deny",
+      direction: "ingress",
+      protocol: "tcp",
+      ports: "23",
+      remote_cidr: "192.0.2.0/24"
+    }
+  })).body as Json
   const pod = (yield* w.createPod({ env_vars: { SECRET_VALUE: "victim-env-secret" } })).body as Json
   const tunnel = (yield* raw("POST", `/pods/${pod.id}/tunnel`, {
     headers,
@@ -123,6 +134,7 @@ export const victim = Effect.gen(function*() {
     token: rotated,
     revoked,
     rule,
+    guardrail,
     pod,
     tunnel,
     domain,
@@ -136,7 +148,13 @@ export const target = (v: Effect.Effect.Success<typeof victim>, admin: Effect.Ef
     tenant_id: v.tenant.id,
     vpc_id: v.vpc.id,
     rule_id: v.rule.id,
+    guardrail_id: v.guardrail.id,
     pod_id: v.pod.id,
+    // A flow to explain: from the internet to the victim's pod.
+    from: "internet",
+    to: v.pod.id,
+    protocol: "tcp",
+    port: "443",
     tunnel_id: v.tunnel.id,
     name: "victim-registry",
     domain: v.domain,

@@ -1,6 +1,7 @@
 /** Tenant networking: VPCs, subnets and security rules. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { ExplainQuery, FlowExplanation } from "../domain/FlowExplanation.js"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import {
@@ -54,6 +55,19 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
         OpenApi.Summary,
         "For every pair of the VPC's subnets, pods, the internet and your other VPCs: the ports and protocols on " +
           "which every flow is allowed end to end (the source's egress rules and the destination's ingress rules)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("explain", "/vpcs/:vpc_id/explain")
+      .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .setUrlParams(ExplainQuery)
+      .addSuccess(FlowExplanation)
+      .addError(NotFound.Wire)
+      .addError(RuleValidation.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "A flow from one endpoint to another (a pod, subnet or VPC id of yours, internet, or an IPv4 address; one " +
+          "end in this VPC), end to end: the source's egress and the destination's ingress, each with what decides it"
       )
   )
   .middleware(TenantAuth)

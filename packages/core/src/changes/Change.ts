@@ -34,7 +34,12 @@ export type Row =
 
 export type Part = Row["part"]
 
-/** One row written: inserted (a unique rule may refuse it), replaced, or removed with what it cascades to. */
+/**
+ * One row written: inserted (a unique rule may refuse it), replaced, or removed with what it
+ * cascades to; or a VPC's version stepped without a row of it written (`Touch`: a change to
+ * what holds in the VPC from outside its contents, a tenant-wide guardrail, so that decisions
+ * made on the VPC before it are stale).
+ */
 export type Write =
   | Row & { readonly _tag: "Insert" }
   | Row & { readonly _tag: "Update" }
@@ -45,9 +50,11 @@ export type Write =
     /** The VPC of a row of its contents (a subnet, rule, pod or tunnel). */
     readonly vpc_id?: VpcId
   }
+  | { readonly _tag: "Touch"; readonly vpc_id: VpcId }
 
 export const insert = (row: Row): Write => ({ _tag: "Insert", ...row }) as Write
 export const update = (row: Row): Write => ({ _tag: "Update", ...row }) as Write
+export const touch = (vpcId: VpcId): Write => ({ _tag: "Touch", vpc_id: vpcId })
 export const remove = (part: Part, key: string, vpcId?: VpcId): Write =>
   vpcId === undefined ? { _tag: "Remove", part, key } : { _tag: "Remove", part, key, vpc_id: vpcId }
 
@@ -75,6 +82,10 @@ export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> =>
   const vpcs = new Set<VpcId>()
   const inserted = new Set<string>()
   for (const write of writes) {
+    if (write._tag === "Touch") {
+      vpcs.add(write.vpc_id)
+      continue
+    }
     if (write._tag === "Insert" && write.part === "vpcs") inserted.add(write.record.id)
     if (!CONTENTS.has(write.part)) continue
     // A tenant-wide guardrail (no VPC) is in no VPC's contents.

@@ -105,7 +105,8 @@ export class TopologyImpact extends Schema.Class<TopologyImpact>("TopologyImpact
         }
       }],
       closed: [],
-      new_findings: []
+      new_findings: [],
+      violations: []
     }]
   })
 }) {}

@@ -167,7 +167,7 @@ export class TenantState {
     }
     for (const write of writes) {
       if (write._tag === "Remove") remove(write.part, write.key)
-      else put(write.part, write.record)
+      else if (write._tag !== "Touch") put(write.part, write.record)
     }
     for (const vpc of Change.touchedVpcs(writes)) {
       const version = HashMap.get(versions, vpc)

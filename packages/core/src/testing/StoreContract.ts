@@ -105,6 +105,11 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(snapshot.revision).not.toBe(before)
         expect(snapshot.guardrails).toEqual([own, wide])
+        // A touch steps the VPC's version and writes no row.
+        yield* commitWrites(a.id, Change.touch(vpc.id))
+        const touched = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
+        expect(touched.vpcVersions[vpc.id]).toBe(snapshot.vpcVersions[vpc.id]! + 1)
+        expect({ ...touched, revision: "", vpcVersions: {} }).toEqual({ ...snapshot, revision: "", vpcVersions: {} })
         yield* commitWrites(a.id, Change.remove("vpcs", vpc.id))
         expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).guardrails).toEqual([wide])
       })

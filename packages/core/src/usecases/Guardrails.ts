@@ -6,6 +6,7 @@
  * its decision, so the check is made on the very state the change commits on.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
@@ -200,11 +201,17 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
                 )
                 return violations.length === 0 ? Either.void : Either.left(violated(violations))
               }),
-              Either.map(() => ({
-                ...creating({ part: "guardrails", record }),
-                decidedOn: vpcs,
-                ...(scope === "admin" ? { scope: ADMIN_SCOPE } : {})
-              }))
+              Either.map(() => {
+                const made = creating({ part: "guardrails", record })
+                // A tenant-wide guardrail is in no VPC's contents: it steps each VPC's version
+                // itself, so a rule change decided on a VPC before it is decided again, with it.
+                return {
+                  ...made,
+                  writes: vpcId === null ? [...made.writes, ...vpcs.map(Change.touch)] : made.writes,
+                  decidedOn: vpcs,
+                  ...(scope === "admin" ? { scope: ADMIN_SCOPE } : {})
+                }
+              })
             )
           }
           const { result } = yield* pipeline.create(tenantId, decide).pipe(

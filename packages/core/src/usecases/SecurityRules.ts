@@ -9,6 +9,8 @@ import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
+import type { ExplainEndpoint, ExplainQuery } from "../domain/FlowExplanation.js"
+import { ExplainedHalf, FlowExplanation } from "../domain/FlowExplanation.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
@@ -54,6 +56,7 @@ import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Declaration from "../rules/Declaration.js"
 import type * as Evaluate from "../rules/Evaluate.js"
+import * as Explain from "../rules/Explain.js"
 import * as Impact from "../rules/Impact.js"
 import * as Reachability from "../rules/Reachability.js"
 import * as RuleSet from "../rules/RuleSet.js"
@@ -115,6 +118,12 @@ export interface SecurityRulesShape {
   ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | GuardrailViolated | Conflict | PreconditionFailed>
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
+  /** A flow between two endpoints, end to end: the source's egress and the destination's ingress. */
+  readonly explain: (
+    caller: TenantPrincipal,
+    vpcId: VpcId,
+    query: ExplainQuery
+  ) => Effect.Effect<FlowExplanation, Failure>
   /** For every pair of the VPC's endpoints, the ports and protocols allowed end to end. */
   readonly reachability: (
     caller: TenantPrincipal,
@@ -566,6 +575,144 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         })
       })
 
+      const explain = Effect.fn("SecurityRules.explain")(
+        function*(caller: TenantPrincipal, vpcId: VpcId, query: ExplainQuery) {
+          const vpc = yield* vpcs.owned(caller, vpcId)
+          const state = yield* stateOf(caller)
+          const peering = yield* applier.peeringCidr
+          if (query.protocol === "icmp" && query.port !== undefined) {
+            return yield* invalid({ field: "port", message: "icmp has no ports" })
+          }
+          if (query.protocol !== "icmp" && query.port === undefined) {
+            return yield* invalid({ field: "port", message: `required for ${query.protocol}` })
+          }
+          const contextOf = (id: VpcId) => vpcContextOf(state, id, peering)
+          const interval = (cidr: string) => {
+            const c = Net.cidrOf(cidr)
+            return [Net.networkOf(c), Net.broadcastOf(c)] as const
+          }
+          const blocksOf = (id: VpcId) => state.subnetsOf(id).map((s) => interval(s.cidr))
+          const subnetAtoms = (id: SubnetId) => [
+            `subnet:${id}`,
+            ...state.pods.filter((p) => p.subnet_id === id).map((p) => `pod:${p.id}`)
+          ]
+          /** An end as given: where it is, what it is, and the side it is in its VPC (if any). */
+          const resolve = (field: "from" | "to", text: string) => {
+            const unknown = invalid({
+              field,
+              message: `${JSON.stringify(text)} is not a pod, subnet or VPC of yours, "internet" or an IPv4 address`
+            })
+            if (text === "internet") {
+              return Either.right({
+                endpoint: { kind: "internet" } as ExplainEndpoint,
+                vpc: null,
+                side: { atoms: new Set<string>(), addresses: Reachability.internetOf(contextOf(vpc.id)) }
+              })
+            }
+            const ip = Net.parseIpv4(text)
+            if (Option.isSome(ip)) {
+              const subnet = state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip.value))
+              return Either.right({
+                endpoint: {
+                  kind: "address",
+                  ip: text,
+                  subnet_id: subnet?.id ?? null,
+                  vpc_id: subnet?.vpc_id ?? null
+                } as ExplainEndpoint,
+                vpc: subnet?.vpc_id ?? null,
+                side: {
+                  atoms: new Set(subnet === undefined ? [] : [`subnet:${subnet.id}`]),
+                  addresses: [[ip.value, ip.value] as const]
+                }
+              })
+            }
+            const pod = state.pod(text)
+            if (pod !== undefined) {
+              const subnet = state.subnet(pod.subnet_id)
+              return Either.right({
+                endpoint: { kind: "pod", pod_id: pod.id, vpc_id: pod.vpc_id, name: pod.name } as ExplainEndpoint,
+                vpc: pod.vpc_id,
+                side: {
+                  atoms: new Set([`pod:${pod.id}`]),
+                  addresses: subnet === undefined ? [] : [interval(subnet.cidr)]
+                }
+              })
+            }
+            const subnet = state.subnet(text)
+            if (subnet !== undefined) {
+              return Either.right({
+                endpoint: {
+                  kind: "subnet",
+                  subnet_id: subnet.id,
+                  vpc_id: subnet.vpc_id,
+                  name: subnet.name
+                } as ExplainEndpoint,
+                vpc: subnet.vpc_id,
+                side: { atoms: new Set(subnetAtoms(subnet.id)), addresses: [interval(subnet.cidr)] }
+              })
+            }
+            const other = state.vpc(text)
+            if (other !== undefined) {
+              return Either.right({
+                endpoint: { kind: "vpc", vpc_id: other.id, name: other.name } as ExplainEndpoint,
+                vpc: other.id,
+                side: { atoms: new Set(Analysis.universe(contextOf(other.id))), addresses: blocksOf(other.id) }
+              })
+            }
+            return Either.left(unknown)
+          }
+          const from = yield* resolve("from", query.from)
+          const to = yield* resolve("to", query.to)
+          if (from.vpc !== vpc.id && to.vpc !== vpc.id) {
+            return yield* invalid({ field: "from", message: `neither end is in VPC ${vpc.id}` })
+          }
+          const port = query.port ?? null
+          const half = (direction: "egress" | "ingress", at: typeof from, remote: typeof from) => {
+            if (at.vpc === null) return null
+            const decided = Explain.side(
+              state.rulesOf(at.vpc).map(RuleSet.fromRecord),
+              contextOf(at.vpc),
+              direction,
+              query.protocol,
+              port,
+              at.side,
+              remote.side.addresses
+            )
+            if (decided === null) return null
+            const decider = decided.verdict.decided_by.kind === "rule"
+              ? state.rule(decided.verdict.decided_by.rule_id)
+              : undefined
+            const names = new Map(decider === undefined ? [] : [[decider.id as string, decider.name]])
+            const flow = decided.flow
+            return ExplainedHalf.make({
+              vpc_id: at.vpc,
+              allowed: decided.verdict.action === "allow",
+              ...decisionOf(decided.verdict, names),
+              flow: {
+                direction: flow.direction,
+                protocol: flow.protocol,
+                port: flow.port,
+                remote_ip: flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : "",
+                local: { pod_id: flow.local.pod_id ?? null, subnet_id: flow.local.subnet_id ?? null }
+              }
+            })
+          }
+          const egress = half("egress", from, to)
+          const ingress = half("ingress", to, from)
+          return FlowExplanation.make({
+            vpc_id: vpc.id,
+            from: from.endpoint,
+            to: to.endpoint,
+            protocol: query.protocol,
+            port,
+            allowed: (egress?.allowed ?? true) && (ingress?.allowed ?? true) &&
+              from.side.addresses.length > 0 && to.side.addresses.length > 0,
+            egress,
+            ingress
+          })
+        }
+      )
+
       const reachability = Effect.fn("SecurityRules.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
         const vpc = yield* vpcs.owned(caller, vpcId)
         const state = yield* stateOf(caller)
@@ -574,6 +721,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       return SecurityRules.of({
         analysis,
+        explain,
         reachability,
         list: (caller, vpcId) =>
           Effect.gen(function*() {

@@ -22,6 +22,11 @@ export const VpcsHandlers = HttpApiBuilder.group(
           "reachability",
           ({ path }) => asTenant((caller) => rules.reachability(caller, path.vpc_id)).pipe(json("reachability"))
         )
+        .handle(
+          "explain",
+          ({ path, urlParams }) =>
+            asTenant((caller) => rules.explain(caller, path.vpc_id, urlParams)).pipe(json("explain"))
+        )
     })
 )
 
