@@ -79,6 +79,7 @@ export * as Vpcs from "./usecases/Vpcs.js"
 
 export * as AdminApi from "./api/AdminApi.js"
 export * as Api from "./api/Api.js"
+export * as Exports from "./api/Exports.js"
 export * as GuardrailApi from "./api/GuardrailApi.js"
 export * as IdentityApi from "./api/IdentityApi.js"
 export * as InputProblems from "./api/InputProblems.js"

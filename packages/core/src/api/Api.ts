@@ -20,6 +20,7 @@ import {
 } from "../Errors.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
+import * as Exports from "./Exports.js"
 import { GuardrailsApi, TenantGuardrailsApi } from "./GuardrailApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
 import { MatchedEndpoint } from "./MatchedEndpoint.js"
@@ -28,9 +29,13 @@ import { SystemApi } from "./SystemApi.js"
 import { PodsApi, RegistryCredentialsApi, TopologyApi, TunnelsApi } from "./WorkloadApi.js"
 
 interface Operation {
+  operationId?: string
   requestBody?: unknown
   parameters?: Array<unknown>
-  responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>
+  responses?: Record<
+    string,
+    { content?: Record<string, { schema?: Record<string, unknown>; description?: string }> }
+  >
 }
 
 type Operations = Record<string, Record<string, Operation>>
@@ -75,6 +80,12 @@ const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, 
         operation.parameters = [...(operation.parameters ?? []), idempotencyKeyParameter]
       } else {
         withoutKeyReused(operation)
+      }
+      for (const format of Exports.FORMATS[operation.operationId ?? ""] ?? []) {
+        const content = operation.responses?.["200"]?.content
+        if (content !== undefined) {
+          content[format.type] = { schema: { type: "string", description: format.description } }
+        }
       }
       if (operation.requestBody !== undefined) continue
       for (const status of ["411", "413", "415"]) delete operation.responses?.[status]

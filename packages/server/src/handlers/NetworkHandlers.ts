@@ -1,8 +1,22 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Api, SecurityRules, Subnets, Vpcs } from "@tenet/core"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Api, Exports, SecurityRules, Subnets, Vpcs } from "@tenet/core"
 import { Effect, identity } from "effect"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
+
+/** The export format the request's `Accept` asks for among the endpoint's (`Exports.FORMATS`), or null for JSON. */
+const wanted = (endpoint: string) =>
+  Effect.map(
+    HttpServerRequest.HttpServerRequest,
+    (request) => Exports.negotiate(request.headers["accept"], (Exports.FORMATS[endpoint] ?? []).map((f) => f.type))
+  )
+
+/** An export, as text of its format; every answer of such an endpoint varies with `Accept`. */
+const exportOf = (format: Exports.Format, text: string) =>
+  HttpServerResponse.text(text, { contentType: `${format}; charset=utf-8`, headers: { vary: "Accept" } })
+
+const varies = <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeader(answer, "vary", "Accept") : answer
 
 /** The answer with the rules' version as its `ETag`. */
 const withEtag = (etag: string) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
@@ -20,7 +34,17 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id)))
         .handle(
           "reachability",
-          ({ path }) => asTenant((caller) => rules.reachability(caller, path.vpc_id)).pipe(json("reachability"))
+          ({ path }) =>
+            Effect.flatMap(wanted("vpcs.reachability"), (format) => {
+              const matrix = asTenant((caller) => rules.reachability(caller, path.vpc_id))
+              return format === null
+                ? matrix.pipe(json("reachability"), Effect.map(varies))
+                : Effect.map(
+                  matrix,
+                  (m) =>
+                    exportOf(format, format === Exports.DOT ? Exports.reachabilityDot(m) : Exports.reachabilityCsv(m))
+                )
+            })
         )
         .handle(
           "explain",
@@ -52,13 +76,32 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
         .handle(
           "list",
           ({ urlParams }) =>
-            asTenant((caller) => rules.list(caller, urlParams.vpc_id)).pipe(
-              Effect.flatMap(({ etag, list }) => Effect.map(json("list")(Effect.succeed(list)), withEtag(etag)))
-            )
+            Effect.flatMap(wanted("securityRules.list"), (format) =>
+              asTenant((caller) =>
+                rules.list(caller, urlParams.vpc_id)
+              ).pipe(
+                Effect.flatMap(({ etag, list }) =>
+                  format === null
+                    ? Effect.map(json("list")(Effect.succeed(list)), (answer) => withEtag(etag)(varies(answer)))
+                    : Effect.succeed(withEtag(etag)(exportOf(format, Exports.rulesCsv(list))))
+                )
+              ))
         )
         .handle(
           "analysis",
-          ({ urlParams }) => asTenant((caller) => rules.analysis(caller, urlParams.vpc_id)).pipe(json("analysis"))
+          ({ urlParams }) =>
+            Effect.flatMap(wanted("securityRules.analysis"), (format) => {
+              const analysis = asTenant((caller) => rules.analysis(caller, urlParams.vpc_id))
+              return format === null
+                ? analysis.pipe(json("analysis"), Effect.map(varies))
+                : asTenant((caller) =>
+                  Effect.zipWith(
+                    analysis,
+                    rules.list(caller, urlParams.vpc_id),
+                    (found, { list }) => exportOf(format, Exports.analysisSarif(found, list, Api.API_VERSION))
+                  )
+                )
+            })
         )
         .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)).pipe(json("get")))
         .handle("create", ({ payload, urlParams }) =>

@@ -1,0 +1,212 @@
+/**
+ * Other formats of three answers, for the tools network teams already use: a VPC's rules as
+ * CSV (`GET /security-rules?vpc_id=`), reachability as CSV or Graphviz DOT
+ * (`GET /vpcs/{id}/reachability`), the analysis as SARIF 2.1.0 (`GET /security-rules/analysis`),
+ * so code-scanning tools show shadowed, redundant and conflicting rules as findings. Asked for
+ * with `Accept`; JSON stays the default. Renderers are pure functions of the JSON answer's
+ * values; `FORMATS` is what the OpenAPI document declares and the server serves.
+ */
+import type { ReachabilityEndpoint, ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
+import type { RuleAnalysis, RuleList } from "../domain/SecurityRule.js"
+
+export const CSV = "text/csv"
+export const DOT = "text/vnd.graphviz"
+export const SARIF = "application/sarif+json"
+
+export type Format = typeof CSV | typeof DOT | typeof SARIF
+
+/** The formats each endpoint answers besides JSON, by `group.endpoint`. */
+export const FORMATS: Readonly<Record<string, ReadonlyArray<{ readonly type: Format; readonly description: string }>>> =
+  {
+    "securityRules.list": [{ type: CSV, description: "The rules in evaluation order, one per row" }],
+    "vpcs.reachability": [
+      { type: CSV, description: "One row per pair: from, to, and the tcp/udp ports and icmp reachable" },
+      { type: DOT, description: "A Graphviz digraph: an edge per pair with anything reachable, labelled with it" }
+    ],
+    "securityRules.analysis": [{ type: SARIF, description: "SARIF 2.1.0: one result per finding" }]
+  }
+
+/**
+ * The format an `Accept` header asks for among `offered`, or null for JSON: the first media
+ * range listed (by quality, then order) that is one of them, unless JSON or anything comes first.
+ */
+export const negotiate = (accept: string | undefined, offered: ReadonlyArray<Format>): Format | null => {
+  if (accept === undefined || offered.length === 0) return null
+  const ranges = accept.split(",").map((part, order) => {
+    const [type = "", ...params] = part.split(";").map((p) => p.trim().toLowerCase())
+    const q = params.find((p) => p.startsWith("q="))
+    return { type, quality: q === undefined ? 1 : Number(q.slice(2)), order }
+  }).filter((r) => r.quality > 0).sort((a, b) => b.quality - a.quality || a.order - b.order)
+  for (const range of ranges) {
+    const found = offered.find((type) => type === range.type)
+    if (found !== undefined) return found
+    if (range.type === "application/json" || range.type === "*/*" || range.type === "application/*") return null
+  }
+  return null
+}
+
+/** A CSV field, quoted when it must be (RFC 4180). */
+const field = (value: unknown): string => {
+  const text = value === null || value === undefined ? "" : Array.isArray(value) ? value.join(" ") : String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
+}
+
+const csv = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
+  [header, ...rows].map((row) => row.map(field).join(",")).join("\r\n") + "\r\n"
+
+const RULE_COLUMNS = [
+  "id",
+  "name",
+  "description",
+  "direction",
+  "action",
+  "priority",
+  "protocol",
+  "ports",
+  "remote_type",
+  "remote_cidr",
+  "remote_vpc_id",
+  "target_type",
+  "target_subnet_id",
+  "target_pod_ids",
+  "enabled",
+  "status"
+] as const
+
+/** A VPC's rules as CSV, in evaluation order (`target_pod_ids` space-separated). */
+export const rulesCsv = (list: RuleList): string =>
+  csv(RULE_COLUMNS, list.rules.map((rule) => RULE_COLUMNS.map((column) => rule[column])))
+
+const idOf = (e: ReachabilityEndpoint) =>
+  e.kind === "internet" ? "" : e.kind === "pod" ? e.pod_id : e.kind === "subnet" ? e.subnet_id : e.vpc_id
+
+const nameOf = (e: ReachabilityEndpoint) => e.kind === "internet" ? "internet" : e.name
+
+/** Reachability as CSV: one row per pair. */
+export const reachabilityCsv = (matrix: ReachabilityMatrix): string =>
+  csv(
+    ["from_kind", "from_id", "from_name", "to_kind", "to_id", "to_name", "tcp", "udp", "icmp"],
+    matrix.pairs.map((p) => [
+      p.from.kind,
+      idOf(p.from),
+      nameOf(p.from),
+      p.to.kind,
+      idOf(p.to),
+      nameOf(p.to),
+      p.tcp,
+      p.udp,
+      p.icmp
+    ])
+  )
+
+/** A DOT identifier, quoted. */
+const quoted = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"`
+
+const SHAPES: Record<ReachabilityEndpoint["kind"], string> = {
+  internet: "doubleoctagon",
+  vpc: "box3d",
+  subnet: "box",
+  pod: "ellipse"
+}
+
+/** Reachability as a Graphviz digraph: a node per endpoint, an edge per pair with anything reachable. */
+export const reachabilityDot = (matrix: ReachabilityMatrix): string => {
+  const nodes = new Map<string, ReachabilityEndpoint>()
+  for (const p of matrix.pairs) {
+    nodes.set(`${p.from.kind}:${idOf(p.from)}`, p.from)
+    nodes.set(`${p.to.kind}:${idOf(p.to)}`, p.to)
+  }
+  const lines = [`digraph ${quoted(`vpc ${matrix.vpc_id}`)} {`, "  rankdir=LR;"]
+  for (const [key, e] of nodes) {
+    lines.push(
+      `  ${quoted(key)} [label=${quoted(`${e.kind === "internet" ? "" : `${e.kind} `}${nameOf(e)}`)}, shape=${
+        SHAPES[e.kind]
+      }];`
+    )
+  }
+  for (const p of matrix.pairs) {
+    const label = [
+      ...(p.tcp === "" ? [] : [`tcp ${p.tcp}`]),
+      ...(p.udp === "" ? [] : [`udp ${p.udp}`]),
+      ...(p.icmp ? ["icmp"] : [])
+    ]
+    if (label.length === 0) continue
+    lines.push(
+      `  ${quoted(`${p.from.kind}:${idOf(p.from)}`)} -> ${quoted(`${p.to.kind}:${idOf(p.to)}`)} [label=${
+        quoted(label.join("\\n"))
+      }];`
+    )
+  }
+  lines.push("}")
+  return lines.join("\n") + "\n"
+}
+
+const FINDING_RULES = [
+  {
+    id: "shadowed",
+    text: "The rule never matches: earlier rules (or the core network) cover all of its traffic",
+    level: "warning"
+  },
+  { id: "redundant", text: "Removing the rule changes no verdict", level: "note" },
+  {
+    id: "conflict",
+    text: "An earlier rule with the opposite action takes part of the rule's traffic",
+    level: "warning"
+  }
+] as const
+
+/**
+ * The analysis as a SARIF 2.1.0 log: one result per finding, located at the rule (a logical
+ * location, and an artifact URI naming it under the API, so results keep their identity across
+ * runs). `rules` names the rules.
+ */
+export const analysisSarif = (analysis: RuleAnalysis, rules: RuleList, version: string): string => {
+  const names = new Map(rules.rules.map((r) => [r.id as string, r.name]))
+  const levels = new Map(FINDING_RULES.map((r) => [r.id as string, r.level]))
+  return JSON.stringify(
+    {
+      $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+      version: "2.1.0",
+      runs: [{
+        tool: {
+          driver: {
+            name: "Tenet",
+            version,
+            rules: FINDING_RULES.map((r) => ({
+              id: r.id,
+              name: r.id,
+              shortDescription: { text: r.text },
+              defaultConfiguration: { level: r.level }
+            }))
+          }
+        },
+        results: analysis.findings.map((f) => ({
+          ruleId: f.kind,
+          level: levels.get(f.kind),
+          message: { text: `'${names.get(f.rule_id) ?? f.rule_id}' ${f.message}` },
+          locations: [{
+            physicalLocation: {
+              artifactLocation: { uri: `vpcs/${analysis.vpc_id}/security-rules/${f.rule_id}` }
+            },
+            logicalLocations: [{
+              name: names.get(f.rule_id) ?? f.rule_id,
+              fullyQualifiedName: `vpcs/${analysis.vpc_id}/security-rules/${f.rule_id}`,
+              kind: "resource"
+            }]
+          }],
+          relatedLocations: f.related_rule_ids.map((id, i) => ({
+            id: i + 1,
+            message: { text: names.get(id) ?? id },
+            logicalLocations: [{
+              name: names.get(id) ?? id,
+              fullyQualifiedName: `vpcs/${analysis.vpc_id}/security-rules/${id}`
+            }]
+          })),
+          partialFingerprints: { "tenetFinding/v1": `${f.kind}:${f.rule_id}` }
+        }))
+      }]
+    },
+    null,
+    2
+  )
+}
