@@ -9,6 +9,7 @@
  *     with `skipLibCheck: false`;
  * (e) the tenant integration-test example, copied out of the repository, passes, and every
  *     entry point every package exports loads (inside vitest, as `@tenet/core/testing` needs).
+ * (f) the `tenet` command, installed from its tarball, logs in, exports, plans and applies.
  */
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -39,11 +40,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 describe("the packed packages", () => {
-  it("are the six public packages, each with its whole build and nothing stale", () => {
+  it("are the seven public packages, each with its whole build and nothing stale", () => {
     expect(packed.map((p) => p.manifest.name).sort()).toEqual([
       "@tenet/adapters-k8s",
       "@tenet/adapters-memory",
       "@tenet/adapters-postgres",
+      "@tenet/cli",
       "@tenet/client",
       "@tenet/core",
       "@tenet/server"
@@ -124,6 +126,8 @@ describe("installed with npm outside the workspace", () => {
     const dir = project(work, "tenant")
     await install(dir, packed, installLines.embedder)
     await install(dir, packed, installLines.tenant)
+    // And the command, so that every package's entry points load in one project.
+    await install(dir, packed, installLines.cli)
     // What a TypeScript consumer adds to compile.
     await npm(dir, ["i", "-D", "typescript@~5.9.3", "@types/node@^20.19.0"])
     cpSync(join(repo, "examples/embedded-sdk/src"), join(dir, "embedded"), { recursive: true })
@@ -215,6 +219,57 @@ describe("installed with npm outside the workspace", () => {
 
     beforeAll(async () => {
       await install(project(work, "operator"), packed, installLines.operator)
+    }, 300_000)
+
+    it("(f) the tenet command, installed from its tarball, plans and applies rules against it", async () => {
+      const dir = project(work, "network-team")
+      await install(dir, packed, installLines.cli)
+      const server = await startServer(operatorProject(), { TENET_STORE: "memory" })
+      const env = { ...process.env, XDG_CONFIG_HOME: join(dir, "config"), TENET_PASSWORD: "network team password" }
+      const tenet = (...args: Array<string>) =>
+        run(join(dir, "node_modules/.bin/tenet"), args, { cwd: dir, env }).then(
+          (r) => ({ code: 0, stdout: r.stdout }),
+          (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout + e.stderr })
+        )
+      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+        (await fetch(`${server.url}${path}`, {
+          method,
+          headers: { ...headers, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })).json() as Promise<Record<string, string>>
+      try {
+        const admin = await call("POST", "/admin/login", {}, { username: "admin", password: ADMIN_PASSWORD })
+        await call("POST", "/tenants", { "x-admin-token": admin.api_token! }, {
+          name: "netops",
+          password: "network team password"
+        })
+        expect((await tenet("login", "--url", server.url, "--tenant", "netops")).code).toBe(0)
+        const session = JSON.parse(readFileSync(join(dir, "config/tenet/credentials.json"), "utf8"))
+        const headers = { "x-auth-token": session.token }
+        await call("POST", "/vpcs", headers, {
+          tenant_id: session.tenant_id,
+          token: session.token,
+          name: "edge",
+          enable_internet: true
+        })
+        const exported = await tenet("rules", "export", "--vpc", "edge")
+        writeFileSync(join(dir, "rules.yaml"), exported.stdout)
+        expect((await tenet("rules", "plan", "-f", "rules.yaml")).code).toBe(0)
+        writeFileSync(
+          join(dir, "rules.yaml"),
+          exported.stdout.replace(
+            "rules:\n",
+            "rules:\n  - name: dns\n    direction: egress\n    action: deny\n    priority: 10\n    protocol: udp\n    ports: \"53\"\n    remote_type: cidr\n    remote_cidr: 0.0.0.0/0\n"
+          )
+        )
+        const planned = await tenet("rules", "plan", "-f", "rules.yaml")
+        expect([planned.code, planned.stdout]).toEqual([2, expect.stringContaining("+ create 'dns'")])
+        const applied = await tenet("rules", "apply", "-f", "rules.yaml")
+        expect([applied.code, applied.stdout]).toEqual([0, expect.stringContaining("Applied: 1 created")])
+        expect((await tenet("rules", "plan", "-f", "rules.yaml")).code).toBe(0)
+      } finally {
+        await server.stop()
+      }
     }, 300_000)
 
     // (b) and (c): the server starts on each store, and the Promise client runs the quick start on it.

@@ -28,7 +28,8 @@ export const installLines = {
   memory: "npm i @tenet/adapters-memory @tenet/core effect@^3.22.4 @effect/platform@^0.97.2",
   postgres:
     "npm i @tenet/adapters-postgres @tenet/core effect@^3.22.4 @effect/platform@^0.97.2 @effect/sql@^0.52.1 @effect/sql-pg@^0.53.0 @effect/experimental@^0.61.1",
-  kubernetes: "npm i @tenet/adapters-k8s @tenet/core effect@^3.22.4 @effect/platform@^0.97.2"
+  kubernetes: "npm i @tenet/adapters-k8s @tenet/core effect@^3.22.4 @effect/platform@^0.97.2",
+  cli: "npm i @tenet/cli"
 }
 
 export interface Packed {

@@ -1,6 +1,7 @@
 /**
  * A change's impact before it is made (a dry run's answer): the traffic it opens, the traffic
- * it closes, each region with what decides it now and after, and the findings it brings.
+ * it closes, each region with what decides it now and after, the findings it brings, and the
+ * guardrails it would break (saving it would be refused).
  */
 import type { SecurityRule } from "@tenet/core"
 import type { Names } from "./Names.js"
@@ -60,6 +61,28 @@ export const ImpactView = ({ impact, names }: { impact: SecurityRule.RuleImpact;
         <div class="closed">
           <h4>Closes ({impact.closed.length})</h4>
           <ul>{impact.closed.map((r, i) => <Region key={i} region={r} names={names} />)}</ul>
+        </div>
+      )}
+      {impact.violations.length > 0 && (
+        <div class="violations" role="alert">
+          <h4>Breaks guardrails ({impact.violations.length})</h4>
+          <ul>
+            {impact.violations.map((v) => (
+              <li key={v.guardrail_id}>
+                <strong>{v.name}</strong>: {v.flow.protocol}
+                {v.flow.port === null ? "" : ` ${v.flow.port}`} {v.flow.direction === "ingress" ? "from" : "to"}{" "}
+                <code>{v.flow.remote_ip}</code> {v.flow.direction === "ingress" ? "into" : "from"}{" "}
+                {v.flow.local.pod_id !== null
+                  ? `pod ${names.pod(v.flow.local.pod_id)}`
+                  : v.flow.local.subnet_id !== null
+                  ? `subnet ${names.subnet(v.flow.local.subnet_id)}`
+                  : "an address outside the subnets"} would be {v.decided_by.kind === "rule"
+                  ? `decided by rule '${v.decided_by.name}'`
+                  : `decided by ${v.decided_by.key}`}
+              </li>
+            ))}
+          </ul>
+          <p>Saving this change will be refused.</p>
         </div>
       )}
       {impact.new_findings.length > 0 && (

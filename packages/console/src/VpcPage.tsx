@@ -25,13 +25,14 @@ const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
 
 export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {
   const { data, error, reload } = useLoad(async () => {
-    const [topology, rules, analysis, reachability] = await Promise.all([
+    const [topology, rules, analysis, reachability, guardrails] = await Promise.all([
       client.topology.get({ path: { tenant_id: tenantId } }),
       client.securityRules.list({ urlParams: { vpc_id: vpcId } }),
       client.securityRules.analysis({ urlParams: { vpc_id: vpcId } }),
-      client.vpcs.reachability({ path: { vpc_id: vpcId } })
+      client.vpcs.reachability({ path: { vpc_id: vpcId } }),
+      client.guardrails.list({ path: { vpc_id: vpcId } })
     ])
-    return { topology, rules, analysis, reachability }
+    return { topology, rules, analysis, reachability, guardrails }
   }, [vpcId])
   const [editing, setEditing] = useState<Rule | "new" | null>(null)
 
@@ -104,6 +105,38 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
             names={names}
             onDone={done}
           />
+        )}
+
+      <h2>Guardrails</h2>
+      <p class="muted">Verdicts no change may move: a change that would is refused, and its preview says why.</p>
+      {data.guardrails.length === 0 ?
+        <p>No guardrails.</p> :
+        (
+          <Table headers={["Name", "Requires", "Flows", "Local end", "Set by"]}>
+            {data.guardrails.map((g) => (
+              <tr key={g.id}>
+                <td>{g.name}</td>
+                <td>
+                  <span class={`badge ${g.require}`}>{g.require}</span>
+                </td>
+                <td>
+                  {g.direction} {g.protocol}
+                  {g.ports === null ? "" : ` ${g.ports}`} {g.direction === "ingress" ? "from" : "to"}{" "}
+                  <code>{g.remote_cidr}</code>
+                </td>
+                <td>
+                  {g.local === null
+                    ? "whole VPC"
+                    : [
+                      ...g.local.subnet_ids.map((s) => `subnet ${names.subnet(s)}`),
+                      ...g.local.pod_ids.map((p) => `pod ${names.pod(p)}`)
+                    ]
+                      .join(", ")}
+                </td>
+                <td>{g.scope === "tenant" ? "administrator (every VPC)" : "this VPC"}</td>
+              </tr>
+            ))}
+          </Table>
         )}
 
       <h2>Reachability</h2>

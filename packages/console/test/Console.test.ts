@@ -189,6 +189,55 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.close()
   })
 
+  it("a VPC's guardrails are listed, and a rule that would break one shows the violation in its preview", async () => {
+    const api = await PromiseClient.loginTenant({ baseUrl: server.url, ...TENANT })
+    const vpc = await api.vpcs.create({ payload: { name: "guarded", enable_internet: true } })
+    await api.subnets.create({
+      payload: { vpc_id: vpc.id, name: "app", cidr: "10.20.1.0/24", gateway_ip: "10.20.1.1" }
+    })
+    await api.guardrails.create({
+      path: { vpc_id: vpc.id },
+      payload: {
+        name: "no ssh from partners",
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        ports: "22",
+        remote_cidr: "198.51.100.0/24"
+      }
+    })
+
+    const { page, problems } = await open()
+    await signIn(page, "Tenant", TENANT.name, TENANT.password)
+    await page.getByRole("link", { name: "guarded", exact: true }).click()
+    await page.getByRole("heading", { name: "VPC guarded" }).waitFor()
+    const row = page.getByRole("row").filter({ hasText: "no ssh from partners" })
+    expect(await row.textContent()).toContain("ingress tcp 22 from 198.51.100.0/24")
+
+    await page.getByRole("button", { name: "Add rule" }).click()
+    const editor = page.getByRole("form", { name: "New rule" })
+    await editor.getByLabel("Name").fill("ssh for everyone")
+    await editor.getByLabel("Priority").fill("100")
+    await editor.getByLabel("Ports").fill("22")
+    await editor.getByLabel("Block", { exact: true }).fill("0.0.0.0/0")
+    await editor.getByRole("button", { name: "Preview impact" }).click()
+    const impact = editor.getByRole("region", { name: "Impact of the change" })
+    await impact.getByRole("heading", { name: "Breaks guardrails (1)" }).waitFor()
+    const violation = await impact.getByRole("alert").textContent()
+    expect(violation).toContain("no ssh from partners: tcp 22 from 198.51.100.")
+    expect(violation).toContain("would be decided by rule 'ssh for everyone'")
+    await accessible(page)
+    await shoot(page, "guardrail-violation")
+    // Saving is refused with the API's words; nothing is saved.
+    await editor.getByRole("button", { name: "Save rule" }).click()
+    await editor.getByText("would break guardrail 'no ssh from partners'").waitFor()
+    expect((await api.securityRules.list({ urlParams: { vpc_id: vpc.id } })).rules.map((r) => r.name)).not.toContain(
+      "ssh for everyone"
+    )
+    expect(problems.filter((p) => !p.includes("409"))).toEqual([])
+    await page.close()
+  })
+
   it("the topology graph shows VPCs, subnets, pods with status and tunnels, and rule references", async () => {
     // Workloads and a second VPC, through the API as any client would add them.
     const admin = await PromiseClient.loginAdmin({ baseUrl: server.url, username: "admin", password: ADMIN_PASSWORD })

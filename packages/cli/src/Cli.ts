@@ -1,0 +1,315 @@
+/**
+ * `tenet`: a VPC's security rules as code. `login` keeps a session; `rules export` writes a
+ * VPC's rules as a file, `rules plan` shows what applying a file would change (exit 0: no
+ * change, 2: changes, 1: an error or a guardrail it would break, as `terraform plan
+ * -detailed-exitcode`), `rules apply` makes the VPC's rules exactly the file's; `guardrails
+ * check`, `explain` and `reach` answer what holds and what gets where. `--output json` prints
+ * the API's answer instead of text. Every call goes through the typed client.
+ */
+import { Command, Options, Prompt } from "@effect/cli"
+import { FetchHttpClient, FileSystem } from "@effect/platform"
+import { TenetClient } from "@tenet/client"
+import { Api, Errors, FlowExplanation, Guardrail, InputProblems, ReachabilityMatrix, SecurityRule } from "@tenet/core"
+import { Config, Console, Effect, Option, Redacted, Schema } from "effect"
+import * as Credentials from "./Credentials.js"
+import * as Render from "./Render.js"
+import * as RulesFile from "./RulesFile.js"
+
+/** The process's exit code once the command ends (0 unless set). */
+const exitWith = (code: number) =>
+  Effect.sync(() => {
+    process.exitCode = code
+  })
+
+const output = Options.choice("output", ["text", "json"]).pipe(
+  Options.withAlias("o"),
+  Options.withDefault("text" as const),
+  Options.withDescription("text (default) or json: the API's answer as it is")
+)
+const vpcOption = Options.text("vpc").pipe(Options.withDescription("The VPC's name (or id)"))
+const fileOption = Options.file("file", { exists: "yes" }).pipe(
+  Options.withAlias("f"),
+  Options.withDescription("A rules file (YAML), as `tenet rules export` writes")
+)
+
+/** The answer as JSON, as the API wrote it. */
+const printJson = <A, I>(schema: Schema.Schema<A, I>, value: A) =>
+  Console.log(JSON.stringify(Schema.encodeSync(schema)(value), null, 2))
+
+/** The client of the kept session. */
+const client = Effect.flatMap(
+  Credentials.load,
+  (session) =>
+    TenetClient.make({ baseUrl: session.url, tenantToken: session.token }).pipe(Effect.provide(FetchHttpClient.layer))
+)
+
+type Client = Effect.Effect.Success<typeof client>
+
+/** A VPC of the caller's, by name or id. */
+const vpcNamed = (api: Client, name: string) =>
+  Effect.flatMap(api.vpcs.list(), (vpcs) => {
+    const found = vpcs.find((v) => v.name === name || v.id === name)
+    return found === undefined
+      ? Effect.fail(new Credentials.NotLoggedIn({ message: `no VPC named ${name}` }))
+      : Effect.succeed(found)
+  })
+
+/** Names of everything an answer may name by id: VPCs, subnets, pods. */
+const namesOf = (api: Client) =>
+  Effect.map(
+    Effect.all([api.vpcs.list(), api.subnets.list(), api.pods.list()], { concurrency: 3 }),
+    ([vpcs, subnets, pods]) =>
+      new Map<string, string>([...vpcs, ...subnets, ...pods].map((r) => [r.id as string, r.name]))
+  )
+
+const login = Command.make(
+  "login",
+  {
+    url: Options.text("url").pipe(Options.withDescription("Where the server is, e.g. http://127.0.0.1:8080")),
+    tenant: Options.text("tenant").pipe(Options.withDescription("The tenant's name")),
+    password: Options.redacted("password").pipe(
+      Options.withFallbackConfig(Config.redacted("TENET_PASSWORD")),
+      Options.optional,
+      Options.withDescription("The tenant's password (else TENET_PASSWORD, else asked)")
+    )
+  },
+  ({ password, tenant, url }) =>
+    Effect.gen(function*() {
+      const secret = Option.isSome(password)
+        ? password.value
+        : yield* Prompt.password({ message: `Password of tenant ${tenant}` })
+      const anonymous = yield* TenetClient.make({ baseUrl: url }).pipe(Effect.provide(FetchHttpClient.layer))
+      const session = yield* anonymous.tenantIdentity.login({
+        payload: { name: tenant, password: Redacted.value(secret) }
+      })
+      const kept = yield* Credentials.save({ url, tenant, tenant_id: session.id, token: session.api_token })
+      yield* Console.log(`Logged in to ${url} as tenant ${tenant}; the session is in ${kept}.`)
+    })
+).pipe(Command.withDescription("Log in as a tenant and keep the session (mode 0600) for the other commands"))
+
+const exportRules = Command.make(
+  "export",
+  { vpc: vpcOption, output },
+  ({ output, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const found = yield* vpcNamed(api, vpc)
+      const list = yield* api.securityRules.list({ urlParams: { vpc_id: found.id } })
+      if (output === "json") {
+        return yield* Console.log(JSON.stringify(
+          {
+            rules: list.rules.map((r) => {
+              const { created_at: _c, status: _s, updated_at: _u, vpc_id: _v, ...rest } = Schema.encodeSync(
+                SecurityRule.SecurityRule
+              )(r)
+              return rest
+            })
+          },
+          null,
+          2
+        ))
+      }
+      yield* Console.log(RulesFile.render(found.name, list.rules))
+    })
+).pipe(Command.withDescription("Print a VPC's rules as a rules file (YAML: the body of PUT /vpcs/{id}/security-rules)"))
+
+/** The file's rules, for the VPC it names (or `--vpc`). */
+const declared = (api: Client, file: string, vpc: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const parsed = yield* RulesFile.parse(yield* fs.readFileString(file), file)
+    const name = Option.getOrElse(vpc, () => parsed.vpc)
+    if (name === undefined) {
+      return yield* new RulesFile.BadRulesFile({ message: `${file} names no VPC: add \`vpc:\` or pass --vpc` })
+    }
+    const found = yield* vpcNamed(api, name)
+    // Checked with the schema the server decodes it with, every problem named as the API names it.
+    const schema = Api.Payloads["securityRules.replace"]
+    const body = yield* Schema.decodeUnknown(schema)({ rules: parsed.rules }).pipe(
+      Effect.mapError((e) => Errors.refusal("RuleValidation", InputProblems.fromParseError(e)))
+    )
+    return { vpc: found, payload: Schema.encodeSync(schema)(body) }
+  })
+
+const planRules = Command.make(
+  "plan",
+  { file: fileOption, vpc: Options.optional(vpcOption), output },
+  ({ file, output, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const { payload, vpc: target } = yield* declared(api, file, vpc)
+      const before = yield* api.securityRules.list({ urlParams: { vpc_id: target.id } })
+      const planned = yield* api.securityRules.replace({
+        path: { vpc_id: target.id },
+        payload,
+        urlParams: { dry_run: true }
+      })
+      if (output === "json") yield* printJson(SecurityRule.RulesPlan, planned)
+      else yield* Console.log(Render.plan(target.name, planned, before.rules, yield* namesOf(api)))
+      const changes = planned.created.length + planned.updated.length + planned.deleted.length
+      yield* exitWith(planned.impact.violations.length > 0 ? 1 : changes > 0 ? 2 : 0)
+    })
+).pipe(
+  Command.withDescription(
+    "Show what applying a rules file would change, with its impact. Exit 0: no change; 2: changes; 1: an error or a guardrail it would break"
+  )
+)
+
+const applyRules = Command.make(
+  "apply",
+  {
+    file: fileOption,
+    vpc: Options.optional(vpcOption),
+    ifMatch: Options.text("if-match").pipe(
+      Options.optional,
+      Options.withDescription("Apply only while the rules are at this ETag (the one a plan printed)")
+    ),
+    output
+  },
+  ({ file, ifMatch, output, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const { payload, vpc: target } = yield* declared(api, file, vpc)
+      const before = yield* api.securityRules.list({ urlParams: { vpc_id: target.id } })
+      const applied = yield* api.securityRules.replace({
+        path: { vpc_id: target.id },
+        payload,
+        ...(Option.isSome(ifMatch) ? { headers: { "if-match": ifMatch.value } } : {})
+      })
+      if (output === "json") yield* printJson(SecurityRule.RulesReplaced, applied)
+      else yield* Console.log(Render.plan(target.name, applied, before.rules, yield* namesOf(api)))
+    })
+).pipe(Command.withDescription("Make the VPC's rules exactly the file's, in one change"))
+
+const rules = Command.make("rules").pipe(
+  Command.withSubcommands([exportRules, planRules, applyRules]),
+  Command.withDescription("A VPC's security rules as code")
+)
+
+const check = Command.make(
+  "check",
+  { vpc: vpcOption, file: Options.optional(fileOption), output },
+  ({ file, output, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const names = yield* namesOf(api)
+      if (Option.isNone(file)) {
+        const found = yield* vpcNamed(api, vpc)
+        const list = yield* api.guardrails.list({ path: { vpc_id: found.id } })
+        if (output === "json") return yield* printJson(Schema.Array(Guardrail.Guardrail), list)
+        return yield* Console.log(
+          `${
+            Render.guardrails(list, names)
+          }\n${list.length} guardrail(s) of VPC ${found.name} hold: every change is checked against them.`
+        )
+      }
+      const { payload, vpc: target } = yield* declared(api, file.value, Option.some(vpc))
+      const planned = yield* api.securityRules.replace({
+        path: { vpc_id: target.id },
+        payload,
+        urlParams: { dry_run: true }
+      })
+      const violations = planned.impact.violations
+      if (output === "json") yield* printJson(Schema.Array(SecurityRule.GuardrailViolation), violations)
+      else {
+        yield* Console.log(
+          violations.length === 0
+            ? `${file.value} keeps every guardrail of VPC ${target.name}.`
+            : `${file.value} would break:\n${violations.map((v) => `  ${Render.violation(v, names)}`).join("\n")}`
+        )
+      }
+      yield* exitWith(violations.length > 0 ? 1 : 0)
+    })
+).pipe(
+  Command.withDescription("The VPC's guardrails; with -f, whether a rules file keeps them (exit 1 when it would not)")
+)
+
+const guardrails = Command.make("guardrails").pipe(
+  Command.withSubcommands([check]),
+  Command.withDescription("Invariants on verdicts")
+)
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const explain = Command.make(
+  "explain",
+  {
+    vpc: vpcOption,
+    from: Options.text("from").pipe(
+      Options.withDescription("A pod, subnet or VPC (name or id), internet, or an IPv4 address")
+    ),
+    to: Options.text("to").pipe(Options.withDescription("As --from")),
+    protocol: Options.choice("protocol", ["tcp", "udp", "icmp"]),
+    port: Options.integer("port").pipe(Options.optional),
+    output
+  },
+  ({ from, output, port, protocol, to, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const found = yield* vpcNamed(api, vpc)
+      const [vpcs, subnets, pods] = yield* Effect.all([api.vpcs.list(), api.subnets.list(), api.pods.list()])
+      // A name is looked up in this VPC first (its pods, then subnets), then among the VPCs.
+      const idOf = (end: string) => {
+        if (end === "internet" || UUID.test(end) || /^\d+\.\d+\.\d+\.\d+$/.test(end)) return end
+        return pods.find((p) => p.vpc_id === found.id && p.name === end)?.id ??
+          subnets.find((s) => s.vpc_id === found.id && s.name === end)?.id ??
+          vpcs.find((v) => v.name === end)?.id ?? end
+      }
+      const answer = yield* api.vpcs.explain({
+        path: { vpc_id: found.id },
+        urlParams: {
+          from: idOf(from),
+          to: idOf(to),
+          protocol,
+          ...(Option.isSome(port) ? { port: port.value } : {})
+        }
+      })
+      if (output === "json") return yield* printJson(FlowExplanation.FlowExplanation, answer)
+      yield* Console.log(Render.explanation(answer, yield* namesOf(api)))
+    })
+).pipe(Command.withDescription("Would this flow get through, end to end, and what decides each side?"))
+
+const reach = Command.make(
+  "reach",
+  { vpc: vpcOption, output },
+  ({ output, vpc }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const found = yield* vpcNamed(api, vpc)
+      const matrix = yield* api.vpcs.reachability({ path: { vpc_id: found.id } })
+      if (output === "json") return yield* printJson(ReachabilityMatrix.ReachabilityMatrix, matrix)
+      yield* Console.log(Render.reachability(matrix))
+    })
+).pipe(Command.withDescription("What gets where: every pair of the VPC's endpoints and the ports open end to end"))
+
+export const tenet = Command.make("tenet").pipe(
+  Command.withSubcommands([login, rules, guardrails, explain, reach]),
+  Command.withDescription("Tenet's security rules as code: plan, apply, guardrails, explain, reach")
+)
+
+/** A failure in words, as the API stated it (every field of bad input named). */
+export const describe = (error: unknown): string => {
+  const e = error as {
+    readonly _tag?: string
+    readonly message?: string
+    readonly detail?: unknown
+    readonly errors?: ReadonlyArray<{ field: string; message: string }>
+    readonly violations?: ReadonlyArray<SecurityRule.GuardrailViolation>
+  }
+  if (e.errors !== undefined) return e.errors.map((p) => `${p.field}: ${p.message}`).join("\n")
+  if (e.violations !== undefined) {
+    return `${e.message}\n${e.violations.map((v) => `  ${Render.violation(v, new Map())}`).join("\n")}`
+  }
+  return e.message ?? String(error)
+}
+
+/** The CLI on `argv`, its failures printed and its exit code set. */
+export const run = (argv: ReadonlyArray<string>) =>
+  Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
+    Effect.catchIf(
+      (e) =>
+        typeof e === "object" && e !== null && "_tag" in e &&
+        !String((e as { _tag: string })._tag).includes("ValidationError"),
+      (e) => Effect.zipRight(Console.error(`tenet: ${describe(e)}`), exitWith(1))
+    )
+  )

@@ -1,0 +1,159 @@
+/**
+ * `tenet` as a user runs it: a process of its own (from its sources) against a real server,
+ * through a rules-as-code round: login, export, plan (exit 0, then 2), apply, guardrails,
+ * explain, reach, `--output json`, and the refusals (exit 1) with the API's words.
+ */
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { expect, layer } from "@effect/vitest"
+import { TenetClient } from "@tenet/client"
+import { TestServer } from "@tenet/server"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const packageDir = fileURLToPath(new URL("..", import.meta.url))
+const home = mkdtempSync(join(tmpdir(), "tenet-cli-"))
+
+/** `tenet args...`: its exit code and what it printed. */
+const tenet = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@tenet/source", "--import", "tsx", bin, ...args],
+      { env: { ...process.env, XDG_CONFIG_HOME: home, TENET_URL: "", TENET_TOKEN: "", ...env }, cwd: packageDir },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
+    )
+  })
+
+const baseUrl = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
+)
+
+const PASSWORD = "cli tenant password"
+
+layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (it) => {
+  it.effect("a rules-as-code round: export, plan, apply, guardrails, explain, reach", () =>
+    Effect.gen(function*() {
+      const url = yield* baseUrl
+      const admin = yield* TenetClient.loginAdmin({
+        baseUrl: url,
+        username: TestServer.ADMIN_USERNAME,
+        password: TestServer.ADMIN_PASSWORD
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+      yield* admin.tenants.create({ payload: { name: "cli", password: PASSWORD, description: null } })
+
+      const login = yield* tenet(["login", "--url", url, "--tenant", "cli"], { TENET_PASSWORD: PASSWORD })
+      expect(login.code, login.stderr).toBe(0)
+      const kept = join(home, "tenet", "credentials.json")
+      expect(statSync(kept).mode & 0o777).toBe(0o600)
+      const session = JSON.parse(readFileSync(kept, "utf8")) as { token: string; tenant_id: string }
+
+      const api = yield* TenetClient.make({ baseUrl: url, tenantToken: session.token, tenantId: session.tenant_id })
+        .pipe(Effect.provide(FetchHttpClient.layer))
+      const vpc = yield* api.vpcs.create({ payload: { name: "prod", enable_internet: true } })
+      yield* api.subnets.create({
+        payload: { vpc_id: vpc.id, name: "web", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
+      })
+
+      const exported = yield* tenet(["rules", "export", "--vpc", "prod"])
+      expect(exported.code, exported.stderr).toBe(0)
+      expect(exported.stdout).toContain("name: Allow internal traffic")
+      const file = join(home, "rules.yaml")
+      writeFileSync(file, exported.stdout)
+      const unchanged = yield* tenet(["rules", "plan", "-f", file])
+      expect([unchanged.code, unchanged.stdout]).toEqual([0, expect.stringContaining("No changes")])
+
+      writeFileSync(
+        file,
+        exported.stdout + [
+          "  - name: https",
+          "    direction: ingress",
+          "    action: allow",
+          "    priority: 100",
+          "    protocol: tcp",
+          "    ports: \"443\"",
+          "    remote_type: cidr",
+          "    remote_cidr: 0.0.0.0/0",
+          ""
+        ].join("\n")
+      )
+      const planned = yield* tenet(["rules", "plan", "-f", file])
+      expect(planned.code, planned.stderr).toBe(2)
+      expect(planned.stdout).toContain("+ create 'https': allow ingress tcp 443 from 0.0.0.0/0, priority 100")
+      expect(planned.stdout).toContain("opens   ingress tcp 443")
+      const etag = /rules at ("[0-9a-f]+")/.exec(planned.stdout)![1]!
+      const asJson = yield* tenet(["rules", "plan", "-f", file, "--output", "json"])
+      expect(JSON.parse(asJson.stdout)).toMatchObject({ dry_run: true, etag })
+
+      const applied = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag])
+      expect(applied.code, applied.stderr).toBe(0)
+      expect(applied.stdout).toContain("Applied: 1 created, 0 updated, 0 deleted; in force.")
+      expect((yield* api.securityRules.list({ urlParams: { vpc_id: vpc.id } })).rules.map((r) => r.name)).toEqual([
+        "https",
+        "Allow internal traffic"
+      ])
+      const stale = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag])
+      expect(stale.code).toBe(1)
+      expect(stale.stderr).toContain("changed since")
+      expect((yield* tenet(["rules", "plan", "-f", file])).code).toBe(0)
+
+      // A guardrail the file would break: plan and check exit 1 and name it.
+      yield* api.guardrails.create({
+        path: { vpc_id: vpc.id },
+        payload: {
+          name: "no ssh from partners",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "22",
+          remote_cidr: "198.51.100.0/24"
+        }
+      })
+      writeFileSync(file, readFileSync(file, "utf8").replace("ports: \"443\"", "ports: 22,443"))
+      const breaking = yield* tenet(["rules", "plan", "-f", file])
+      expect(breaking.code).toBe(1)
+      expect(breaking.stdout).toContain("'no ssh from partners' in VPC prod: tcp 22 from 198.51.100.")
+      const check = yield* tenet(["guardrails", "check", "--vpc", "prod", "-f", file])
+      expect(check.code).toBe(1)
+      const listed = yield* tenet(["guardrails", "check", "--vpc", "prod"])
+      expect([listed.code, listed.stdout]).toEqual([
+        0,
+        expect.stringContaining("'no ssh from partners': deny ingress tcp 22")
+      ])
+      const refused = yield* tenet(["rules", "apply", "-f", file])
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toContain("would break guardrail 'no ssh from partners'")
+
+      const explained = yield* tenet([
+        "explain",
+        "--vpc",
+        "prod",
+        "--from",
+        "internet",
+        "--to",
+        "web",
+        "--protocol",
+        "tcp",
+        "--port",
+        "443"
+      ])
+      expect(explained.code, explained.stderr).toBe(0)
+      expect(explained.stdout).toContain("tcp 443 from the internet to subnet web: ALLOWED")
+      expect(explained.stdout).toContain("ingress  VPC prod: allow by 'https'")
+      const reach = yield* tenet(["reach", "--vpc", "prod"])
+      expect(reach.stdout).toMatch(/internet\s+subnet web\s+443\s+-\s+-/)
+
+      writeFileSync(file, readFileSync(file, "utf8").replace("ports: 22,443", "port: 443"))
+      const bad = yield* tenet(["rules", "plan", "-f", file])
+      expect(bad.code).toBe(1)
+      expect(bad.stderr).toContain("rules[1].port: unknown field \"port\"; did you mean \"ports\"?")
+      const anonymous = yield* tenet(["reach", "--vpc", "prod"], { XDG_CONFIG_HOME: join(home, "nowhere") })
+      expect([anonymous.code, anonymous.stderr]).toEqual([1, expect.stringContaining("not logged in")])
+    }), 120_000)
+})
