@@ -7,6 +7,9 @@
  * The Kubernetes orchestrator's informer caches are measured per 1,000 pods on a real API
  * server (`Informers.ts`), where `.ci/kube-apiserver` has built one.
  *
+ * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
+ * follows the write path's.
+ *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
  * tenants at once, and pgbench running the same statements on PostgreSQL) follows the load.
  *
@@ -20,6 +23,7 @@ import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
+import * as Declarations from "./Declarations.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
 import * as RequestPath from "./RequestPath.js"
@@ -119,6 +123,8 @@ const floorPost = load.find((r) =>
 )?.rps
 const writesText = Writes.toMarkdown(writes, floorPost)
 console.log(`\n${writesText}\n`)
+const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
+console.log(`\n${declarationsText}\n`)
 const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
 const statementsText = databaseServer === undefined
   ? "No PostgreSQL server was named (TENET_BENCH_DATABASE_URL): not counted."
@@ -246,6 +252,10 @@ writeFileSync(
     "- Where the targets hold: a create costs the same with 5,000 rules in the tenant as with",
     "  100 on every store (the state advances by what changed), embedded keeps 40% of memory,",
     "  and a create is 5 statements on PostgreSQL, authentication included.",
+    "",
+    "## Rules as code and guardrails (`bench/Declarations.ts`, issue 35)",
+    "",
+    declarationsText,
     "",
     "## Statements per request on PostgreSQL",
     "",

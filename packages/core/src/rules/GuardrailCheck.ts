@@ -33,8 +33,24 @@ const localsOf = (g: GuardrailRecord, context: VpcContext): ReadonlySet<string> 
   return new Set([...[...subnets].map((id) => `subnet:${id}`), ...[...pods].map((id) => `pod:${id}`)])
 }
 
+/**
+ * `f` of a record in a context, kept while both are the same objects: records and contexts are
+ * immutable and handed out again while unchanged, so a create checked against 10 guardrails
+ * does not redo their regions, nor the boxes of the VPC's rules, every time.
+ */
+const perContext = <K extends object, A>(f: (key: K, context: VpcContext) => A) => {
+  const kept = new WeakMap<K, { readonly context: VpcContext; readonly value: A }>()
+  return (key: K, context: VpcContext): A => {
+    const found = kept.get(key)
+    if (found !== undefined && found.context === context) return found.value
+    const value = f(key, context)
+    kept.set(key, { context, value })
+    return value
+  }
+}
+
 /** The flows a guardrail holds, as boxes, core network excluded. */
-export const regionOf = (g: GuardrailRecord, context: VpcContext): Array<Box> => {
+export const regionOf = perContext((g: GuardrailRecord, context: VpcContext): Array<Box> => {
   const locals = localsOf(g, context)
   if (locals.size === 0) return []
   const cidr = Net.cidrOf(g.remote_cidr)
@@ -47,26 +63,38 @@ export const regionOf = (g: GuardrailRecord, context: VpcContext): Array<Box> =>
     (protocol === "icmp" ? [Analysis.NO_PORT] : ports).map((p) => ({ protocol, ports: p, remote, locals }))
   )
   return Analysis.subtractAll(boxes, Analysis.infrastructureBoxes(context))
-}
+})
+
+const boxesOf = perContext(Analysis.boxesOf)
 
 const implied = (direction: GuardrailRecord["direction"]): Verdict =>
   direction === "egress"
     ? { action: "allow", decided_by: { kind: "implied", key: "implied-allow-egress" } }
     : { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
 
-/** Whether `rules` break `g` in `context`: the first part of its region decided the other way. */
-export const check = (g: GuardrailRecord, rules: ReadonlyArray<Rule>, context: VpcContext): Violation | null => {
+/** The enforced rules in evaluation order, each with its boxes: computed once for every guardrail checked. */
+const decidersOf = (rules: ReadonlyArray<Rule>, context: VpcContext) =>
+  enforced(rules, context).map((rule) => ({
+    rule,
+    boxes: boxesOf(rule, context),
+    verdict: { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } } satisfies Verdict
+  }))
+
+const firstViolation = (
+  g: GuardrailRecord,
+  deciders: ReturnType<typeof decidersOf>,
+  context: VpcContext
+): Violation | null => {
   let remaining = regionOf(g, context)
   const broken = (box: Box, verdict: Verdict): Violation => ({
     guardrail: g,
     flow: Analysis.witness(box, g.direction),
     verdict
   })
-  for (const rule of enforced(rules, context)) {
+  for (const { boxes, rule, verdict } of deciders) {
     if (remaining.length === 0) return null
     if (rule.direction !== g.direction) continue
-    const verdict: Verdict = { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } }
-    for (const box of Analysis.boxesOf(rule, context)) {
+    for (const box of boxes) {
       if (rule.action !== g.require) {
         for (const part of remaining) {
           const hit = intersection(part, box)
@@ -81,9 +109,17 @@ export const check = (g: GuardrailRecord, rules: ReadonlyArray<Rule>, context: V
   return remaining.length > 0 && fallback.action !== g.require ? broken(remaining[0]!, fallback) : null
 }
 
+/** Whether `rules` break `g` in `context`: the first part of its region decided the other way. */
+export const check = (g: GuardrailRecord, rules: ReadonlyArray<Rule>, context: VpcContext): Violation | null =>
+  firstViolation(g, decidersOf(rules, context), context)
+
 /** Every guardrail of `guardrails` that `rules` break in `context`, each with its first violation. */
 export const violations = (
   guardrails: ReadonlyArray<GuardrailRecord>,
   rules: ReadonlyArray<Rule>,
   context: VpcContext
-): Array<Violation> => guardrails.flatMap((g) => check(g, rules, context) ?? [])
+): Array<Violation> => {
+  if (guardrails.length === 0) return []
+  const deciders = decidersOf(rules, context)
+  return guardrails.flatMap((g) => firstViolation(g, deciders, context) ?? [])
+}

@@ -40,10 +40,10 @@ export const violationsOf = (
   guardrails: ReadonlyArray<GuardrailRecord> = state.guardrailsOf(vpcId)
 ): Array<GuardrailViolation> => {
   if (guardrails.length === 0) return []
+  const found = GuardrailCheck.violations(guardrails, rules.map(RuleSet.fromRecord), context)
+  if (found.length === 0) return []
   const names = new Map(rules.map((r) => [r.id as string, r.name]))
-  return GuardrailCheck.violations(guardrails, rules.map(RuleSet.fromRecord), context).map((
-    { flow, guardrail, verdict }
-  ) =>
+  return found.map(({ flow, guardrail, verdict }) =>
     GuardrailViolation.make({
       guardrail_id: guardrail.id,
       name: guardrail.name,
