@@ -153,6 +153,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       const bad = yield* tenet(["rules", "plan", "-f", file])
       expect(bad.code).toBe(1)
       expect(bad.stderr).toContain("rules[1].port: unknown field \"port\"; did you mean \"ports\"?")
+      // The example's rules file plans as a change of this VPC.
+      const example = fileURLToPath(new URL("../../../examples/rules-as-code/rules/prod.yaml", import.meta.url))
+      const exampled = yield* tenet(["rules", "plan", "-f", example])
+      expect([exampled.code, exampled.stdout]).toEqual([2, expect.stringContaining("+ create 'ssh from the office'")])
       const anonymous = yield* tenet(["reach", "--vpc", "prod"], { XDG_CONFIG_HOME: join(home, "nowhere") })
       expect([anonymous.code, anonymous.stderr]).toEqual([1, expect.stringContaining("not logged in")])
     }), 120_000)
