@@ -1,5 +1,6 @@
 /** What the commands print: plans as diffs, verdicts and reachability as text. Pure. */
 import type { FlowExplanation, Guardrail, ReachabilityMatrix, SecurityRule } from "@tenet/core"
+import { Declaration } from "@tenet/core"
 
 type Rule = SecurityRule.SecurityRule
 type Names = ReadonlyMap<string, string>
@@ -19,29 +20,12 @@ export const describeRule = (r: Rule, names: Names): string => {
   } ${remote}${target}, priority ${r.priority}${r.enabled ? "" : ", disabled"}`
 }
 
-const DIFFED = [
-  "name",
-  "description",
-  "direction",
-  "action",
-  "priority",
-  "protocol",
-  "ports",
-  "remote_type",
-  "remote_cidr",
-  "remote_vpc_id",
-  "target_type",
-  "target_subnet_id",
-  "target_pod_ids",
-  "enabled"
-] as const
-
 const shown = (value: unknown) =>
   value === null ? "null" : Array.isArray(value) ? `[${value.join(", ")}]` : String(value)
 
 /** The fields an update changes: `ports 22 -> 22,2222`. */
 export const changedFields = (before: Rule, after: Rule): Array<string> =>
-  DIFFED.filter((f) => shown(before[f]) !== shown(after[f])).map((f) =>
+  Declaration.FIELDS.filter((f) => shown(before[f]) !== shown(after[f])).map((f) =>
     `${f} ${shown(before[f])} -> ${shown(after[f])}`
   )
 

@@ -4,6 +4,7 @@
  * `id`). `tenet rules export` writes one, `plan` and `apply` read it; the API checks it.
  */
 import type { SecurityRule } from "@tenet/core"
+import { Declaration } from "@tenet/core"
 import { Data, Effect } from "effect"
 import * as Yaml from "yaml"
 
@@ -14,23 +15,7 @@ export interface RulesFile {
 
 export class BadRulesFile extends Data.TaggedError("BadRulesFile")<{ readonly message: string }> {}
 
-const FIELDS = [
-  "id",
-  "name",
-  "description",
-  "direction",
-  "action",
-  "priority",
-  "protocol",
-  "ports",
-  "remote_type",
-  "remote_cidr",
-  "remote_vpc_id",
-  "target_type",
-  "target_subnet_id",
-  "target_pod_ids",
-  "enabled"
-] as const
+const FIELDS = ["id", ...Declaration.FIELDS] as const
 
 /**
  * The file of a VPC's rules, in evaluation order, null fields left out. Rules are matched by

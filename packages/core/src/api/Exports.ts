@@ -8,6 +8,7 @@
  */
 import type { ReachabilityEndpoint, ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import type { RuleAnalysis, RuleList } from "../domain/SecurityRule.js"
+import * as Declaration from "../rules/Declaration.js"
 
 export const CSV = "text/csv"
 export const DOT = "text/vnd.graphviz"
@@ -54,24 +55,7 @@ const field = (value: unknown): string => {
 const csv = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
   [header, ...rows].map((row) => row.map(field).join(",")).join("\r\n") + "\r\n"
 
-const RULE_COLUMNS = [
-  "id",
-  "name",
-  "description",
-  "direction",
-  "action",
-  "priority",
-  "protocol",
-  "ports",
-  "remote_type",
-  "remote_cidr",
-  "remote_vpc_id",
-  "target_type",
-  "target_subnet_id",
-  "target_pod_ids",
-  "enabled",
-  "status"
-] as const
+const RULE_COLUMNS = ["id", ...Declaration.FIELDS, "status"] as const
 
 /** A VPC's rules as CSV, in evaluation order (`target_pod_ids` space-separated). */
 export const rulesCsv = (list: RuleList): string =>

@@ -51,6 +51,24 @@ export const TargetPodIds = Schema.Array(PodId).pipe(
   Schema.filter((ids) => ids.length <= MAX_TARGET_PODS || `at most ${MAX_TARGET_PODS} pods`)
 )
 
+/** A rule as the wire writes it, for the documents' examples. */
+const HTTPS_EXAMPLE = {
+  name: "Allow HTTPS",
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "443",
+  remote_type: "cidr",
+  remote_cidr: "0.0.0.0/0",
+  target_type: "vpc",
+  description: null,
+  remote_vpc_id: null,
+  target_subnet_id: null,
+  target_pod_ids: null,
+  enabled: true
+}
+
 export const SecurityRuleCreate = Schema.Struct({
   vpc_id: VpcId,
   name: RuleName,
@@ -69,23 +87,7 @@ export const SecurityRuleCreate = Schema.Struct({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
 }).annotations({
   identifier: "SecurityRuleCreate",
-  examples: wireExample({
-    vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
-    name: "Allow HTTPS",
-    direction: "ingress",
-    action: "allow",
-    priority: 100,
-    protocol: "tcp",
-    ports: "443",
-    remote_type: "cidr",
-    remote_cidr: "0.0.0.0/0",
-    target_type: "vpc",
-    description: null,
-    remote_vpc_id: null,
-    target_subnet_id: null,
-    target_pod_ids: null,
-    enabled: true
-  })
+  examples: wireExample({ vpc_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a", ...HTTPS_EXAMPLE })
 })
 export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
 
@@ -110,24 +112,7 @@ export const RuleSetDeclaration = Schema.Struct({
   )
 }).annotations({
   identifier: "RuleSetDeclaration",
-  examples: wireExample({
-    rules: [{
-      name: "Allow HTTPS",
-      direction: "ingress",
-      action: "allow",
-      priority: 100,
-      protocol: "tcp",
-      ports: "443",
-      remote_type: "cidr",
-      remote_cidr: "0.0.0.0/0",
-      target_type: "vpc",
-      description: null,
-      remote_vpc_id: null,
-      target_subnet_id: null,
-      target_pod_ids: null,
-      enabled: true
-    }]
-  })
+  examples: wireExample({ rules: [HTTPS_EXAMPLE] })
 })
 export type RuleSetDeclaration = typeof RuleSetDeclaration.Type
 

@@ -13,8 +13,8 @@ import type { RuleDeclaration, SecurityRuleRecord } from "../domain/SecurityRule
 import type { FieldError, References } from "./Validate.js"
 import { validate } from "./Validate.js"
 
-/** The fields a declaration sets: everything a user writes of a rule. */
-const DECLARED = [
+/** The fields a declaration sets: everything a user writes of a rule, in the order it is written. */
+export const FIELDS = [
   "name",
   "description",
   "direction",
@@ -31,7 +31,7 @@ const DECLARED = [
   "enabled"
 ] as const satisfies ReadonlyArray<keyof RuleDeclaration & keyof SecurityRuleRecord>
 
-type Declared = Pick<SecurityRuleRecord, typeof DECLARED[number]>
+type Declared = Pick<SecurityRuleRecord, typeof FIELDS[number]>
 
 const declaredOf = (item: RuleDeclaration): Declared => {
   const { id: _id, ...fields } = item
@@ -45,7 +45,7 @@ const sameValue = (a: unknown, b: unknown): boolean =>
 
 /** Whether `record` already holds every declared field as `declared` has it. */
 const holds = (record: SecurityRuleRecord, declared: Declared) =>
-  DECLARED.every((field) => sameValue(record[field], declared[field]))
+  FIELDS.every((field) => sameValue(record[field], declared[field]))
 
 /** What a declaration does to the VPC's rules. */
 export interface Outcome {
@@ -166,7 +166,7 @@ export const plan = (
  * defence against a chosen collision; it only tells one version of the rules from another.
  */
 export const etagOf = (rules: ReadonlyArray<SecurityRuleRecord>): string => {
-  const text = JSON.stringify(rules.map((r) => [r.id, r.seq, ...DECLARED.map((field) => r[field])]))
+  const text = JSON.stringify(rules.map((r) => [r.id, r.seq, ...FIELDS.map((field) => r[field])]))
   // cyrb128 (public domain): four 32-bit lanes over the text's UTF-16 units.
   let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762
   for (let i = 0; i < text.length; i++) {
