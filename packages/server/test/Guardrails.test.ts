@@ -158,6 +158,48 @@ layer(testServer(), { excludeTestServices: true })("guardrails", (it) => {
       expect((yield* raw("DELETE", `/security-rules/${allow.rule.id}`, { headers: w.headers })).status).toBe(200)
     }))
 
+  it.effect("deleting a pod that a rule targets with others would take the rule out: refused while a guardrail needs it", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const a = (yield* w.createPod()).body as Json
+      const b = (yield* w.createPod()).body as Json
+      const exporter = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          ...sshFrom(w.vpc.id, "10.9.0.0/16"),
+          name: "node exporter",
+          ports: "9100",
+          target_type: "pods",
+          target_pod_ids: [a.id, b.id]
+        }
+      })
+      expect(exporter.status).toBe(201)
+      const guardrail = (yield* raw("POST", `/vpcs/${w.vpc.id}/guardrails`, {
+        headers: w.headers,
+        body: {
+          name: "monitoring reaches b",
+          require: "allow",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "9100",
+          remote_cidr: "10.9.0.0/16",
+          local: { pod_ids: [b.id] }
+        }
+      })).body as Json
+      const refused = yield* raw("DELETE", `/pods/${a.id}`, { headers: w.headers })
+      expect(refused.status).toBe(409)
+      expect((refused.body as Json).violations[0]).toMatchObject({
+        guardrail_id: guardrail.id,
+        flow: { local: { pod_id: b.id } },
+        decided_by: { kind: "implied", key: "implied-deny-ingress" }
+      })
+      expect((yield* raw("GET", "/pods", { headers: w.headers })).body as Array<Json>).toContainEqual(
+        expect.objectContaining({ id: a.id })
+      )
+      expect((yield* raw("DELETE", `/guardrails/${guardrail.id}`, { headers: w.headers })).status).toBe(204)
+      expect((yield* raw("DELETE", `/pods/${a.id}`, { headers: w.headers })).status).toBe(204)
+    }))
+
   it.effect("tenant-wide guardrails are the administrator's: every VPC, subnets and new VPCs included", () =>
     Effect.gen(function*() {
       const w = yield* workspace

@@ -15,7 +15,14 @@ import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/
 import { HIDDEN_FIELDS, MIN_AUTOSCALE_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
-import type { Forbidden, IdempotencyKeyReused, InternalError, NotFound, Unauthorized } from "../Errors.js"
+import type {
+  Forbidden,
+  GuardrailViolated,
+  IdempotencyKeyReused,
+  InternalError,
+  NotFound,
+  Unauthorized
+} from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
 import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
@@ -24,6 +31,7 @@ import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -49,7 +57,7 @@ export interface PodsShape {
     input: PodCreate
   ) => Effect.Effect<Pod, KeyedFailure | Unauthorized | Forbidden>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Pod>, ServiceUnavailable>
-  readonly delete: (caller: TenantPrincipal, id: PodId) => Effect.Effect<void, Failure>
+  readonly delete: (caller: TenantPrincipal, id: PodId) => Effect.Effect<void, Failure | GuardrailViolated>
   readonly addReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
   readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
   readonly restart: (caller: TenantPrincipal, id: PodId) => Effect.Effect<PodRestart, Failure>
@@ -405,6 +413,22 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       )
 
       const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
+        // A rule that targets the pod among others leaves enforcement with it: verdicts move.
+        const before = yield* stateOf(caller.tenant_id)
+        const pod = before.pod(id)
+        if (pod !== undefined) {
+          const violations = violationsAfter(
+            before,
+            {
+              vpcs: before.vpcs,
+              subnets: before.subnets,
+              pods: before.pods.filter((p) => p.id !== id),
+              peeringCidr: yield* applier.peeringCidr
+            },
+            [pod.vpc_id]
+          )
+          if (violations.length > 0) return yield* violated(violations)
+        }
         // Marked under the VPC's lock: of concurrent deletes one proceeds, the others are 409.
         const marked = yield* modify(caller, id, PodStrategy.marked)
         yield* orchestrator.deletePod(id).pipe(
