@@ -245,6 +245,22 @@ layer(testServer(), { excludeTestServices: true })("guardrails", (it) => {
       expect((yield* raw("GET", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers })).body).toEqual([])
     }))
 
+  it.effect("a VPC holds at most 50 guardrails", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const guard = (i: number) =>
+        raw("POST", `/vpcs/${w.vpc.id}/guardrails`, {
+          headers: w.headers,
+          body: { ...noSsh, name: `guard ${i}`, ports: String(30000 + i), remote_cidr: "192.0.2.0/24" }
+        })
+      for (let i = 0; i < 50; i++) expect((yield* guard(i)).status).toBe(201)
+      const over = yield* guard(50)
+      expect([over.status, (over.body as Json).detail]).toEqual([
+        409,
+        expect.stringContaining("already has 50 guardrails")
+      ])
+    }))
+
   it.effect("another tenant's VPCs and guardrails are not found; bad input is 422", () =>
     Effect.gen(function*() {
       const w = yield* workspace
