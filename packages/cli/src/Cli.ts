@@ -6,11 +6,11 @@
  * check`, `explain` and `reach` answer what holds and what gets where. `--output json` prints
  * the API's answer instead of text. Every call goes through the typed client.
  */
-import { Command, Options, Prompt } from "@effect/cli"
+import { Command, Options, Prompt, ValidationError } from "@effect/cli"
 import { FetchHttpClient, FileSystem } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
 import { Api, Errors, FlowExplanation, Guardrail, InputProblems, ReachabilityMatrix, SecurityRule } from "@tenet/core"
-import { Config, Console, Effect, Option, Redacted, Schema } from "effect"
+import { Config, Console, Data, Effect, Option, Redacted, Schema } from "effect"
 import * as Credentials from "./Credentials.js"
 import * as Render from "./Render.js"
 import * as RulesFile from "./RulesFile.js"
@@ -45,12 +45,14 @@ const client = Effect.flatMap(
 
 type Client = Effect.Effect.Success<typeof client>
 
+class UnknownVpc extends Data.TaggedError("UnknownVpc")<{ readonly message: string }> {}
+
 /** A VPC of the caller's, by name or id. */
 const vpcNamed = (api: Client, name: string) =>
   Effect.flatMap(api.vpcs.list(), (vpcs) => {
     const found = vpcs.find((v) => v.name === name || v.id === name)
     return found === undefined
-      ? Effect.fail(new Credentials.NotLoggedIn({ message: `no VPC named ${name}` }))
+      ? Effect.fail(new UnknownVpc({ message: `you have no VPC named ${name}` }))
       : Effect.succeed(found)
   })
 
@@ -303,13 +305,14 @@ export const describe = (error: unknown): string => {
   return e.message ?? String(error)
 }
 
-/** The CLI on `argv`, its failures printed and its exit code set. */
+/**
+ * The CLI on `argv`, its failures printed and its exit code set. A command line it cannot read
+ * is reported by `@effect/cli` itself, and fails the run (exit 1).
+ */
 export const run = (argv: ReadonlyArray<string>) =>
   Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
     Effect.catchIf(
-      (e) =>
-        typeof e === "object" && e !== null && "_tag" in e &&
-        !String((e as { _tag: string })._tag).includes("ValidationError"),
+      (e) => !ValidationError.isValidationError(e),
       (e) => Effect.zipRight(Console.error(`tenet: ${describe(e)}`), exitWith(1))
     )
   )
