@@ -108,11 +108,12 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           created_at: yield* DateTime.now
         }
         const seeded = seededRule(vpc)
+        const peeringCidr = yield* applier.peeringCidr
         // The tenant-wide guardrails hold in the new VPC from its first rule.
         yield* pipeline.create(caller.tenant_id, (state) => {
           const violations = violationsAfter(
             state,
-            { vpcs: [...state.vpcs, vpc], subnets: state.subnets, pods: state.pods, peeringCidr: null },
+            { vpcs: [...state.vpcs, vpc], subnets: state.subnets, pods: state.pods, peeringCidr },
             [vpc.id],
             () => [seeded]
           )
