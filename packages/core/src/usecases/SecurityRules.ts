@@ -326,15 +326,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         pods: new Set(context.pods.keys())
       })
 
-      /** The VPC's rules (as given, or as the state holds them) in evaluation order, with their statuses. */
-      const listOf = (vpc: VpcRecord, given?: ReadonlyArray<SecurityRuleRecord>) =>
+      /** `rules` as the VPC's list: in evaluation order, with their statuses in its current context. */
+      const listOf = (vpc: VpcRecord, rules: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
           const state = yield* readModel.stateOf(vpc.tenant_id).pipe(storeUnavailable)
           const current = state.vpc(vpc.id) ?? vpc
-          const context = yield* applier.context(current)
-          return given === undefined && state.vpc(vpc.id) !== undefined
-            ? state.memo(RuleListOf, { vpc: current, context })
-            : ruleList(current, given ?? state.rulesOf(vpc.id), context)
+          return ruleList(current, rules, yield* applier.context(current))
         })
 
       /**
@@ -723,11 +720,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         analysis,
         explain,
         reachability,
+        // The list and its ETag from one read of the caller's state.
         list: (caller, vpcId) =>
           Effect.gen(function*() {
-            const vpc = yield* vpcs.owned(caller, vpcId)
-            const list = yield* listOf(vpc)
-            return { list, etag: (yield* stateOf(caller)).memo(EtagOf, vpc.id) }
+            const state = yield* stateOf(caller)
+            const vpc = yield* found(state.vpc(vpcId), `VPC ${vpcId}`)
+            const context = yield* applier.context(vpc)
+            return { list: state.memo(RuleListOf, { vpc, context }), etag: state.memo(EtagOf, vpc.id) }
           }),
         replace,
         get: (caller, id) =>

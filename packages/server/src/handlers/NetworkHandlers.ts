@@ -11,16 +11,16 @@ const wanted = (endpoint: string) =>
     (request) => Exports.negotiate(request.headers["accept"], (Exports.FORMATS[endpoint] ?? []).map((f) => f.type))
   )
 
-/** An export, as text of its format; every answer of such an endpoint varies with `Accept`. */
-const exportOf = (format: Exports.Format, text: string) =>
-  HttpServerResponse.text(text, { contentType: `${format}; charset=utf-8`, headers: { vary: "Accept" } })
+/** Every answer of an endpoint with exports varies with `Accept`. */
+const VARIES = { vary: "Accept" }
 
-const varies = <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeader(answer, "vary", "Accept") : answer
+/** An export, as text of its format. */
+const exportOf = (format: Exports.Format, text: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.text(text, { contentType: `${format}; charset=utf-8`, headers: { ...VARIES, ...headers } })
 
-/** The answer with the rules' version as its `ETag`. */
-const withEtag = (etag: string) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeader(answer, "etag", etag) : answer
+/** The answer (a response `ResponseJson` made) with `headers` added, in one copy. */
+const withHeaders = (headers: Record<string, string>) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeaders(answer, headers) : answer
 
 export const VpcsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
@@ -38,7 +38,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
             Effect.flatMap(wanted("vpcs.reachability"), (format) => {
               const matrix = asTenant((caller) => rules.reachability(caller, path.vpc_id))
               return format === null
-                ? matrix.pipe(json("reachability"), Effect.map(varies))
+                ? matrix.pipe(json("reachability"), Effect.map(withHeaders(VARIES)))
                 : Effect.map(
                   matrix,
                   (m) =>
@@ -82,8 +82,8 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
               ).pipe(
                 Effect.flatMap(({ etag, list }) =>
                   format === null
-                    ? Effect.map(json("list")(Effect.succeed(list)), (answer) => withEtag(etag)(varies(answer)))
-                    : Effect.succeed(withEtag(etag)(exportOf(format, Exports.rulesCsv(list))))
+                    ? Effect.map(json("list")(Effect.succeed(list)), withHeaders({ ...VARIES, etag }))
+                    : Effect.succeed(exportOf(format, Exports.rulesCsv(list), { etag }))
                 )
               ))
         )
@@ -93,7 +93,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             Effect.flatMap(wanted("securityRules.analysis"), (format) => {
               const analysis = asTenant((caller) => rules.analysis(caller, urlParams.vpc_id))
               return format === null
-                ? analysis.pipe(json("analysis"), Effect.map(varies))
+                ? analysis.pipe(json("analysis"), Effect.map(withHeaders(VARIES)))
                 : asTenant((caller) =>
                   Effect.zipWith(
                     analysis,
@@ -131,7 +131,10 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             })
           ).pipe(
             Effect.flatMap((answer) =>
-              Effect.map(json("replace")(Effect.succeed(answer)), answer.dry_run ? identity : withEtag(answer.etag))
+              Effect.map(
+                json("replace")(Effect.succeed(answer)),
+                answer.dry_run ? identity : withHeaders({ etag: answer.etag })
+              )
             )
           ))
         .handle("evaluate", ({ payload }) =>
