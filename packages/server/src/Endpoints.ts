@@ -25,6 +25,8 @@ export interface Endpoint {
   /** How the endpoint refuses bad input (`Api.inputErrors`). */
   readonly inputError: "RuleValidation" | "InvalidInput"
   readonly takesBody: boolean
+  /** The status of its success. */
+  readonly success: number
 }
 
 const endpoints: ReadonlyArray<Endpoint> = Api.inputErrors.map((entry) => ({
@@ -32,8 +34,12 @@ const endpoints: ReadonlyArray<Endpoint> = Api.inputErrors.map((entry) => ({
   method: entry.method,
   path: entry.path,
   inputError: entry.error,
-  takesBody: entry.endpoint in Api.Payloads
+  takesBody: entry.endpoint in Api.Payloads,
+  success: entry.success
 }))
+
+/** Every endpoint's request series at its success status, served at 0 from the start. */
+export const registerMetrics = RequestContext.registerRoutes(endpoints)
 
 /** By the route the platform matched: its method and its path as declared. */
 const byRoute = new Map(endpoints.map((e) => [`${e.method} ${e.path}`, e]))

@@ -104,6 +104,19 @@ export const measuredPass = Effect.suspend(() => {
   )
 })
 
+/**
+ * The reconciler's series before its first pass: the counters at 0, the backlog and the
+ * tunnels as the store has them now (a restart must not read as "no data" for a whole interval).
+ */
+const registerInitial = Effect.suspend(() => {
+  for (const outcome of ["completed", "skipped", "failed"]) Metric.tagged(passes, "outcome", outcome).unsafeValue([])
+  for (const kind of ["vpc", "pod", "tunnel"]) Metric.tagged(converged, "kind", kind).unsafeValue([])
+  passDuration.unsafeValue([])
+  return measureBacklog.pipe(
+    Effect.catchAll((e) => Effect.logWarning("could not measure the reconciler's backlog at start", e.detail))
+  )
+})
+
 export const layer = (interval: Duration.DurationInput) => {
   const logged = measuredPass.pipe(
     Effect.tap(Option.match({
@@ -117,10 +130,13 @@ export const layer = (interval: Duration.DurationInput) => {
   )
   return Layer.scopedDiscard(
     // Each pass's log lines share an id, as a request's do.
-    Effect.suspend(() => Effect.annotateLogs(logged, "reconcile_pass", crypto.randomUUID())).pipe(
-      Effect.repeat(Schedule.spaced(interval)),
-      Effect.delay(interval),
-      Effect.forkScoped
+    Effect.zipRight(
+      registerInitial,
+      Effect.suspend(() => Effect.annotateLogs(logged, "reconcile_pass", crypto.randomUUID())).pipe(
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.delay(interval),
+        Effect.forkScoped
+      )
     )
   )
 }

@@ -176,18 +176,8 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 /** The metrics of each route, method and status seen: labels from small fixed sets only. */
 const labelled = new Map<string, readonly [Metric.Metric.Counter<number>, Metric.Metric.Histogram<number>]>()
 
-/** Counts the answer by route template, method and status (`abandoned` when there was none). */
-const measure = (request: HttpServerRequest.HttpServerRequest, state: RequestState, exit: Answer) => {
-  const status = exit._tag === "Success"
-    ? String(exit.value.status)
-    : Cause.isInterruptedOnly(exit.cause)
-    ? "abandoned"
-    : "500"
-  const labels = {
-    route: state.endpoint?.path ?? "unmatched",
-    method: METHODS.has(request.method) ? request.method : "other",
-    status
-  }
+/** The metrics of a route, method and status, made on first use (tagging costs a lookup). */
+const metricsOf = (labels: { readonly route: string; readonly method: string; readonly status: string }) => {
   const key = `${labels.route} ${labels.method} ${labels.status}`
   let metrics = labelled.get(key)
   if (metrics === undefined) {
@@ -195,6 +185,36 @@ const measure = (request: HttpServerRequest.HttpServerRequest, state: RequestSta
     metrics = [Metric.taggedWithLabels(httpRequests, tags), Metric.taggedWithLabels(httpRequestDuration, tags)]
     labelled.set(key, metrics)
   }
+  return metrics
+}
+
+/**
+ * Registers each route's series at its success status: a scrape before the first request reads
+ * 0 for them (the request rate's denominator exists from the start).
+ */
+export const registerRoutes = (
+  routes: ReadonlyArray<{ readonly path: string; readonly method: string; readonly success: number }>
+) =>
+  Effect.sync(() => {
+    for (const route of routes) {
+      for (const metric of metricsOf({ route: route.path, method: route.method, status: String(route.success) })) {
+        metric.unsafeValue([])
+      }
+    }
+  })
+
+/** Counts the answer by route template, method and status (`abandoned` when there was none). */
+const measure = (request: HttpServerRequest.HttpServerRequest, state: RequestState, exit: Answer) => {
+  const status = exit._tag === "Success"
+    ? String(exit.value.status)
+    : Cause.isInterruptedOnly(exit.cause)
+    ? "abandoned"
+    : "500"
+  const metrics = metricsOf({
+    route: state.endpoint?.path ?? "unmatched",
+    method: METHODS.has(request.method) ? request.method : "other",
+    status
+  })
   return Effect.zipRight(
     Metric.increment(metrics[0]),
     Metric.update(metrics[1], (performance.now() - state.started) / 1000)

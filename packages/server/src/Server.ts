@@ -58,7 +58,7 @@ export const layerHttp = (options: HttpOptions) =>
     Layer.provide(Refusals.layer(options)),
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),
     Layer.provide(HandlersLive),
-    Layer.provide(Layer.merge(Auth.layer, Endpoints.layer)),
+    Layer.provide(Layer.mergeAll(Auth.layer, Endpoints.layer, Layer.effectDiscard(Endpoints.registerMetrics))),
     Layer.provideMerge(RequestContext.InFlight.layer)
   )
 

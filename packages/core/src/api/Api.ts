@@ -153,13 +153,17 @@ export const inputErrors: ReadonlyArray<{
   readonly method: string
   readonly path: string
   readonly error: "RuleValidation" | "InvalidInput"
+  /** The status of its success (the lowest, for an endpoint with several). */
+  readonly success: number
 }> = (() => {
-  const entries: Array<{ endpoint: string; method: string; path: string; error: "RuleValidation" | "InvalidInput" }> =
-    []
+  const entries: Array<
+    { endpoint: string; method: string; path: string; error: "RuleValidation" | "InvalidInput"; success: number }
+  > = []
   HttpApi.reflect(TenetApi, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, group }) =>
+    onEndpoint: ({ endpoint, group, successes }) =>
       entries.push({
+        success: Math.min(...successes.keys()),
         endpoint: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         path: endpoint.path,

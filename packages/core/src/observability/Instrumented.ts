@@ -46,20 +46,26 @@ interface Instruments {
   readonly counter: Metric.Metric.Counter<number>
   readonly histogram: Metric.Metric.Histogram<number>
   readonly outcome: Outcome
+  /** The outcomes served at 0 from the start: the ones dashboards and alerts select. */
+  readonly initial: ReadonlyArray<string>
 }
 
+/**
+ * The call's instruments, registered as it is wrapped: a scrape before the first call reads 0
+ * rather than no data (a rate or an alert over an absent series is empty, not 0).
+ */
 const observer = (
   instruments: Instruments,
   span: string,
   backend: string,
   labels: ReadonlyArray<MetricLabel.MetricLabel>
-): Observer => ({
-  span,
-  backend,
-  duration: Metric.taggedWithLabels(instruments.histogram, labels),
-  count: byOutcome(instruments.counter, labels),
-  outcome: instruments.outcome
-})
+): Observer => {
+  const duration = Metric.taggedWithLabels(instruments.histogram, labels)
+  const count = byOutcome(instruments.counter, labels)
+  duration.unsafeValue([])
+  for (const outcome of instruments.initial) count(outcome).unsafeValue([])
+  return { span, backend, duration, count, outcome: instruments.outcome }
+}
 
 const observe = <A, E, R>(self: Effect.Effect<A, E, R>, by: Observer): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
@@ -103,7 +109,8 @@ const storeCalls: Instruments = {
           : tag === "interrupted"
           ? tag
           : "error"
-    })
+    }),
+  initial: ["success", "error"]
 }
 
 const storeTransactions: Instruments = {
@@ -114,14 +121,16 @@ const storeTransactions: Instruments = {
       onNone: () => "committed",
       onSome: (tag) =>
         tag === "StoreUnavailable" || tag === "error" ? "error" : tag === "interrupted" ? tag : "rolled_back"
-    })
+    }),
+  initial: ["committed", "rolled_back", "error"]
 }
 
 const clusterCalls: Instruments = {
   counter: Metrics.clusterCalls,
   histogram: Metrics.clusterCallDuration,
   outcome: (exit) =>
-    Option.match(failureOf(exit), { onNone: () => "success", onSome: (tag) => tag === "interrupted" ? tag : "error" })
+    Option.match(failureOf(exit), { onNone: () => "success", onSome: (tag) => tag === "interrupted" ? tag : "error" }),
+  initial: ["success", "error"]
 }
 
 /** The provider's failure is named by its reason (unavailable, unauthorized, conflict, rejected). */
@@ -134,7 +143,8 @@ const tunnelProviderCalls: Instruments = {
       onNone: () => Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "error",
       onSome: (e) => (e as { readonly reason?: string }).reason ?? "error"
     })
-  }
+  },
+  initial: ["success", "unavailable", "unauthorized", "conflict", "rejected", "error"]
 }
 
 /**

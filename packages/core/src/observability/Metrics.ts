@@ -4,8 +4,8 @@
  * exposition format on a listener of its own, `TENET_METRICS_PORT`). Labels carry no tenant
  * names, ids or secrets: every label has a small, fixed set of values.
  */
-import { Metric, MetricBoundaries, MetricLabel } from "effect"
-import type { OperationKind, Outcome } from "../domain/OperationLog.js"
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { OperationKind, Outcome } from "../domain/OperationLog.js"
 
 export const authOperations = Metric.counter("tenet_auth_operations", {
   description: "Logins, logouts and token rotations, by kind (admin.login, ...) and outcome (success, failure, " +
@@ -88,3 +88,24 @@ export const tunnelProviderCallDuration = Metric.histogram(
   portCallBoundaries,
   "Time a tunnel-provider call took, by backend and operation"
 )
+
+/**
+ * The use-cases' series whose labels are all known in advance, registered at 0: a scrape
+ * before the first login or apply reads 0, not "no data" (the port calls' are registered as
+ * `Instrumented` wraps them).
+ */
+export const registerInitial = Effect.sync(() => {
+  for (const kind of OperationKind.literals) {
+    for (const outcome of Outcome.literals) {
+      Metric.taggedWithLabels(authOperations, [MetricLabel.make("kind", kind), MetricLabel.make("outcome", outcome)])
+        .unsafeValue([])
+    }
+  }
+  for (const scope of ["name", "address"]) Metric.tagged(loginLockouts, "scope", scope).unsafeValue([])
+  for (const kind of ["vpc", "pod"]) {
+    for (const applied of ["true", "false"]) {
+      Metric.taggedWithLabels(applyResults, [MetricLabel.make("kind", kind), MetricLabel.make("applied", applied)])
+        .unsafeValue([])
+    }
+  }
+})

@@ -8,6 +8,7 @@ import { AuditTrail } from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import * as Instrumented from "../observability/Instrumented.js"
+import * as Metrics from "../observability/Metrics.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
 import { Domains } from "./Domains.js"
 import { Guardrails } from "./Guardrails.js"
@@ -44,7 +45,8 @@ export const layer = Layer.mergeAll(
   Subnets.layer,
   SecurityRules.layer,
   Guardrails.layer,
-  Topologies.layer
+  Topologies.layer,
+  Layer.effectDiscard(Metrics.registerInitial)
 ).pipe(
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Vpcs.layer),
