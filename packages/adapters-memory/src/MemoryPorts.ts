@@ -18,6 +18,11 @@ export interface Options {
    * logins fast; the default is the production cost.
    */
   readonly scryptLogN?: number
+  /**
+   * The vault's key (`NodeVault.generateKey()`'s form); a new one by default. Servers sharing
+   * a store (replicas on one database) must share it, as deployed ones share `TENET_ENCRYPTION_KEY`.
+   */
+  readonly vaultKey?: string
 }
 
 /** Every port of the platform, plus the switches of the store, cluster and provider. */
@@ -38,7 +43,7 @@ export const layer = (options: Options = {}): Layer.Layer<Services> =>
     SimulatedCluster.layer(options.cluster),
     SimulatedEdge.layer,
     NodeVault.layer({
-      key: NodeVault.parseKeyOrThrow(NodeVault.generateKey()),
+      key: NodeVault.parseKeyOrThrow(options.vaultKey ?? NodeVault.generateKey()),
       ...(options.scryptLogN === undefined ? {} : { scryptLogN: options.scryptLogN })
     })
   )

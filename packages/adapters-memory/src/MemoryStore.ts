@@ -20,7 +20,7 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Change, Common, Store, Table } from "@tenet/core"
+import { AuditLog, Change, Common, LoginThrottle, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 /** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
@@ -115,6 +115,8 @@ interface State {
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
   readonly guardrails: Table.Table<Guardrail.GuardrailRecord, "tenant" | "vpc">
   readonly idempotencyKeys: Table.Table<IdempotencyKey.IdempotencyKeyRecord, "scope">
+  /** Login attempts counted, by throttling key, oldest first. */
+  readonly loginAttempts: HashMap.HashMap<string, ReadonlyArray<{ readonly at: number; readonly attempt: string }>>
   /** Insertion order of every record, breaking ties between equal creation times. */
   readonly order: HashMap.HashMap<string, number>
   readonly nextOrder: number
@@ -141,6 +143,7 @@ const emptyState: State = {
   credentials: Table.empty(Credentials),
   guardrails: Table.empty(Guardrails),
   idempotencyKeys: Table.empty(IdempotencyKeys),
+  loginAttempts: HashMap.empty(),
   order: HashMap.empty(),
   nextOrder: 0,
   audit: Chunk.empty(),
@@ -609,6 +612,41 @@ export const make = Effect.gen(function*() {
       })
   }
 
+  const loginAttempts: Store.LoginAttemptRepository = {
+    begin: (attempt, keys, now) =>
+      write<LoginThrottle.Begun>((s) => {
+        const times = (key: string) =>
+          Option.match(HashMap.get(s.loginAttempts, key), { onNone: () => [], onSome: (a) => a.map((x) => x.at) })
+        const begun = LoginThrottle.begin(times, keys, now)
+        if (begun._tag === "Locked") return Effect.succeed([begun, s] as const)
+        const counted = keys.reduce((all, { key, policy }) =>
+          HashMap.modifyAt(all, key, (held) =>
+            Option.some([
+              ...Option.getOrElse(held, () => []).filter((a) => now - a.at < policy.windowMillis),
+              { at: now, attempt }
+            ])), s.loginAttempts)
+        return Effect.succeed([begun, { ...s, loginAttempts: counted }] as const)
+      }),
+    succeeded: (attempt, clear) =>
+      write((s) => {
+        const kept = HashMap.map(s.loginAttempts, (attempts) => attempts.filter((a) => a.attempt !== attempt))
+        return Effect.succeed([undefined, { ...s, loginAttempts: HashMap.removeMany(kept, clear) }] as const)
+      }),
+    purge: (before) =>
+      write((s) => {
+        let purged = 0
+        const kept = HashMap.filter(
+          HashMap.map(s.loginAttempts, (attempts) => {
+            const recent = attempts.filter((a) => a.at >= before)
+            purged += attempts.length - recent.length
+            return recent
+          }),
+          (attempts) => attempts.length > 0
+        )
+        return Effect.succeed([purged, { ...s, loginAttempts: kept }] as const)
+      })
+  }
+
   const bySeqOf = (rules: Array<SecurityRule.SecurityRuleRecord>) => rules.sort(bySeq)
 
   const snapshots: Store.SnapshotRepository = {
@@ -803,6 +841,7 @@ export const make = Effect.gen(function*() {
     tunnels,
     registryCredentials,
     idempotencyKeys,
+    loginAttempts,
     audit,
     snapshots
   })

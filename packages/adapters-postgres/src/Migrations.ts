@@ -303,6 +303,21 @@ const guardrails = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       FOR EACH ROW EXECUTE FUNCTION tenet_bump_tenant_revision();
   `))
 
+/**
+ * Login attempts counted for throttling, shared by every replica (`Store.LoginAttemptRepository`):
+ * one row per attempt and key (a login name, a source address), times in epoch milliseconds.
+ */
+const loginAttempts = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE login_attempts (
+      key text NOT NULL,
+      attempt uuid NOT NULL,
+      at_ms bigint NOT NULL
+    );
+    CREATE INDEX login_attempts_key ON login_attempts (key, at_ms);
+    CREATE INDEX login_attempts_attempt ON login_attempts (attempt);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -310,5 +325,6 @@ export const loader = Migrator.fromRecord({
   "0003_revisions": revisions,
   "0004_audit_log": auditLog,
   "0005_vpc_versions": vpcVersions,
-  "0006_guardrails": guardrails
+  "0006_guardrails": guardrails,
+  "0007_login_attempts": loginAttempts
 })

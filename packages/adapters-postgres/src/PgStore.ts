@@ -13,6 +13,7 @@ import {
   Domain,
   Guardrail,
   IdempotencyKey,
+  LoginThrottle,
   OperationLog,
   OperationsLog,
   Pod,
@@ -562,6 +563,35 @@ export const make = (options: Options = {}) =>
         )
       )
 
+    const loginAttempts: Store.LoginAttemptRepository = {
+      // Held per key (an advisory lock until the transaction ends), read, decided, counted: two
+      // replicas' attempts on one name go in turn, so the limit holds across them exactly.
+      begin: (attempt, keys, now) =>
+        transaction(unavailable(Effect.gen(function*() {
+          const names = keys.map(({ key }) => key).sort()
+          yield* sql`SELECT pg_advisory_xact_lock(hashtext(k)) FROM (SELECT unnest(${names}::text[]) AS k ORDER BY 1) held`
+          const rows = yield* sql<{ key: string; at: number }>`
+            SELECT key, at_ms::float8 AS at FROM login_attempts WHERE key = ANY(${names}::text[]) ORDER BY at_ms`
+          const begun = LoginThrottle.begin((key) => rows.filter((r) => r.key === key).map((r) => r.at), keys, now)
+          if (begun._tag === "Counted") {
+            const expired = keys.map(({ key, policy }) => sql`(key = ${key} AND at_ms <= ${now - policy.windowMillis})`)
+            yield* sql`
+              WITH expired AS (DELETE FROM login_attempts WHERE ${sql.or(expired)})
+              INSERT INTO login_attempts ${sql.insert(names.map((key) => ({ key, attempt, at_ms: now })))}`
+          }
+          return begun
+        }))),
+      succeeded: (attempt, clear) =>
+        unavailable(
+          Effect.asVoid(sql`DELETE FROM login_attempts WHERE attempt = ${attempt} OR key = ANY(${clear}::text[])`)
+        ),
+      purge: (before) =>
+        unavailable(Effect.map(
+          sql`DELETE FROM login_attempts WHERE at_ms < ${before} RETURNING attempt`,
+          (rows) => rows.length
+        ))
+    }
+
     /** Where each part of a tenant's state is kept; `fixed` are the columns an update never changes. */
     const parts: {
       readonly [P in Change.Part]: {
@@ -713,6 +743,7 @@ export const make = (options: Options = {}) =>
       tunnels,
       registryCredentials,
       idempotencyKeys,
+      loginAttempts,
       audit,
       snapshots
     })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { LoginThrottle } from "@tenet/core"
-import { FastCheck as fc, HashMap } from "effect"
+import { FastCheck as fc } from "effect"
 
 const policy = { maxFailures: 5, windowMillis: 60_000 }
 
@@ -26,21 +26,26 @@ describe("LoginThrottle", () => {
     }
   )
 
-  it("a success clears the key; other keys are untouched", () => {
-    let state = LoginThrottle.empty
-    for (let i = 0; i < 5; i++) {
-      state = LoginThrottle.recordFailure(state, "a", i, policy)
-      state = LoginThrottle.recordFailure(state, "b", i, policy)
+  it.prop(
+    "an attempt is refused exactly while a key is locked, and names the keys its failure locks",
+    [
+      fc.array(fc.integer({ min: 0, max: 2000 }), { maxLength: 8 }),
+      fc.array(fc.integer({ min: 0, max: 2000 }), { maxLength: 8 }),
+      fc.integer({ min: 0, max: 200_000 })
+    ],
+    ([a, b, now]) => {
+      const times = { a: a.map((t) => t * 50).sort((x, y) => x - y), b: b.map((t) => t * 50).sort((x, y) => x - y) }
+      const keys = [{ key: "a", policy }, { key: "b", policy }]
+      const begun = LoginThrottle.begin((key) => times[key as "a" | "b"], keys, now)
+      const locked = ["a", "b"].filter((key) => lockedByDefinition(times[key as "a" | "b"], now))
+      if (locked.length > 0) {
+        expect(begun._tag).toBe("Locked")
+        return
+      }
+      expect(begun).toEqual({
+        _tag: "Counted",
+        locking: ["a", "b"].filter((key) => lockedByDefinition([...times[key as "a" | "b"], now], now))
+      })
     }
-    expect(LoginThrottle.retryAfter(state, "a", 10, policy)).toBe(policy.windowMillis - 10)
-    state = LoginThrottle.recordSuccess(state, "a")
-    expect(LoginThrottle.retryAfter(state, "a", 10, policy)).toBe(0)
-    expect(LoginThrottle.retryAfter(state, "b", 10, policy)).toBeGreaterThan(0)
-  })
-
-  it("pruning forgets keys whose failures have all left the window", () => {
-    const state = LoginThrottle.recordFailure(LoginThrottle.empty, "old", 0, policy)
-    expect(HashMap.size(LoginThrottle.prune(state, policy.windowMillis - 1, policy))).toBe(1)
-    expect(HashMap.size(LoginThrottle.prune(state, policy.windowMillis + 1, policy))).toBe(0)
-  })
+  )
 })

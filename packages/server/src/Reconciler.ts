@@ -1,13 +1,13 @@
 /**
  * The reconciler: a fiber that, every `interval`, applies again each VPC and pod whose last
  * apply failed and publishes again each tunnel that is not active, until the cluster and the
- * provider take them, and forgets the idempotency keys past their retention. It stops with
- * the server.
+ * provider take them, and forgets the idempotency keys past their retention and the login
+ * attempts past every throttling window. It stops with the server.
  *
  * Each pass is counted and timed, and leaves the backlog it could not clear (and the tunnels
  * by status) in gauges: every replica measures them, also while another one holds the pass.
  */
-import { Idempotency, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
+import { Idempotency, Identity, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
 import type { Duration } from "effect"
 import { Effect, Exit, Layer, Metric, MetricBoundaries, Option, Schedule } from "effect"
 
@@ -24,13 +24,15 @@ export const pass = Effect.gen(function*() {
   const tunnels = yield* Tunnels.Tunnels
   const store = yield* Store.Store
   const idempotency = yield* Idempotency.Idempotency
+  const identity = yield* Identity.Identity
   return yield* store.exclusive(
     RECONCILER_LOCK,
     Effect.all({
       vpcs: applier.reconcile,
       pods: pods.reconcile,
       tunnels: tunnels.reconcile,
-      expired_keys: idempotency.purgeExpired
+      expired_keys: idempotency.purgeExpired,
+      expired_login_attempts: identity.purgeAttempts
     })
   )
 })
@@ -122,7 +124,8 @@ export const layer = (interval: Duration.DurationInput) => {
     Effect.tap(Option.match({
       onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
       onSome: (converged) =>
-        converged.vpcs + converged.pods + converged.tunnels + converged.expired_keys > 0
+        converged.vpcs + converged.pods + converged.tunnels + converged.expired_keys +
+              converged.expired_login_attempts > 0
           ? Effect.logInfo("reconciler applied", converged)
           : Effect.void
     })),

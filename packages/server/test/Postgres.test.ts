@@ -6,21 +6,26 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { PgDatabase, PgTesting } from "@tenet/adapters-postgres"
+import { NodeVault } from "@tenet/core/node"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { Reconciler, TestServer } from "../src/index.js"
 import { adminLogin, newTenant, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
-/** Two servers on one fresh database: each knows nothing but what the database holds. */
-const twoServers = Effect.gen(function*() {
-  const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
-  const store = Layer.succeedContext(database)
-  const one = ManagedRuntime.make(TestServer.layer({ store }))
-  const two = ManagedRuntime.make(TestServer.layer({ store }))
-  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([one.dispose(), two.dispose()])))
-  return [one, two] as const
-})
+/** Servers on one fresh database: each knows nothing but what the database holds. */
+const servers = (count: number) =>
+  Effect.gen(function*() {
+    const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
+    const store = Layer.succeedContext(database)
+    // One secret key, as replicas share theirs.
+    const platform = { vaultKey: NodeVault.generateKey() }
+    const runtimes = Array.from({ length: count }, () => ManagedRuntime.make(TestServer.layer({ store, platform })))
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(runtimes.map((r) => r.dispose()))))
+    return runtimes
+  })
+
+const twoServers = Effect.map(servers(2), ([one, two]) => [one!, two!] as const)
 
 describe.skipIf(url === undefined)("on PostgreSQL", () => {
   it.live(
@@ -186,4 +191,43 @@ describe.skipIf(url === undefined)("replicas on one PostgreSQL database", () => 
       )
       expect(applied.filter(Boolean)).toHaveLength(1)
     }).pipe(Effect.scoped), { timeout: 60_000 })
+})
+
+describe.skipIf(url === undefined)("three replicas on one PostgreSQL database", () => {
+  it.live(
+    "failed logins are throttled at 5 per name, whichever replicas the guesses go to",
+    () =>
+      Effect.gen(function*() {
+        const replicas = yield* servers(3)
+        const { tenant } = yield* Effect.promise(() => replicas[0]!.runPromise(newTenant()))
+        const login = (replica: number, password: string) =>
+          Effect.promise(() =>
+            replicas[replica % 3]!.runPromise(
+              Effect.map(raw("POST", "/tenants/login", { body: { name: tenant.name, password } }), (r) => r.status)
+            )
+          )
+        // One after another, round the replicas: five are checked, then the name is locked on all.
+        const sequential = yield* Effect.forEach([0, 1, 2, 3, 4, 5, 6, 7], (i) => login(i, "wrong guess"))
+        expect(sequential).toEqual([401, 401, 401, 401, 401, 429, 429, 429])
+        // Locked: the right password is refused too, on every replica.
+        expect(yield* Effect.forEach([0, 1, 2], (i) => login(i, TENANT_PASSWORD))).toEqual([429, 429, 429])
+
+        // At once: fifteen guesses for another name spread over the replicas, five checked.
+        const other = yield* Effect.promise(() => replicas[1]!.runPromise(newTenant()))
+        const concurrent = yield* Effect.forEach(
+          Array.from({ length: 15 }, (_, i) => i),
+          (i) =>
+            Effect.promise(() =>
+              replicas[i % 3]!.runPromise(Effect.map(
+                raw("POST", "/tenants/login", { body: { name: other.tenant.name, password: `guess ${i}` } }),
+                (r) => r.status
+              ))
+            ),
+          { concurrency: "unbounded" }
+        )
+        expect(concurrent.filter((s) => s === 401)).toHaveLength(5)
+        expect(concurrent.filter((s) => s === 429)).toHaveLength(10)
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
 })

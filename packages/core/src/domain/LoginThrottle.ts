@@ -1,7 +1,8 @@
 /**
- * Failed-login throttling, as a pure state machine. A key (a login name, or a source
- * address) is locked once it has `maxFailures` failures within `windowMillis`, and stays
- * locked until the oldest of those failures leaves the window. A success clears the key.
+ * Failed-login throttling, as pure decisions. A key (a login name, or a source address) is
+ * locked once it has `maxFailures` failures within `windowMillis`, and stays locked until the
+ * oldest of those failures leaves the window. The store keeps the attempt times
+ * (`Store.LoginAttemptRepository`), so every replica decides on the same ones.
  */
 import { HashMap, Option } from "effect"
 
@@ -33,8 +34,32 @@ export const recordFailure = (state: State, key: string, now: number, policy: Po
   return HashMap.set(state, key, times.slice(-policy.maxFailures))
 }
 
-export const recordSuccess = (state: State, key: string): State => HashMap.remove(state, key)
+/** A key with the policy it is throttled by. */
+export interface Keyed {
+  readonly key: string
+  readonly policy: Policy
+}
 
-/** Forgets keys with no failure inside the window, so the state cannot grow without bound. */
-export const prune = (state: State, now: number, policy: Policy): State =>
-  HashMap.filter(state, (times) => times.some((t) => now - t < policy.windowMillis))
+/**
+ * What an attempt's start decides, from each key's attempt times in the store: refused while a
+ * key is locked (`wait`, ms until every key may try), or counted against every key; `locking`
+ * names the keys this attempt locks if it fails.
+ */
+export type Begun =
+  | { readonly _tag: "Locked"; readonly wait: number }
+  | { readonly _tag: "Counted"; readonly locking: ReadonlyArray<string> }
+
+export const begin = (
+  times: (key: string) => ReadonlyArray<number>,
+  keys: ReadonlyArray<Keyed>,
+  now: number
+): Begun => {
+  const state: State = HashMap.fromIterable(keys.map(({ key }) => [key, times(key)] as const))
+  const wait = Math.max(0, ...keys.map(({ key, policy }) => retryAfter(state, key, now, policy)))
+  if (wait > 0) return { _tag: "Locked", wait }
+  return {
+    _tag: "Counted",
+    locking: keys.filter(({ key, policy }) => retryAfter(recordFailure(state, key, now, policy), key, now, policy) > 0)
+      .map(({ key }) => key)
+  }
+}

@@ -187,6 +187,7 @@ const REPOSITORIES = [
   "tunnels",
   "registryCredentials",
   "idempotencyKeys",
+  "loginAttempts",
   "audit",
   "snapshots"
 ] as const satisfies ReadonlyArray<keyof StoreShape>

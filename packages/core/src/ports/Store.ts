@@ -22,6 +22,7 @@ import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
+import type * as LoginThrottle from "../domain/LoginThrottle.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
@@ -184,6 +185,28 @@ export interface IdempotencyKeyRepository {
 }
 
 /**
+ * Failed-login throttling, shared by every process on the store: the limit is the same whether
+ * the guesses go to one replica or to ten (`domain/LoginThrottle.ts` decides). An attempt is
+ * counted as it starts, before its password is checked, so concurrent guesses cannot all pass
+ * the check; a success takes it back.
+ */
+export interface LoginAttemptRepository {
+  /**
+   * Under each key (held against concurrent attempts until it answers): refused while one is
+   * locked, nothing recorded; otherwise `attempt` counted at `now` against every key.
+   */
+  readonly begin: (
+    attempt: string,
+    keys: ReadonlyArray<LoginThrottle.Keyed>,
+    now: number
+  ) => Read<LoginThrottle.Begun>
+  /** The attempt succeeded: its count taken back, and every count of the keys in `clear`. */
+  readonly succeeded: (attempt: string, clear: ReadonlyArray<string>) => Read<void>
+  /** Forgets every attempt made before `before` (ms); answers how many. */
+  readonly purge: (before: number) => Read<number>
+}
+
+/**
  * The audit trail (`domain/AuditLog.ts`): appended in the transaction of the change it
  * records, kept when what it names is deleted (tenants included), read newest first.
  */
@@ -297,6 +320,7 @@ export interface StoreShape {
   readonly tunnels: TunnelRepository
   readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
+  readonly loginAttempts: LoginAttemptRepository
   readonly audit: AuditRepository
   readonly snapshots: SnapshotRepository
 }

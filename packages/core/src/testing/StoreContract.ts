@@ -620,6 +620,40 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "login attempts: counted concurrently up to the limit, refused past it, taken back by a success",
+      Effect.gen(function*() {
+        const attempts = (yield* Store).loginAttempts
+        const policy = { maxFailures: 5, windowMillis: 60_000 }
+        const keys = [{ key: "name:guessed", policy }, {
+          key: "addr:192.0.2.1",
+          policy: { ...policy, maxFailures: 50 }
+        }]
+        // Twenty attempts at once: five are counted, whatever their interleaving.
+        const begun = yield* Effect.forEach(
+          Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`),
+          (attempt) => attempts.begin(attempt, keys, 1_000_000),
+          { concurrency: "unbounded" }
+        )
+        expect(begun.filter((b) => b._tag === "Counted")).toHaveLength(5)
+        // The fifth is the one whose failure locks the name.
+        expect(begun.filter((b) => b._tag === "Counted" && b.locking.includes("name:guessed"))).toHaveLength(1)
+        const locked = begun.find((b) => b._tag === "Locked")
+        expect(locked).toEqual({ _tag: "Locked", wait: 60_000 })
+        // Past the window, the name may try again; a success clears the name (not the address).
+        const later = 1_000_000 + 60_000
+        const next = yield* attempts.begin("00000000-0000-4000-8000-000000000100", keys, later)
+        expect(next).toEqual({ _tag: "Counted", locking: [] })
+        yield* attempts.succeeded("00000000-0000-4000-8000-000000000100", ["name:guessed"])
+        for (let i = 0; i < 4; i++) {
+          const again = yield* attempts.begin(`00000000-0000-4000-8000-00000000020${i}`, keys, later + 1)
+          expect(again._tag).toBe("Counted")
+        }
+        // One row per attempt and key.
+        expect(yield* attempts.purge(later + 2)).toBe(8)
+      })
+    )
+
+    test(
       "an idempotency key claimed in a transaction that fails is not kept; a tenant's keys go with it",
       Effect.gen(function*() {
         const store = yield* Store

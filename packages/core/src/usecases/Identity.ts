@@ -3,11 +3,11 @@
  * principal. Login is stateless: it returns the current token (kept encrypted) rather than
  * minting a session. Every login attempt and logout goes to the operations log.
  */
-import { Clock, Context, DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
 import { Pipeline } from "../changes/Pipeline.js"
 import { AdminSession } from "../domain/Admin.js"
 import type { TenantId } from "../domain/Ids.js"
-import * as LoginThrottle from "../domain/LoginThrottle.js"
+import type * as LoginThrottle from "../domain/LoginThrottle.js"
 import type { OperationKind, Outcome } from "../domain/OperationLog.js"
 import type { AdminPrincipal, Principal, RequestOrigin, TenantPrincipal } from "../domain/Principal.js"
 import { TenantSession } from "../domain/Tenant.js"
@@ -57,6 +57,8 @@ export interface IdentityShape {
   ) => Effect.Effect<TenantSession, Forbidden | NotFound | ServiceUnavailable | InternalError>
   readonly authenticateAdmin: (token: string) => Effect.Effect<AdminPrincipal, Unauthorized | ServiceUnavailable>
   readonly authenticateTenant: (token: string) => Effect.Effect<TenantPrincipal, Unauthorized | ServiceUnavailable>
+  /** Forgets the login attempts no throttling window holds any more; answers how many. */
+  readonly purgeAttempts: Effect.Effect<number, ServiceUnavailable>
   /**
    * Makes sure the admin exists at startup. With a password, that password is (re)set; without
    * one, an existing admin is kept and a new one gets a generated password, returned once.
@@ -75,7 +77,6 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
       const pipeline = yield* Pipeline
       const vault = yield* Vault
       const log = yield* OperationsLog
-      const throttle = yield* Ref.make(LoginThrottle.empty)
       // Verifying against a real hash when the name is unknown keeps both paths equally slow,
       // so response times do not reveal which names exist.
       const decoyHash = yield* vault.hashPassword("tenet-decoy-password")
@@ -104,46 +105,48 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           )
 
       const throttleKeys = (name: string, origin: RequestOrigin) => {
-        const keys: Array<readonly [string, LoginThrottle.Policy]> = [[`name:${name}`, policy.perName]]
-        if (origin.source_address !== null) keys.push([`addr:${origin.source_address}`, policy.perAddress])
+        const keys: Array<LoginThrottle.Keyed> = [{ key: `name:${name}`, policy: policy.perName }]
+        if (origin.source_address !== null) {
+          keys.push({ key: `addr:${origin.source_address}`, policy: policy.perAddress })
+        }
         return keys
       }
 
-      /** Refuses the attempt up front while the name or address is locked out. */
-      const checkThrottle = (kind: OperationKind, name: string, origin: RequestOrigin) =>
+      /**
+       * A login's password check as one throttled attempt: refused up front while its name or
+       * address is locked out; counted in the store as it starts (so every replica counts it, and
+       * concurrent guesses cannot all pass the check); taken back with the name's count when the
+       * check passes. A failure that locks a key out is counted as a lockout.
+       */
+      const throttled = <E>(
+        kind: OperationKind,
+        name: string,
+        origin: RequestOrigin,
+        check: Effect.Effect<boolean, E>
+      ) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          const state = yield* Ref.updateAndGet(throttle, (s) => LoginThrottle.prune(s, now, policy.perAddress))
-          const wait = Math.max(
-            0,
-            ...throttleKeys(name, origin).map(([key, p]) => LoginThrottle.retryAfter(state, key, now, p))
+          const attempt = crypto.randomUUID()
+          const begun = yield* store.loginAttempts.begin(attempt, throttleKeys(name, origin), now).pipe(
+            storeUnavailable
           )
-          if (wait > 0) {
+          if (begun._tag === "Locked") {
             yield* record(kind, "throttled", name, null, origin, "too many failed attempts")
             return yield* new TooManyRequests({
-              detail: `too many failed login attempts; try again in ${Math.ceil(wait / 1000)} seconds`
+              detail: `too many failed login attempts; try again in ${Math.ceil(begun.wait / 1000)} seconds`
             })
           }
+          const ok = yield* check
+          if (ok) yield* store.loginAttempts.succeeded(attempt, [`name:${name}`]).pipe(storeUnavailable)
+          else {
+            yield* Effect.forEach(
+              begun.locking,
+              (key) => Metrics.recordLockout(key.startsWith("name:") ? "name" : "address"),
+              { discard: true }
+            )
+          }
+          return ok
         })
-
-      /** Counts the failure or clears the name; a key this failure locks out is counted as a lockout. */
-      const noteOutcome = (name: string, origin: RequestOrigin, success: boolean) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.flatMap(
-            Ref.modify(throttle, (state) => {
-              const lockedNow: Array<"name" | "address"> = []
-              const next = throttleKeys(name, origin).reduce((s, [key, p]) => {
-                if (success) return key.startsWith("name:") ? LoginThrottle.recordSuccess(s, key) : s
-                const after = LoginThrottle.recordFailure(s, key, now, p)
-                if (
-                  LoginThrottle.retryAfter(s, key, now, p) === 0 && LoginThrottle.retryAfter(after, key, now, p) > 0
-                ) lockedNow.push(key.startsWith("name:") ? "name" : "address")
-                return after
-              }, state)
-              return [lockedNow, next] as const
-            }),
-            (lockedNow) => Effect.forEach(lockedNow, Metrics.recordLockout, { discard: true })
-          ))
 
       const verify = (password: string, hash: Option.Option<string>) =>
         vault.verifyPassword(
@@ -160,10 +163,13 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         ).pipe(vaultFailure)
 
       const adminLogin: IdentityShape["adminLogin"] = Effect.fn("Identity.adminLogin")(function*(input, origin) {
-        yield* checkThrottle("admin.login", input.username, origin)
         const admin = yield* store.admins.find(input.username).pipe(storeUnavailable)
-        const ok = yield* verify(input.password, Option.map(admin, (a) => a.password_hash))
-        yield* noteOutcome(input.username, origin, ok)
+        const ok = yield* throttled(
+          "admin.login",
+          input.username,
+          origin,
+          verify(input.password, Option.map(admin, (a) => a.password_hash))
+        )
         if (!ok || Option.isNone(admin)) {
           yield* record("admin.login", "failure", input.username, null, origin, "invalid username or password")
           return yield* new Unauthorized({ detail: "invalid username or password" })
@@ -195,10 +201,13 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
       })
 
       const tenantLogin: IdentityShape["tenantLogin"] = Effect.fn("Identity.tenantLogin")(function*(input, origin) {
-        yield* checkThrottle("tenant.login", input.name, origin)
         const tenant = yield* store.tenants.findByName(input.name).pipe(storeUnavailable)
-        const ok = yield* verify(input.password, Option.map(tenant, (t) => t.password_hash))
-        yield* noteOutcome(input.name, origin, ok)
+        const ok = yield* throttled(
+          "tenant.login",
+          input.name,
+          origin,
+          verify(input.password, Option.map(tenant, (t) => t.password_hash))
+        )
         if (!ok || Option.isNone(tenant)) {
           yield* record("tenant.login", "failure", input.name, null, origin, "invalid name or password")
           return yield* new Unauthorized({ detail: "invalid name or password" })
@@ -265,6 +274,11 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
             }))
           )
 
+      const purgeAttempts = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        store.loginAttempts.purge(now - Math.max(policy.perName.windowMillis, policy.perAddress.windowMillis)).pipe(
+          storeUnavailable
+        ))
+
       const bootstrapAdmin: IdentityShape["bootstrapAdmin"] = Effect.fn("Identity.bootstrapAdmin")(
         function*(username, password) {
           const existing = yield* store.admins.find(username).pipe(storeUnavailable)
@@ -272,7 +286,8 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
             return { generatedPassword: Option.none() }
           }
           const generated = Option.isNone(password) ? Option.some(yield* vault.newPassword) : Option.none<string>()
-          const plain = Option.getOrElse(password, () => Option.getOrThrow(generated))
+          const plain = Option.getOrElse(password, () =>
+            Option.getOrThrow(generated))
           const passwordHash = Option.isSome(existing) &&
               (yield* vault.verifyPassword(plain, existing.value.password_hash))
             ? existing.value.password_hash
@@ -285,7 +300,8 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
                 token_ciphertext: ciphertext
               })))
           yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
-            Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
+            Effect.catchTag("UniqueViolation", (e) =>
+              Effect.die(e)),
             storeUnavailable
           )
           return { generatedPassword: generated }
@@ -301,6 +317,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         tenantRotate,
         authenticateAdmin,
         authenticateTenant,
+        purgeAttempts,
         bootstrapAdmin
       })
     })
