@@ -3,13 +3,15 @@
  * is typed and cannot drift from the server. It carries the caller's token in the header the
  * API wants, fills the `token` / `tenant_id` body fields the spec requires on tenant creates
  * from the tenant session, names every POST and DELETE with a fresh `Idempotency-Key`, and
- * retries on network errors and 503 every call that is safe to send again.
+ * retries every call that is safe to send again after a connection failure, a 503 or a 429
+ * (`RetryPolicy`: capped exponential backoff with jitter, `Retry-After` honoured, a budget).
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Api, Errors, InputProblems, Security } from "@tenet/core"
 import type { ParseResult } from "effect"
-import { Context, Data, Duration, Effect, Layer, Option, Schedule, Schema, SchemaAST } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema, SchemaAST } from "effect"
+import * as RetryPolicy from "./RetryPolicy.js"
 
 export interface Options {
   /** Where the server is, e.g. `http://127.0.0.1:8080`. */
@@ -24,11 +26,13 @@ export interface Options {
    */
   readonly tenantId?: string
   /**
-   * Retries on network errors and 503; 0 turns them off. Default 3. Every call is retried but
-   * PATCH, a pod restart and a token rotation: a POST or DELETE is retried with the
-   * `Idempotency-Key` it was first sent with, so the server does it at most once.
+   * How calls are retried after a connection failure, a 503 or a 429 (`RetryPolicy`: how many
+   * times, the backoff's base and cap, the budget of waiting per call); `false` turns retries
+   * off. Every call is retried but PATCH, a pod restart and a token rotation: a POST or DELETE
+   * is retried with the `Idempotency-Key` it was first sent with, so the server does it at most
+   * once.
    */
-  readonly retries?: number
+  readonly retry?: Partial<RetryPolicy.RetryPolicy> | false
 }
 
 const headersOf = (options: Options): Record<string, string> => ({
@@ -37,10 +41,6 @@ const headersOf = (options: Options): Record<string, string> => ({
     ? {}
     : { "x-auth-token": options.tenantToken, "x-api-token": options.tenantToken })
 })
-
-class StillUnavailable extends Data.TaggedError("StillUnavailable")<{
-  readonly response: HttpClientResponse.HttpClientResponse
-}> {}
 
 const IDEMPOTENCY_KEY = "idempotency-key"
 
@@ -62,19 +62,49 @@ const safeToRetry = (request: HttpClientRequest.HttpClientRequest) => {
   return !path.endsWith("/restart") && !path.endsWith("/rotate-token")
 }
 
-/** Retries a call that can safely run twice when the network failed or the server said 503. */
-const retrySafely = (retries: number) =>
+/** A response worth another attempt: the server, or what is in front of it, asks for one. */
+const answersRetry = (response: HttpClientResponse.HttpClientResponse) =>
+  response.status === 503 || response.status === 429
+
+/** A failure worth another attempt: the request never got an answer (refused, reset, cut). */
+const transportFailure = (error: HttpClientError.HttpClientError) =>
+  error._tag === "RequestError" && error.reason === "Transport"
+
+/** Sends again, per `policy`, a call that can safely run twice when it met a 503, a 429 or a connection failure. */
+const retrySafely = (policy: RetryPolicy.Resolved) =>
   HttpClient.transform<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
-    (effect, request) =>
-      retries <= 0 || !safeToRetry(request) ? effect : effect.pipe(
-        Effect.filterOrFail((response) => response.status !== 503, (response) => new StillUnavailable({ response })),
-        Effect.retry({
-          schedule: Schedule.jittered(Schedule.exponential(Duration.millis(100))),
-          times: retries,
-          while: (e) => e._tag === "StillUnavailable" || (e._tag === "RequestError" && e.reason === "Transport")
-        }),
-        Effect.catchTag("StillUnavailable", (e) => Effect.succeed(e.response))
-      )
+    (effect, request) => {
+      if (policy.times === 0 || !safeToRetry(request)) return effect
+      const attempt = (
+        retry: number,
+        waited: number
+      ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+        Effect.matchEffect(effect, {
+          onFailure: (error) =>
+            transportFailure(error) ? again(retry, waited, undefined, Effect.fail(error)) : Effect.fail(error),
+          onSuccess: (response) =>
+            answersRetry(response)
+              ? again(
+                retry,
+                waited,
+                RetryPolicy.parseRetryAfter(response.headers["retry-after"], Date.now()),
+                Effect.succeed(response)
+              )
+              : Effect.succeed(response)
+        })
+      const again = <A, E>(
+        retry: number,
+        waited: number,
+        retryAfter: number | undefined,
+        giveUp: Effect.Effect<A, E>
+      ) => {
+        const wait = RetryPolicy.delay(policy, retry, waited, retryAfter, Math.random())
+        return wait === undefined
+          ? giveUp
+          : Effect.zipRight(Effect.sleep(Duration.millis(wait)), attempt(retry + 1, waited + wait))
+      }
+      return attempt(0, 0)
+    }
   )
 
 /** Which of the session's fields (`token`, `tenant_id`) each endpoint's body carries. */
@@ -161,7 +191,7 @@ const contractClient = (options: Options) =>
         HttpClient.mapRequest((request) =>
           withIdempotencyKey(HttpClientRequest.setHeaders(request, headersOf(options)))
         ),
-        retrySafely(options.retries ?? 3),
+        retrySafely(options.retry === false ? RetryPolicy.resolve({ times: 0 }) : RetryPolicy.resolve(options.retry)),
         redactTokens
       )
   })

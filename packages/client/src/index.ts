@@ -2,4 +2,5 @@
 export { Errors } from "@tenet/core"
 export * as PromiseClient from "./PromiseClient.js"
 export { createTenetClient } from "./PromiseClient.js"
+export * as RetryPolicy from "./RetryPolicy.js"
 export * as TenetClient from "./TenetClient.js"

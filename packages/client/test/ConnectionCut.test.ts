@@ -129,7 +129,7 @@ describe.skipIf(url === undefined)("a PostgreSQL connection cut after a commit",
           baseUrl: base,
           tenantToken: session.api_token,
           tenantId: tenant.id,
-          retries: 8
+          retry: { times: 8 }
         }).pipe(Effect.provide(FetchHttpClient.layer))
         yield* cluster.setLatency("1 second")
         yield* cluster.failApplies("the cluster is failing")

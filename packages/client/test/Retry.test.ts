@@ -11,8 +11,14 @@ import { Effect } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** A server that answers 503 to the first `failures` requests, then what a Tenet server would. */
-const flaky = (failures: number) =>
+/**
+ * A server that answers 503 (or `refusal`) to the first `failures` requests, then what a Tenet
+ * server would.
+ */
+const flaky = (
+  failures: number,
+  refusal: { readonly status: number; readonly headers?: Record<string, string> } = { status: 503 }
+) =>
   Effect.acquireRelease(
     Effect.async<{ server: Http.Server; url: string; hits: Array<string>; keys: Array<string | undefined> }>(
       (resume) => {
@@ -23,7 +29,7 @@ const flaky = (failures: number) =>
           keys.push(req.headers["idempotency-key"] as string | undefined)
           res.setHeader("content-type", "application/json")
           if (hits.length <= failures) {
-            res.writeHead(503).end(JSON.stringify({ detail: "the store is unavailable" }))
+            res.writeHead(refusal.status, refusal.headers).end(JSON.stringify({ detail: "not now" }))
           } else if (req.url === "/healthz") {
             res.writeHead(200).end(
               JSON.stringify({ status: "ok", store: "memory", orchestrator: "simulated", edge: "simulated" })
@@ -46,7 +52,9 @@ it.scopedLive(
   () =>
     Effect.gen(function*() {
       const { hits, keys, url } = yield* flaky(2)
-      const client = yield* TenetClient.make({ baseUrl: url, retries: 3 }).pipe(Effect.provide(FetchHttpClient.layer))
+      const client = yield* TenetClient.make({ baseUrl: url, retry: { times: 3 } }).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
       const health = yield* client.system.healthz().pipe(Effect.provide(FetchHttpClient.layer))
       expect(health.status).toBe("ok")
       expect(hits).toEqual(["GET /healthz", "GET /healthz", "GET /healthz"])
@@ -72,7 +80,7 @@ it.scopedLive(
       const { hits, keys, url } = yield* flaky(0)
       const client = yield* TenetClient.make({
         baseUrl: url,
-        retries: 3,
+        retry: { times: 3 },
         tenantToken: "t",
         tenantId: crypto.randomUUID()
       })
@@ -95,8 +103,42 @@ it.scopedLive(
 it.scoped("with retries off, a 503 is the caller's at once", () =>
   Effect.gen(function*() {
     const { hits, url } = yield* flaky(1)
-    const client = yield* TenetClient.make({ baseUrl: url, retries: 0 })
+    const client = yield* TenetClient.make({ baseUrl: url, retry: false })
     const error = yield* Effect.flip(client.system.healthz())
     expect(error).toBeInstanceOf(Errors.ServiceUnavailable)
     expect(hits).toHaveLength(1)
   }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+it.scopedLive(
+  "a 429 is retried after its Retry-After; one longer than the cap is the caller's at once",
+  () =>
+    Effect.gen(function*() {
+      const { hits, url } = yield* flaky(1, { status: 429, headers: { "retry-after": "1" } })
+      const client = yield* TenetClient.make({ baseUrl: url })
+      const started = Date.now()
+      expect((yield* client.system.healthz()).status).toBe("ok")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+      expect(hits).toHaveLength(2)
+
+      const locked = yield* flaky(1, { status: 429, headers: { "retry-after": "900" } })
+      const impatient = yield* TenetClient.make({ baseUrl: locked.url, retry: { cap: "5 seconds" } })
+      const error = yield* Effect.flip(impatient.tenantIdentity.login({ payload: { name: "t", password: "guess" } }))
+      expect(error).toBeInstanceOf(Errors.TooManyRequests)
+      expect(locked.hits).toHaveLength(1)
+    }).pipe(Effect.provide(FetchHttpClient.layer)),
+  { timeout: 20_000 }
+)
+
+it.scopedLive(
+  "the budget bounds the time one call waits: past it, the last answer is the caller's",
+  () =>
+    Effect.gen(function*() {
+      // Every wait is at least 1 s (Retry-After); a budget of 2.5 s allows two of them.
+      const { hits, url } = yield* flaky(10, { status: 503, headers: { "retry-after": "1" } })
+      const client = yield* TenetClient.make({ baseUrl: url, retry: { times: 10, budget: "2500 millis" } })
+      const error = yield* Effect.flip(client.system.healthz())
+      expect(error).toBeInstanceOf(Errors.ServiceUnavailable)
+      expect(hits).toHaveLength(3)
+    }).pipe(Effect.provide(FetchHttpClient.layer)),
+  { timeout: 20_000 }
+)

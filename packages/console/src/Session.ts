@@ -33,7 +33,7 @@ export const clientOf = (session: Session): Client =>
 
 /** Signs in; a wrong name or password rejects with the API's error. */
 export const signIn = async (kind: Session["kind"], name: string, password: string): Promise<Session> => {
-  const anonymous = createTenetClient({ baseUrl: baseUrl(), retries: 0 })
+  const anonymous = createTenetClient({ baseUrl: baseUrl(), retry: false })
   try {
     const session: Session = kind === "tenant"
       ? await anonymous.tenantIdentity.login({ payload: { name, password } }).then((s) => ({

@@ -161,9 +161,13 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   static readonly Wire = wire(UnsupportedMediaType, 415, "UnsupportedMediaType", "Request body is not JSON")
 }
 
-/** 429: too many failed logins for this name or address; try again later. */
+/**
+ * 429: too many failed logins for this name or address; try again later. `retry_after` (seconds)
+ * is sent as the `Retry-After` header, not in the body.
+ */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
-  detail: Schema.String
+  detail: Schema.String,
+  retry_after: Schema.optional(Schema.Int)
 }) {
   override get message() {
     return this.detail

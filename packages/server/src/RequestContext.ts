@@ -9,7 +9,7 @@ import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { Audit } from "@tenet/core"
-import { Api, Audit as AuditTrail, Security, Store } from "@tenet/core"
+import { Api, Audit as AuditTrail, Errors, Security, Store } from "@tenet/core"
 import type { Exit } from "effect"
 import {
   Cause,
@@ -42,11 +42,14 @@ export class RequestState {
 
   constructor(readonly id: string) {}
 
-  /** The error a refusal carries, as the audit entry's outcome. */
+  /** Seconds the caller should wait before trying again (a 429's `Retry-After`). */
+  retryAfter: number | undefined = undefined
+
+  /** The error a refusal carries, as the audit entry's outcome (and a 429's wait). */
   failed(error: unknown): void {
-    if (this.audit !== undefined && typeof error === "object" && error !== null && "_tag" in error) {
-      if (typeof error._tag === "string") this.audit.failure = error._tag
-    }
+    if (typeof error !== "object" || error === null || !("_tag" in error)) return
+    if (this.audit !== undefined && typeof error._tag === "string") this.audit.failure = error._tag
+    if (error instanceof Errors.TooManyRequests) this.retryAfter = error.retry_after
   }
 }
 
@@ -235,12 +238,25 @@ const logAnnotations = (id: string) =>
  * The answer as it leaves: the request id, `Connection: close` while draining, and the audit
  * entry of a request that wrote none, recorded before the caller can have its answer.
  */
+/**
+ * `Retry-After` on a refusal a client should retry later (RFC 9110, 10.2.3): a 429 with the
+ * lockout's wait, a 503 (the store or a dependency unavailable) after a second.
+ */
+const retryAfterOf = (
+  state: RequestState,
+  response: HttpServerResponse.HttpServerResponse
+): Record<string, string> => {
+  if (response.headers["retry-after"] !== undefined) return {}
+  if (response.status === 429 && state.retryAfter !== undefined) return { "retry-after": String(state.retryAfter) }
+  return response.status === 503 ? { "retry-after": "1" } : {}
+}
+
 const answered = (state: RequestState, store: Store.StoreShape, inFlight: Counter) =>
 (
   _: HttpServerRequest.HttpServerRequest,
   response: HttpServerResponse.HttpServerResponse
 ) => {
-  const tagged = HttpServerResponse.setHeader(response, HEADER, state.id)
+  const tagged = HttpServerResponse.setHeaders(response, { [HEADER]: state.id, ...retryAfterOf(state, response) })
   const outcome = (pending: Audit.Pending) =>
     response.status < 400 ? "success" : pending.failure ?? Api.errorOfStatus(response.status)
   return AuditTrail.recordAnswer(store, state.audit, outcome).pipe(

@@ -136,6 +136,8 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
         expect(down.status).toBe(503)
         expect((down.body as { detail: string }).detail).toContain("store is unavailable")
         expect(login.status).toBe(503)
+        // Worth retrying, and when: a client's backoff starts from it.
+        expect([down.headers["retry-after"], login.headers["retry-after"]]).toEqual(["1", "1"])
       })
   )
 

@@ -166,7 +166,11 @@ describe("failed-login throttling", () => {
         }
         const locked = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: TENANT_PASSWORD } })
         expect(locked.status).toBe(429)
-        expect((locked.body as { detail: string }).detail).toMatch(/try again in \d+ seconds/)
+        const seconds = /try again in (\d+) seconds/.exec((locked.body as { detail: string }).detail)?.[1]
+        // The same wait, as a client reads it (RFC 9110's Retry-After): the lockout's 15 minutes.
+        expect(locked.headers["retry-after"]).toBe(seconds)
+        expect(Number(seconds)).toBeGreaterThan(890)
+        expect(locked.body).toEqual({ detail: expect.any(String) })
         const other = yield* newTenant()
         expect(other.session.api_token).toMatch(/^tenet_/)
         const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 10 } })

@@ -132,8 +132,10 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           )
           if (begun._tag === "Locked") {
             yield* record(kind, "throttled", name, null, origin, "too many failed attempts")
+            const seconds = Math.ceil(begun.wait / 1000)
             return yield* new TooManyRequests({
-              detail: `too many failed login attempts; try again in ${Math.ceil(begun.wait / 1000)} seconds`
+              detail: `too many failed login attempts; try again in ${seconds} seconds`,
+              retry_after: seconds
             })
           }
           const ok = yield* check
