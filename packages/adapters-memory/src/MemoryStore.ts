@@ -20,7 +20,7 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Change, Common, LoginThrottle, Store, Table } from "@tenet/core"
+import { AuditLog, Change, Common, LoginThrottle, Page, Store, Table } from "@tenet/core"
 import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 /** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
@@ -336,6 +336,13 @@ export const make = Effect.gen(function*() {
     findByTokenHash: (hash) =>
       read((s) => Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id))),
     list: read((s) => ordered(s, Array.from(HashMap.values(s.tenants)))),
+    page: (after, limit) =>
+      read((s) => {
+        const keyed = Array.from(HashMap.values(s.tenants), (tenant) => ({ tenant, key: Page.byCreation(tenant) }))
+          .filter(({ key }) => after === undefined || Page.compare(key, after) > 0)
+        keyed.sort((a, b) => Page.compare(a.key, b.key))
+        return keyed.slice(0, limit + 1).map(({ tenant }) => tenant)
+      }),
     setToken: (id, tokenHash, tokenCiphertext) =>
       write((s) =>
         Effect.succeed(Option.match(HashMap.get(s.tenants, id), {

@@ -318,6 +318,12 @@ const loginAttempts = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX login_attempts_attempt ON login_attempts (attempt);
   `))
 
+/** Tenants a page at a time (`Store.TenantRepository.page`): a range of this index per page. */
+const tenantPages = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE INDEX tenants_created_at_id ON tenants (created_at, id);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -326,5 +332,6 @@ export const loader = Migrator.fromRecord({
   "0004_audit_log": auditLog,
   "0005_vpc_versions": vpcVersions,
   "0006_guardrails": guardrails,
-  "0007_login_attempts": loginAttempts
+  "0007_login_attempts": loginAttempts,
+  "0008_tenant_pages": tenantPages
 })

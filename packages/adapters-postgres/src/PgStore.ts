@@ -241,6 +241,18 @@ export const make = (options: Options = {}) =>
       findByName: one(Schema.String, TenantRow, (name) => sql`SELECT * FROM tenants WHERE name = ${name}`),
       findByTokenHash: one(Schema.String, TenantRow, (hash) => sql`SELECT * FROM tenants WHERE token_hash = ${hash}`),
       list: all(Schema.Void, TenantRow, () => sql`SELECT * FROM tenants ORDER BY created_at, seq`)(undefined),
+      // One range of the (created_at, id) index: a page costs its own rows, whatever comes before it.
+      page: (after, limit) =>
+        unavailable(
+          Effect.flatMap(
+            after === undefined
+              ? sql`SELECT * FROM tenants ORDER BY created_at, id LIMIT ${limit + 1}`
+              : sql`SELECT * FROM tenants WHERE (created_at, id) > (${new Date(Number(after[0]))}, ${
+                String(after[1])
+              }::uuid) ORDER BY created_at, id LIMIT ${limit + 1}`,
+            Schema.decodeUnknown(Schema.Array(TenantRow))
+          )
+        ),
       setToken: (id, tokenHash, tokenCiphertext) =>
         affected(sql`
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}

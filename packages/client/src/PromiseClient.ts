@@ -50,9 +50,32 @@ export type PromiseClient =
     }
   }
   & {
+    /** Lists a page at a time, following the server's `Link: <...>; rel="next"`. */
+    readonly pages: PromisePages
     /** Releases the client's resources (its HTTP connections). */
     readonly close: () => Promise<void>
   }
+
+/** `TenetClient.Pages` as Promises and async iterators. */
+export interface PromisePages {
+  /** One page: `limit` items (the server's 1000 when left out) from `pageToken` (the first page without it). */
+  readonly page: <K extends TenetClient.ListKey>(
+    list: K,
+    request?: TenetClient.ListRequest<K>,
+    page?: { readonly limit?: number; readonly pageToken?: string | undefined }
+  ) => Promise<
+    { readonly items: ReadonlyArray<Dated<TenetClient.ListItem<K>>>; readonly nextPageToken: string | undefined }
+  >
+  /**
+   * Every item, fetched a page at a time (`limit`, 100 by default) as the loop reads them:
+   * `for await (const vpc of tenet.pages.all("vpcs.list")) ...`.
+   */
+  readonly all: <K extends TenetClient.ListKey>(
+    list: K,
+    request?: TenetClient.ListRequest<K>,
+    options?: { readonly limit?: number }
+  ) => AsyncIterable<Dated<TenetClient.ListItem<K>>>
+}
 
 const settle = <A, E>(exit: Exit.Exit<A, E>): Promise<A> =>
   Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(Cause.squash(exit.cause))
@@ -66,7 +89,8 @@ const promised = (
 ): PromiseClient => {
   const call = (group: string, endpoint: string) => (...args: Array<unknown>) =>
     client.then((c) => {
-      const run: unknown = (c as Record<string, Record<string, unknown> | undefined>)[group]?.[endpoint]
+      const calls: unknown = (c as Record<string, unknown>)[group]
+      const run: unknown = (calls as Record<string, unknown> | undefined)?.[endpoint]
       if (typeof run !== "function") return Promise.reject(new TypeError(`no endpoint ${group}.${endpoint}`))
       return runtime.runPromiseExit((run as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args))
         .then(settleDated)
@@ -77,10 +101,37 @@ const promised = (
       Object.fromEntries(Object.keys(group.endpoints).map((endpoint) => [endpoint, call(group.identifier, endpoint)]))
     ])
   )
+  const page: PromisePages["page"] = (list, request, options = {}) =>
+    client.then((c) =>
+      runtime.runPromiseExit(
+        c.pages.page(list, request, {
+          ...(options.limit === undefined ? {} : { limit: options.limit }),
+          page_token: options.pageToken
+        })
+      ).then(settle)
+    ).then((found) => ({ items: dated(found.items) as never, nextPageToken: found.next_page_token }))
+  const all = <K extends TenetClient.ListKey>(
+    list: K,
+    request?: TenetClient.ListRequest<K>,
+    options: { readonly limit?: number } = {}
+  ): AsyncIterable<Dated<TenetClient.ListItem<K>>> => ({
+    async *[Symbol.asyncIterator]() {
+      let pageToken: string | undefined = undefined
+      do {
+        const found: {
+          readonly items: ReadonlyArray<Dated<TenetClient.ListItem<K>>>
+          readonly nextPageToken: string | undefined
+        } = await page(list, request, { limit: options.limit ?? 100, pageToken })
+        yield* found.items
+        pageToken = found.nextPageToken
+      } while (pageToken !== undefined)
+    }
+  })
+  const pages: PromisePages = { page, all }
   // Built group by group from the contract: its type is the mapped type `PromiseClient`,
   // which no Object.fromEntries can produce.
   // eslint-disable-next-line no-restricted-syntax -- see above
-  return { ...groups, close: () => runtime.dispose() } as unknown as PromiseClient
+  return { ...groups, pages, close: () => runtime.dispose() } as unknown as PromiseClient
 }
 
 /** A Promise client: the Effect client on fetch, run for each call. */

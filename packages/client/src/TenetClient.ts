@@ -10,7 +10,7 @@ import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest 
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Api, Errors, InputProblems, Security } from "@tenet/core"
 import type { ParseResult } from "effect"
-import { Context, Duration, Effect, Layer, Option, Schema, SchemaAST } from "effect"
+import { Chunk, Context, Duration, Effect, Layer, Option, Schema, SchemaAST, Stream } from "effect"
 import * as RetryPolicy from "./RetryPolicy.js"
 
 export interface Options {
@@ -156,9 +156,14 @@ export interface DryRunnable<Request, A, I, E, R> {
 /** The member of an answer that is a dry run's impact. */
 type ImpactOf<A> = Extract<A, { readonly dry_run: true }>
 
+/** A request every field of which may be left out may itself be left out (a list's page fields). */
+type Arguments<Args extends ReadonlyArray<unknown>, Key> = Args extends readonly [infer Request]
+  ? {} extends Relax<Request, Key> ? [request?: Relax<Request, Key>] : [request: Relax<Request, Key>]
+  : { [K in keyof Args]: Relax<Args[K], Key> }
+
 type Endpoint<F, Key> = F extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
   ? [ImpactOf<Plain<A>>] extends [never]
-    ? (...args: { [K in keyof Args]: Relax<Args[K], Key> }) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
+    ? (...args: Arguments<Args, Key>) => Effect.Effect<Plain<A>, E | Errors.InvalidInput, R>
   : DryRunnable<
     Relax<Args[0], Key>,
     Exclude<Plain<A>, ImpactOf<Plain<A>>>,
@@ -198,16 +203,126 @@ const contractClient = (options: Options) =>
 
 type Raw = Effect.Effect.Success<ReturnType<typeof contractClient>>
 
-/** The client: one object per endpoint group, one function per endpoint. */
-export type Client = {
+/** The endpoints: one object per endpoint group, one function per endpoint. */
+export type Endpoints = {
   readonly [G in keyof Raw]: { readonly [E in keyof Raw[G]]: Endpoint<Raw[G][E], `${G & string}.${E & string}`> }
+}
+
+/** The lists that take `limit` and `page_token` (`Page`), as `group.endpoint`. */
+export const LISTS = [
+  "tenants.list",
+  "domains.list",
+  "serviceTunnels.list",
+  "vpcs.list",
+  "subnets.list",
+  "securityRules.list",
+  "pods.list",
+  "tunnels.list",
+  "tunnels.listForPod",
+  "registryCredentials.list",
+  "guardrails.list",
+  "tenantGuardrails.list"
+] as const
+
+export type ListKey = typeof LISTS[number]
+
+type Call<K extends ListKey> = K extends `${infer G}.${infer E}`
+  ? G extends keyof Endpoints ? E extends keyof Endpoints[G] ? Endpoints[G][E] : never : never
+  : never
+
+/** What a list's call takes, its page fields aside. */
+export type ListRequest<K extends ListKey> = Call<K> extends (...args: infer Args) => unknown ? Args[0] : never
+
+type Answer<K extends ListKey> = Call<K> extends
+  (...args: ReadonlyArray<never>) => Effect.Effect<infer A, infer _E, infer _R> ? A
+  : never
+
+/** An item of a list: the array's, or a rule list's `rules`. */
+export type ListItem<K extends ListKey> = Answer<K> extends ReadonlyArray<infer I> ? I
+  : Answer<K> extends { readonly rules: ReadonlyArray<infer I> } ? I
+  : never
+
+export type ListError<K extends ListKey> = Call<K> extends
+  (...args: ReadonlyArray<never>) => Effect.Effect<infer _A, infer E, infer _R> ? E
+  : never
+
+/** One page of a list, and the token of the next (none on the last). */
+export interface ListPage<A> {
+  readonly items: ReadonlyArray<A>
+  readonly next_page_token: string | undefined
+}
+
+/** Lists a page at a time, following the server's `Link: <...>; rel="next"`. */
+export interface Pages {
+  /** One page: `limit` items (the server's 1000 when left out) from `page_token` (the first page without it). */
+  readonly page: <K extends ListKey>(
+    list: K,
+    request?: ListRequest<K>,
+    page?: { readonly limit?: number; readonly page_token?: string | undefined }
+  ) => Effect.Effect<ListPage<ListItem<K>>, ListError<K>>
+  /** Every item, page after page as the stream is read (`limit` per page, 100 by default). */
+  readonly stream: <K extends ListKey>(
+    list: K,
+    request?: ListRequest<K>,
+    options?: { readonly limit?: number }
+  ) => Stream.Stream<ListItem<K>, ListError<K>>
+}
+
+/** The client: one object per endpoint group, one function per endpoint, and `pages` for lists. */
+export type Client = Endpoints & { readonly pages: Pages }
+
+/** The `page_token` a `Link` header's `rel="next"` target carries. */
+export const nextPageToken = (link: string | undefined): string | undefined => {
+  const target = link === undefined ? undefined : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]
+  return target === undefined ? undefined : new URL(target, "http://tenet.invalid").searchParams.get("page_token") ??
+    undefined
+}
+
+/** `pages` over the contract's own calls (with their responses, for the `Link` header). */
+const pagesOf = (raw: RawClient): Pages => {
+  const page = (
+    list: string,
+    request: unknown,
+    options: { readonly limit?: number; readonly page_token?: string | undefined } = {}
+  ) => {
+    const [group, endpoint] = list.split(".") as [string, string]
+    const given = withUrlParams(request) as { readonly urlParams: Record<string, unknown> }
+    const urlParams = {
+      ...given.urlParams,
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+      ...(options.page_token === undefined ? {} : { page_token: options.page_token })
+    }
+    return Effect.map(
+      raw[group]![endpoint]!({ ...given, urlParams, withResponse: true }) as Effect.Effect<
+        readonly [unknown, HttpClientResponse.HttpClientResponse]
+      >,
+      ([body, response]) => ({
+        items: (Array.isArray(body) ? body : (body as { readonly rules: ReadonlyArray<unknown> }).rules),
+        next_page_token: nextPageToken(response.headers["link"])
+      })
+    )
+  }
+  const stream = (list: string, request: unknown, options: { readonly limit?: number } = {}) =>
+    Stream.paginateChunkEffect(undefined as string | undefined, (token) =>
+      Effect.map(
+        page(list, request, { limit: options.limit ?? 100, page_token: token }),
+        ({ items, next_page_token }) =>
+          [
+            Chunk.fromIterable(items),
+            next_page_token === undefined ? Option.none() : Option.some(next_page_token)
+          ] as const
+      ))
+  // Each list's call is the contract's own, so its item and error types are the endpoint's:
+  // typed per list by `Pages`, which no function over list names can be checked against.
+  // eslint-disable-next-line no-restricted-syntax -- see above
+  return { page, stream } as unknown as Pages
 }
 
 /** A client for the whole API; needs an `HttpClient` (see `layer` for one on fetch). */
 export const make = (options: Options): Effect.Effect<Client, never, HttpClient.HttpClient> =>
   Effect.map(
     contractClient(options),
-    (raw) => withPayloads(raw as RawClient, options)
+    (raw) => ({ ...withPayloads(raw as RawClient, options), pages: pagesOf(raw as RawClient) })
   )
 
 /** The contract's client as plain records of calls, for wrapping. */
@@ -222,14 +337,16 @@ const inputError: ReadonlyMap<string, "RuleValidation" | "InvalidInput"> = new M
 const invalid = (key: string) => (e: ParseResult.ParseError) =>
   Errors.refusal(inputError.get(key) ?? "InvalidInput", InputProblems.fromParseError(e))
 
-/** Url parameters and headers left out, where every one may be: none given. */
+/** Url parameters and headers left out, where every one may be: none given (the request too). */
 const withUrlParams = (request: unknown) =>
-  typeof request === "object" && request !== null
+  request === undefined
+    ? { urlParams: {}, headers: {} }
+    : typeof request === "object" && request !== null
     ? { urlParams: {}, headers: {}, ...request }
     : request
 
 /** Each endpoint with a body: the session filled in, then the body decoded as the server would. */
-const withPayloads = (raw: RawClient, options: Options): Client => {
+const withPayloads = (raw: RawClient, options: Options): Endpoints => {
   const session: Record<string, string> = {
     ...(options.tenantToken === undefined ? {} : { token: options.tenantToken }),
     ...(options.tenantId === undefined ? {} : { tenant_id: options.tenantId })
@@ -261,9 +378,9 @@ const withPayloads = (raw: RawClient, options: Options): Client => {
     ])
   )
   // Built endpoint by endpoint from the contract's own client: its type is the mapped type
-  // `Client`, which no Object.fromEntries can produce.
+  // `Endpoints`, which no Object.fromEntries can produce.
   // eslint-disable-next-line no-restricted-syntax -- see above
-  return client as unknown as Client
+  return client as unknown as Endpoints
 }
 
 /** Logs in as the admin and answers a client acting as the admin. */

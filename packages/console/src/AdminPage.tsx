@@ -7,22 +7,28 @@ import { Errors } from "@tenet/client"
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
 import { PasswordField, Problem, Table, TextField, useSubmit } from "./Forms.js"
-import { useLoad } from "./Load.js"
+import { useLoad, usePages } from "./Load.js"
 import type { Client } from "./Session.js"
+
+/** Tenants shown at once: more come a page at a time, so 10,000 tenants cost one page to show. */
+const TENANTS_PER_PAGE = 50
 
 /** An instant as people scan a log: `2026-11-24 06:23:59` (UTC). */
 const when = (at: Date) => at.toISOString().replace("T", " ").slice(0, 19)
 
 export const AdminPage = ({ client }: { client: Client }) => {
+  const tenants = usePages(
+    (pageToken) => client.pages.page("tenants.list", undefined, { limit: TENANTS_PER_PAGE, pageToken }),
+    []
+  )
   const { data, error, reload } = useLoad(async () => {
-    const [tenants, provider, serviceTunnels, operations, audit] = await Promise.all([
-      client.tenants.list(),
+    const [provider, serviceTunnels, operations, audit] = await Promise.all([
       client.providerConfig.get().catch((e: unknown) => (e instanceof Errors.NotFound ? null : Promise.reject(e))),
       client.serviceTunnels.list(),
       client.operationsLog.list({ urlParams: { limit: 25 } }),
       client.auditLog.list({ urlParams: { limit: 25 } })
     ])
-    return { tenants, provider, serviceTunnels, operations, audit }
+    return { provider, serviceTunnels, operations, audit }
   }, [])
   if (error !== undefined) return <Problem error={error} />
   if (data === undefined) return <p>Loading…</p>
@@ -36,8 +42,9 @@ export const AdminPage = ({ client }: { client: Client }) => {
       </nav>
 
       <h2 id="tenants" tabIndex={-1}>Tenants</h2>
+      {tenants.error === undefined ? "" : <Problem error={tenants.error} />}
       <Table headers={["Name", "Description", "Created", "Domains"]}>
-        {data.tenants.map((t) => (
+        {tenants.items.map((t) => (
           <tr key={t.id}>
             <td>{t.name}</td>
             <td>{t.description ?? ""}</td>
@@ -48,7 +55,18 @@ export const AdminPage = ({ client }: { client: Client }) => {
           </tr>
         ))}
       </Table>
-      <NewTenant client={client} onCreated={reload} />
+      {tenants.more === undefined ? "" : (
+        <button type="button" onClick={tenants.more}>
+          Show more tenants
+        </button>
+      )}
+      <NewTenant
+        client={client}
+        onCreated={() => {
+          tenants.reload()
+          reload()
+        }}
+      />
 
       <h2 id="provider" tabIndex={-1}>Provider configuration</h2>
       {data.provider === null ? <p>Not configured yet.</p> : (

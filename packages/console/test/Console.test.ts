@@ -93,6 +93,30 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.close()
   })
 
+  it("the admin's tenant table shows a page, and more on asking", async () => {
+    const admin = await PromiseClient.loginAdmin({ baseUrl: server.url, username: "admin", password: ADMIN_PASSWORD })
+    const existing: Array<string> = []
+    for await (const t of admin.pages.all("tenants.list")) existing.push(t.name)
+    for (let i = existing.length; i < 60; i++) {
+      await admin.tenants.create({ payload: { name: `paged-${i}`, password: "paged-password" } })
+    }
+    await admin.close()
+    const { page, problems } = await open()
+    await signIn(page, "Admin", "admin", ADMIN_PASSWORD)
+    await page.getByRole("heading", { name: "Administration" }).waitFor()
+    const rows = page.getByRole("table").first().getByRole("row")
+    await page.getByRole("button", { name: "Show more tenants" }).waitFor()
+    expect(await rows.count()).toBe(51)
+    await page.getByRole("button", { name: "Show more tenants" }).click()
+    await page.getByRole("cell", { name: "paged-59", exact: true }).waitFor()
+    expect(await rows.count()).toBe(61)
+    expect(await page.getByRole("button", { name: "Show more tenants" }).count()).toBe(0)
+    await accessible(page)
+    await page.getByRole("button", { name: "Sign out" }).click()
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
   it("a tenant builds a VPC, sees a shadowed rule, previews an edit, saves it and sees reachability change", async () => {
     const { page, problems } = await open()
     await signIn(page, "Tenant", TENANT.name, TENANT.password)

@@ -53,7 +53,7 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
       expect((response.body as { detail: string }).detail).toBe(
         "description: must not contain a lone UTF-16 surrogate (text that is not Unicode)"
       )
-      expect((yield* admin.tenants.list()).some((t) => t.name === name)).toBe(false)
+      expect((yield* admin.tenants.list({ urlParams: {} })).some((t) => t.name === name)).toBe(false)
       // A whole pair is a character like any other.
       expect(JsonBody.problemOf({ description: "tenet \ud835\udd4b" })).toBeNull()
       // Named by path as every other input problem is.

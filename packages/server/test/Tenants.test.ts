@@ -72,7 +72,7 @@ layer(testServer(), { excludeTestServices: true })("tenants", (it) => {
       const b = yield* api.tenants.create({
         payload: { name: uniqueName("second") as never, password: "s3cret-password", description: null }
       })
-      const ids = (yield* api.tenants.list()).map((t) => t.id)
+      const ids = (yield* api.tenants.list({ urlParams: {} })).map((t) => t.id)
       expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id))
     }))
 

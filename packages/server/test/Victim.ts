@@ -198,8 +198,8 @@ export const target = (v: Effect.Effect.Success<typeof victim>, admin: Effect.Ef
       (yield* raw("GET", "/pods", { headers })).body,
       (yield* raw("GET", "/tunnels", { headers })).body,
       (yield* raw("GET", `/tenants/${v.tenant.id}/registry-credentials`, { headers })).body,
-      yield* admin.domains.list({ path: { tenant_id: v.tenant.id } }),
-      (yield* admin.serviceTunnels.list()).map((s) => s.id)
+      yield* admin.domains.list({ path: { tenant_id: v.tenant.id }, urlParams: {} }),
+      (yield* admin.serviceTunnels.list({ urlParams: {} })).map((s) => s.id)
     ], (key, value) => RUNTIME.includes(key) ? undefined : value)
   })
   return { victimIds, aimedAtVictim, secrets, snapshot }

@@ -5,6 +5,7 @@ import { DomainRecord } from "../domain/Domain.js"
 import { ServiceTunnelId, TenantId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
 import { OperationLogPage, OperationLogQuery } from "../domain/OperationLog.js"
+import { PageQuery } from "../domain/Page.js"
 import { ProviderConfig } from "../domain/ProviderConfig.js"
 import { ServiceTunnel } from "../domain/ServiceTunnel.js"
 import { Tenant, TenantDetail } from "../domain/Tenant.js"
@@ -24,6 +25,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Tenant))
       .annotate(OpenApi.Summary, "List tenants, oldest first")
   )
@@ -57,6 +59,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenant_id/domains")
+      .setUrlParams(PageQuery)
       .setPath(TenantPath)
       .addSuccess(Schema.Array(DomainRecord))
       .addError(NotFound.Wire)
@@ -106,6 +109,7 @@ export class ServiceTunnelsApi extends HttpApiGroup.make("serviceTunnels")
   )
   .add(
     HttpApiEndpoint.get("list", "/service-tunnels")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(ServiceTunnel))
       .annotate(OpenApi.Summary, "Platform service tunnels")
   )

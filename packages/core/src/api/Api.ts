@@ -68,6 +68,12 @@ const withoutKeyReused = (operation: Operation) => {
   }
 }
 
+/** A page's `Link` header (`Page`), declared on every list that takes `page_token`. */
+const linkHeader = {
+  description: "With `limit` or `page_token`, when another page follows: `<the next page's URL>; rel=\"next\"`",
+  schema: { type: "string" }
+}
+
 /**
  * Failures declared for the whole API (so the client decodes them wherever they come from)
  * that only some operations can meet: the body failures (411, 413, 415) where there is a body,
@@ -86,6 +92,13 @@ const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, 
         if (content !== undefined) {
           content[format.type] = { schema: { type: "string", description: format.description } }
         }
+      }
+      const answer = operation.responses?.["200"] as { headers?: Record<string, unknown> } | undefined
+      if (
+        answer !== undefined &&
+        (operation.parameters ?? []).some((p) => (p as { readonly name?: string }).name === "page_token")
+      ) {
+        answer.headers = { ...answer.headers, Link: linkHeader }
       }
       if (operation.requestBody !== undefined) continue
       for (const status of ["411", "413", "415"]) delete operation.responses?.[status]

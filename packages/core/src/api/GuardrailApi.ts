@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Guardrail } from "../domain/Guardrail.js"
 import { GuardrailId, TenantId, VpcId } from "../domain/Ids.js"
+import { PageQuery } from "../domain/Page.js"
 import { Conflict, Forbidden, GuardrailViolated, NotFound, RuleValidation } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, TenantAuth } from "./Security.js"
@@ -28,6 +29,7 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
   )
   .add(
     HttpApiEndpoint.get("list", "/vpcs/:vpc_id/guardrails")
+      .setUrlParams(PageQuery)
       .setPath(VpcPath)
       .addSuccess(Schema.Array(Guardrail))
       .addError(NotFound.Wire)
@@ -71,6 +73,7 @@ export class TenantGuardrailsApi extends HttpApiGroup.make("tenantGuardrails")
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenant_id/guardrails")
+      .setUrlParams(PageQuery)
       .setPath(TenantPath)
       .addSuccess(Schema.Array(Guardrail))
       .addError(NotFound.Wire)

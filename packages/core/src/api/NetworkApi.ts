@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { ExplainQuery, FlowExplanation } from "../domain/FlowExplanation.js"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
+import { PageQuery } from "../domain/Page.js"
 import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import {
   DryRunQuery,
@@ -13,6 +14,7 @@ import {
   RuleList,
   RuleListQuery,
   RuleMutation,
+  RulePageQuery,
   RulesPlan,
   RulesReplaced,
   SecurityRule
@@ -35,6 +37,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
   )
   .add(
     HttpApiEndpoint.get("list", "/vpcs")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Vpc))
       .annotate(OpenApi.Summary, "The caller's VPCs")
   )
@@ -87,6 +90,7 @@ export class SubnetsApi extends HttpApiGroup.make("subnets")
   )
   .add(
     HttpApiEndpoint.get("list", "/subnets")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Subnet))
       .annotate(OpenApi.Summary, "The caller's subnets")
   )
@@ -99,7 +103,7 @@ const RulePath = Schema.Struct({ rule_id: SecurityRuleId })
 export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   .add(
     HttpApiEndpoint.get("list", "/security-rules")
-      .setUrlParams(RuleListQuery)
+      .setUrlParams(RulePageQuery)
       .addSuccess(RuleList)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)

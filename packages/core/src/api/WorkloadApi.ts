@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PodId, TenantId, TunnelId } from "../domain/Ids.js"
+import { PageQuery } from "../domain/Page.js"
 import { Pod, PodRestart } from "../domain/Pod.js"
 import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCredential.js"
 import { DryRunQuery } from "../domain/SecurityRule.js"
@@ -25,6 +26,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.get("list", "/pods")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Pod))
       .annotate(OpenApi.Summary, "The caller's pods with status")
   )
@@ -97,6 +99,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   )
   .add(
     HttpApiEndpoint.get("listForPod", "/pods/:pod_id/tunnels")
+      .setUrlParams(PageQuery)
       .setPath(PodPath)
       .addSuccess(Schema.Array(Tunnel))
       .addError(NotFound.Wire)
@@ -104,6 +107,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   )
   .add(
     HttpApiEndpoint.get("list", "/tunnels")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Tunnel))
       .annotate(OpenApi.Summary, "The caller's tunnels")
   )
@@ -132,6 +136,7 @@ export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentia
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenant_id/registry-credentials")
+      .setUrlParams(PageQuery)
       .setPath(TenantPath)
       .addSuccess(Schema.Array(RegistryCredential))
       .addError(NotFound.Wire)

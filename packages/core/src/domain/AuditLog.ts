@@ -65,13 +65,14 @@ const filters = {
 }
 
 /** A tenant's trail: its own entries, filtered. */
-export const TenantAuditQuery = Schema.Struct(filters).annotations({ identifier: "TenantAuditQuery" })
+// Query schemas carry no identifier: the OpenAPI document would list a reference, not the parameters.
+export const TenantAuditQuery = Schema.Struct(filters)
 
 /** The whole trail, for the admin: optionally one tenant's. */
 export const AuditQuery = Schema.Struct({
   ...filters,
   tenant_id: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
-}).annotations({ identifier: "AuditQuery" })
+})
 export type AuditQuery = typeof AuditQuery.Type
 
 /** What the store filters by; every field narrows. */

@@ -38,7 +38,7 @@ export interface NewOperation extends Schema.Schema.Type<typeof NewOperation> {}
 export const OperationLogQuery = Schema.Struct({
   limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.compose(intBetween(1, 500))), { default: () => 50 }),
   before: Schema.optional(Schema.NumberFromString.pipe(Schema.compose(Schema.Int)))
-}).annotations({ identifier: "OperationLogQuery" })
+})
 
 /** A page of entries, newest first; pass `next_before` as `before` for the next page. */
 export class OperationLogPage extends Schema.Class<OperationLogPage>("OperationLogPage")({

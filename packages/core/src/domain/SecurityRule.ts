@@ -3,6 +3,7 @@ import { Either, Schema, Struct } from "effect"
 import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import { GuardrailId, PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
+import { PageParams } from "./Page.js"
 import * as PortRanges from "./PortRanges.js"
 
 export const MAX_RULES_PER_VPC = 200
@@ -236,6 +237,9 @@ export class RuleList extends Schema.Class<RuleList>("RuleList")({
 }) {}
 
 export const RuleListQuery = Schema.Struct({ vpc_id: VpcId })
+
+/** A VPC's rules, a page at a time (`Page`): the page is in `rules`, in creation order. */
+export const RulePageQuery = Schema.Struct({ vpc_id: VpcId, ...PageParams })
 
 export const ReorderRequest = Schema.Struct({
   vpc_id: VpcId,

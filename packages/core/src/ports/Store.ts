@@ -23,6 +23,7 @@ import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
 import type * as LoginThrottle from "../domain/LoginThrottle.js"
+import type * as Page from "../domain/Page.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
@@ -85,6 +86,11 @@ export interface TenantRepository {
   readonly findByTokenHash: (tokenHash: string) => Read<Option.Option<TenantRecord>>
   /** All tenants, oldest first. */
   readonly list: Read<ReadonlyArray<TenantRecord>>
+  /**
+   * Up to `limit + 1` tenants after `after` (`[created_at ms, id]`; from the first without it)
+   * in that order, oldest first and ties by id: a page and whether another follows (`Page`).
+   */
+  readonly page: (after: Page.Key | undefined, limit: number) => Read<ReadonlyArray<TenantRecord>>
   /** Replaces the token; false when the tenant does not exist. */
   readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
   /**

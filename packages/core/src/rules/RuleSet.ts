@@ -138,6 +138,16 @@ export const compare = (a: Rule, b: Rule): number =>
 
 export const sort = <R extends Rule>(rules: ReadonlyArray<R>): Array<R> => [...rules].sort(compare)
 
+/** A rule's place in evaluation order as a key compared element by element (`Page.compare`): `compare`'s order. */
+export const evaluationKey = (
+  rule: Pick<Rule, "priority" | "action" | "seq" | "id">
+): ReadonlyArray<string | number> => [
+  rule.priority,
+  rule.action === "deny" ? 0 : 1,
+  rule.seq,
+  rule.id
+]
+
 /** Whether the rule can be enforced: what it references still exists. */
 export const statusOf = (rule: Rule, context: VpcContext): RuleStatus => {
   if (rule.remote.kind === "vpc" && !context.vpcs.has(rule.remote.vpc_id)) return "remote_vpc_missing"

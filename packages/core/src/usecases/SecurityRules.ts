@@ -75,6 +75,8 @@ type Failure = NotFound | RuleValidation | ServiceUnavailable
 export interface TaggedRuleList {
   readonly list: RuleList
   readonly etag: string
+  /** Each listed rule's place in evaluation order (`RuleSet.evaluationKey`), for pages of the list. */
+  readonly keyOf: (rule: SecurityRule) => ReadonlyArray<string | number>
 }
 
 export interface SecurityRulesShape {
@@ -726,7 +728,15 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             const state = yield* stateOf(caller)
             const vpc = yield* found(state.vpc(vpcId), `VPC ${vpcId}`)
             const context = yield* applier.context(vpc)
-            return { list: state.memo(RuleListOf, { vpc, context }), etag: state.memo(EtagOf, vpc.id) }
+            let seqs: Map<string, number> | undefined
+            return {
+              list: state.memo(RuleListOf, { vpc, context }),
+              etag: state.memo(EtagOf, vpc.id),
+              keyOf: (rule: SecurityRule) => {
+                seqs ??= new Map(state.rulesOf(vpc.id).map((r) => [r.id, r.seq]))
+                return RuleSet.evaluationKey({ ...rule, seq: seqs.get(rule.id) ?? 0 })
+              }
+            }
           }),
         replace,
         get: (caller, id) =>

@@ -8,6 +8,7 @@ import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
+import * as Page from "../domain/Page.js"
 import { TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate } from "../domain/Tenant.js"
 import { toTunnel } from "../domain/Tunnel.js"
@@ -25,6 +26,8 @@ import { Tunnels } from "./Tunnels.js"
 export interface TenantsShape {
   readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | IdempotencyKeyReused | ServiceUnavailable>
   readonly list: Effect.Effect<ReadonlyArray<Tenant>, ServiceUnavailable>
+  /** The `limit` tenants after `after` in `Page.byCreation` order, read by the store as one range. */
+  readonly page: (after: Page.Key | undefined, limit: number) => Effect.Effect<Page.Slice<Tenant>, ServiceUnavailable>
   readonly get: (id: TenantId) => Effect.Effect<TenantDetail, NotFound | ServiceUnavailable>
   readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
 }
@@ -104,6 +107,11 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
       return Tenants.of({
         create,
         list: store.tenants.list.pipe(Effect.map((records) => records.map(toTenant)), storeUnavailable),
+        page: (after, limit) =>
+          store.tenants.page(after, limit).pipe(
+            Effect.map((rows) => Page.fromLookahead(rows, limit, Page.byCreation, toTenant)),
+            storeUnavailable
+          ),
         get,
         delete: remove
       })

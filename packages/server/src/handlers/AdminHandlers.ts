@@ -1,4 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
+import type { Tenant } from "@tenet/core"
 import {
   Api,
   Audit,
@@ -6,12 +7,14 @@ import {
   Failures,
   OperationLog,
   OperationsLog,
+  Page,
   Principal,
   ProviderConfigs,
   ServiceTunnels,
   Tenants
 } from "@tenet/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 
 export const TenantsHandlers = HttpApiBuilder.group(
@@ -22,7 +25,15 @@ export const TenantsHandlers = HttpApiBuilder.group(
       const json = ResponseJson.group("tenants")
       return handlers
         .handle("create", ({ payload }) => tenants.create(payload).pipe(json("create")))
-        .handle("list", () => tenants.list.pipe(json("list")))
+        .handle("list", ({ urlParams }) =>
+          Effect.flatMap(Pages.requestOf("tenants.list", urlParams), (request) => {
+            const answer = (items: ReadonlyArray<Tenant.Tenant>) => json("list")(Effect.succeed(items))
+            // The store reads the page itself (a key range, LIMIT n + 1): a page of 100 is 100 rows.
+            return Option.match(request, {
+              onNone: () => Effect.flatMap(tenants.list, answer),
+              onSome: (request) => Pages.fromStore(request, tenants.page(request.after, request.limit), answer)
+            })
+          }))
         .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(json("get")))
         .handle("delete", ({ path }) => tenants.delete(path.tenant_id))
     })
@@ -36,7 +47,15 @@ export const DomainsHandlers = HttpApiBuilder.group(
       const json = ResponseJson.group("domains")
       return handlers
         .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain).pipe(json("assign")))
-        .handle("list", ({ path }) => domains.list(path.tenant_id).pipe(json("list")))
+        .handle("list", ({ path, urlParams }) =>
+          Pages.paged(
+            "domains.list",
+            urlParams,
+            Page.byCreation,
+            domains.list(path.tenant_id),
+            (page) => json("list")(Effect.succeed(page)),
+            { tenant_id: path.tenant_id }
+          ))
         .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain))
     })
 )
@@ -61,8 +80,11 @@ export const ServiceTunnelsHandlers = HttpApiBuilder.group(
       const json = ResponseJson.group("serviceTunnels")
       return handlers
         .handle("create", ({ payload }) => tunnels.create(payload).pipe(json("create")))
-        .handle("list", () => tunnels.list.pipe(json("list")))
-        .handle("delete", ({ path }) => tunnels.delete(path.service_tunnel_id))
+        .handle("list", ({ urlParams }) =>
+          Pages.paged("serviceTunnels.list", urlParams, Page.byCreation, tunnels.list, (page) =>
+            json("list")(Effect.succeed(page))))
+        .handle("delete", ({ path }) =>
+          tunnels.delete(path.service_tunnel_id))
     })
 )
 

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Guardrails } from "@tenet/core"
+import { Api, Guardrails, Page } from "@tenet/core"
 import { Effect } from "effect"
+import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
@@ -15,7 +16,15 @@ export const GuardrailsHandlers = HttpApiBuilder.group(
           asTenant((caller) =>
             guardrails.create(caller, path.vpc_id, payload)
           ).pipe(json("create")))
-        .handle("list", ({ path }) => asTenant((caller) => guardrails.list(caller, path.vpc_id)).pipe(json("list")))
+        .handle("list", ({ path, urlParams }) =>
+          Pages.paged(
+            "guardrails.list",
+            urlParams,
+            Page.byCreation,
+            asTenant((caller) => guardrails.list(caller, path.vpc_id)),
+            (page) => json("list")(Effect.succeed(page)),
+            { vpc_id: path.vpc_id }
+          ))
         .handle("delete", ({ path }) => asTenant((caller) => guardrails.delete(caller, path.guardrail_id)))
     })
 )
@@ -31,7 +40,15 @@ export const TenantGuardrailsHandlers = HttpApiBuilder.group(
           "create",
           ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(json("create"))
         )
-        .handle("list", ({ path }) => guardrails.listForTenant(path.tenant_id).pipe(json("list")))
+        .handle("list", ({ path, urlParams }) =>
+          Pages.paged(
+            "tenantGuardrails.list",
+            urlParams,
+            Page.byCreation,
+            guardrails.listForTenant(path.tenant_id),
+            (page) => json("list")(Effect.succeed(page)),
+            { tenant_id: path.tenant_id }
+          ))
         .handle("delete", ({ path }) => guardrails.deleteForTenant(path.tenant_id, path.guardrail_id))
     })
 )

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Api, Exports, SecurityRules, Subnets, Vpcs } from "@tenet/core"
+import { Api, Common, Exports, Page, SecurityRule, SecurityRules, Subnets, Vpcs } from "@tenet/core"
 import { Effect, identity } from "effect"
+import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
@@ -30,8 +31,13 @@ export const VpcsHandlers = HttpApiBuilder.group(
       const json = ResponseJson.group("vpcs")
       return handlers
         .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(json("create")))
-        .handle("list", () => asTenant(vpcs.list).pipe(json("list")))
-        .handle("delete", ({ path }) => asTenant((caller) => vpcs.delete(caller, path.vpc_id)))
+        .handle("list", ({ urlParams }) =>
+          Pages.paged("vpcs.list", urlParams, Page.byCreation, asTenant(vpcs.list), (page) =>
+            json("list")(Effect.succeed(page))))
+        .handle("delete", ({ path }) =>
+          asTenant((caller) =>
+            vpcs.delete(caller, path.vpc_id)
+          ))
         .handle(
           "reachability",
           ({ path }) =>
@@ -62,7 +68,9 @@ export const SubnetsHandlers = HttpApiBuilder.group(
       const json = ResponseJson.group("subnets")
       return handlers
         .handle("create", ({ payload }) => asTenant((caller) => subnets.create(caller, payload)).pipe(json("create")))
-        .handle("list", () => asTenant(subnets.list).pipe(json("list")))
+        .handle("list", ({ urlParams }) =>
+          Pages.paged("subnets.list", urlParams, Page.byCreation, asTenant(subnets.list), (page) =>
+            json("list")(Effect.succeed(page))))
     })
 )
 
@@ -80,10 +88,23 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
               asTenant((caller) =>
                 rules.list(caller, urlParams.vpc_id)
               ).pipe(
-                Effect.flatMap(({ etag, list }) =>
-                  format === null
-                    ? Effect.map(json("list")(Effect.succeed(list)), withHeaders({ ...VARIES, etag }))
-                    : Effect.succeed(exportOf(format, Exports.rulesCsv(list), { etag }))
+                // A page is of `rules`; the ETag stays the whole list's (a declaration's If-Match).
+                Effect.flatMap(({ etag, keyOf, list }) =>
+                  Pages.paged(
+                    "securityRules.list",
+                    urlParams,
+                    keyOf,
+                    Effect.succeed(list.rules),
+                    (page) => {
+                      const answer = page === list.rules
+                        ? list
+                        : SecurityRule.RuleList.make({ ...list, rules: page }, Common.TRUSTED)
+                      return format === null
+                        ? Effect.map(json("list")(Effect.succeed(answer)), withHeaders({ ...VARIES, etag }))
+                        : Effect.succeed(exportOf(format, Exports.rulesCsv(answer), { etag }))
+                    },
+                    { vpc_id: urlParams.vpc_id }
+                  )
                 )
               ))
         )

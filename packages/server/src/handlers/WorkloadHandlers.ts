@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
+import { Api, Page, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
 import { Effect } from "effect"
+import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
@@ -9,8 +10,13 @@ export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers
     const json = ResponseJson.group("pods")
     return handlers
       .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)).pipe(json("create")))
-      .handle("list", () => asTenant(pods.list).pipe(json("list")))
-      .handle("delete", ({ path }) => asTenant((caller) => pods.delete(caller, path.pod_id)))
+      .handle("list", ({ urlParams }) =>
+        Pages.paged("pods.list", urlParams, Page.byCreation, asTenant(pods.list), (page) =>
+          json("list")(Effect.succeed(page))))
+      .handle("delete", ({ path }) =>
+        asTenant((caller) =>
+          pods.delete(caller, path.pod_id)
+        ))
       .handle(
         "addReplica",
         ({ path }) => asTenant((caller) => pods.addReplica(caller, path.pod_id)).pipe(json("addReplica"))
@@ -44,11 +50,25 @@ export const TunnelsHandlers = HttpApiBuilder.group(
           ).pipe(json("create")))
         .handle(
           "listForPod",
-          ({ path }) =>
-            asTenant((caller) => tunnels.listForPod(caller, path.pod_id)).pipe(json("listForPod"))
+          ({ path, urlParams }) =>
+            Pages.paged(
+              "tunnels.listForPod",
+              urlParams,
+              Page.byCreation,
+              asTenant((caller) =>
+                tunnels.listForPod(caller, path.pod_id)
+              ),
+              (page) => json("listForPod")(Effect.succeed(page)),
+              { pod_id: path.pod_id }
+            )
         )
-        .handle("list", () => asTenant(tunnels.list).pipe(json("list")))
-        .handle("delete", ({ path }) => asTenant((caller) => tunnels.delete(caller, path.tunnel_id)))
+        .handle("list", ({ urlParams }) =>
+          Pages.paged("tunnels.list", urlParams, Page.byCreation, asTenant(tunnels.list), (page) =>
+            json("list")(Effect.succeed(page))))
+        .handle("delete", ({ path }) =>
+          asTenant((caller) =>
+            tunnels.delete(caller, path.tunnel_id)
+          ))
     })
 )
 
@@ -63,7 +83,15 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
           asTenant((caller) =>
             credentials.create(caller, path.tenant_id, payload)
           ).pipe(json("create")))
-        .handle("list", ({ path }) => asTenant((caller) => credentials.list(caller, path.tenant_id)).pipe(json("list")))
+        .handle("list", ({ path, urlParams }) =>
+          Pages.paged(
+            "registryCredentials.list",
+            urlParams,
+            (credential) => [credential.created_at.epochMillis, credential.name],
+            asTenant((caller) => credentials.list(caller, path.tenant_id)),
+            (page) => json("list")(Effect.succeed(page)),
+            { tenant_id: path.tenant_id }
+          ))
         .handle("delete", ({ path }) =>
           asTenant((caller) =>
             credentials.delete(caller, path.tenant_id, path.name)
