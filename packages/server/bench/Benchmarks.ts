@@ -8,7 +8,7 @@
  * server (`Informers.ts`), where `.ci/kube-apiserver` has built one.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
- * follows the write path's.
+ * follows the write path's, then pages of 10,000 tenants on PostgreSQL (`Pages.ts`).
  *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
  * tenants at once, and pgbench running the same statements on PostgreSQL) follows the load.
@@ -26,6 +26,7 @@ import { fileURLToPath } from "node:url"
 import * as Declarations from "./Declarations.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
+import * as Pages from "./Pages.js"
 import * as RequestPath from "./RequestPath.js"
 import * as Scale from "./Scale.js"
 import { runSoak, toMarkdown } from "./Soak.js"
@@ -125,6 +126,8 @@ const writesText = Writes.toMarkdown(writes, floorPost)
 console.log(`\n${writesText}\n`)
 const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
 console.log(`\n${declarationsText}\n`)
+const pagesText = Pages.toMarkdown(await Pages.runPages())
+console.log(`\n${pagesText}\n`)
 const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
 const statementsText = databaseServer === undefined
   ? "No PostgreSQL server was named (TENET_BENCH_DATABASE_URL): not counted."
@@ -256,6 +259,10 @@ writeFileSync(
     "## Rules as code and guardrails (`bench/Declarations.ts`, issue 35)",
     "",
     declarationsText,
+    "",
+    "## Pages (`bench/Pages.ts`, issue 36)",
+    "",
+    pagesText,
     "",
     "## Statements per request on PostgreSQL",
     "",
