@@ -6,6 +6,7 @@
  */
 import type {
   Admin,
+  ChangeEvent,
   Domain,
   Guardrail,
   IdempotencyKey,
@@ -21,7 +22,7 @@ import type {
   Vpc
 } from "@tenet/core"
 import { AuditLog, Change, Common, LoginThrottle, Page, Store, Table } from "@tenet/core"
-import { Chunk, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+import { Chunk, Clock, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 /** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
 interface RowWrites<R, K> {
@@ -115,6 +116,11 @@ interface State {
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
   readonly guardrails: Table.Table<Guardrail.GuardrailRecord, "tenant" | "vpc">
   readonly idempotencyKeys: Table.Table<IdempotencyKey.IdempotencyKeyRecord, "scope">
+  /** The change stream's events, oldest first, with when each was appended (ms). */
+  readonly events: Chunk.Chunk<ChangeEvent.StoredEvent & { readonly at: number }>
+  /** The highest revision given to an event, and the highest forgotten. */
+  readonly eventLatest: number
+  readonly eventHorizon: number
   /** Login attempts counted, by throttling key, oldest first. */
   readonly loginAttempts: HashMap.HashMap<string, ReadonlyArray<{ readonly at: number; readonly attempt: string }>>
   /** Insertion order of every record, breaking ties between equal creation times. */
@@ -144,6 +150,9 @@ const emptyState: State = {
   guardrails: Table.empty(Guardrails),
   idempotencyKeys: Table.empty(IdempotencyKeys),
   loginAttempts: HashMap.empty(),
+  events: Chunk.empty(),
+  eventLatest: 0,
+  eventHorizon: 0,
   order: HashMap.empty(),
   nextOrder: 0,
   audit: Chunk.empty(),
@@ -804,6 +813,38 @@ export const make = Effect.gen(function*() {
     }
   }
 
+  const events: Store.EventRepository = {
+    after: (revision, tenant, limit) =>
+      read((s) => {
+        const found: Array<ChangeEvent.StoredEvent> = []
+        for (const { at: _at, ...event } of s.events) {
+          if (found.length >= limit) break
+          if (event.revision > revision && (tenant === null || event.tenant_id === tenant)) found.push(event)
+        }
+        return { events: found, horizon: s.eventHorizon, latest: s.eventLatest }
+      }),
+    append: (appended) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        write((s) =>
+          Effect.succeed(
+            [undefined, {
+              ...s,
+              events: Chunk.appendAll(
+                s.events,
+                Chunk.fromIterable(appended.map((event, i) => ({ ...event, revision: s.eventLatest + i + 1, at })))
+              ),
+              eventLatest: s.eventLatest + appended.length
+            }] as const
+          )
+        )),
+    compact: (before) =>
+      write((s) => {
+        const [gone, kept] = Chunk.splitWhere(s.events, (event) => event.at >= before)
+        const horizon = Chunk.reduce(gone, s.eventHorizon, (h, event) => Math.max(h, event.revision))
+        return Effect.succeed([Chunk.size(gone), { ...s, events: kept, eventHorizon: horizon }] as const)
+      })
+  }
+
   const commit: Store.StoreShape["commit"] = (change) =>
     transaction(Effect.gen(function*() {
       const versions = yield* read((s) => s.vpcVersions)
@@ -826,6 +867,7 @@ export const make = Effect.gen(function*() {
         return Effect.succeed([undefined, { ...s, vpcVersions: next }] as const)
       })
       for (const entry of change.audit) yield* audit.append(entry)
+      if (change.events.length > 0) yield* events.append(change.events)
       return yield* step(change.tenant)
     }))
 
@@ -849,6 +891,7 @@ export const make = Effect.gen(function*() {
     registryCredentials,
     idempotencyKeys,
     loginAttempts,
+    events,
     audit,
     snapshots
   })

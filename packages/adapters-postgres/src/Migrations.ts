@@ -324,6 +324,50 @@ const tenantPages = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX tenants_created_at_id ON tenants (created_at, id);
   `))
 
+/**
+ * The change stream (`Store.EventRepository`): every commit's events, appended by
+ * `tenet_append_events` under an advisory lock held to the end of the transaction, so revisions
+ * are taken in the order commits become visible (a reader that sees a revision sees every one
+ * before it). `event_horizon` is the highest revision compacted away. Each append notifies
+ * `tenet_events`.
+ */
+const events = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE SEQUENCE event_revisions;
+    CREATE TABLE events (
+      revision bigint PRIMARY KEY,
+      tenant_id uuid NOT NULL,
+      type text NOT NULL,
+      kind text NOT NULL,
+      id text NOT NULL,
+      object jsonb NOT NULL,
+      at_ms bigint NOT NULL
+    );
+    CREATE INDEX events_tenant_id_revision ON events (tenant_id, revision);
+    CREATE TABLE event_horizon (
+      one boolean PRIMARY KEY DEFAULT true CHECK (one),
+      compacted_through bigint NOT NULL
+    );
+    INSERT INTO event_horizon (compacted_through) VALUES (0);
+    CREATE FUNCTION tenet_append_events(appended jsonb) RETURNS integer LANGUAGE plpgsql AS $$
+    DECLARE
+      n integer := jsonb_array_length(appended);
+      first bigint;
+    BEGIN
+      IF n = 0 THEN RETURN 0; END IF;
+      PERFORM pg_advisory_xact_lock(1413828165, 1);
+      first := nextval('event_revisions');
+      IF n > 1 THEN PERFORM setval('event_revisions', first + n - 1); END IF;
+      INSERT INTO events (revision, tenant_id, type, kind, id, object, at_ms)
+        SELECT first + e.n - 1, (e.value->>'tenant_id')::uuid, e.value->>'type', e.value->>'kind',
+          e.value->>'id', e.value->'object', (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        FROM jsonb_array_elements(appended) WITH ORDINALITY AS e(value, n);
+      PERFORM pg_notify('tenet_events', (first + n - 1)::text);
+      RETURN n;
+    END
+    $$;
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -333,5 +377,6 @@ export const loader = Migrator.fromRecord({
   "0005_vpc_versions": vpcVersions,
   "0006_guardrails": guardrails,
   "0007_login_attempts": loginAttempts,
-  "0008_tenant_pages": tenantPages
+  "0008_tenant_pages": tenantPages,
+  "0009_events": events
 })

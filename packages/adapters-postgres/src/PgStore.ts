@@ -10,6 +10,7 @@ import {
   Admin,
   AuditLog,
   Change,
+  ChangeEvent,
   Domain,
   Guardrail,
   IdempotencyKey,
@@ -562,6 +563,54 @@ export const make = (options: Options = {}) =>
         )
     }
 
+    const StoredEvents = Schema.parseJson(Schema.Array(Schema.Struct({
+      revision: Schema.Number,
+      tenant_id: Schema.String,
+      type: ChangeEvent.EventType,
+      kind: ChangeEvent.EventKind,
+      id: Schema.String,
+      object: Schema.Unknown
+    })))
+
+    const events: Store.EventRepository = {
+      // One statement, so one snapshot: `latest` is the highest revision it can see, and it sees
+      // every revision below one it sees (they became visible in revision order).
+      after: (revision, tenant, limit) =>
+        unavailable(Effect.gen(function*() {
+          const [row] = yield* sql<{ events: string; horizon: number; latest: number }>`
+            WITH page AS (
+              SELECT revision::float8 AS revision, tenant_id::text AS tenant_id, type, kind, id, object
+              FROM events WHERE revision > ${revision}${tenant === null ? sql`` : sql` AND tenant_id = ${tenant}::uuid`}
+              ORDER BY revision LIMIT ${limit}
+            )
+            SELECT (SELECT coalesce(json_agg(page ORDER BY revision), '[]')::text FROM page) AS events,
+              h.compacted_through::float8 AS horizon,
+              greatest((SELECT max(revision) FROM events), h.compacted_through)::float8 AS latest
+            FROM event_horizon h`
+          return {
+            events: yield* Schema.decode(StoredEvents)(row!.events),
+            horizon: Number(row!.horizon),
+            latest: Number(row!.latest)
+          }
+        })),
+      append: (appended) =>
+        appended.length === 0
+          ? Effect.void
+          : unavailable(Effect.asVoid(sql`SELECT tenet_append_events(${JSON.stringify(appended)}::jsonb)`)),
+      compact: (before) =>
+        unavailable(Effect.map(
+          sql<{ gone: number }>`
+            WITH gone AS (DELETE FROM events WHERE at_ms < ${before} RETURNING revision),
+            moved AS (
+              UPDATE event_horizon SET compacted_through = greatest(
+                compacted_through, coalesce((SELECT max(revision) FROM gone), 0)
+              ) RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM gone)::int AS gone FROM moved`,
+          (rows) => rows[0]?.gone ?? 0
+        ))
+    }
+
     const transaction: Store.StoreShape["transaction"] = (self) =>
       sqlFailureUnavailable(
         oneSession ? Effect.uninterruptible(sql.withTransaction(self)) : sql.withTransaction(self)
@@ -707,6 +756,9 @@ export const make = (options: Options = {}) =>
           const rows = yield* Effect.forEach(change.audit, encodeAudit)
           statements.push(sql`INSERT INTO audit_log ${sql.insert(rows)} RETURNING 1`)
         }
+        if (change.events.length > 0) {
+          statements.push(sql`SELECT tenet_append_events(${JSON.stringify(change.events)}::jsonb)`)
+        }
         // The step reads every write's count, so the writes run (and take their row locks)
         // before it locks the tenant's row: VPC before tenant, as every transaction locks them.
         const writesFirst = statements.length === 0
@@ -756,6 +808,7 @@ export const make = (options: Options = {}) =>
       registryCredentials,
       idempotencyKeys,
       loginAttempts,
+      events,
       audit,
       snapshots
     })

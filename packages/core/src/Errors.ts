@@ -175,6 +175,19 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
   static readonly Wire = wire(TooManyRequests, 429, "TooManyRequests", "Too many attempts")
 }
 
+/**
+ * 410: a watch asked to resume from a revision the store no longer keeps: list again, then watch
+ * from the revision of the list's first bookmark (as Kubernetes clients relist).
+ */
+export class Gone extends Schema.TaggedError<Gone>()("Gone", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+  static readonly Wire = wire(Gone, 410, "Gone", "The revision is too old to resume from")
+}
+
 /** 500: a bug. Never expected; the body never carries internals. */
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", { detail: Schema.String }) {
   override get message() {
@@ -250,6 +263,7 @@ export type TenetError =
   | PayloadTooLarge
   | UnsupportedMediaType
   | TooManyRequests
+  | Gone
   | InternalError
   | ServiceUnavailable
   | RuleValidation

@@ -46,6 +46,9 @@ export const ServerConfig = Config.all({
   ),
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
+  watch: Config.all({
+    retention: Config.duration("TENET_WATCH_RETENTION").pipe(Config.withDefault(Duration.hours(1)))
+  }),
   logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   requestTimeout: Config.duration("TENET_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
   shutdownGrace: Config.duration("TENET_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),

@@ -2,12 +2,13 @@
  * The reconciler: a fiber that, every `interval`, applies again each VPC and pod whose last
  * apply failed and publishes again each tunnel that is not active, until the cluster and the
  * provider take them, and forgets the idempotency keys past their retention and the login
- * attempts past every throttling window. It stops with the server.
+ * attempts past every throttling window and the change stream's events past its retention. It
+ * stops with the server.
  *
  * Each pass is counted and timed, and leaves the backlog it could not clear (and the tunnels
  * by status) in gauges: every replica measures them, also while another one holds the pass.
  */
-import { Idempotency, Identity, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
+import { ChangeFeed, Idempotency, Identity, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
 import type { Duration } from "effect"
 import { Effect, Exit, Layer, Metric, MetricBoundaries, Option, Schedule } from "effect"
 
@@ -25,6 +26,7 @@ export const pass = Effect.gen(function*() {
   const store = yield* Store.Store
   const idempotency = yield* Idempotency.Idempotency
   const identity = yield* Identity.Identity
+  const feed = yield* ChangeFeed.ChangeFeed
   return yield* store.exclusive(
     RECONCILER_LOCK,
     Effect.all({
@@ -32,7 +34,8 @@ export const pass = Effect.gen(function*() {
       pods: pods.reconcile,
       tunnels: tunnels.reconcile,
       expired_keys: idempotency.purgeExpired,
-      expired_login_attempts: identity.purgeAttempts
+      expired_login_attempts: identity.purgeAttempts,
+      expired_events: feed.compact
     })
   )
 })
@@ -125,7 +128,7 @@ export const layer = (interval: Duration.DurationInput) => {
       onNone: () => Effect.logDebug("another replica is reconciling; skipping this pass"),
       onSome: (converged) =>
         converged.vpcs + converged.pods + converged.tunnels + converged.expired_keys +
-              converged.expired_login_attempts > 0
+              converged.expired_login_attempts + converged.expired_events > 0
           ? Effect.logInfo("reconciler applied", converged)
           : Effect.void
     })),

@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Api, Identity, UseCases } from "@tenet/core"
+import { Api, ChangeFeed, Identity, UseCases } from "@tenet/core"
 import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
 import { createRequire } from "node:module"
@@ -37,6 +37,8 @@ export interface Options extends HttpOptions {
   readonly adminPassword: Option.Option<Redacted.Redacted<string>>
   /** How often VPCs whose apply failed are applied again. */
   readonly reconcileInterval: Duration.DurationInput
+  /** The change stream's bookmarks and retention (`ChangeFeed`). */
+  readonly watch?: ChangeFeed.Options
 }
 
 /**
@@ -179,7 +181,7 @@ export const layer = (options: Options) =>
     // The admin exists before the first request is served.
     layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options.adminUsername, options.adminPassword))),
     Reconciler.layer(options.reconcileInterval)
-  ).pipe(Layer.provideMerge(UseCasesLive))
+  ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
 
 /**
  * Makes sure the admin exists. A generated password is printed once: it is not stored in

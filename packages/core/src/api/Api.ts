@@ -7,6 +7,7 @@ import { SchemaAST as AST } from "effect"
 import {
   Conflict,
   Forbidden,
+  Gone,
   IdempotencyKeyReused,
   InternalError,
   InvalidInput,
@@ -26,6 +27,7 @@ import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
 import { MatchedEndpoint } from "./MatchedEndpoint.js"
 import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
 import { SystemApi } from "./SystemApi.js"
+import { WatchApi } from "./WatchApi.js"
 import { PodsApi, RegistryCredentialsApi, TopologyApi, TunnelsApi } from "./WorkloadApi.js"
 
 interface Operation {
@@ -130,6 +132,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .add(TopologyApi.middlewareEndpoints(MatchedEndpoint))
   .add(GuardrailsApi.middlewareEndpoints(MatchedEndpoint))
   .add(TenantGuardrailsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(WatchApi.middlewareEndpoints(MatchedEndpoint))
   // Failures any request can meet, whatever its endpoint.
   .addError(InvalidInput.Wire)
   .addError(NotFound.Wire)
@@ -200,6 +203,7 @@ const errorsByStatus: ReadonlyMap<number, string> = new Map(
     UnsupportedMediaType,
     RuleValidation,
     TooManyRequests,
+    Gone,
     InternalError,
     ServiceUnavailable
   ].map((error) => [HttpApiSchema.getStatusErrorAST(error.Wire.ast), error._tag] as const)

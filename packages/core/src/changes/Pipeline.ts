@@ -21,6 +21,7 @@ import type { TenantState } from "../readmodel/TenantState.js"
 import { storeUnavailable } from "../usecases/Failures.js"
 import * as Audit from "./Audit.js"
 import * as Change from "./Change.js"
+import * as Events from "./Events.js"
 import { Idempotency, keyInUse } from "./Idempotency.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
@@ -148,6 +149,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 tenant,
                 decidedOn: decision.decidedOn.map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
                 writes: decision.writes,
+                events: Events.of(tenant, decision.writes, state),
                 audit,
                 claim: yield* claim(decision)
               }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)

@@ -188,6 +188,7 @@ const REPOSITORIES = [
   "registryCredentials",
   "idempotencyKeys",
   "loginAttempts",
+  "events",
   "audit",
   "snapshots"
 ] as const satisfies ReadonlyArray<keyof StoreShape>

@@ -18,6 +18,7 @@ import { Context, Effect, Option, Schema } from "effect"
 import type * as Change from "../changes/Change.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
+import type { NewEvent, StoredEvent } from "../domain/ChangeEvent.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
@@ -213,6 +214,29 @@ export interface LoginAttemptRepository {
 }
 
 /**
+ * The change stream's events (`domain/ChangeEvent.ts`): each commit's, appended in its
+ * transaction under the next revisions, so the revision order is the order commits became
+ * visible, on every replica. Kept for a window (`compact`), then forgotten: a watcher resuming
+ * from before what is kept must list again.
+ */
+export interface EventRepository {
+  /**
+   * Up to `limit` events after `revision`, oldest first: every tenant's, or `tenant`'s only.
+   * With `horizon`, the highest revision forgotten (resuming from before it is impossible), and
+   * `latest`, the highest revision given so far (whoever it concerned).
+   */
+  readonly after: (revision: number, tenant: string | null, limit: number) => Read<{
+    readonly events: ReadonlyArray<StoredEvent>
+    readonly horizon: number
+    readonly latest: number
+  }>
+  /** Appends events under the next revisions: inside the current transaction, committed with it. */
+  readonly append: (events: ReadonlyArray<NewEvent>) => Read<void>
+  /** Forgets the events appended before `before` (ms); answers how many. */
+  readonly compact: (before: number) => Read<number>
+}
+
+/**
  * The audit trail (`domain/AuditLog.ts`): appended in the transaction of the change it
  * records, kept when what it names is deleted (tenants included), read newest first.
  */
@@ -256,6 +280,8 @@ export interface Commit {
   readonly writes: ReadonlyArray<Change.Write>
   /** The request's audit entries: none, one, or one per resource a change of several is about. */
   readonly audit: ReadonlyArray<NewAuditEntry>
+  /** The change's events (`changes/Events.ts`), appended under the next revisions. */
+  readonly events: ReadonlyArray<NewEvent>
   /** The request's idempotency key, recorded unless a live record holds it (`KeyClaimed`). */
   readonly claim: { readonly record: IdempotencyKeyRecord; readonly liveSince: DateTime.Utc } | null
 }
@@ -327,6 +353,7 @@ export interface StoreShape {
   readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly loginAttempts: LoginAttemptRepository
+  readonly events: EventRepository
   readonly audit: AuditRepository
   readonly snapshots: SnapshotRepository
 }

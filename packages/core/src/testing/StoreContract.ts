@@ -32,7 +32,10 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
 
     /** One commit of `writes` to the tenant's rows, decided on nothing. */
     const commitWrites = (tenant: TenantId, ...writes: ReadonlyArray<Change.Write>) =>
-      Effect.flatMap(Store, (store) => store.commit({ tenant, decidedOn: [], writes, audit: [], claim: null }))
+      Effect.flatMap(
+        Store,
+        (store) => store.commit({ tenant, decidedOn: [], writes, events: [], audit: [], claim: null })
+      )
     const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
     const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
 
@@ -175,7 +178,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
               }
             })()
             if (write === undefined) continue
-            yield* store.commit({ tenant: tenant.id, decidedOn: [], writes: [write], audit: [], claim: null })
+            yield* store.commit({
+              tenant: tenant.id,
+              decidedOn: [],
+              writes: [write],
+              events: [],
+              audit: [],
+              claim: null
+            })
             changes.push(write)
           }
           const after = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
@@ -224,6 +234,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const step = yield* store.commit({
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 0 }],
+          events: [],
           writes,
           audit: [entry],
           claim: key("k1")
@@ -243,6 +254,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const stale = yield* Effect.flip(store.commit({
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 0 }],
+          events: [],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(vpc, 2) })],
           audit: [entry],
           claim: key("k2")
@@ -251,6 +263,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const held = yield* Effect.flip(store.commit({
           tenant: tenant.id,
           decidedOn: [],
+          events: [],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(other, 2) })],
           audit: [entry],
           claim: key("k1")
@@ -265,6 +278,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* store.commit({
           tenant: tenant.id,
           decidedOn: [{ vpc: vpc.id, version: 1 }],
+          events: [],
           writes: [Change.remove("rules", first.id, vpc.id)],
           audit: [],
           claim: null
@@ -275,6 +289,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* store.commit({
           tenant: tenant.id,
           decidedOn: [],
+          events: [],
           writes: [Change.remove("vpcs", vpc.id)],
           audit: [],
           claim: null
@@ -285,6 +300,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const duplicate = yield* Effect.flip(store.commit({
           tenant: tenant.id,
           decidedOn: [],
+          events: [],
           writes: [Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id, { name: other.name }) })],
           audit: [],
           claim: null

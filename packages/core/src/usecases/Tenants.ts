@@ -4,6 +4,7 @@
  * in one step, then the cluster is told to forget the tenant.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
+import * as Events from "../changes/Events.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
@@ -65,7 +66,9 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
           token_ciphertext: yield* vault.encrypt(token)
         }
         yield* pipeline.commitGlobal(
-          Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id)),
+          Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id)).pipe(
+            Effect.zipRight(store.events.append([Events.ofTenant("ADDED", record)]))
+          ),
           () => record.id
         ).pipe(
           Effect.catchTag(
@@ -93,8 +96,12 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
         if (Option.isNone(exists)) return yield* notFound(id)
         // Public hostnames first: they are what outlives a tenant if forgotten.
         yield* tunnels.withdrawAll((yield* readModel.stateOf(id).pipe(storeUnavailable)).tunnels)
+        // The event is appended first: its lock comes before the tenant's row, as in every commit.
         yield* pipeline.commitGlobal(
-          Effect.filterOrFail(store.tenants.delete(id), (deleted) => deleted, () => notFound(id)),
+          Effect.zipRight(
+            store.events.append([Events.ofTenant("DELETED", exists.value)]),
+            Effect.filterOrFail(store.tenants.delete(id), (deleted) => deleted, () => notFound(id))
+          ),
           () => id
         )
         // The store is the source of truth and the tenant is gone from it; leftovers in the

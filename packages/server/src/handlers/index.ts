@@ -12,6 +12,7 @@ import { GuardrailsHandlers, TenantGuardrailsHandlers } from "./GuardrailHandler
 import { AdminIdentityHandlers, TenantIdentityHandlers } from "./IdentityHandlers.js"
 import { SecurityRulesHandlers, SubnetsHandlers, VpcsHandlers } from "./NetworkHandlers.js"
 import { SystemHandlers } from "./SystemHandlers.js"
+import { WatchHandlers } from "./WatchHandlers.js"
 import { PodsHandlers, RegistryCredentialsHandlers, TopologyHandlers, TunnelsHandlers } from "./WorkloadHandlers.js"
 
 export const HandlersLive = Layer.mergeAll(
@@ -32,5 +33,6 @@ export const HandlersLive = Layer.mergeAll(
   RegistryCredentialsHandlers,
   TopologyHandlers,
   GuardrailsHandlers,
-  TenantGuardrailsHandlers
+  TenantGuardrailsHandlers,
+  WatchHandlers
 )

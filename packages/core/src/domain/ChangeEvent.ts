@@ -1,0 +1,80 @@
+/**
+ * The change stream (`GET /watch`): every committed change to what a tenant owns (and tenants
+ * themselves, for the admin) as an event, in one order shared by every replica (the store's
+ * revision), resumable from any revision still kept. Kubernetes' watch is the model: `ADDED`,
+ * `MODIFIED`, `DELETED`, and `BOOKMARK` to say how far a quiet stream has got.
+ *
+ * An event's `object` is the resource as the API shows it (what the spec hides left out) when the
+ * change was made. What the cluster reports rather than the store keeps (a pod's `status`) is
+ * not in it: read it from the pod list.
+ */
+import { Schema } from "effect"
+import { ResourceKind } from "./AuditLog.js"
+
+export const EventType = Schema.Literal("ADDED", "MODIFIED", "DELETED")
+export type EventType = typeof EventType.Type
+
+/** The kinds of resource a watch reports. */
+export const EventKind = ResourceKind.pipe(
+  Schema.pickLiteral(
+    "tenant",
+    "domain",
+    "vpc",
+    "subnet",
+    "security_rule",
+    "guardrail",
+    "pod",
+    "tunnel",
+    "registry_credential"
+  )
+)
+export type EventKind = typeof EventKind.Type
+
+/** A change as a commit writes it: the revision is the store's to give. */
+export interface NewEvent {
+  /** The tenant it belongs to (a tenant's own event: itself). */
+  readonly tenant_id: string
+  readonly type: EventType
+  readonly kind: EventKind
+  readonly id: string
+  /** The resource's view as JSON (for a deletion, as it was). */
+  readonly object: unknown
+}
+
+/** A change as the store keeps it: with its revision, one more than the change before it. */
+export interface StoredEvent extends NewEvent {
+  readonly revision: number
+}
+
+/** One event of the stream, as sent: `revision` as a decimal string (the SSE event's `id`). */
+export const WatchEvent = Schema.Struct({
+  type: EventType,
+  kind: EventKind,
+  id: Schema.String,
+  revision: Schema.String,
+  object: Schema.Unknown
+}).annotations({ identifier: "WatchEvent" })
+export type WatchEvent = typeof WatchEvent.Type
+
+/** Every change up to `revision` has been sent (or did not concern this watcher). */
+export const Bookmark = Schema.Struct({
+  type: Schema.Literal("BOOKMARK"),
+  revision: Schema.String
+}).annotations({ identifier: "Bookmark" })
+export type Bookmark = typeof Bookmark.Type
+
+export const StreamEvent = Schema.Union(WatchEvent, Bookmark)
+export type StreamEvent = typeof StreamEvent.Type
+
+/** Where to resume: after this revision (`since`, or the SSE `Last-Event-ID` header). */
+export const WatchQuery = Schema.Struct({
+  since: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/))).annotations({
+    description: "Resume after this revision (an event's `revision`, a bookmark's); left out: from now"
+  })
+})
+
+export const WatchHeaders = Schema.Struct({
+  "last-event-id": Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/))).annotations({
+    description: "As `since`: what an EventSource sends when it reconnects"
+  })
+})
