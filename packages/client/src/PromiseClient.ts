@@ -10,9 +10,9 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
-import { Api } from "@tenet/core"
-import type { Effect } from "effect"
-import { Cause, DateTime, Exit, ManagedRuntime } from "effect"
+import { Api, type Pod } from "@tenet/core"
+import type { Duration, Effect } from "effect"
+import { Cause, DateTime, Exit, ManagedRuntime, Stream } from "effect"
 import * as TenetClient from "./TenetClient.js"
 
 /** An answer as this client gives it: every `DateTime` a `Date`, objects plain. */
@@ -52,6 +52,21 @@ export type PromiseClient =
   & {
     /** Lists a page at a time, following the server's `Link: <...>; rel="next"`. */
     readonly pages: PromisePages
+    /**
+     * The change stream as an async iterator (`TenetClient.Watching.watch`): resumed across
+     * dropped connections; `break` out of the loop to close it.
+     */
+    readonly watch: (options?: { readonly since?: string }) => AsyncIterable<TenetClient.WatchItem>
+    /** `TenetClient.Watching.waitUntilApplied`, as a Promise. */
+    readonly waitUntilApplied: (
+      rule: { readonly vpc_id: string },
+      options?: { readonly timeout?: Duration.DurationInput }
+    ) => Promise<void>
+    /** `TenetClient.Watching.waitUntilRunning`, as a Promise of the pod. */
+    readonly waitUntilRunning: (
+      pod: { readonly id: string },
+      options?: { readonly timeout?: Duration.DurationInput }
+    ) => Promise<Dated<Pod.Pod>>
     /** Releases the client's resources (its HTTP connections). */
     readonly close: () => Promise<void>
   }
@@ -89,7 +104,7 @@ const promised = (
 ): PromiseClient => {
   const call = (group: string, endpoint: string) => (...args: Array<unknown>) =>
     client.then((c) => {
-      const calls: unknown = (c as Record<string, unknown>)[group]
+      const calls: unknown = (c as unknown as Record<string, unknown>)[group]
       const run: unknown = (calls as Record<string, unknown> | undefined)?.[endpoint]
       if (typeof run !== "function") return Promise.reject(new TypeError(`no endpoint ${group}.${endpoint}`))
       return runtime.runPromiseExit((run as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args))
@@ -128,10 +143,30 @@ const promised = (
     }
   })
   const pages: PromisePages = { page, all }
+  const watch = (options?: { readonly since?: string }): AsyncIterable<TenetClient.WatchItem> => ({
+    async *[Symbol.asyncIterator](): AsyncGenerator<TenetClient.WatchItem> {
+      const [c, run] = await Promise.all([client, runtime.runtime()])
+      const items = Stream.toAsyncIterableRuntime(c.watch(options), run)
+      yield* items
+    }
+  })
+  const waitUntilApplied = (
+    rule: { readonly vpc_id: string },
+    options?: { readonly timeout?: Duration.DurationInput }
+  ) => client.then((c) => runtime.runPromiseExit(c.waitUntilApplied(rule, options)).then(settle))
+  const waitUntilRunning = (pod: { readonly id: string }, options?: { readonly timeout?: Duration.DurationInput }) =>
+    client.then((c) => runtime.runPromiseExit(c.waitUntilRunning(pod, options)).then(settleDated))
   // Built group by group from the contract: its type is the mapped type `PromiseClient`,
   // which no Object.fromEntries can produce.
   // eslint-disable-next-line no-restricted-syntax -- see above
-  return { ...groups, pages, close: () => runtime.dispose() } as unknown as PromiseClient
+  return {
+    ...groups,
+    pages,
+    watch,
+    waitUntilApplied,
+    waitUntilRunning,
+    close: () => runtime.dispose()
+  } as unknown as PromiseClient
 }
 
 /** A Promise client: the Effect client on fetch, run for each call. */

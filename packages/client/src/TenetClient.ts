@@ -8,8 +8,9 @@
  */
 import { FetchHttpClient, Headers, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import { Api, Errors, InputProblems, Security } from "@tenet/core"
+import { Api, ChangeEvent, Errors, InputProblems, type Pod, Security } from "@tenet/core"
 import type { ParseResult } from "effect"
+import type { Cause } from "effect"
 import { Chunk, Context, Duration, Effect, Layer, Option, Schema, SchemaAST, Stream } from "effect"
 import * as RetryPolicy from "./RetryPolicy.js"
 
@@ -268,8 +269,165 @@ export interface Pages {
   ) => Stream.Stream<ListItem<K>, ListError<K>>
 }
 
-/** The client: one object per endpoint group, one function per endpoint, and `pages` for lists. */
-export type Client = Endpoints & { readonly pages: Pages }
+/** What a watch sends: a change, or a bookmark (how far a quiet stream has got). */
+export type WatchItem = ChangeEvent.WatchEvent | ChangeEvent.Bookmark
+
+/** The failures of a watch: what the server answers instead of a stream. */
+export type WatchError = Errors.Gone | Errors.Unauthorized | Errors.InvalidInput | Errors.ServiceUnavailable
+
+/** The change stream (`GET /watch`) and what waits on it. */
+export interface Watching {
+  /**
+   * The changes the caller may see, as they are committed (a tenant's own; the admin's every
+   * tenant's), after `since` (a revision; from now without it), bookmarks among them. A dropped
+   * connection or a server going away is resumed from the last revision, so each change comes
+   * once; `Errors.Gone` when the revision is no longer kept (list again, then watch anew).
+   */
+  readonly watch: (options?: { readonly since?: string }) => Stream.Stream<WatchItem, WatchError>
+  /**
+   * Waits until the VPC a rule belongs to is applied with its rules (its `applied`), reading it
+   * once the watch has started and again on each change to the VPC. Fails with
+   * `Cause.TimeoutException` after `timeout` (default 60 s).
+   */
+  readonly waitUntilApplied: (
+    rule: { readonly vpc_id: string },
+    options?: { readonly timeout?: Duration.DurationInput }
+  ) => Effect.Effect<void, WatchError | ListError<"securityRules.list"> | Cause.TimeoutException>
+  /**
+   * Waits until a pod's status is `running`: its status is the cluster's, not the store's, so it
+   * is read again on each change to the pod and every second. Fails with `Errors.NotFound` when
+   * the pod is deleted meanwhile, `Cause.TimeoutException` after `timeout` (default 120 s).
+   */
+  readonly waitUntilRunning: (
+    pod: { readonly id: string },
+    options?: { readonly timeout?: Duration.DurationInput }
+  ) => Effect.Effect<Pod.Pod, WatchError | Errors.NotFound | ListError<"pods.list"> | Cause.TimeoutException>
+}
+
+/** The client: one object per endpoint group, one function per endpoint, `pages` for lists, and the change stream. */
+export type Client = Endpoints & { readonly pages: Pages } & Watching
+
+/** Server-Sent Events text, as frames: each blank-line-ended block's `data:` lines joined. */
+const sseFrames = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
+  text.pipe(
+    Stream.splitLines,
+    Stream.mapAccum([] as ReadonlyArray<string>, (data, line) => {
+      if (line === "") return [[], data.length === 0 ? Option.none<string>() : Option.some(data.join("\n"))] as const
+      return [line.startsWith("data:") ? [...data, line.slice(5).trimStart()] : data, Option.none<string>()] as const
+    }),
+    Stream.filterMap((frame) => frame)
+  )
+
+const decodeItem = Schema.decodeUnknown(Schema.parseJson(ChangeEvent.StreamEvent))
+
+/** A refusal of `GET /watch` as the contract's error. */
+const watchRefusal = (status: number, detail: string): WatchError =>
+  status === 410
+    ? new Errors.Gone({ detail })
+    : status === 401
+    ? new Errors.Unauthorized({ detail })
+    : status === 400
+    ? new Errors.InvalidInput({ detail })
+    : new Errors.ServiceUnavailable({ detail: `the change stream answered ${status}: ${detail}` })
+
+const watchingOf = (http: HttpClient.HttpClient, options: Options, endpoints: Endpoints): Watching => {
+  const policy = options.retry === false ? RetryPolicy.resolve({ times: 0 }) : RetryPolicy.resolve(options.retry)
+  /** One connection from `since`: its items, until the server ends it. */
+  const connect = (since: string | undefined) =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const url = new URL("/watch", options.baseUrl)
+      if (since !== undefined) url.searchParams.set("since", since)
+      const response = yield* http.execute(
+        HttpClientRequest.get(url.toString()).pipe(
+          HttpClientRequest.setHeaders({ ...headersOf(options), accept: "text/event-stream" })
+        )
+      ).pipe(Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: e.message })))
+      if (response.status !== 200) {
+        const body = yield* Effect.orElseSucceed(response.json, () => ({}))
+        const detail = (body as { readonly detail?: unknown }).detail
+        return yield* Effect.fail(watchRefusal(response.status, typeof detail === "string" ? detail : ""))
+      }
+      return sseFrames(Stream.decodeText(response.stream)).pipe(
+        Stream.mapError((e) => new Errors.ServiceUnavailable({ detail: e.message })),
+        Stream.mapEffect((frame) => Effect.orDie(decodeItem(frame)))
+      )
+    }))
+  const watch: Watching["watch"] = (given = {}) => {
+    let last = given.since
+    let failures = 0
+    const once = Stream.suspend(() => connect(last)).pipe(
+      Stream.tap((item) =>
+        Effect.sync(() => {
+          last = item.revision
+          failures = 0
+        })
+      )
+    )
+    // Ended by the server (shutdown) or cut: resumed from the last revision, after a backoff
+    // that grows while connections keep failing.
+    const pause = Effect.suspend(() =>
+      Effect.sleep(Duration.millis(Math.min(policy.cap, policy.base * 2 ** Math.min(failures++, 16))))
+    )
+    return once.pipe(
+      Stream.concat(Stream.drain(Stream.fromEffect(pause))),
+      Stream.forever,
+      Stream.catchAll((error): Stream.Stream<WatchItem, WatchError> =>
+        error._tag === "ServiceUnavailable" && policy.times > 0
+          ? Stream.drain(Stream.fromEffect(pause)).pipe(
+            Stream.concat(Stream.suspend(() => watch({ ...(last === undefined ? {} : { since: last }) })))
+          )
+          : Stream.fail(error)
+      )
+    )
+  }
+
+  /** Re-reads `check` once the watch has started, on each item `matters`, and on `every`; the first answer. */
+  const waitFor = <A, E>(
+    check: Effect.Effect<Option.Option<A>, E>,
+    matters: (item: WatchItem) => boolean,
+    timeout: Duration.DurationInput,
+    every?: Duration.DurationInput
+  ) => {
+    const items = watch().pipe(Stream.filter((item) => item.type === "BOOKMARK" || matters(item)))
+    const triggers = every === undefined
+      ? items
+      : Stream.merge(items, Stream.tick(every), { haltStrategy: "left" })
+    return triggers.pipe(
+      Stream.mapEffect(() => check),
+      Stream.filterMap((found) => found),
+      Stream.runHead,
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new Errors.ServiceUnavailable({ detail: "the change stream ended" })),
+        onSome: Effect.succeed
+      })),
+      Effect.timeout(timeout)
+    )
+  }
+
+  return {
+    watch,
+    waitUntilApplied: (rule, given = {}) =>
+      waitFor(
+        Effect.map(
+          endpoints.securityRules.list({ urlParams: { vpc_id: rule.vpc_id as never } }),
+          (list) => list.applied ? Option.some(undefined) : Option.none()
+        ),
+        (item) => item.type !== "BOOKMARK" && item.kind === "vpc" && item.id === rule.vpc_id,
+        given.timeout ?? Duration.seconds(60)
+      ),
+    waitUntilRunning: (pod, given = {}) =>
+      waitFor(
+        Effect.flatMap(endpoints.pods.list(), (pods) => {
+          const found = pods.find((p) => p.id === pod.id)
+          if (found === undefined) return Effect.fail(new Errors.NotFound({ detail: `pod ${pod.id} not found` }))
+          return Effect.succeed(found.status.phase === "running" ? Option.some(found) : Option.none())
+        }),
+        (item) => item.type !== "BOOKMARK" && item.kind === "pod" && item.id === pod.id,
+        given.timeout ?? Duration.seconds(120),
+        Duration.seconds(1)
+      )
+  }
+}
 
 /** The `page_token` a `Link` header's `rel="next"` target carries. */
 export const nextPageToken = (link: string | undefined): string | undefined => {
@@ -320,10 +478,12 @@ const pagesOf = (raw: RawClient): Pages => {
 
 /** A client for the whole API; needs an `HttpClient` (see `layer` for one on fetch). */
 export const make = (options: Options): Effect.Effect<Client, never, HttpClient.HttpClient> =>
-  Effect.map(
-    contractClient(options),
-    (raw) => ({ ...withPayloads(raw as RawClient, options), pages: pagesOf(raw as RawClient) })
-  )
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const raw = (yield* contractClient(options)) as unknown as RawClient
+    const endpoints = withPayloads(raw, options)
+    return { ...endpoints, pages: pagesOf(raw), ...watchingOf(http, options, endpoints) }
+  })
 
 /** The contract's client as plain records of calls, for wrapping. */
 type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Effect<unknown, unknown>>>

@@ -280,6 +280,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         urlParams: { from: "internet", to: pod.id, protocol: "tcp", port: 443 }
       })
       expect(explained.ingress?.decided_by).toEqual({ kind: "rule", rule_id: rule.id, name: "https" })
+      // The change stream is read with `watch()` (a Stream); the raw call is the contract's,
+      // refused here before any stream starts.
+      const ahead = yield* Effect.flip(tenant.changes.watch({ urlParams: { since: "999999999999" } }))
+      expect(ahead).toBeInstanceOf(Errors.InvalidInput)
       yield* tenant.pods.delete({ path: { pod_id: pod.id } })
       yield* tenant.registryCredentials.delete({ path: { tenant_id: vpc.tenant_id, name: "ghcr" as never } })
       yield* tenant.securityRules.delete({ path: { rule_id: rule.id } })

@@ -3,7 +3,7 @@ import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
@@ -129,7 +129,14 @@ export const raw = (
         : yield* HttpClientRequest.bodyJson(request, options.body)
     }
     const response = yield* http.execute(request)
-    const text = yield* response.text
+    // A change stream never ends: what it sends in its first moments is its answer here.
+    const text = response.headers["content-type"]?.startsWith("text/event-stream") === true
+      ? yield* response.stream.pipe(
+        Stream.decodeText(),
+        Stream.interruptAfter("300 millis"),
+        Stream.runFold("", (all, chunk) => all + chunk)
+      )
+      : yield* response.text
     let body: unknown = undefined
     try {
       body = text === "" ? undefined : JSON.parse(text)

@@ -10,6 +10,7 @@ import { NodeVault } from "@tenet/core/node"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { Reconciler, TestServer } from "../src/index.js"
 import { adminLogin, newTenant, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
+import * as Sse from "./Sse.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
@@ -191,6 +192,58 @@ describe.skipIf(url === undefined)("replicas on one PostgreSQL database", () => 
       )
       expect(applied.filter(Boolean)).toHaveLength(1)
     }).pipe(Effect.scoped), { timeout: 60_000 })
+})
+
+describe.skipIf(url === undefined)("two replicas, one change stream", () => {
+  it.live(
+    "a watcher on one replica, resumed from any revision, gets every change made on the other once, in order",
+    () =>
+      Effect.gen(function*() {
+        const [writer, reader] = yield* twoServers
+        const [writerBase, readerBase] = yield* Effect.promise(() =>
+          Promise.all([writer.runPromise(Sse.baseUrl), reader.runPromise(Sse.baseUrl)])
+        )
+        const { session, tenant } = yield* Effect.promise(() => writer.runPromise(newTenant()))
+        const headers = { "x-auth-token": session.api_token }
+        const live = yield* Effect.promise(() => Sse.open(`${readerBase}/watch`, headers))
+        const [start] = yield* Effect.promise(() => live.until((f) => f.length >= 1))
+        const made: Array<string> = []
+        for (let i = 0; i < 6; i++) {
+          const vpc = yield* Effect.promise(() =>
+            fetch(`${writerBase}/vpcs`, {
+              method: "POST",
+              headers: { ...headers, "content-type": "application/json" },
+              body: JSON.stringify({
+                token: session.api_token,
+                tenant_id: tenant.id,
+                name: `v${i}`,
+                enable_internet: false
+              })
+            }).then((r) => r.json() as Promise<{ id: string }>)
+          )
+          made.push(vpc.id)
+        }
+        // Every VPC's ADDED, seen on the other replica.
+        const frames = yield* Effect.promise(() =>
+          live.until((f) => made.every((id) => Sse.changes(f).some((e) => e.id === id && e.type === "ADDED")))
+        )
+        yield* Effect.promise(() => live.close())
+        const whole = Sse.changes(frames)
+        const revisions = [Number(start!.data.revision), ...whole.map((e) => Number(e.revision))]
+        expect(revisions.slice(1)).toEqual([...revisions.slice(1)].sort((x, y) => x - y))
+        for (const since of revisions) {
+          const resumed = yield* Effect.promise(() => Sse.open(`${readerBase}/watch?since=${since}`, headers))
+          const got = yield* Effect.promise(() =>
+            resumed.until((f) => f.some((frame) => frame.data.type === "BOOKMARK"))
+          )
+          yield* Effect.promise(() => resumed.close())
+          // The same changes, from either replica: the store's, not the process's.
+          const expected = whole.filter((e) => Number(e.revision) > since).map((e) => e.revision)
+          expect(Sse.changes(got).map((e) => e.revision).slice(0, expected.length)).toEqual(expected)
+        }
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
 })
 
 describe.skipIf(url === undefined)("three replicas on one PostgreSQL database", () => {

@@ -13,7 +13,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 ).annotations({ description: "Server-Sent Events: each `data:` line a WatchEvent or a Bookmark as JSON" })
 
-export class WatchApi extends HttpApiGroup.make("watch")
+export class WatchApi extends HttpApiGroup.make("changes")
   .add(
     HttpApiEndpoint.get("watch", "/watch")
       .setUrlParams(WatchQuery)

@@ -14,7 +14,7 @@ const frame = (item: ChangeFeed.Item): string => {
 
 export const WatchHandlers = HttpApiBuilder.group(
   Api.TenetApi,
-  "watch",
+  "changes",
   (handlers) =>
     Effect.map(Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight]), ([feed, inFlight]) => {
       // A stream never finishes by itself: it ends when shutdown begins, and the client resumes
