@@ -104,7 +104,7 @@ const promised = (
 ): PromiseClient => {
   const call = (group: string, endpoint: string) => (...args: Array<unknown>) =>
     client.then((c) => {
-      const calls: unknown = (c as unknown as Record<string, unknown>)[group]
+      const calls: unknown = Reflect.get(c, group)
       const run: unknown = (calls as Record<string, unknown> | undefined)?.[endpoint]
       if (typeof run !== "function") return Promise.reject(new TypeError(`no endpoint ${group}.${endpoint}`))
       return runtime.runPromiseExit((run as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args))

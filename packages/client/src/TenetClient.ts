@@ -480,7 +480,8 @@ const pagesOf = (raw: RawClient): Pages => {
 export const make = (options: Options): Effect.Effect<Client, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
-    const raw = (yield* contractClient(options)) as unknown as RawClient
+    const contract = yield* contractClient(options)
+    const raw = contract as RawClient
     const endpoints = withPayloads(raw, options)
     return { ...endpoints, pages: pagesOf(raw), ...watchingOf(http, options, endpoints) }
   })
