@@ -8,7 +8,8 @@
  * server (`Informers.ts`), where `.ci/kube-apiserver` has built one.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
- * follows the write path's, then pages of 10,000 tenants on PostgreSQL (`Pages.ts`).
+ * follows the write path's, then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
+ * change stream across two replicas with 100 watchers (`Watch.ts`).
  *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
  * tenants at once, and pgbench running the same statements on PostgreSQL) follows the load.
@@ -31,6 +32,7 @@ import * as RequestPath from "./RequestPath.js"
 import * as Scale from "./Scale.js"
 import { runSoak, toMarkdown } from "./Soak.js"
 import * as Statements from "./Statements.js"
+import * as Watch from "./Watch.js"
 import * as Writes from "./Writes.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -128,6 +130,8 @@ const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarati
 console.log(`\n${declarationsText}\n`)
 const pagesText = Pages.toMarkdown(await Pages.runPages())
 console.log(`\n${pagesText}\n`)
+const watchText = Watch.toMarkdown(await Watch.runWatch())
+console.log(`\n${watchText}\n`)
 const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
 const statementsText = databaseServer === undefined
   ? "No PostgreSQL server was named (TENET_BENCH_DATABASE_URL): not counted."
@@ -263,6 +267,10 @@ writeFileSync(
     "## Pages (`bench/Pages.ts`, issue 36)",
     "",
     pagesText,
+    "",
+    "## The change stream (`bench/Watch.ts`, issue 36)",
+    "",
+    watchText,
     "",
     "## Statements per request on PostgreSQL",
     "",

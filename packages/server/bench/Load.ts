@@ -110,6 +110,7 @@ const startChild = async (
   }
   return {
     port,
+    pid: child.pid!,
     stop: async () => {
       // A child that already exited (it crashed) would never emit "exit" again.
       if (child.exitCode === null && child.signalCode === null) {
@@ -138,9 +139,20 @@ const freshDatabase = (server: string) => {
   }
 }
 
-/** `tenet-server` on the given store, with extra settings. */
-export const startTenet = async (store: StoreKind, settings: Record<string, string> = {}) => {
-  const database = store === "postgres" ? freshDatabase(databaseServer!) : undefined
+/**
+ * `tenet-server` on the given store, with extra settings; on PostgreSQL a fresh database, or
+ * `joining` another server's (a second replica: the first one drops it).
+ */
+export const startTenet = async (
+  store: StoreKind,
+  settings: Record<string, string> = {},
+  joining?: string
+) => {
+  const database = store !== "postgres"
+    ? undefined
+    : joining === undefined
+    ? freshDatabase(databaseServer!)
+    : { env: { TENET_DATABASE_URL: joining, TENET_ENCRYPTION_KEY: "0".repeat(64) }, drop: () => {} }
   build()
   const child = await startChild(bin, (port, dir) => ({
     TENET_STORE: store,
@@ -153,6 +165,7 @@ export const startTenet = async (store: StoreKind, settings: Record<string, stri
   }), "/healthz")
   return {
     port: child.port,
+    pid: child.pid,
     /** The database it runs on, on PostgreSQL. */
     databaseUrl: database?.env.TENET_DATABASE_URL,
     stop: async () => {

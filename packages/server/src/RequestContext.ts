@@ -10,12 +10,14 @@ import { Headers, HttpApp as App, HttpServerRequest, HttpServerResponse } from "
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { Audit } from "@tenet/core"
 import { Api, Audit as AuditTrail, Errors, Security, Store } from "@tenet/core"
-import type { Exit } from "effect"
 import {
   Cause,
   Context,
+  Deferred,
   Duration,
   Effect,
+  Exit,
+  FiberId,
   FiberRef,
   Layer,
   Metric,
@@ -70,6 +72,8 @@ export class Counter {
   readonly requests = new Set<() => void>()
   /** Shutdown has begun: requests arriving now are refused. */
   draining = false
+  /** Completes when shutdown begins: what never finishes by itself (a change stream) ends then. */
+  readonly drainBegun = Deferred.unsafeMake<void>(FiberId.none)
   /** The grace period is over: requests interrupted now are answered 503. */
   cut = false
 
@@ -85,6 +89,7 @@ export class Counter {
   /** Marks the server as draining and completes once no request is in flight. */
   readonly drain: Effect.Effect<void> = Effect.suspend(() => {
     this.draining = true
+    Deferred.unsafeDone(this.drainBegun, Exit.void)
     return Effect.repeat(Effect.sync(() => this.requests.size), {
       until: (inFlight) => inFlight === 0,
       schedule: Schedule.spaced(Duration.millis(10))

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Api, ChangeFeed, Principal } from "@tenet/core"
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Deferred, Effect, Stream } from "effect"
 import * as RequestContext from "../RequestContext.js"
 
 /** An item as Server-Sent Events text: the revision as the event's `id`, the JSON as its `data`. */
@@ -17,12 +17,6 @@ export const WatchHandlers = HttpApiBuilder.group(
   "changes",
   (handlers) =>
     Effect.map(Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight]), ([feed, inFlight]) => {
-      // A stream never finishes by itself: it ends when shutdown begins, and the client resumes
-      // elsewhere with its last revision.
-      const draining = Effect.repeat(Effect.sync(() => inFlight.draining), {
-        until: (draining) => draining,
-        schedule: Schedule.spaced(Duration.millis(100))
-      })
       return handlers.handle("watch", ({ headers, urlParams }) =>
         Effect.gen(function*() {
           const caller = yield* Principal.CurrentPrincipal
@@ -32,7 +26,9 @@ export const WatchHandlers = HttpApiBuilder.group(
             since: since === undefined ? undefined : Number(since)
           })
           return HttpServerResponse.stream(
-            items.pipe(Stream.map(frame), Stream.interruptWhen(draining), Stream.encodeText),
+            // A stream never finishes by itself: it ends when shutdown begins, and the client
+            // resumes elsewhere with its last revision.
+            items.pipe(Stream.map(frame), Stream.interruptWhen(Deferred.await(inFlight.drainBegun)), Stream.encodeText),
             {
               contentType: "text/event-stream",
               headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
