@@ -11,8 +11,8 @@
 import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api, type Pod } from "@tenet/core"
-import type { Duration, Effect } from "effect"
-import { Cause, DateTime, Exit, ManagedRuntime, Stream } from "effect"
+import type { Duration } from "effect"
+import { Cause, DateTime, Effect, Exit, Fiber, ManagedRuntime, Stream } from "effect"
 import * as TenetClient from "./TenetClient.js"
 
 /** An answer as this client gives it: every `DateTime` a `Date`, objects plain. */
@@ -56,7 +56,7 @@ export type PromiseClient =
      * The change stream as an async iterator (`TenetClient.Watching.watch`): resumed across
      * dropped connections; `break` out of the loop to close it.
      */
-    readonly watch: (options?: { readonly since?: string }) => AsyncIterable<TenetClient.WatchItem>
+    readonly watch: (options?: { readonly since?: string }) => WatchIterable
     /** `TenetClient.Watching.waitUntilApplied`, as a Promise. */
     readonly waitUntilApplied: (
       rule: { readonly vpc_id: string },
@@ -70,6 +70,14 @@ export type PromiseClient =
     /** Releases the client's resources (its HTTP connections). */
     readonly close: () => Promise<void>
   }
+
+/**
+ * The change stream as an async iterator; `close` (or leaving a `for await` loop) ends it at
+ * once, also while a `next` waits. A failure (`Errors.Gone`, ...) rejects the pending `next`.
+ */
+export interface WatchIterable extends AsyncIterable<TenetClient.WatchItem> {
+  readonly close: () => Promise<void>
+}
 
 /** `TenetClient.Pages` as Promises and async iterators. */
 export interface PromisePages {
@@ -143,13 +151,50 @@ const promised = (
     }
   })
   const pages: PromisePages = { page, all }
-  const watch = (options?: { readonly since?: string }): AsyncIterable<TenetClient.WatchItem> => ({
-    async *[Symbol.asyncIterator](): AsyncGenerator<TenetClient.WatchItem> {
-      const [c, run] = await Promise.all([client, runtime.runtime()])
-      const items = Stream.toAsyncIterableRuntime(c.watch(options), run)
-      yield* items
+  const watch = (options?: { readonly since?: string }): WatchIterable => {
+    const buffered: Array<TenetClient.WatchItem> = []
+    const waiting: Array<(result: IteratorResult<TenetClient.WatchItem>) => void> = []
+    let failure: { readonly error: unknown } | undefined
+    let closed = false
+    const deliver = () => {
+      while (waiting.length > 0 && (buffered.length > 0 || closed || failure !== undefined)) {
+        const resolve = waiting.shift()!
+        if (buffered.length > 0) resolve({ done: false, value: buffered.shift()! })
+        else resolve({ done: true, value: undefined })
+      }
     }
-  })
+    const fiber = client.then((c) =>
+      runtime.runFork(
+        Stream.runForEach(c.watch(options), (item) =>
+          Effect.sync(() => {
+            buffered.push(item)
+            deliver()
+          }))
+      )
+    )
+    void fiber.then((f) => runtime.runPromise(Fiber.await(f))).then((exit) => {
+      if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) failure = { error: Cause.squash(exit.cause) }
+      closed = true
+      deliver()
+    })
+    const close = async () => {
+      closed = true
+      deliver()
+      await runtime.runPromise(Fiber.interrupt(await fiber))
+    }
+    return {
+      close,
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          if (buffered.length > 0) return Promise.resolve({ done: false, value: buffered.shift()! })
+          if (failure !== undefined) return Promise.reject(failure.error)
+          if (closed) return Promise.resolve({ done: true, value: undefined })
+          return new Promise((resolve) => waiting.push(resolve))
+        },
+        return: () => close().then(() => ({ done: true, value: undefined }))
+      })
+    }
+  }
   const waitUntilApplied = (
     rule: { readonly vpc_id: string },
     options?: { readonly timeout?: Duration.DurationInput }
