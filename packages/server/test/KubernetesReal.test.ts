@@ -131,7 +131,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         const idle = yield* cluster.requestCounts
         const cost = total(served(before, after, READS)) - total(served(after, idle, READS))
         expect(cost, JSON.stringify(served(before, after, READS))).toBeLessThanOrEqual(5)
-      }).pipe(Effect.scoped))
+      }).pipe(Effect.scoped), { timeout: 30_000 })
 
     it.effect("a Deployment's status changed in the cluster shows in GET /pods, from the watch", () =>
       Effect.gen(function*() {
