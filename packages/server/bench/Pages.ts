@@ -10,21 +10,11 @@
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as Load from "./Load.js"
+import { timed } from "./Scale.js"
 
 export interface PagesReport {
   readonly tenants: number
   readonly rows: ReadonlyArray<{ readonly name: string; readonly p50: number; readonly p99: number }>
-}
-
-const percentiles = async (times: number, run: () => Promise<unknown>) => {
-  const samples: Array<number> = []
-  for (let i = 0; i < times; i++) {
-    const started = performance.now()
-    await run()
-    samples.push(performance.now() - started)
-  }
-  samples.sort((a, b) => a - b)
-  return { p50: samples[Math.floor(times / 2)]!, p99: samples[Math.min(times - 1, Math.floor(times * 0.99))]! }
 }
 
 const nextOf = (link: string | null) => link === null ? undefined : /<([^>]+)>;\s*rel="next"/.exec(link)?.[1]
@@ -58,9 +48,9 @@ export const runPages = async (tenants = 10_000): Promise<PagesReport | undefine
     return {
       tenants,
       rows: [
-        { name: "GET /tenants?limit=100 (the first page)", ...(await percentiles(200, get("/tenants?limit=100"))) },
-        { name: "GET /tenants?limit=100&page_token= (page 51)", ...(await percentiles(200, get(middle))) },
-        { name: `GET /tenants (all ${tenants + 0} of them)`, ...(await percentiles(20, get("/tenants"))) }
+        { name: "GET /tenants?limit=100 (the first page)", ...(await timed(200, get("/tenants?limit=100"))) },
+        { name: "GET /tenants?limit=100&page_token= (page 51)", ...(await timed(200, get(middle))) },
+        { name: `GET /tenants (all ${tenants + 0} of them)`, ...(await timed(20, get("/tenants"))) }
       ]
     }
   } finally {

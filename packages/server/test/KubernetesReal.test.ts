@@ -111,27 +111,31 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         })
       }))
 
-    it.effect("100 reads of pods and 100 of the tenant cost the API server at most 5 GET or LIST requests", () =>
-      Effect.gen(function*() {
-        const { headers, tenant } = yield* runningPod
-        const asAdmin = { "x-admin-token": (yield* adminLogin).api_token }
-        const cluster = suite.get()
-        yield* cluster.pauseControllers(true)
-        yield* Effect.addFinalizer(() => cluster.pauseControllers(false))
-        const before = yield* cluster.requestCounts
-        const started = Date.now()
-        for (let i = 0; i < 100; i++) {
-          expect((yield* raw("GET", "/pods", { headers })).status).toBe(200)
-          expect((yield* raw("GET", `/tenants/${tenant.id}`, { headers: asAdmin })).status).toBe(200)
-        }
-        const elapsed = Date.now() - started
-        const after = yield* cluster.requestCounts
-        // The same time idle: what the cluster costs anyway (informers' watches, the server's own).
-        yield* Effect.sleep(elapsed)
-        const idle = yield* cluster.requestCounts
-        const cost = total(served(before, after, READS)) - total(served(after, idle, READS))
-        expect(cost, JSON.stringify(served(before, after, READS))).toBeLessThanOrEqual(5)
-      }).pipe(Effect.scoped), { timeout: 30_000 })
+    it.effect(
+      "100 reads of pods and 100 of the tenant cost the API server at most 5 GET or LIST requests",
+      () =>
+        Effect.gen(function*() {
+          const { headers, tenant } = yield* runningPod
+          const asAdmin = { "x-admin-token": (yield* adminLogin).api_token }
+          const cluster = suite.get()
+          yield* cluster.pauseControllers(true)
+          yield* Effect.addFinalizer(() => cluster.pauseControllers(false))
+          const before = yield* cluster.requestCounts
+          const started = Date.now()
+          for (let i = 0; i < 100; i++) {
+            expect((yield* raw("GET", "/pods", { headers })).status).toBe(200)
+            expect((yield* raw("GET", `/tenants/${tenant.id}`, { headers: asAdmin })).status).toBe(200)
+          }
+          const elapsed = Date.now() - started
+          const after = yield* cluster.requestCounts
+          // The same time idle: what the cluster costs anyway (informers' watches, the server's own).
+          yield* Effect.sleep(elapsed)
+          const idle = yield* cluster.requestCounts
+          const cost = total(served(before, after, READS)) - total(served(after, idle, READS))
+          expect(cost, JSON.stringify(served(before, after, READS))).toBeLessThanOrEqual(5)
+        }).pipe(Effect.scoped),
+      { timeout: 30_000 }
+    )
 
     it.effect("a Deployment's status changed in the cluster shows in GET /pods, from the watch", () =>
       Effect.gen(function*() {
