@@ -93,6 +93,29 @@ describe("graceful shutdown", () => {
     expect(said.at(-1)).toMatch(/^stopped in \d+\.\d s$/)
   }, 120_000)
 
+  it("a change stream open at SIGTERM ends cleanly (not held until the grace runs out); exit 0", async () => {
+    const { child: server, exited, output, port } = await spawnServer({
+      TENET_STORE: "memory",
+      TENET_ADMIN_PASSWORD: "shutdown-admin-password",
+      TENET_SHUTDOWN_GRACE: "60 seconds"
+    })
+    await until(() => output().includes("listening on"), "the server to listen")
+    const login = await fetch(`http://127.0.0.1:${port}/admin/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: LOGIN
+    }).then((r) => r.json() as Promise<{ api_token: string }>)
+    const watch = await fetch(`http://127.0.0.1:${port}/watch`, { headers: { "x-admin-token": login.api_token } })
+    const reader = watch.body!.getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    expect(first).toContain("\"type\":\"BOOKMARK\"")
+    server.kill("SIGTERM")
+    // The stream ends (the client resumes elsewhere with its last revision), well within the grace.
+    const rest = await reader.read().then((r) => r, () => ({ done: true }))
+    expect(rest.done).toBe(true)
+    expect(await exited).toBe(0)
+  }, 30_000)
+
   it("a second signal, as wrappers and process groups send, does not cut the drain short", async () => {
     const server = await memoryServer("20 seconds")
     await until(() => server.output().includes("listening on"), "the server to listen")
