@@ -328,8 +328,7 @@ const tenantPages = Effect.flatMap(SqlClient.SqlClient, (sql) =>
  * The change stream (`Store.EventRepository`): every commit's events, appended by
  * `tenet_append_events` under an advisory lock held to the end of the transaction, so revisions
  * are taken in the order commits become visible (a reader that sees a revision sees every one
- * before it). `event_horizon` is the highest revision compacted away. Each append notifies
- * `tenet_events`.
+ * before it). `event_horizon` is the highest revision compacted away.
  */
 const events = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.unsafe(`
@@ -362,7 +361,6 @@ const events = Effect.flatMap(SqlClient.SqlClient, (sql) =>
         SELECT first + e.n - 1, (e.value->>'tenant_id')::uuid, e.value->>'type', e.value->>'kind',
           e.value->>'id', e.value->'object', (extract(epoch FROM clock_timestamp()) * 1000)::bigint
         FROM jsonb_array_elements(appended) WITH ORDINALITY AS e(value, n);
-      PERFORM pg_notify('tenet_events', (first + n - 1)::text);
       RETURN n;
     END
     $$;
