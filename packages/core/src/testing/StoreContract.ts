@@ -636,6 +636,60 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "events: a commit's are given the next revisions in order, read by tenant or all, compacted behind a horizon",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
+        const event = (tenant: string, id: string) =>
+          ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id, name: id } }) as const
+        yield* store.commit({
+          tenant: a.id,
+          decidedOn: [],
+          writes: [],
+          events: [event(a.id, "a1"), event(a.id, "a2")],
+          audit: [],
+          claim: null
+        })
+        // Several commits at once: distinct revisions, increasing in the order they commit.
+        yield* Effect.forEach(
+          ["b1", "b2", "b3"],
+          (id) =>
+            store.commit({
+              tenant: b.id,
+              decidedOn: [],
+              writes: [],
+              events: [event(b.id, id)],
+              audit: [],
+              claim: null
+            }),
+          { concurrency: "unbounded" }
+        )
+        const all = yield* store.events.after(start, null, 100)
+        expect(all.events.map((e) => e.id).slice(0, 2)).toEqual(["a1", "a2"])
+        expect(new Set(all.events.map((e) => e.id))).toEqual(new Set(["a1", "a2", "b1", "b2", "b3"]))
+        const revisions = all.events.map((e) => e.revision)
+        expect(revisions).toEqual([...revisions].sort((x, y) => x - y))
+        expect(new Set(revisions).size).toBe(5)
+        expect(all.latest).toBe(revisions[4])
+        expect(all.events[0]).toEqual({ ...event(a.id, "a1"), revision: revisions[0] })
+        const onlyB = yield* store.events.after(start, b.id, 100)
+        expect(onlyB.events.map((e) => e.tenant_id)).toEqual([b.id, b.id, b.id])
+        expect(onlyB.latest).toBe(all.latest)
+        // A page, then the rest after it.
+        const first = yield* store.events.after(start, null, 2)
+        expect(first.events.map((e) => e.id)).toEqual(["a1", "a2"])
+        expect((yield* store.events.after(first.events[1]!.revision, null, 100)).events).toHaveLength(3)
+        // Compacted: forgotten, and the horizon says from where resuming is impossible.
+        yield* store.events.compact(Number.MAX_SAFE_INTEGER)
+        const after = yield* store.events.after(start, null, 100)
+        expect(after.events).toEqual([])
+        expect(after.horizon).toBe(all.latest)
+        expect(after.latest).toBe(all.latest)
+      })
+    )
+
+    test(
       "login attempts: counted concurrently up to the limit, refused past it, taken back by a success",
       Effect.gen(function*() {
         const attempts = (yield* Store).loginAttempts
