@@ -817,9 +817,11 @@ export const make = Effect.gen(function*() {
     after: (revision, tenant, limit) =>
       read((s) => {
         const found: Array<ChangeEvent.StoredEvent> = []
-        for (const { at: _at, ...event } of s.events) {
-          if (found.length >= limit) break
-          if (event.revision > revision && (tenant === null || event.tenant_id === tenant)) found.push(event)
+        // Revisions here have no gaps: the first after `revision` is at a known index.
+        const first = Option.match(Chunk.head(s.events), { onNone: () => 0, onSome: (e) => e.revision })
+        for (let i = Math.max(0, revision + 1 - first); i < Chunk.size(s.events) && found.length < limit; i++) {
+          const { at: _at, ...event } = Chunk.unsafeGet(s.events, i)
+          if (tenant === null || event.tenant_id === tenant) found.push(event)
         }
         return { events: found, horizon: s.eventHorizon, latest: s.eventLatest }
       }),

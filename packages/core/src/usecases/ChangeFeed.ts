@@ -66,11 +66,19 @@ export class ChangeFeed extends Context.Tag("@tenet/core/ChangeFeed")<ChangeFeed
       const subscribers = yield* Ref.make(0)
       const latestOf = (tenant: string | null) =>
         store.events.after(Number.MAX_SAFE_INTEGER, tenant, 0).pipe(storeUnavailable)
-      const position = yield* Ref.make((yield* latestOf(null).pipe(Effect.orDie)).latest)
+      // Where the poller is: read from the store on its first pass (not here: a store down at
+      // start must not stop the server). A watcher whose backlog read ended before that point
+      // sees a batch that does not follow it, and ends to resume from the store.
+      const position = yield* Ref.make<number | undefined>(undefined)
 
       /** Reads and publishes what came after the last batch, page by page. */
       const poll = Effect.gen(function*() {
-        let last = yield* Ref.get(position)
+        const known = yield* Ref.get(position)
+        if (known === undefined) {
+          yield* Ref.set(position, (yield* latestOf(null)).latest)
+          return
+        }
+        let last = known
         for (;;) {
           const page = yield* store.events.after(last, null, PAGE).pipe(storeUnavailable)
           const upTo = page.events.length === PAGE ? page.events[page.events.length - 1]!.revision : page.latest
