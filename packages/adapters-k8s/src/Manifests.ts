@@ -286,9 +286,14 @@ export const pod = (
   const eip = Names.podEip(spec.pod_id)
   const vpcName = Names.vpc(spec.vpc_id)
   return [
+    // No `data` at all for no variables: an empty map is stored as none, so applying `{}` again
+    // would look like a change to server-side apply and rewrite the Secret whenever its
+    // managed-fields time (to the second) moved.
     object(Kinds.Secret, meta("env"), {
       type: "Opaque",
-      data: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, base64(v)]))
+      ...(Object.keys(spec.env).length === 0
+        ? {}
+        : { data: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, base64(v)])) })
     }),
     ...(persistent
       ? [object(Kinds.PersistentVolumeClaim, meta("storage"), {
