@@ -33,7 +33,8 @@ export class WatchApi extends HttpApiGroup.make("changes")
       "shows it when the change was made (a deletion: as it was; a pod without its status, which is the cluster's). " +
       "The SSE `id` is the revision: resume with `?since=<revision>` or `Last-Event-ID`; without either the stream " +
       "starts now. A bookmark (`{type: BOOKMARK, revision}`) follows the backlog and comes every 30 s. A revision " +
-      "older than what is kept (an hour) is 410: list again, then watch from the new stream's first bookmark. " +
+      "older than what is kept (`TENET_WATCH_RETENTION`, an hour by default) is 410: list again, then watch from " +
+      "the new stream's first bookmark. " +
       "Every replica serves every change."
   )
 {}
