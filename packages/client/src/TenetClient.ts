@@ -11,7 +11,7 @@ import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Api, ChangeEvent, Errors, InputProblems, type Pod, Security } from "@tenet/core"
 import type { ParseResult } from "effect"
 import type { Cause } from "effect"
-import { Chunk, Context, Duration, Effect, Layer, Option, Schema, SchemaAST, Stream } from "effect"
+import { Chunk, Context, Duration, Effect, Either, Layer, Option, Schema, SchemaAST, Stream } from "effect"
 import * as RetryPolicy from "./RetryPolicy.js"
 
 export interface Options {
@@ -451,7 +451,7 @@ const pagesOf = (raw: RawClient): Pages => {
       ...(options.page_token === undefined ? {} : { page_token: options.page_token })
     }
     return Effect.map(
-      raw[group]![endpoint]!({ ...given, urlParams, withResponse: true }) as Effect.Effect<
+      checked(list, raw[group]![endpoint]!)({ ...given, urlParams, withResponse: true }) as Effect.Effect<
         readonly [unknown, HttpClientResponse.HttpClientResponse]
       >,
       ([body, response]) => ({
@@ -489,14 +489,34 @@ export const make = (options: Options): Effect.Effect<Client, never, HttpClient.
 /** The contract's client as plain records of calls, for wrapping. */
 type RawClient = Record<string, Record<string, (request?: unknown) => Effect.Effect<unknown, unknown>>>
 
-/** How each endpoint refuses bad input (`RuleValidation` or `InvalidInput`), as the server does. */
-const inputError: ReadonlyMap<string, "RuleValidation" | "InvalidInput"> = new Map(
-  Api.inputErrors.map((e) => [e.endpoint, e.error])
-)
+/** Each endpoint of the contract, by `group.endpoint`. */
+const contractEndpoints: ReadonlyMap<string, Api.Endpoint> = new Map(Api.endpoints.map((e) => [e.endpoint, e]))
 
 /** A body refused before it is sent, with the words and the error the server would answer. */
 const invalid = (key: string) => (e: ParseResult.ParseError) =>
-  Errors.refusal(inputError.get(key) ?? "InvalidInput", InputProblems.fromParseError(e))
+  Errors.refusal(contractEndpoints.get(key)?.error ?? "InvalidInput", InputProblems.fromParseError(e))
+
+/**
+ * Query parameters refused before they are sent, as the server refuses them (400): one the
+ * endpoint does not take (a JavaScript caller's `dryrun` would otherwise be dropped on the
+ * way, and the change made for real), or a value its schema refuses.
+ */
+const queryRefusal = (key: string, urlParams: unknown): Errors.InvalidInput | undefined => {
+  const endpoint = contractEndpoints.get(key)
+  if (endpoint === undefined || typeof urlParams !== "object" || urlParams === null) return undefined
+  const given = Object.entries(urlParams).filter(([, value]) => value !== undefined)
+  const unknown = InputProblems.unknownParameters(given.map(([name]) => [name, 1]), endpoint.query)
+  const values = endpoint.querySchema === undefined
+    ? Either.right(undefined)
+    : Schema.encodeUnknownEither(endpoint.querySchema, { errors: "all" })(
+      Object.fromEntries(given.filter(([name]) => endpoint.query.includes(name)))
+    )
+  const problems = [...unknown, ...(Either.isLeft(values) ? InputProblems.fromParseError(values.left) : [])]
+  return problems.length === 0 ? undefined : new Errors.InvalidInput({
+    detail: InputProblems.summary(problems),
+    errors: problems
+  })
+}
 
 /** Url parameters and headers left out, where every one may be: none given (the request too). */
 const withUrlParams = (request: unknown) =>
@@ -506,7 +526,17 @@ const withUrlParams = (request: unknown) =>
     ? { urlParams: {}, headers: {}, ...request }
     : request
 
-/** Each endpoint with a body: the session filled in, then the body decoded as the server would. */
+/** The request's query checked as the server would check it, then sent. */
+const checked = (key: string, call: (request?: unknown) => Effect.Effect<unknown, unknown>) => (request?: unknown) => {
+  const complete = withUrlParams(request)
+  const refused = queryRefusal(key, (complete as { readonly urlParams?: unknown }).urlParams)
+  return refused === undefined ? call(complete) : Effect.fail(refused)
+}
+
+/**
+ * Each endpoint with its query checked before it is sent, and each with a body with the
+ * session filled in, then the body decoded as the server would.
+ */
 const withPayloads = (raw: RawClient, options: Options): Endpoints => {
   const session: Record<string, string> = {
     ...(options.tenantToken === undefined ? {} : { token: options.tenantToken }),
@@ -518,10 +548,11 @@ const withPayloads = (raw: RawClient, options: Options): Endpoints => {
       Object.fromEntries(
         Object.entries(endpoints).map(([name, call]) => {
           const key = `${group}.${name}`
+          const send = checked(key, call)
           // Callers write bodies as the wire has them (plain strings, defaults left out); each
           // is decoded with the schema the server uses, so bad input fails before it is sent.
           const schema = (Api.Payloads as Record<string, Schema.Schema<unknown, unknown>>)[key]
-          if (schema === undefined) return [name, (request?: unknown) => call(withUrlParams(request))]
+          if (schema === undefined) return [name, send]
           const fill = Object.fromEntries(
             (sessionFields.get(key) ?? []).flatMap((f) => session[f] === undefined ? [] : [[f, session[f]]])
           )
@@ -531,7 +562,7 @@ const withPayloads = (raw: RawClient, options: Options): Endpoints => {
               : request.payload
             return Schema.decodeUnknown(schema)(body).pipe(
               Effect.mapError(invalid(key)),
-              Effect.flatMap((payload) => call(withUrlParams({ ...request, payload })))
+              Effect.flatMap((payload) => send({ ...request, payload }))
             )
           }]
         })

@@ -89,5 +89,52 @@ layer(TestServer.layer(), { excludeTestServices: true })(
         })
         expect(server).toEqual({ detail: problem, errors: [problem] })
       }))
+
+    it.effect("a misspelt query parameter is refused before it is sent, as the server refuses it, and nothing changes", () =>
+      Effect.gen(function*() {
+        const url = yield* baseUrl
+        const anonymous = yield* connect({ baseUrl: url })
+        const session = yield* anonymous.adminIdentity.login({
+          payload: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD }
+        })
+        const admin = yield* connect({ baseUrl: url, adminToken: session.api_token })
+        yield* admin.tenants.create({
+          payload: { name: "query-typo" as never, password: "query-password", description: null }
+        })
+        const tenant = yield* TenetClient.loginTenant({ baseUrl: url, name: "query-typo", password: "query-password" })
+          .pipe(Effect.provide(FetchHttpClient.layer))
+        const vpc = yield* tenant.vpcs.create({ payload: { name: "prod", enable_internet: false } })
+        const rule = {
+          vpc_id: vpc.id,
+          name: "preview",
+          direction: "ingress",
+          action: "allow",
+          priority: 10,
+          protocol: "tcp",
+          ports: "8080",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0"
+        } as const
+        // A JavaScript caller's typo reaches the call at run time; the types refuse it at compile time.
+        const refused = yield* Effect.flip(
+          tenant.securityRules.create({ payload: rule, urlParams: { dryrun: true } as never })
+        )
+        const problem = { field: "dryrun", message: "unknown query parameter \"dryrun\"; did you mean \"dry_run\"?" }
+        expect(refused).toBeInstanceOf(Errors.InvalidInput)
+        expect(refused).toMatchObject({ errors: [problem] })
+        const badLimit = yield* Effect.flip(tenant.vpcs.list({ urlParams: { limit: 0 } }))
+        expect(badLimit).toMatchObject({ errors: [{ field: "limit", message: "must be an integer from 1 to 1000" }] })
+        const rules = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
+        expect(rules.rules.map((r) => r.name)).not.toContain("preview")
+        // The server answers the same words for the same query sent as it is.
+        const server = yield* Effect.promise(() =>
+          fetch(`${url}/security-rules?dryrun=true`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-auth-token": "whatever" },
+            body: JSON.stringify(rule)
+          }).then((r) => r.json())
+        )
+        expect(server).toEqual({ detail: `dryrun: ${problem.message}`, errors: [problem] })
+      }).pipe(Effect.scoped))
   }
 )

@@ -12,30 +12,18 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Api, Audit, MatchedEndpoint } from "@tenet/core"
+import { Api, Audit, InputProblems, MatchedEndpoint } from "@tenet/core"
 import { Effect, FiberRef, Layer } from "effect"
 import * as RequestContext from "./RequestContext.js"
 
-export interface Endpoint {
-  /** `group.endpoint`, as the client names it (`vpcs.create`). */
-  readonly endpoint: string
-  readonly method: string
-  /** The path as the contract writes it (`/vpcs/:vpc_id`): the route template of metrics and logs. */
-  readonly path: string
-  /** How the endpoint refuses bad input (`Api.inputErrors`). */
-  readonly inputError: "RuleValidation" | "InvalidInput"
+/** An endpoint of the contract (`Api.endpoints`), and whether it takes a body. */
+export interface Endpoint extends Api.Endpoint {
   readonly takesBody: boolean
-  /** The status of its success. */
-  readonly success: number
 }
 
-const endpoints: ReadonlyArray<Endpoint> = Api.inputErrors.map((entry) => ({
-  endpoint: entry.endpoint,
-  method: entry.method,
-  path: entry.path,
-  inputError: entry.error,
-  takesBody: entry.endpoint in Api.Payloads,
-  success: entry.success
+const endpoints: ReadonlyArray<Endpoint> = Api.endpoints.map((entry) => ({
+  ...entry,
+  takesBody: entry.endpoint in Api.Payloads
 }))
 
 /** Every endpoint's request series at its success status, served at 0 from the start. */
@@ -54,31 +42,49 @@ const definedParams = (params: Readonly<Record<string, string | undefined>>) => 
 /**
  * A body sent to an endpoint that takes none (a delete, a restart, a replica change) is refused
  * rather than ignored, like an unknown field: `{"count": 3}` on `POST /pods/{id}/replicas` must
- * not look as if it had been read. An empty object is no body. The platform never reads these
- * bodies, so this is their one read.
+ * not look as if it had been read. An empty object is no body. What is wrong with `body`
+ * (parsed JSON) as such an endpoint's: none when it takes a body.
  */
+export const unreadBodyProblems = (endpoint: Endpoint, body: unknown): ReadonlyArray<InputProblems.Problem> => {
+  if (endpoint.takesBody) return []
+  if (body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) return []
+  const takesNone = `${endpoint.method} ${endpoint.path} takes no body`
+  return typeof body === "object" && !Array.isArray(body)
+    ? Object.keys(body).map((key) => ({ field: key, message: `unknown field ${JSON.stringify(key)}; ${takesNone}` }))
+    : [{ field: "body", message: `must be left out: ${takesNone}` }]
+}
+
+/** A failure to decode, for `Refusals` to word (it decodes every part again). */
+const undecodable = (problems: ReadonlyArray<InputProblems.Problem>) =>
+  problems.length === 0 ? Effect.void : Effect.fail(
+    new HttpApiError.HttpApiDecodeError({
+      issues: problems.map((p) => ({ _tag: "Unexpected" as const, path: [p.field], message: p.message })),
+      message: InputProblems.summary(problems)
+    })
+  )
+
+/** The body of an endpoint that takes none: the platform never reads it, so this is its one read. */
 const refuseUnreadBody = (endpoint: Endpoint, request: HttpServerRequest.HttpServerRequest) => {
   const length = Number(request.headers["content-length"] ?? 0)
   if (endpoint.takesBody || !HttpMethod.hasBody(request.method) || !(length > 0)) return Effect.void
-  return Effect.flatMap(Effect.orDie(request.json), (body) => {
-    const takesNone = `${endpoint.method} ${endpoint.path} takes no body`
-    if (body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) {
-      return Effect.void
-    }
-    const issues = typeof body === "object" && !Array.isArray(body)
-      ? Object.keys(body).map((key) => ({
-        _tag: "Unexpected" as const,
-        path: [key],
-        message: `unknown field ${JSON.stringify(key)}; ${takesNone}`
-      }))
-      : [{ _tag: "Type" as const, path: [], message: `must be left out: ${takesNone}` }]
-    return Effect.fail(new HttpApiError.HttpApiDecodeError({ issues, message: takesNone }))
-  })
+  return Effect.flatMap(Effect.orDie(request.json), (body) => undecodable(unreadBodyProblems(endpoint, body)))
 }
 
 /**
+ * A query parameter the endpoint does not take, or one sent twice, is refused rather than
+ * ignored: `?dryrun=true` for `?dry_run=true` must not apply what was meant as a preview.
+ */
+const refuseUnknownParameters = (endpoint: Endpoint, query: Readonly<Record<string, string | Array<string>>>) =>
+  undecodable(
+    InputProblems.unknownParameters(
+      Object.entries(query).map(([name, value]) => [name, Array.isArray(value) ? value.length : 1] as const),
+      endpoint.query
+    )
+  )
+
+/**
  * Names the matched endpoint on the request's state, opens its audit entry (for the endpoints
- * that change something), and refuses a body the endpoint does not take.
+ * that change something), and refuses a query parameter or a body the endpoint does not take.
  */
 export const layer = Layer.succeed(
   MatchedEndpoint.MatchedEndpoint,
@@ -88,8 +94,10 @@ export const layer = Layer.succeed(
     const state = yield* FiberRef.get(RequestContext.Current)
     if (endpoint === undefined || state === undefined) return
     state.endpoint = endpoint
+    state.params = params
     state.audit = Audit.open(endpoint.endpoint, state.id, () => definedParams(params))
     yield* FiberRef.set(Audit.CurrentEntry, state.audit)
+    yield* refuseUnknownParameters(endpoint, yield* HttpServerRequest.ParsedSearchParams)
     yield* refuseUnreadBody(endpoint, yield* HttpServerRequest.HttpServerRequest)
   })
 )

@@ -22,7 +22,7 @@ import type { HttpApp } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Api, Errors, InputProblems } from "@tenet/core"
 import { Cause, Effect, Either, FiberRef, Layer, Option, Schema } from "effect"
-import type { Endpoint } from "./Endpoints.js"
+import * as Endpoints from "./Endpoints.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as RequestContext from "./RequestContext.js"
 
@@ -54,30 +54,69 @@ const headerRefusal = (request: HttpServerRequest.HttpServerRequest, maxBytes: n
 }
 
 /** Bad input as the endpoint refuses it (`InvalidInput` outside the contract's endpoints). */
-const refusal = (endpoint: Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
-  Errors.refusal(endpoint?.inputError ?? "InvalidInput", problems)
+const refusal = (endpoint: Endpoints.Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
+  Errors.refusal(endpoint?.error ?? "InvalidInput", problems)
+
+/** A query string as name and values, every value of a repeated name kept. */
+const queryOf = (url: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
+  const byName = new Map<string, Array<string>>()
+  for (const [name, value] of new URLSearchParams(url.split("?")[1] ?? "")) {
+    const values = byName.get(name)
+    if (values === undefined) byName.set(name, [value])
+    else values.push(value)
+  }
+  return [...byName]
+}
+
+/** Each parameter's problem as its schema words it (`InputProblems`), for parameters that decode as strings. */
+const parameterProblems = (
+  schema: Api.Parameters | undefined,
+  params: Readonly<Record<string, string | undefined>>
+): ReadonlyArray<InputProblems.Problem> => {
+  if (schema === undefined) return []
+  const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(params)
+  return Either.isLeft(decoded) ? InputProblems.fromParseError(decoded.left) : []
+}
+
+/** What is wrong with the query string: parameters the endpoint does not take, or sent twice, and values it refuses. */
+const queryProblems = (endpoint: Endpoints.Endpoint | undefined, url: string): ReadonlyArray<InputProblems.Problem> => {
+  if (endpoint === undefined) return []
+  const query = queryOf(url)
+  const names = InputProblems.unknownParameters(query.map(([name, values]) => [name, values.length]), endpoint.query)
+  const single = Object.fromEntries(
+    query.flatMap(([name, values]) => endpoint.query.includes(name) && values.length === 1 ? [[name, values[0]!]] : [])
+  )
+  return [...names, ...parameterProblems(endpoint.querySchema, single)]
+}
 
 /**
- * A request that does not decode, every field's problem named at once (`InputProblems`): 400,
- * or 422 naming the first field where the endpoint declares `RuleValidation`. The platform's
- * error keeps only formatted text, so a body it refused is decoded again here with the same
- * schema to describe it from its parse issue (only ever on this failure path, from the body
- * text the platform read); a refused path or query parameter is described from the platform's
- * issues.
+ * A request that does not decode, every problem of its path, query and body named at once
+ * (`InputProblems`). A problem of the query string is 400 on every endpoint (invalid
+ * parameters); one of the path or body is 400, or 422 naming the first field where the
+ * endpoint declares `RuleValidation`. The platform stops at the first part that fails and
+ * keeps only formatted text, so each part is decoded again here with the endpoint's own
+ * schemas to describe it from its parse issue: only ever on this failure path, the body from
+ * the text the platform read.
  */
 const decodeRefusal = (
   request: HttpServerRequest.HttpServerRequest,
-  endpoint: Endpoint | undefined,
+  state: RequestContext.RequestState | undefined,
   error: HttpApiError.HttpApiDecodeError
 ) =>
   Effect.map(Effect.option(request.json), (body) => {
+    const endpoint = state?.endpoint
     const payload = endpoint?.takesBody === true ? Api.Payloads[endpoint.endpoint as Api.PayloadKey] : undefined
     const refused = payload === undefined || Option.isNone(body)
       ? Either.right(undefined)
       : Schema.decodeUnknownEither(payload as Schema.Schema<unknown, unknown>)(body.value)
-    const problems = Either.isLeft(refused)
-      ? InputProblems.fromParseError(refused.left)
-      : InputProblems.fromFormatted(error.issues)
+    const query = queryProblems(endpoint, request.url)
+    const rest = [
+      ...parameterProblems(endpoint?.pathSchema, state?.params ?? {}),
+      ...(Either.isLeft(refused) ? InputProblems.fromParseError(refused.left) : []),
+      ...(endpoint === undefined || Option.isNone(body) ? [] : Endpoints.unreadBodyProblems(endpoint, body.value))
+    ]
+    if (query.length > 0) return Errors.refusal("InvalidInput", [...query, ...rest])
+    const problems = rest.length > 0 ? rest : InputProblems.fromFormatted(error.issues)
     return refusal(endpoint, problems.length === 0 ? [{ field: "body", message: error.message }] : problems)
   })
 
@@ -88,7 +127,7 @@ const toContractError = (request: HttpServerRequest.HttpServerRequest, cause: Ca
     const state = yield* FiberRef.get(RequestContext.Current)
     const error = Cause.squash(cause)
     if (error instanceof HttpApiError.HttpApiDecodeError) {
-      return yield* Effect.flip(decodeRefusal(request, state?.endpoint, error))
+      return yield* Effect.flip(decodeRefusal(request, state, error))
     }
     if (HttpServerError.isServerError(error)) {
       switch (error._tag) {

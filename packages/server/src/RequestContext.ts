@@ -38,6 +38,8 @@ const HEADER = "x-request-id"
 export class RequestState {
   /** The contract's endpoint, once the platform's router has matched one (`Endpoints`). */
   endpoint: Endpoint | undefined = undefined
+  /** Its path parameters, as the router matched them (to word a refusal of them). */
+  params: Readonly<Record<string, string | undefined>> = {}
   /** Its audit entry, when the endpoint changes something. */
   audit: Audit.Pending | undefined = undefined
   readonly started = performance.now()

@@ -110,11 +110,11 @@ describe("the contract's input errors", () => {
       /^\/guardrails\//,
       /^\/tenants\/:tenant_id\/guardrails/
     ]
-    const ruleEndpoints = Api.inputErrors.filter((e) => e.error === "RuleValidation").map((e) => e.path)
+    const ruleEndpoints = Api.endpoints.filter((e) => e.error === "RuleValidation").map((e) => e.path)
     expect(ruleEndpoints.length).toBeGreaterThan(0)
     expect(ruleEndpoints.filter((path) => !ruleFamily.some((family) => family.test(path)))).toEqual([])
     expect(
-      Api.inputErrors.filter((e) => e.path.startsWith("/security-rules")).every((e) => e.error === "RuleValidation")
+      Api.endpoints.filter((e) => e.path.startsWith("/security-rules")).every((e) => e.error === "RuleValidation")
     ).toBe(true)
   })
 })

@@ -25,12 +25,12 @@ layer(testServer(), { excludeTestServices: true })("one router", (it) => {
 
   it.effect("every method a contract path does not have is 405 naming those it has, whatever the path", () =>
     Effect.gen(function*() {
-      const paths = [...new Set(Api.inputErrors.map((e) => e.path))]
+      const paths = [...new Set(Api.endpoints.map((e) => e.path))]
       for (const path of paths) {
         const url = concrete(path)
         // What a request to this URL may reach: its own endpoints, and parametric ones it fits.
         const served = new Set(
-          Api.inputErrors.filter((e) => {
+          Api.endpoints.filter((e) => {
             const t = e.path.split("/")
             const u = url.split("/")
             return t.length === u.length && t.every((s, i) => s.startsWith(":") || s === u[i])

@@ -122,7 +122,12 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
       expect((yield* s.create({ vpc_id: other.vpc.id })).status).toBe(404)
       expect((yield* s.create({ vpc_id: "00000000-0000-4000-8000-000000000000" })).status).toBe(404)
       expect((yield* raw("GET", `/security-rules?vpc_id=${other.vpc.id}`, { headers: s.headers })).status).toBe(404)
-      expect422(yield* raw("GET", "/security-rules?vpc_id=nope", { headers: s.headers }), "vpc_id")
+      // A malformed id in the query string is an invalid parameter (400), as on every endpoint.
+      const malformed = yield* raw("GET", "/security-rules?vpc_id=nope", { headers: s.headers })
+      expect(malformed).toMatchObject({
+        status: 400,
+        body: { errors: [{ field: "vpc_id", message: "must be a VPC id (UUID); got \"nope\"" }] }
+      })
     }))
 
   it.effect("another tenant's rule is 404 to get, patch and delete, and stays unchanged", () =>

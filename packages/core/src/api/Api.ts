@@ -3,7 +3,7 @@
  * derived from it) and the OpenAPI document (which is generated from it).
  */
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
-import { SchemaAST as AST } from "effect"
+import { Option, type Schema, SchemaAST as AST } from "effect"
 import {
   Conflict,
   Forbidden,
@@ -157,34 +157,54 @@ export class TenetApi extends HttpApi.make("tenet")
 const declares = (ast: AST.AST, member: AST.AST): boolean =>
   ast === member || (AST.isUnion(ast) && ast.types.some((type) => declares(type, member)))
 
-/**
- * How each endpoint refuses a body or parameter it cannot accept, as its declared errors say:
- * with `RuleValidation` (422, naming the field) where the endpoint declares it (the spec asks
- * it of the security-rule endpoints), with `InvalidInput` (400) everywhere else. One entry per
- * endpoint: its method, its path as the contract writes it (`/vpcs/:vpc_id`) and the error.
- */
-export const inputErrors: ReadonlyArray<{
-  /** The endpoint, `group.endpoint` as the client names it (e.g. `vpcs.create`). */
+/** A query or path schema, as the contract declares it (its fields are strings on the wire). */
+export type Parameters = Schema.Schema<unknown, Readonly<Record<string, string | undefined>>>
+
+/** One endpoint of the contract, as the server routes it and the client checks what it sends. */
+export interface Endpoint {
+  /** `group.endpoint`, as the client names it (e.g. `vpcs.create`). */
   readonly endpoint: string
   readonly method: string
+  /** The path as the contract writes it (`/vpcs/:vpc_id`). */
   readonly path: string
+  /**
+   * How it refuses a body or path parameter it cannot accept, as its declared errors say: with
+   * `RuleValidation` (422, naming the field) where it declares it (the spec asks it of the
+   * security-rule endpoints), with `InvalidInput` (400) everywhere else. A query string's
+   * problems are `InvalidInput` on every endpoint: invalid parameters (the spec's 400).
+   */
   readonly error: "RuleValidation" | "InvalidInput"
   /** The status of its success (the lowest, for an endpoint with several). */
   readonly success: number
-}> = (() => {
-  const entries: Array<
-    { endpoint: string; method: string; path: string; error: "RuleValidation" | "InvalidInput"; success: number }
-  > = []
+  /** Its path parameters' schema, when it has any. */
+  readonly pathSchema: Parameters | undefined
+  /** Its query's schema, when it takes one. */
+  readonly querySchema: Parameters | undefined
+  /** The query parameters it takes; any other is refused. */
+  readonly query: ReadonlyArray<string>
+}
+
+const fieldNames = (schema: Schema.Schema.Any): ReadonlyArray<string> =>
+  AST.getPropertySignatures(AST.encodedAST(schema.ast)).map((p) => String(p.name))
+
+/** Every endpoint of the contract, in the order the groups declare them. */
+export const endpoints: ReadonlyArray<Endpoint> = (() => {
+  const entries: Array<Endpoint> = []
   HttpApi.reflect(TenetApi, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, group, successes }) =>
+    onEndpoint: ({ endpoint, group, successes }) => {
+      const querySchema = Option.getOrUndefined(endpoint.urlParamsSchema) as Parameters | undefined
       entries.push({
         success: Math.min(...successes.keys()),
         endpoint: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         path: endpoint.path,
-        error: declares(endpoint.errorSchema.ast, RuleValidation.Wire.ast) ? "RuleValidation" : "InvalidInput"
+        error: declares(endpoint.errorSchema.ast, RuleValidation.Wire.ast) ? "RuleValidation" : "InvalidInput",
+        pathSchema: Option.getOrUndefined(endpoint.pathSchema) as Parameters | undefined,
+        querySchema,
+        query: querySchema === undefined ? [] : fieldNames(querySchema)
       })
+    }
   })
   return entries
 })()

@@ -76,6 +76,34 @@ const unknownField = (name: PropertyKey, known: ReadonlyArray<string>): string =
     : `unknown field ${JSON.stringify(String(name))}; the fields here are ${quoted(known)}`
 }
 
+/** `unknown query parameter "dryrun"; did you mean "dry_run"?`, or the ones the endpoint takes. */
+const unknownParameter = (name: string, known: ReadonlyArray<string>): string => {
+  const suggestion = closest(name, known)
+  return suggestion !== undefined
+    ? `unknown query parameter ${JSON.stringify(name)}; did you mean ${JSON.stringify(suggestion)}?`
+    : known.length === 0
+    ? `unknown query parameter ${JSON.stringify(name)}; this endpoint takes no query parameters`
+    : `unknown query parameter ${JSON.stringify(name)}; this endpoint takes ${quoted(known)}`
+}
+
+/**
+ * The parameters of a query string no endpoint may be sent: one the endpoint does not take
+ * (with the closest it does), and one given more than once (no parameter of the API is a list,
+ * and reading the first or the last would be a guess). `given` is each name with how many
+ * times it was sent.
+ */
+export const unknownParameters = (
+  given: ReadonlyArray<readonly [name: string, times: number]>,
+  known: ReadonlyArray<string>
+): ReadonlyArray<Problem> =>
+  given.flatMap(([name, times]): ReadonlyArray<Problem> =>
+    !known.includes(name)
+      ? [{ field: name, message: short(unknownParameter(name, known)) }]
+      : times > 1
+      ? [{ field: name, message: `given ${times} times; send it once` }]
+      : []
+  )
+
 /** A value as a message quotes it: JSON where it can be. */
 const shown = (value: unknown): string => {
   if (value === undefined) return "nothing"
@@ -109,9 +137,26 @@ const accepts = (ast: AST.AST): string => {
   }
 }
 
-/** The members of a union, flattened (a union of unions is one list). */
+/**
+ * The members of a union as the sender writes them, flattened: a union of unions is one list,
+ * and so is a member whose wire form is a union (`"true" | "false"` for a boolean in a query).
+ */
 const membersOf = (ast: AST.Union): ReadonlyArray<AST.AST> =>
-  ast.types.flatMap((member) => AST.isUnion(member) ? membersOf(member) : [member])
+  ast.types.flatMap((member) => {
+    const encoded = AST.encodedAST(member)
+    return AST.isUnion(encoded) ? membersOf(encoded) : [member]
+  })
+
+/** A schema's description as a noun a message can follow `must be` with (`a VPC id (UUID)`). */
+const describedAs = (ast: AST.AST): string | undefined => {
+  const description = AST.getDescriptionAnnotation(ast)
+  if (description._tag === "None") return undefined
+  const text = description.value
+  if (/^(a|an|one of) /i.test(text)) return text
+  // A leading acronym keeps its case ("VPC id"); a word is lower-cased ("Tenant id").
+  const noun = /^[A-Z][a-z]/.test(text) ? text[0]!.toLowerCase() + text.slice(1) : text
+  return `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`
+}
 
 /** A member that failed as a whole (it is another kind of value), rather than somewhere inside. */
 const failedAsAWhole = (issue: ParseResult.ParseIssue): boolean =>
@@ -171,10 +216,21 @@ const collect = (issue: ParseResult.ParseIssue, path: Path, out: Array<Problem>)
       }
       return
     }
-    case "Refinement":
-      if (issue.kind === "From" && !hasMessageAnnotation(issue.ast)) return collect(issue.issue, path, out)
-      out.push(...formatted(issue, path))
+    case "Refinement": {
+      if (hasMessageAnnotation(issue.ast)) {
+        out.push(...formatted(issue, path))
+        return
+      }
+      if (issue.kind === "From") return collect(issue.issue, path, out)
+      // A filter without words of its own ("Expected VPC id (UUID), actual ..."): its description.
+      const described = describedAs(issue.ast)
+      out.push(
+        ...(described === undefined
+          ? formatted(issue, path)
+          : [{ field: fieldOf(path), message: short(`must be ${described}; got ${shown(issue.actual)}`) }])
+      )
       return
+    }
     case "Transformation":
       if (issue.kind !== "Transformation" && !hasMessageAnnotation(issue.ast)) return collect(issue.issue, path, out)
       out.push(...formatted(issue, path))

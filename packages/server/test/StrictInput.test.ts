@@ -1,11 +1,13 @@
 /**
- * Every body of the contract is strict: a field it does not have is refused (400, or 422 where
- * the endpoint declares `RuleValidation`) naming the field, wherever in the body it is, and
- * nothing changes. A misspelt `port` for `ports` once saved a rule open on every TCP port.
+ * Every body and query string of the contract is strict: a field the body does not have is
+ * refused (400, or 422 where the endpoint declares `RuleValidation`) naming the field, wherever
+ * in the body it is; a query parameter the endpoint does not take is refused (400) naming it;
+ * and nothing changes. A misspelt `port` for `ports` once saved a rule open on every TCP port,
+ * and `?dryrun=true` for `?dry_run=true` once applied what was meant as a preview.
  */
 import { expect, layer } from "@effect/vitest"
 import { Api, InputProblems } from "@tenet/core"
-import { Effect, FastCheck as fc, Schema, SchemaAST as AST } from "effect"
+import { Effect, Either, FastCheck as fc, Schema, SchemaAST as AST } from "effect"
 import { adminLogin, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
 
 type World = Effect.Effect.Success<typeof makeWorld>
@@ -156,7 +158,7 @@ const params = (w: World): Record<string, string> => ({
 
 /** The request the contract routes `key` to, with `body` as its body. */
 const send = (w: World, key: Api.PayloadKey, body: unknown, query = "") => {
-  const route = Api.inputErrors.find((e) => e.endpoint === key)!
+  const route = Api.endpoints.find((e) => e.endpoint === key)!
   const path = route.path.replace(/:(\w+)/g, (_, name: string) => params(w)[name]!)
   const call = CALLS[key](w)
   const headers = call.as === "admin" ? w.admin : call.as === "tenant" ? w.headers : {}
@@ -234,7 +236,48 @@ const snapshot = (w: World) =>
       ["status", "applied", "apply_error", "error", "ready_replicas"].includes(key) ? undefined : value)
   })
 
-layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
+/** A valid value for each path parameter of the contract, in the world above. */
+const pathValues = (w: World): Record<string, string> => ({
+  ...params(w),
+  domain: "apps.example.com",
+  name: "registry",
+  service_tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+  guardrail_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
+  tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a"
+})
+
+/** The query each endpoint needs to be a valid call, in the world above. */
+const requiredQuery = (w: World, endpoint: Api.Endpoint): Record<string, string> => {
+  switch (endpoint.endpoint) {
+    case "securityRules.list":
+    case "securityRules.analysis":
+      return { vpc_id: w.vpc.id }
+    case "vpcs.explain":
+      return { from: "internet", to: w.subnet.id, protocol: "tcp", port: "443" }
+    case "tunnels.create":
+      return { pod_id: w.pod.id }
+    default:
+      return {}
+  }
+}
+
+/** A call of `endpoint` as a valid request would make it, with `query` as its query string. */
+const callWith = (w: World, endpoint: Api.Endpoint, query: URLSearchParams, path = pathValues(w)) => {
+  const call = endpoint.endpoint in CALLS ? CALLS[endpoint.endpoint as Api.PayloadKey](w) : undefined
+  return raw(
+    endpoint.method as "GET",
+    `${endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(path[name]!))}?${query}`,
+    {
+      headers: { ...w.admin, ...w.headers, "x-api-token": w.creds.token },
+      ...(call === undefined ? {} : { body: call.body })
+    }
+  )
+}
+
+/** Words no message may hold: the schema library's own, which name types rather than what to send. */
+const SCHEMA_TEXT = /\bExpected\b|\bactual\b/
+
+layer(testServer(), { excludeTestServices: true })("strict input", (it) => {
   it.effect("every endpoint with a body is listed here, with a body its schema accepts", () =>
     Effect.gen(function*() {
       const w = yield* world
@@ -268,7 +311,7 @@ layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
         while (known.has(key) || key === "__proto__") key = `${key}x`
         const before = yield* snapshot(w)
         const response = yield* send(w, endpoint, withField(call.body, at, key), call.query)
-        const ruleEndpoint = Api.inputErrors.find((e) => e.endpoint === endpoint)!.error === "RuleValidation"
+        const ruleEndpoint = Api.endpoints.find((e) => e.endpoint === endpoint)!.error === "RuleValidation"
         expect(response.status, JSON.stringify(response.body)).toBe(ruleEndpoint ? 422 : 400)
         const { errors } = response.body as { errors: Array<InputProblems.Problem> }
         const problem = errors.find((e) => e.field === InputProblems.fieldOf([...at, key]))
@@ -282,16 +325,9 @@ layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
   it.effect("an endpoint that takes no body refuses one rather than ignore it, and nothing changes", () =>
     Effect.gen(function*() {
       const w = yield* world
-      const takeNone = Api.inputErrors.filter((e) => e.method !== "GET" && !(e.endpoint in Api.Payloads))
+      const takeNone = Api.endpoints.filter((e) => e.method !== "GET" && !(e.endpoint in Api.Payloads))
       expect(takeNone.map((e) => e.endpoint)).toContain("pods.addReplica")
-      const ids: Record<string, string> = {
-        ...params(w),
-        vpc_id: w.vpc.id,
-        domain: "apps.example.com",
-        name: "registry",
-        service_tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a",
-        tunnel_id: "7d3e9b2a-1c4f-4e6a-8b5d-0f1e2d3c4b5a"
-      }
+      const ids = pathValues(w)
       const before = yield* snapshot(w)
       for (const endpoint of takeNone) {
         const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => ids[name]!)
@@ -336,4 +372,101 @@ layer(testServer(), { excludeTestServices: true })("strict bodies", (it) => {
         detail: { field: "direction", message: "must be one of \"ingress\", \"egress\"; got \"in\"" }
       })
     }))
+
+  it.effect.prop(
+    "a query parameter the endpoint does not take is refused (400) naming it, with the closest it takes, and nothing changes",
+    {
+      at: fc.nat(),
+      // A name of its own, or a typo of a parameter the endpoint takes.
+      name: fc.option(fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_.-]{0,19}$/)),
+      pick: fc.nat(),
+      how: fc.constantFrom<Array<Typo>>("drop", "double", "swap", "plural")
+    },
+    ({ at, how, name, pick }) =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const endpoint = Api.endpoints[at % Api.endpoints.length]!
+        const typo = name === null && endpoint.query.length > 0
+        let key = typo ? typoOf(endpoint.query[pick % endpoint.query.length]!, pick, how) : name ?? "unknown"
+        while (endpoint.query.includes(key)) key = `${key}x`
+        const query = new URLSearchParams({ ...requiredQuery(w, endpoint), [key]: "true" })
+        const before = yield* snapshot(w)
+        const response = yield* callWith(w, endpoint, query)
+        expect(response.status, `${endpoint.endpoint} ${JSON.stringify(response.body)}`).toBe(400)
+        const { detail, errors } = response.body as { detail: string; errors: Array<InputProblems.Problem> }
+        const problem = errors.find((e) => e.field === key)
+        expect(problem?.message, JSON.stringify(errors)).toMatch(
+          new RegExp(`^unknown query parameter ${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`)
+        )
+        if (typo) expect(problem?.message).toContain("did you mean")
+        expect(detail).toContain(problem!.message)
+        expect(yield* snapshot(w)).toBe(before)
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 80 } }
+  )
+
+  it.effect("the newcomer's typo: `?dryrun=true` is refused, and no rule is created", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const response = yield* send(w, "securityRules.create", CALLS["securityRules.create"](w).body, "?dryrun=true")
+      const problem = { field: "dryrun", message: "unknown query parameter \"dryrun\"; did you mean \"dry_run\"?" }
+      expect(response).toMatchObject({ status: 400, body: { errors: [problem] } })
+      const rules = yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })
+      expect((rules.body as { rules: Array<{ name: string }> }).rules.map((r) => r.name)).not.toContain("web")
+      // A parameter sent twice is refused too: reading either would be a guess.
+      const twice = yield* raw("GET", "/vpcs?limit=2&limit=3", { headers: w.headers })
+      expect(twice).toMatchObject({
+        status: 400,
+        body: { errors: [{ field: "limit", message: "given 2 times; send it once" }] }
+      })
+    }))
+
+  it.effect.prop(
+    "a path or query parameter's bad value is refused naming it in words of its own, never the schema's, and nothing changes",
+    {
+      at: fc.nat(),
+      pick: fc.nat(),
+      value: fc.oneof(
+        fc.string({ minLength: 1 }),
+        fc.stringMatching(/^-?[0-9]{1,6}(\.[0-9])?$/),
+        fc.constantFrom("yes", "TCP", "0", "true", "null")
+      )
+    },
+    ({ at, pick, value }) =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const withParameters = Api.endpoints.filter((e) => e.pathSchema !== undefined || e.querySchema !== undefined)
+        const endpoint = withParameters[at % withParameters.length]!
+        const path = pathValues(w)
+        const query = requiredQuery(w, endpoint)
+        const names = [
+          ...(endpoint.pathSchema === undefined ? [] : Object.keys(
+            Schema.encodeSync(endpoint.pathSchema)(Schema.decodeUnknownSync(endpoint.pathSchema)(path))
+          )),
+          ...endpoint.query
+        ]
+        const name = names[pick % names.length]!
+        const inPath = !endpoint.query.includes(name)
+        const given = inPath ? { ...path, [name]: value } : { ...query, [name]: value }
+        // Only values the parameter's schema refuses (and a path the router still reaches).
+        const schema = (inPath ? endpoint.pathSchema : endpoint.querySchema)!
+        fc.pre(Either.isLeft(Schema.decodeUnknownEither(schema)(given)) && value.trim() !== "")
+        fc.pre(!inPath || !/^\.{1,2}$/.test(value))
+        const before = yield* snapshot(w)
+        const response = inPath
+          ? yield* callWith(w, endpoint, new URLSearchParams(query), given)
+          : yield* callWith(w, endpoint, new URLSearchParams(given))
+        const expected = inPath && endpoint.error === "RuleValidation" ? 422 : 400
+        expect(
+          response.status,
+          `${endpoint.endpoint} ${name}=${JSON.stringify(value)} ${JSON.stringify(response.body)}`
+        )
+          .toBe(expected)
+        const { errors } = response.body as { errors: Array<InputProblems.Problem> }
+        expect(errors.map((e) => e.field)).toContain(name)
+        for (const error of errors) expect(error.message).not.toMatch(SCHEMA_TEXT)
+        expect(yield* snapshot(w)).toBe(before)
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 120 } }
+  )
 })
