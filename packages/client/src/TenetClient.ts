@@ -320,15 +320,21 @@ const sseFrames = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<strin
 
 const decodeItem = Schema.decodeUnknown(Schema.parseJson(ChangeEvent.StreamEvent))
 
-/** A refusal of `GET /watch` as the contract's error. */
-const watchRefusal = (status: number, detail: string): WatchError =>
-  status === 410
+/** A refusal of `GET /watch` (its status and JSON body) as the contract's error. */
+const watchRefusal = (status: number, body: unknown): WatchError => {
+  const given = typeof body === "object" && body !== null ? (body as { readonly detail?: unknown }).detail : undefined
+  const detail = typeof given === "string" ? given : ""
+  return status === 410
     ? new Errors.Gone({ detail })
     : status === 401
     ? new Errors.Unauthorized({ detail })
     : status === 400
-    ? new Errors.InvalidInput({ detail })
+    ? Option.getOrElse(
+      Schema.decodeUnknownOption(Errors.InvalidInput.Wire)(body),
+      () => new Errors.InvalidInput({ detail, errors: [] })
+    )
     : new Errors.ServiceUnavailable({ detail: `the change stream answered ${status}: ${detail}` })
+}
 
 const watchingOf = (http: HttpClient.HttpClient, options: Options, endpoints: Endpoints): Watching => {
   const policy = options.retry === false ? RetryPolicy.resolve({ times: 0 }) : RetryPolicy.resolve(options.retry)
@@ -344,8 +350,7 @@ const watchingOf = (http: HttpClient.HttpClient, options: Options, endpoints: En
       ).pipe(Effect.mapError((e) => new Errors.ServiceUnavailable({ detail: e.message })))
       if (response.status !== 200) {
         const body = yield* Effect.orElseSucceed(response.json, () => ({}))
-        const detail = (body as { readonly detail?: unknown }).detail
-        return yield* Effect.fail(watchRefusal(response.status, typeof detail === "string" ? detail : ""))
+        return yield* Effect.fail(watchRefusal(response.status, body))
       }
       return sseFrames(Stream.decodeText(response.stream)).pipe(
         Stream.mapError((e) => new Errors.ServiceUnavailable({ detail: e.message })),

@@ -27,8 +27,8 @@ const wire = <Self extends { readonly detail: string }, Encoded>(
     encode: ({ detail }) => ({ detail })
   }).annotations({ ...HttpApiSchema.annotations({ status }), identifier, description })
 
-/** Every field's problem, where the input had several (or one the caller may act on by field). */
-const FieldProblems = Schema.optional(Schema.Array(Problem)).annotations({
+/** Every field's problem: bad input always names the field (or `body`, a header) each problem is in. */
+const FieldProblems = Schema.Array(Problem).annotations({
   description: "Each field's problem, every field at once"
 })
 
@@ -40,13 +40,21 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   override get message() {
     return this.detail
   }
+  /** Problems (at least one), all of them in `detail`'s one line. */
+  static of(problems: ReadonlyArray<Problem>): InvalidInput {
+    return new InvalidInput({ detail: summary(problems), errors: problems })
+  }
+  /** One field's problem: `detail` says it as `field: message`. */
+  static field(field: string, message: string): InvalidInput {
+    return InvalidInput.of([{ field, message }])
+  }
   static readonly Wire = Schema.transform(
     Schema.Struct({ detail: Schema.String, errors: FieldProblems }),
     Schema.typeSchema(InvalidInput),
     {
       strict: true,
       decode: (body) => new InvalidInput(body),
-      encode: ({ detail, errors }) => errors === undefined ? { detail } : { detail, errors }
+      encode: ({ detail, errors }) => ({ detail, errors })
     }
   ).annotations({
     ...HttpApiSchema.annotations({ status: 400 }),
@@ -208,22 +216,25 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 
 /**
  * 422 in the security-rule endpoints: `detail` is `{field, message}` naming the offending
- * field (the spec's section 4, rule 5); `errors` lists every field's problem when there are
- * several.
+ * field (the spec's section 4, rule 5); `errors` lists every field's problem (the first is
+ * `detail`'s).
  */
 export class RuleValidation extends Schema.TaggedError<RuleValidation>()("RuleValidation", {
   field: Schema.String,
   message: Schema.String,
   errors: FieldProblems
 }) {
+  /** One field's problem. */
+  static field(field: string, message: string): RuleValidation {
+    return new RuleValidation({ field, message, errors: [{ field, message }] })
+  }
   static readonly Wire = Schema.transform(
     Schema.Struct({ detail: Problem, errors: FieldProblems }),
     Schema.typeSchema(RuleValidation),
     {
       strict: true,
       decode: ({ detail, errors }) => new RuleValidation({ ...detail, errors }),
-      encode: ({ errors, field, message }) =>
-        errors === undefined ? { detail: { field, message } } : { detail: { field, message }, errors }
+      encode: ({ errors, field, message }) => ({ detail: { field, message }, errors })
     }
   ).annotations({
     ...HttpApiSchema.annotations({ status: 422 }),
@@ -281,4 +292,4 @@ export const refusal = (
 ): RuleValidation | InvalidInput =>
   error === "RuleValidation"
     ? new RuleValidation({ ...problems[0]!, errors: problems })
-    : new InvalidInput({ detail: summary(problems), errors: problems })
+    : InvalidInput.of(problems)

@@ -45,7 +45,7 @@ export const within = <A, E, R>(
   if (key === undefined || (request.method !== "POST" && request.method !== "DELETE")) return app
   if (!IdempotencyKey.KEY.test(key)) {
     return Effect.fail(
-      new Errors.InvalidInput({ detail: "Idempotency-Key: must be 1 to 255 visible ASCII characters, such as a UUID" })
+      Errors.InvalidInput.field("Idempotency-Key", "must be 1 to 255 visible ASCII characters, such as a UUID")
     )
   }
   const fingerprint = Effect.map(

@@ -32,7 +32,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;.*)?$/i
 const headerRefusal = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) => {
   // HTTP/1.1 requires a Host header (RFC 9112, 3.2).
   if (request.headers.host === undefined && NodeHttpServerRequest.toIncomingMessage(request).httpVersion === "1.1") {
-    return new Errors.InvalidInput({ detail: "the Host header is required" })
+    return Errors.InvalidInput.field("Host", "the header is required in HTTP/1.1")
   }
   if (!HttpMethod.hasBody(request.method)) return undefined
   const declared = request.headers["content-length"]
@@ -135,8 +135,8 @@ const toContractError = (request: HttpServerRequest.HttpServerRequest, cause: Ca
           return new Errors.NotFound({ detail: `no route for ${request.method} ${request.url.split("?")[0]}` })
         case "RequestError":
           return error.cause instanceof SyntaxError
-            ? new Errors.InvalidInput({ detail: `the request body is not valid JSON: ${error.cause.message}` })
-            : new Errors.InvalidInput({ detail: "the request could not be read" })
+            ? Errors.InvalidInput.field("body", `is not valid JSON: ${error.cause.message}`)
+            : Errors.InvalidInput.field("body", "could not be read")
       }
     }
     // Expected failures are the contract's tagged errors; the API encodes them.

@@ -125,15 +125,17 @@ const KEEP_ALIVE = 5_000
 /** At shutdown, how long open connections get to close by themselves once the requests are done. */
 const CONNECTIONS_SETTLE_MS = 1_000
 
-/** The status and words for a request Node's parser refused. */
-const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly detail: string } => {
+/** The status and body for a request Node's parser refused; bad input (400) names where it is, as every refusal of it does. */
+const clientErrorAnswer = (code: string | undefined): { readonly status: number; readonly body: object } => {
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return { status: 431, detail: "the request line and headers are too large" }
+      return { status: 431, body: { detail: "the request line and headers are too large" } }
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return { status: 408, detail: "the request did not arrive in time" }
-    default:
-      return { status: 400, detail: `the request is not valid HTTP/1.1 (${code ?? "unreadable"})` }
+      return { status: 408, body: { detail: "the request did not arrive in time" } }
+    default: {
+      const message = `is not valid HTTP/1.1 (${code ?? "unreadable"})`
+      return { status: 400, body: { detail: `request: ${message}`, errors: [{ field: "request", message }] } }
+    }
   }
 }
 
@@ -143,8 +145,9 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: Du
     socket.destroy()
     return
   }
-  const { detail, status } = clientErrorAnswer(error.code)
-  const body = JSON.stringify({ detail })
+  const answer = clientErrorAnswer(error.code)
+  const { status } = answer
+  const body = JSON.stringify(answer.body)
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`

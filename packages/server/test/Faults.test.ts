@@ -15,7 +15,7 @@ const reads = (w: Effect.Effect.Success<typeof workspace>) =>
   Effect.all([
     raw("GET", "/healthz"),
     raw("GET", "/vpcs", { headers: w.headers }),
-    raw("GET", `/subnets?vpc_id=${w.vpc.id}`, { headers: w.headers }),
+    raw("GET", "/subnets", { headers: w.headers }),
     raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers }),
     raw("GET", "/tunnels", { headers: w.headers })
   ], { concurrency: "unbounded" })

@@ -6,7 +6,7 @@ import { Api } from "@tenet/core"
 import { Effect, Layer, Stream } from "effect"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll } from "vitest"
+import { afterAll, expect } from "vitest"
 import { TestServer } from "../src/index.js"
 
 /**
@@ -114,6 +114,19 @@ export interface RawResponse {
   readonly headers: Readonly<Record<string, string | undefined>>
 }
 
+/**
+ * Every refusal of bad input lists its problems (`errors`, each with its field), semantic ones
+ * too: held on every answer the suite reads on the wire. A 422 whose `detail` is text is a
+ * reused idempotency key, not bad input.
+ */
+const expectProblemsListed = (status: number, body: unknown) => {
+  const refusal = body as { readonly detail?: unknown; readonly errors?: unknown } | undefined
+  if (status !== 400 && !(status === 422 && typeof refusal?.detail === "object")) return
+  expect(refusal?.errors, `a ${status} without errors: ${JSON.stringify(body)}`).toEqual(
+    expect.arrayContaining([{ field: expect.any(String), message: expect.any(String) }])
+  )
+}
+
 /** A request exactly as written, for checking statuses and bodies on the wire. */
 export const raw = (
   method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
@@ -143,6 +156,7 @@ export const raw = (
     } catch {
       body = undefined
     }
+    expectProblemsListed(response.status, body)
     return {
       status: response.status,
       body,

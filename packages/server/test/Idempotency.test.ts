@@ -268,7 +268,10 @@ layer(testServer(), { excludeTestServices: true })("Idempotency-Key", (it) => {
           body: { ...creds, name: uniqueName("vpc"), enable_internet: false }
         })
         expect(refused.status).toBe(400)
-        expect(refused.body).toEqual({ detail: expect.stringContaining("Idempotency-Key") })
+        expect(refused.body).toEqual({
+          detail: expect.stringContaining("Idempotency-Key"),
+          errors: [{ field: "Idempotency-Key", message: expect.any(String) }]
+        })
       }
       expect(yield* count).toBe(before)
       expect((yield* raw("GET", "/vpcs", { headers: { ...headers, "idempotency-key": "has space" } })).status).toBe(200)

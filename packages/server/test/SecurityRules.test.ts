@@ -44,6 +44,8 @@ const expect422 = (response: { status: number; body: unknown }, field: string) =
   expect(response.status, JSON.stringify(response.body)).toBe(422)
   expect((response.body as Json).detail.field).toBe(field)
   expect(typeof (response.body as Json).detail.message).toBe("string")
+  // Every refusal of bad input lists its problems, the semantic ones (ports on icmp) too.
+  expect((response.body as Json).errors[0]).toEqual((response.body as Json).detail)
 }
 
 layer(testServer(), { excludeTestServices: true })("security rules", (it) => {

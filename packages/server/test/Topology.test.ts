@@ -77,7 +77,7 @@ layer(testServer(), { excludeTestServices: true })("topology", (it) => {
       expect(shape(grown.body as Json)[0].subnets[1].pods).toEqual(["api", "worker"])
     }))
 
-  it.effect("any invalid item is 400 naming every invalid item, and nothing is created", () =>
+  it.effect("any invalid item is 400 naming every problem by its field, and nothing is created", () =>
     Effect.gen(function*() {
       const t = yield* tenant
       const response = yield* t.deploy({
@@ -94,21 +94,52 @@ layer(testServer(), { excludeTestServices: true })("topology", (it) => {
         ]
       })
       expect(response.status).toBe(400)
-      const detail = (response.body as Json).detail as string
-      for (
-        const item of [
-          "vpcs[1] 'prod'",
-          "subnets[1] 'web2'",
-          "subnets[2] 'lost'",
-          "subnets[3] 'gw'",
-          "pods[1] 'orphan'"
-        ]
-      ) {
-        expect(detail).toContain(item)
-      }
-      expect(detail).not.toContain("pods[0]")
+      const { detail, errors } = response.body as { detail: string; errors: Array<{ field: string; message: string }> }
+      expect(errors.map((e) => e.field)).toEqual([
+        "vpcs[1].name",
+        "subnets[1].cidr",
+        "subnets[2].vpc_name",
+        "subnets[3].gateway_ip",
+        "pods[1].subnet_name"
+      ])
+      expect(errors[0]!.message).toBe("'prod' is named twice")
+      expect(errors[1]!.message).toBe("10.0.1.128/25 overlaps subnet 'web' (10.0.1.0/24)")
+      expect(errors[2]!.message).toBe("no VPC named 'nowhere'")
+      for (const e of errors) expect(detail).toContain(`${e.field}: ${e.message}`)
       expect((yield* t.get).vpcs).toEqual([])
       expect((yield* raw("GET", "/pods", { headers: t.headers })).body).toEqual([])
+    }))
+
+  it.effect("one answer names every problem, the schema's and the deploy's, in the order of the body", () =>
+    Effect.gen(function*() {
+      const t = yield* tenant
+      const response = yield* t.deploy({
+        vpcs: [{ name: "Prod_", enable_internet: true }, { name: "data", enable_internet: "no", region: "eu" }],
+        subnets: [
+          { name: "db", vpc_name: "data", cidr: "10.1.0.0/24", gateway_ip: "10.1.0.1" },
+          { name: "lost", vpc_name: "nowhere", cidr: "10.9.0.0/24", gateway_ip: "10.9.0.1" },
+          { name: "odd", vpc_name: "prod", cidr: "not a block", gateway_ip: "10.0.0.1" }
+        ],
+        pods: [{ name: "api", vpc_name: "prod", subnet_name: "web", container_image: "api:1" }]
+      })
+      expect(response.status).toBe(400)
+      const { errors } = response.body as { errors: Array<{ field: string; message: string }> }
+      expect(errors.map((e) => e.field)).toEqual([
+        "vpcs[0].name",
+        "vpcs[1].region",
+        "vpcs[1].enable_internet",
+        // `data` did not decode, so its subnet names no VPC.
+        "subnets[0].vpc_name",
+        "subnets[1].vpc_name",
+        "subnets[2].cidr",
+        "pods[0].vpc_name"
+      ])
+      expect(errors[1]!.message).toMatch(/^unknown field "region"/)
+      expect((yield* t.get).vpcs).toEqual([])
+      // A body that is no topology at all has only its own problems.
+      const notAnObject = yield* raw("POST", t.path, { headers: t.headers, body: [1, 2] })
+      expect(notAnObject.status).toBe(400)
+      expect((notAnObject.body as Json).errors.length).toBeGreaterThan(0)
     }))
 
   it.effect("items that exist differently are refused", () =>

@@ -223,7 +223,8 @@ const collect = (issue: ParseResult.ParseIssue, path: Path, out: Array<Problem>)
       }
       if (issue.kind === "From") return collect(issue.issue, path, out)
       // A filter without words of its own ("Expected VPC id (UUID), actual ..."): its description.
-      const described = describedAs(issue.ast)
+      const worded = issue.issue._tag === "Type" && issue.issue.message !== undefined
+      const described = worded ? undefined : describedAs(issue.ast)
       out.push(
         ...(described === undefined
           ? formatted(issue, path)

@@ -30,7 +30,8 @@ import { TunnelAutoCreate, TunnelCreate } from "../domain/Tunnel.js"
 import { VpcCreate } from "../domain/Vpc.js"
 import { guarded } from "./JsonBody.js"
 
-const strict = <A, I>(schema: Schema.Schema<A, I> & Schema.Annotable.All): Schema.Schema<A, I> =>
+/** `schema` as every body is read: guarded (`JsonBody`), an unknown field refused, every problem reported. */
+export const strict = <A, I>(schema: Schema.Schema<A, I> & Schema.Annotable.All): Schema.Schema<A, I> =>
   guarded(schema.annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } }))
 
 export const Payloads = {

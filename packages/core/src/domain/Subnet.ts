@@ -52,6 +52,8 @@ export const MAX_PREFIX = 30
  */
 export interface BlockProblem {
   readonly kind: "invalid" | "conflict"
+  readonly field: "cidr" | "gateway_ip"
+  /** What is wrong with the field, after its name (`10.0.1.0/24 overlaps subnet 'web' (10.0.0.0/16)`). */
   readonly message: string
 }
 
@@ -68,16 +70,24 @@ export const checkBlock = (
 ): Either.Either<void, BlockProblem> => {
   const block = Net.cidrOf(cidr)
   if (block.prefix < MIN_PREFIX || block.prefix > MAX_PREFIX) {
-    return Either.left({ kind: "invalid", message: `cidr: the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}` })
+    return Either.left({
+      kind: "invalid",
+      field: "cidr",
+      message: `the prefix must be /${MIN_PREFIX} to /${MAX_PREFIX}`
+    })
   }
   const usable = Net.checkGateway(cidr, gateway)
-  if (Either.isLeft(usable)) return Either.left({ kind: "invalid", message: `gateway_ip: ${usable.left}` })
+  if (Either.isLeft(usable)) return Either.left({ kind: "invalid", field: "gateway_ip", message: usable.left })
   if (peering !== null && Net.overlaps(block, Net.cidrOf(peering))) {
-    return Either.left({ kind: "conflict", message: `cidr ${cidr} overlaps the platform's peering subnet ${peering}` })
+    return Either.left({
+      kind: "conflict",
+      field: "cidr",
+      message: `${cidr} overlaps the platform's peering subnet ${peering}`
+    })
   }
   const clash = siblings.find((s) => Net.overlaps(block, Net.cidrOf(s.cidr)))
   if (clash !== undefined) {
-    return Either.left({ kind: "conflict", message: `cidr ${cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
+    return Either.left({ kind: "conflict", field: "cidr", message: `${cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
   }
   return Either.void
 }

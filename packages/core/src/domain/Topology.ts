@@ -1,5 +1,6 @@
 /** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
 import { Schema } from "effect"
+import type { Problem } from "../api/InputProblems.js"
 import { BodyToken, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
@@ -9,15 +10,19 @@ import { Subnet } from "./Subnet.js"
 import { Tunnel } from "./Tunnel.js"
 import { Vpc } from "./Vpc.js"
 
+export const TopologyVpcItem = Schema.Struct({ name: DnsLabel, enable_internet: Schema.Boolean })
+
+export const TopologySubnetItem = Schema.Struct({
+  name: DnsLabel,
+  vpc_name: DnsLabel,
+  cidr: Ipv4Network,
+  gateway_ip: Ipv4Address
+})
+
 export const TopologyRequest = Schema.Struct({
   token: BodyToken,
-  vpcs: Schema.Array(Schema.Struct({ name: DnsLabel, enable_internet: Schema.Boolean })).pipe(Schema.maxItems(100)),
-  subnets: Schema.Array(Schema.Struct({
-    name: DnsLabel,
-    vpc_name: DnsLabel,
-    cidr: Ipv4Network,
-    gateway_ip: Ipv4Address
-  })).pipe(Schema.maxItems(1000)),
+  vpcs: Schema.Array(TopologyVpcItem).pipe(Schema.maxItems(100)),
+  subnets: Schema.Array(TopologySubnetItem).pipe(Schema.maxItems(1000)),
   pods: Schema.optionalWith(Schema.Array(PodTopologyItem).pipe(Schema.maxItems(2000)), { default: () => [] })
 }).annotations({
   identifier: "TopologyRequest",
@@ -39,6 +44,36 @@ export const TopologyRequest = Schema.Struct({
   })
 })
 export type TopologyRequest = typeof TopologyRequest.Type
+
+/** The lists of a topology, in the order its problems are named. */
+export const SECTIONS = ["vpcs", "subnets", "pods"] as const
+export type Section = typeof SECTIONS[number]
+
+/**
+ * A topology as far as its body decodes: the items that decode (each with its index in the
+ * body, to name it in a problem: `subnets[2].vpc_name`), the token when it decodes, and what is
+ * wrong with the rest. The deploy reports the problems of the items it has with these, so one
+ * answer names every problem of the body, schema and semantic alike, and it writes nothing
+ * while there are any.
+ */
+export interface Decoded {
+  readonly token: string | undefined
+  readonly vpcs: ReadonlyArray<readonly [number, typeof TopologyVpcItem.Type]>
+  readonly subnets: ReadonlyArray<readonly [number, typeof TopologySubnetItem.Type]>
+  readonly pods: ReadonlyArray<readonly [number, typeof PodTopologyItem.Type]>
+  readonly problems: ReadonlyArray<Problem>
+}
+
+const indexed = <A>(items: ReadonlyArray<A>) => items.map((item, i) => [i, item] as const)
+
+/** A request that decoded whole: every item at its own index, no problem. */
+export const decodedOf = (request: TopologyRequest): Decoded => ({
+  token: request.token,
+  vpcs: indexed(request.vpcs),
+  subnets: indexed(request.subnets),
+  pods: indexed(request.pods),
+  problems: []
+})
 
 export class TopologyPod extends Schema.Class<TopologyPod>("TopologyPod")({
   ...Pod.fields,

@@ -125,7 +125,7 @@ export interface GuardrailsShape {
   readonly deleteForTenant: (tenantId: TenantId, id: string) => Effect.Effect<void, NotFound | ServiceUnavailable>
 }
 
-const invalid = (field: string, message: string) => Either.left(new RuleValidation({ field, message }))
+const invalid = (field: string, message: string) => Either.left(RuleValidation.field(field, message))
 
 /** The cross-field rules of a guardrail, against the VPC it is for (none: tenant-wide). */
 const validate = (input: GuardrailCreate, context: RuleSet.VpcContext | null): Either.Either<void, RuleValidation> => {

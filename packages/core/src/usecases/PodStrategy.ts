@@ -81,7 +81,7 @@ export const reconfigured = (
   const max = patch.autoscale_max_replicas ?? record.autoscale_max_replicas
   if (min > max) {
     return Either.left(
-      new InvalidInput({ detail: `autoscale_min_replicas: ${min} is above autoscale_max_replicas ${max}` })
+      InvalidInput.field("autoscale_min_replicas", `${min} is above autoscale_max_replicas ${max}`)
     )
   }
   return Either.right({

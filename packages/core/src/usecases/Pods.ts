@@ -275,9 +275,10 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             ? Math.max(input.replica_count, MIN_AUTOSCALE_REPLICAS)
             : input.replica_count
           if (input.auto_scaling && input.autoscale_max_replicas < initial) {
-            return yield* new InvalidInput({
-              detail: `autoscale_max_replicas: must be at least the initial replica count ${initial}`
-            })
+            return yield* InvalidInput.field(
+              "autoscale_max_replicas",
+              `must be at least the initial replica count ${initial}`
+            )
           }
           const now = yield* DateTime.now
           return {
@@ -332,10 +333,10 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           (state) => found(state.subnet(input.subnet_id), `subnet ${input.subnet_id}`)
         )
         if (subnet.vpc_id !== input.vpc_id) {
-          return yield* new InvalidInput({ detail: `subnet_id: subnet ${subnet.id} is not in VPC ${input.vpc_id}` })
+          return yield* InvalidInput.field("subnet_id", `subnet ${subnet.id} is not in VPC ${input.vpc_id}`)
         }
         if (input.external_inbound && !input.external_access) {
-          return yield* new InvalidInput({ detail: "external_inbound: requires external_access" })
+          return yield* InvalidInput.field("external_inbound", "requires external_access")
         }
         if (input.external_inbound && Option.isNone(yield* configs.current)) {
           return yield* new Conflict({
@@ -403,7 +404,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             return yield* new Conflict({ detail: `pod ${id} is stopped; restart it before changing its configuration` })
           }
           if (patch.auto_scaling === true && patch.auto_healing === false) {
-            return yield* new InvalidInput({ detail: "auto_healing: cannot be off while auto_scaling is on" })
+            return yield* InvalidInput.field("auto_healing", "cannot be off while auto_scaling is on")
           }
           const env = patch.env_vars === undefined ? undefined : yield* encryptEnv(patch.env_vars)
           const now = yield* DateTime.now

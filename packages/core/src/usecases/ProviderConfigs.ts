@@ -14,16 +14,19 @@ import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 
 /** Cross-field rules the schema cannot express alone. */
-export const validate = (input: ProviderConfigInput): Either.Either<void, string> =>
+export const validate = (input: ProviderConfigInput): Either.Either<void, InvalidInput> =>
   Either.flatMap(
     Either.mapLeft(
       Net.checkGateway(input.external_subnet_cidr, input.external_subnet_gateway),
-      (message) => `external_subnet_gateway: ${message}`
+      (message) => InvalidInput.field("external_subnet_gateway", message)
     ),
     () =>
       Net.overlaps(Net.cidrOf(input.external_subnet_cidr), Net.cidrOf(input.peering_subnet_cidr))
         ? Either.left(
-          `peering_subnet_cidr ${input.peering_subnet_cidr} overlaps external_subnet_cidr ${input.external_subnet_cidr}`
+          InvalidInput.field(
+            "peering_subnet_cidr",
+            `${input.peering_subnet_cidr} overlaps external_subnet_cidr ${input.external_subnet_cidr}`
+          )
         )
         : Either.void
   )
@@ -51,7 +54,7 @@ export class ProviderConfigs
 
       const put = Effect.fn("ProviderConfigs.put")(function*(input: ProviderConfigInput) {
         yield* Either.match(validate(input), {
-          onLeft: (detail) => Effect.fail(new InvalidInput({ detail })),
+          onLeft: Effect.fail,
           onRight: () => Effect.void
         })
         const encrypted = input.edge_api_token === undefined || input.edge_api_token === null

@@ -76,7 +76,7 @@ export const update = (
   if (current === undefined || current.vpc_id !== vpcId) return Either.left(ruleNotFound(id))
   return Validate.applyPatch(current, patch).pipe(
     Either.flatMap((next) => Either.map(Validate.validate(next, references), () => next)),
-    Either.mapLeft((e) => new RuleValidation(e)),
+    Either.mapLeft((e) => RuleValidation.field(e.field, e.message)),
     Either.map((next) => {
       const saved = { ...next, updated_at: now }
       return {
@@ -118,11 +118,8 @@ export const reorder = (
       e._tag === "UnknownRule"
         ? new NotFound({ detail: `security rule ${e.rule_id} is not a rule of VPC ${vpcId}` })
         : e._tag === "DuplicateRule"
-        ? new RuleValidation({ field: "rule_ids", message: `lists ${e.rule_id} more than once` })
-        : new RuleValidation({
-          field: "rule_ids",
-          message: `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`
-        })
+        ? RuleValidation.field("rule_ids", `lists ${e.rule_id} more than once`)
+        : RuleValidation.field("rule_ids", `must list every rule of the VPC; missing: ${e.rule_ids.join(", ")}`)
     ),
     Either.map((priorities) => {
       const next = rules.map((r) => ({ ...r, priority: priorities.get(r.id)!, updated_at: now }))

@@ -159,7 +159,7 @@ export const explain = (finding: Analysis.Finding, names: ReadonlyMap<string, st
   }
 }
 
-const invalid = (e: Validate.FieldError) => new RuleValidation(e)
+const invalid = (e: Validate.FieldError) => RuleValidation.field(e.field, e.message)
 
 /** A finding as the API states it. */
 const findingOf = (f: Analysis.Finding, names: ReadonlyMap<string, string>) =>

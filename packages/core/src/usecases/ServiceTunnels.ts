@@ -84,9 +84,7 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         function*(input: ServiceTunnelCreate, config: ProviderConfigRecord) {
           const domain = input.domain ?? config.edge_domain
           if (domain === null) {
-            return yield* new InvalidInput({
-              detail: "domain: required when the provider configuration has no edge_domain"
-            })
+            return yield* InvalidInput.field("domain", "required when the provider configuration has no edge_domain")
           }
           const hostname = DomainName.make(`${input.subdomain}.${domain}`)
           const pending: ServiceTunnelRecord = {

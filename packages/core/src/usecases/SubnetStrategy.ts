@@ -19,8 +19,8 @@ export const create =
       return Either.left(new NotFound({ detail: `VPC ${subnet.vpc_id} not found` }))
     }
     return checkBlock(subnet.cidr, subnet.gateway_ip, state.subnetsOf(subnet.vpc_id), peeringCidr).pipe(
-      Either.mapLeft(({ kind, message }) =>
-        kind === "invalid" ? new InvalidInput({ detail: message }) : new Conflict({ detail: message })
+      Either.mapLeft(({ field, kind, message }) =>
+        kind === "invalid" ? InvalidInput.field(field, message) : new Conflict({ detail: `${field} ${message}` })
       ),
       Either.map(() => ({ ...creating({ part: "subnets", record: subnet }), decidedOn: [subnet.vpc_id] }))
     )

@@ -1,10 +1,10 @@
 /**
  * Topology (tenant): VPCs, subnets and pods referenced by name, deployed in one request.
- * Everything is validated first and every invalid item is named; then all new records are
- * written in one transaction (nothing is written when any item is invalid), and only then is
- * the cluster asked to converge, a failure there being recorded and retried like any apply.
- * Items that already exist as asked are left alone, so posting the same topology again is a
- * no-op.
+ * Everything is validated first and every problem is named by its field (`subnets[2].vpc_name`),
+ * with any the body's schema found (`Topology.Decoded`); then all new records are written in
+ * one transaction (nothing is written while there is any problem), and only then is the cluster
+ * asked to converge, a failure there being recorded and retried like any apply. Items that
+ * already exist as asked are left alone, so posting the same topology again is a no-op.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import * as Audit from "../changes/Audit.js"
@@ -16,11 +16,20 @@ import type { PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
-import type { TopologyRequest } from "../domain/Topology.js"
-import { TopologyImpact, TopologyPod, TopologySubnet, TopologyView, TopologyVpc } from "../domain/Topology.js"
+import type { Decoded, TopologyRequest } from "../domain/Topology.js"
+import {
+  decodedOf,
+  SECTIONS,
+  TopologyImpact,
+  TopologyPod,
+  TopologySubnet,
+  TopologyView,
+  TopologyVpc
+} from "../domain/Topology.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
+import type { Problem } from "../api/InputProblems.js"
 import { InvalidInput } from "../Errors.js"
 import type {
   Conflict,
@@ -46,6 +55,19 @@ import { seededRule } from "./Vpcs.js"
 
 type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
 
+/** Where a problem's field is in the body: its list's place, then the item's index (the token first). */
+const placeOf = (field: string): readonly [number, number] => {
+  const match = /^(\w+)\[(\d+)\]/.exec(field)
+  const section = SECTIONS.indexOf((match?.[1] ?? "") as typeof SECTIONS[number])
+  return match === null || section < 0 ? [-1, 0] : [section, Number(match[2])]
+}
+
+/** Problems in the order of the body they are in, so one item's schema and semantic problems stand together. */
+const inBodyOrder = (problems: ReadonlyArray<Problem>): ReadonlyArray<Problem> =>
+  problems.map((p, i) => ({ p, i, place: placeOf(p.field) })).sort((a, b) =>
+    a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.i - b.i
+  ).map(({ p }) => p)
+
 export interface TopologiesShape {
   /**
    * With `dryRun`, validates exactly as the real post, creates nothing, and answers what it
@@ -54,7 +76,7 @@ export interface TopologiesShape {
   readonly deploy: (
     caller: TenantPrincipal,
     tenantId: TenantId,
-    input: TopologyRequest,
+    input: TopologyRequest | Decoded,
     dryRun?: boolean
   ) => Effect.Effect<TopologyView | TopologyImpact, Failure | Unauthorized | Forbidden | Conflict | GuardrailViolated>
   readonly get: (caller: TenantPrincipal, tenantId: TenantId) => Effect.Effect<TopologyView, Failure>
@@ -97,10 +119,12 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
         })
 
       const deploy = Effect.fn("Topologies.deploy")(
-        function*(caller: TenantPrincipal, tenantId: TenantId, input: TopologyRequest, dryRun = false) {
+        function*(caller: TenantPrincipal, tenantId: TenantId, given: TopologyRequest | Decoded, dryRun = false) {
           if (dryRun) yield* Audit.dismiss
+          const input = "problems" in given ? given : decodedOf(given)
           yield* ownTenant(caller, tenantId)
-          yield* BodyCredentials.check(identity, caller, { token: input.token })
+          // A token the body's schema refused is among the problems already.
+          if (input.token !== undefined) yield* BodyCredentials.check(identity, caller, { token: input.token })
           const now = yield* DateTime.now
           const peering = Option.match(yield* configs.current, {
             onNone: () => null,
@@ -110,22 +134,25 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
           const existingVpcs = state.vpcs
           const existingSubnets = state.subnets
           const existingPods = state.pods
-          const problems: Array<string> = []
+          const problems: Array<Problem> = [...input.problems]
+          const problem = (field: string, message: string) => void problems.push({ field, message })
 
           // VPCs: new ones by name; existing ones must match what is asked.
           const vpcByName = new Map(existingVpcs.map((v) => [v.name as string, v]))
           const newVpcs: Array<VpcRecord> = []
           const seen = new Set<string>()
-          input.vpcs.forEach((item, i) => {
-            const at = `vpcs[${i}] '${item.name}'`
-            if (seen.has(item.name)) return void problems.push(`${at}: named twice`)
+          for (const [i, item] of input.vpcs) {
+            if (seen.has(item.name)) {
+              problem(`vpcs[${i}].name`, `'${item.name}' is named twice`)
+              continue
+            }
             seen.add(item.name)
             const existing = vpcByName.get(item.name)
             if (existing !== undefined) {
               if (existing.enable_internet !== item.enable_internet) {
-                problems.push(`${at}: exists with enable_internet ${existing.enable_internet}`)
+                problem(`vpcs[${i}].enable_internet`, `'${item.name}' exists with enable_internet ${existing.enable_internet}`)
               }
-              return
+              continue
             }
             const record: VpcRecord = {
               id: VpcId.make(randomUuid()),
@@ -138,27 +165,33 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             }
             newVpcs.push(record)
             vpcByName.set(item.name, record)
-          })
+          }
 
           // Subnets: the VPC must be named here or exist; blocks of one VPC must not overlap.
           const subnetsOf = new Map<string, Array<SubnetRecord>>()
           for (const s of existingSubnets) subnetsOf.set(s.vpc_id, [...(subnetsOf.get(s.vpc_id) ?? []), s])
           const newSubnets: Array<SubnetRecord> = []
-          input.subnets.forEach((item, i) => {
-            const at = `subnets[${i}] '${item.name}'`
+          for (const [i, item] of input.subnets) {
+            const at = `subnets[${i}]`
             const vpc = vpcByName.get(item.vpc_name)
-            if (vpc === undefined) return void problems.push(`${at}: no VPC named '${item.vpc_name}'`)
+            if (vpc === undefined) {
+              problem(`${at}.vpc_name`, `no VPC named '${item.vpc_name}'`)
+              continue
+            }
             const siblings = subnetsOf.get(vpc.id) ?? []
             const same = siblings.find((s) => s.name === item.name)
             if (same !== undefined) {
-              if (newSubnets.includes(same)) return void problems.push(`${at}: named twice in VPC '${item.vpc_name}'`)
-              if (same.cidr !== item.cidr || same.gateway_ip !== item.gateway_ip) {
-                problems.push(`${at}: exists with cidr ${same.cidr} and gateway ${same.gateway_ip}`)
+              if (newSubnets.includes(same)) problem(`${at}.name`, `'${item.name}' is named twice in VPC '${item.vpc_name}'`)
+              else if (same.cidr !== item.cidr || same.gateway_ip !== item.gateway_ip) {
+                problem(`${at}.cidr`, `'${item.name}' exists with cidr ${same.cidr} and gateway ${same.gateway_ip}`)
               }
-              return
+              continue
             }
             const block = checkBlock(item.cidr, item.gateway_ip, siblings, peering)
-            if (Either.isLeft(block)) return void problems.push(`${at}: ${block.left.message}`)
+            if (Either.isLeft(block)) {
+              problem(`${at}.${block.left.field}`, block.left.message)
+              continue
+            }
             const record: SubnetRecord = {
               id: SubnetId.make(randomUuid()),
               tenant_id: tenantId,
@@ -170,30 +203,30 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             }
             newSubnets.push(record)
             subnetsOf.set(vpc.id, [...siblings, record])
-          })
+          }
 
           // Pods: by VPC and subnet name; an existing pod of that name must run the same image.
           const newPods: Array<PodRecord> = []
-          for (const [i, item] of input.pods.entries()) {
-            const at = `pods[${i}] '${item.name}'`
+          for (const [i, item] of input.pods) {
+            const at = `pods[${i}]`
             const vpc = vpcByName.get(item.vpc_name)
             if (vpc === undefined) {
-              problems.push(`${at}: no VPC named '${item.vpc_name}'`)
+              problem(`${at}.vpc_name`, `no VPC named '${item.vpc_name}'`)
               continue
             }
             const subnet = (subnetsOf.get(vpc.id) ?? []).find((s) => s.name === item.subnet_name)
             if (subnet === undefined) {
-              problems.push(`${at}: no subnet named '${item.subnet_name}' in VPC '${item.vpc_name}'`)
+              problem(`${at}.subnet_name`, `no subnet named '${item.subnet_name}' in VPC '${item.vpc_name}'`)
               continue
             }
             if (newPods.some((p) => p.vpc_id === vpc.id && p.name === item.name)) {
-              problems.push(`${at}: named twice in VPC '${item.vpc_name}'`)
+              problem(`${at}.name`, `'${item.name}' is named twice in VPC '${item.vpc_name}'`)
               continue
             }
             const existing = existingPods.find((p) => p.vpc_id === vpc.id && p.name === item.name)
             if (existing !== undefined) {
               if (existing.container_image !== item.container_image) {
-                problems.push(`${at}: exists with image ${existing.container_image}`)
+                problem(`${at}.container_image`, `'${item.name}' exists with image ${existing.container_image}`)
               }
               continue
             }
@@ -207,13 +240,11 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               auto_healing: false,
               gpu_count: 0
             }).pipe(Effect.either)
-            if (Either.isLeft(prepared)) problems.push(`${at}: ${prepared.left.detail}`)
+            if (Either.isLeft(prepared)) prepared.left.errors.forEach((e) => problem(`${at}.${e.field}`, e.message))
             else newPods.push(prepared.right)
           }
 
-          if (problems.length > 0) {
-            return yield* new InvalidInput({ detail: `invalid topology: ${problems.join("; ")}` })
-          }
+          if (problems.length > 0) return yield* InvalidInput.of(inBodyOrder(problems))
 
           const before = { vpcs: existingVpcs, subnets: existingSubnets, pods: existingPods, peeringCidr: peering }
           const after = {
@@ -281,9 +312,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               Effect.catchTag(
                 "UniqueViolation",
                 (e) =>
-                  new InvalidInput({
-                    detail: `invalid topology: a name was taken meanwhile (${e.constraint}); nothing was created`
-                  })
+                  InvalidInput.field("body", `a name was taken meanwhile (${e.constraint}); nothing was created`)
               )
             )
 

@@ -89,9 +89,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             const config = yield* configs.current
             const fallback = Option.flatMap(config, (c) => Option.fromNullable(c.edge_domain))
             if (Option.isNone(fallback)) {
-              return yield* new InvalidInput({
-                detail: "domain: required, since the provider configuration has no edge_domain"
-              })
+              return yield* InvalidInput.field("domain", "required, since the provider configuration has no edge_domain")
             }
             return fallback.value
           }
@@ -239,7 +237,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           const names = new Set<string>()
           for (const input of inputs) {
             if (names.has(input.tunnel_name)) {
-              return yield* new InvalidInput({ detail: `tunnels: '${input.tunnel_name}' is named twice` })
+              return yield* InvalidInput.field("tunnels", `'${input.tunnel_name}' is named twice`)
             }
             names.add(input.tunnel_name)
             yield* domainFor(caller, input.domain)

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, Page, Pods, RegistryCredentials, Topologies, Tunnels } from "@tenet/core"
-import { Effect } from "effect"
+import { Api, Errors, Page, Pods, RegistryCredentials, Topologies, TopologyBody, Tunnels } from "@tenet/core"
+import { Effect, Either } from "effect"
 import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
@@ -106,12 +106,15 @@ export const TopologyHandlers = HttpApiBuilder.group(
     Effect.map(Topologies.Topologies, (topology) => {
       const json = ResponseJson.group("topology")
       return handlers
-        .handle("deploy", ({ path, payload, urlParams }) =>
-          asTenant((caller) =>
-            topology.deploy(caller, path.tenant_id, payload, urlParams.dry_run === true)
-          ).pipe(
-            json("deploy")
-          ))
+        // Read item by item (`TopologyBody`), so that the answer names every problem at once,
+        // the schema's with the deploy's.
+        .handleRaw("deploy", ({ path, request, urlParams }) =>
+          Effect.flatMap(Effect.orDie(request.json), (body) =>
+            Either.match(TopologyBody.decode(body), {
+              onLeft: (problems) => Effect.fail(Errors.InvalidInput.of(problems)),
+              onRight: (decoded) =>
+                asTenant((caller) => topology.deploy(caller, path.tenant_id, decoded, urlParams.dry_run === true))
+            })).pipe(json("deploy")))
         .handle("get", ({ path }) => asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(json("get")))
     })
 )
