@@ -45,8 +45,8 @@ type Promised<F> = F extends
 
 export type PromiseClient =
   & {
-    readonly [G in keyof TenetClient.Client]: {
-      readonly [E in keyof TenetClient.Client[G]]: Promised<TenetClient.Client[G][E]>
+    readonly [G in keyof TenetClient.Endpoints]: {
+      readonly [E in keyof TenetClient.Endpoints[G]]: Promised<TenetClient.Endpoints[G][E]>
     }
   }
   & {
@@ -81,13 +81,16 @@ export interface WatchIterable extends AsyncIterable<TenetClient.WatchItem> {
 
 /** `TenetClient.Pages` as Promises and async iterators. */
 export interface PromisePages {
-  /** One page: `limit` items (the server's 1000 when left out) from `pageToken` (the first page without it). */
+  /**
+   * One page: `limit` items (the server's 1000 when left out) from `page_token` (the first page
+   * without it). The fields are named as the Effect client and the wire name them.
+   */
   readonly page: <K extends TenetClient.ListKey>(
     list: K,
     request?: TenetClient.ListRequest<K>,
-    page?: { readonly limit?: number; readonly pageToken?: string | undefined }
+    page?: { readonly limit?: number; readonly page_token?: string | undefined }
   ) => Promise<
-    { readonly items: ReadonlyArray<Dated<TenetClient.ListItem<K>>>; readonly nextPageToken: string | undefined }
+    { readonly items: ReadonlyArray<Dated<TenetClient.ListItem<K>>>; readonly next_page_token: string | undefined }
   >
   /**
    * Every item, fetched a page at a time (`limit`, 100 by default) as the loop reads them:
@@ -129,25 +132,25 @@ const promised = (
       runtime.runPromiseExit(
         c.pages.page(list, request, {
           ...(options.limit === undefined ? {} : { limit: options.limit }),
-          page_token: options.pageToken
+          page_token: options.page_token
         })
       ).then(settle)
-    ).then((found) => ({ items: dated(found.items) as never, nextPageToken: found.next_page_token }))
+    ).then((found) => ({ items: dated(found.items) as never, next_page_token: found.next_page_token }))
   const all = <K extends TenetClient.ListKey>(
     list: K,
     request?: TenetClient.ListRequest<K>,
     options: { readonly limit?: number } = {}
   ): AsyncIterable<Dated<TenetClient.ListItem<K>>> => ({
     async *[Symbol.asyncIterator]() {
-      let pageToken: string | undefined = undefined
+      let page_token: string | undefined = undefined
       do {
         const found: {
           readonly items: ReadonlyArray<Dated<TenetClient.ListItem<K>>>
-          readonly nextPageToken: string | undefined
-        } = await page(list, request, { limit: options.limit ?? 100, pageToken })
+          readonly next_page_token: string | undefined
+        } = await page(list, request, { limit: options.limit ?? 100, page_token })
         yield* found.items
-        pageToken = found.nextPageToken
-      } while (pageToken !== undefined)
+        page_token = found.next_page_token
+      } while (page_token !== undefined)
     }
   })
   const pages: PromisePages = { page, all }

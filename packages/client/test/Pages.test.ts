@@ -76,14 +76,24 @@ layer(TestServer.layer(), { excludeTestServices: true })("pages through the SDK"
         tenantToken: (yield* tenantToken(url)),
         tenantId: vpc.tenant_id
       })
-      const iterated = yield* Effect.promise(async () => {
+      const promisedPages = yield* Effect.promise(async () => {
         const seen: Array<{ readonly name: string; readonly created_at: Date }> = []
         for await (const item of promised.pages.all("vpcs.list", undefined, { limit: 2 })) seen.push(item)
+        // One page at a time, its fields named as the Effect client and the wire name them.
+        const first = await promised.pages.page("vpcs.list", undefined, { limit: 5 })
+        const second = await promised.pages.page("vpcs.list", undefined, {
+          limit: 5,
+          page_token: first.next_page_token
+        })
         await promised.close()
-        return seen
+        return { first, iterated: seen, second }
       })
+      const { iterated } = promisedPages
       expect(iterated.map((v) => v.name)).toEqual(whole.map((v) => v.name))
       expect(iterated[0]!.created_at).toBeInstanceOf(Date)
+      const pages = [promisedPages.first, promisedPages.second]
+      expect(pages.flatMap((p) => p.items).map((v) => v.name)).toEqual(whole.map((v) => v.name))
+      expect(pages.map((p) => p.next_page_token)).toEqual([expect.any(String), undefined])
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 })
 

@@ -68,15 +68,22 @@ layer(TestServer.layer(), { excludeTestServices: true })(
           remote_type: "cidr",
           remote_cidr: "10.9.0.0/16"
         } as const
-        const { refused, vpc } = yield* Effect.promise(async () => {
+        const { created, deleted, refused, vpc } = yield* Effect.promise(async () => {
           const vpc = await tenet.vpcs.create({ payload: { name: "prod", enable_internet: false } })
           const refused = await tenet.securityRules.create({ payload: { ...rule, vpc_id: vpc.id } as never }).then(
             () => null,
             (e: unknown) => e
           )
+          const { port: _, ...rest } = rule
+          // A create answers the rule (never null: only a delete answers `rule: null`).
+          const created = await tenet.securityRules.create({ payload: { ...rest, ports: "8080", vpc_id: vpc.id } })
+          const deleted = await tenet.securityRules.delete({ path: { rule_id: created.rule.id } })
           await tenet.close()
-          return { refused, vpc }
+          return { created, deleted, refused, vpc }
         })
+        expect(created.rule).toMatchObject({ name: "web", ports: "8080" })
+        const nothing: null = deleted.rule
+        expect(nothing).toBeNull()
         // Instants are JavaScript Dates for Promise users.
         expect(vpc.created_at).toBeInstanceOf(Date)
         expect(Number.isNaN(vpc.created_at.getTime())).toBe(false)

@@ -18,7 +18,7 @@ const when = (at: Date) => at.toISOString().replace("T", " ").slice(0, 19)
 
 export const AdminPage = ({ client }: { client: Client }) => {
   const tenants = usePages(
-    (pageToken) => client.pages.page("tenants.list", undefined, { limit: TENANTS_PER_PAGE, pageToken }),
+    (page_token) => client.pages.page("tenants.list", undefined, { limit: TENANTS_PER_PAGE, page_token }),
     []
   )
   const { data, error, reload } = useLoad(async () => {

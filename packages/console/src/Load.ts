@@ -46,7 +46,7 @@ export interface Paged<A> {
 export const usePages = <A>(
   load: (
     pageToken: string | undefined
-  ) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextPageToken: string | undefined }>,
+  ) => Promise<{ readonly items: ReadonlyArray<A>; readonly next_page_token: string | undefined }>,
   deps: ReadonlyArray<unknown>
 ): Paged<A> => {
   const [state, setState] = useState<
@@ -56,7 +56,7 @@ export const usePages = <A>(
   const reload = useCallback(() => setRound((r) => r + 1), [])
   const fetchPage = (token: string | undefined, shown: ReadonlyArray<A>, isCurrent: () => boolean) =>
     load(token).then(
-      (page) => isCurrent() && setState({ items: [...shown, ...page.items], next: page.nextPageToken, loading: false }),
+      (page) => isCurrent() && setState({ items: [...shown, ...page.items], next: page.next_page_token, loading: false }),
       (e: unknown) => {
         noticeRefusal(e)
         if (isCurrent()) setState({ items: shown, next: token, loading: false, error: problem(e) })

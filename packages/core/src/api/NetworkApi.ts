@@ -14,6 +14,7 @@ import {
   RuleList,
   RuleListQuery,
   RuleMutation,
+  RuleRemoval,
   RulePageQuery,
   RulesPlan,
   RulesReplaced,
@@ -160,7 +161,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
     HttpApiEndpoint.del("delete", "/security-rules/:rule_id")
       .setPath(RulePath)
       .setUrlParams(DryRunQuery)
-      .addSuccess(RuleMutation)
+      .addSuccess(RuleRemoval)
       .addSuccess(RuleImpact)
       .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)

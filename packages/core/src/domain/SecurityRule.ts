@@ -222,8 +222,16 @@ export const IMPLIED_RULES: ReadonlyArray<ImpliedRule> = [
 ]
 
 /** Result of a create, patch or delete: the rule (null after delete) and whether it is in force. */
+/** A rule created or changed, as it now stands, and whether its VPC is in force with it. */
 export class RuleMutation extends Schema.Class<RuleMutation>("RuleMutation")({
-  rule: Schema.NullOr(SecurityRule),
+  rule: SecurityRule,
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String)
+}) {}
+
+/** A rule deleted: `rule` is null (the spec's answer), and whether its VPC is in force without it. */
+export class RuleRemoval extends Schema.Class<RuleRemoval>("RuleRemoval")({
+  rule: Schema.Null,
   applied: Schema.Boolean,
   apply_error: Schema.NullOr(Schema.String)
 }) {}

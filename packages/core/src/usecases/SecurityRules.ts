@@ -36,6 +36,7 @@ import {
   RuleImpact,
   RuleList,
   RuleMutation,
+  RuleRemoval,
   RulesPlan,
   RulesReplaced,
   viewOf
@@ -101,7 +102,7 @@ export interface SecurityRulesShape {
     caller: TenantPrincipal,
     id: SecurityRuleId,
     dryRun?: boolean
-  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated>
+  ) => Effect.Effect<RuleRemoval | RuleImpact, Failure | GuardrailViolated>
   readonly reorder: (
     caller: TenantPrincipal,
     vpcId: VpcId,
@@ -340,12 +341,19 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
        * Applies the VPC (with its rules as the caller wrote them, when given) and reports the
        * rule as it now stands, in the context the apply read.
        */
-      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord | null, rules?: ReadonlyArray<SecurityRuleRecord>) =>
+      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord, rules?: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
           const { context, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, rules)
-          const described = rule === null ? null : view(rule, context ?? (yield* applier.context(vpc)))
+          const described = view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
+
+      /** Applies the VPC without a rule it had, and reports whether it is in force so. */
+      const removal = (vpc: VpcRecord) =>
+        Effect.map(
+          applier.applyInContext(vpc.tenant_id, vpc.id),
+          ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED)
+        )
 
       /** A rule change previewed: its impact, with the guardrails it would break. */
       const previewed = <A, E>(
@@ -429,7 +437,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after)).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        return yield* mutation(vpc, null)
+        return yield* removal(vpc)
       })
 
       const reorder = Effect.fn("SecurityRules.reorder")(
