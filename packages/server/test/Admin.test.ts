@@ -38,6 +38,30 @@ layer(testServer(), { excludeTestServices: true })("domains", (it) => {
       expect(again.status).toBe(404)
     }))
 
+  it.effect("a tenant lists its own domains (the ones its tunnels may use), never another's, and cannot assign", () =>
+    Effect.gen(function*() {
+      const owner = yield* newTenant()
+      const other = yield* newTenant()
+      const headers = yield* admin
+      const domain = `${uniqueName("own")}.example.com`
+      yield* raw("POST", `/tenants/${owner.tenant.id}/domains`, { headers, body: { domain } })
+      const own = { "x-auth-token": owner.session.api_token }
+      const listed = yield* raw("GET", `/tenants/${owner.tenant.id}/domains`, { headers: own })
+      expect(listed.status).toBe(200)
+      expect((listed.body as Array<{ domain: string }>).map((d) => d.domain)).toEqual([domain])
+      const foreign = yield* raw("GET", `/tenants/${owner.tenant.id}/domains`, {
+        headers: { "x-auth-token": other.session.api_token }
+      })
+      expect(foreign.status).toBe(404)
+      expect(foreign.text).not.toContain(domain)
+      const assign = yield* raw("POST", `/tenants/${owner.tenant.id}/domains`, {
+        headers: own,
+        body: { domain: `${uniqueName("mine")}.example.com` }
+      })
+      expect(assign.status).toBe(401)
+      expect((yield* raw("DELETE", `/tenants/${owner.tenant.id}/domains/${domain}`, { headers: own })).status).toBe(401)
+    }))
+
   it.effect("a domain belongs to one tenant: assigning it again anywhere is 409", () =>
     Effect.gen(function*() {
       const a = yield* newTenant()

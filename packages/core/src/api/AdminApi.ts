@@ -11,7 +11,7 @@ import { ServiceTunnel } from "../domain/ServiceTunnel.js"
 import { Tenant, TenantDetail } from "../domain/Tenant.js"
 import { Conflict, NotFound } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
-import { AdminAuth } from "./Security.js"
+import { AdminAuth, AdminOrTenantAuth } from "./Security.js"
 
 const TenantPath = Schema.Struct({ tenant_id: TenantId })
 
@@ -55,6 +55,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
       .addSuccess(DomainRecord)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
+      .middleware(AdminAuth)
       .annotate(OpenApi.Summary, "Assign a custom tunnel domain to a tenant; 409 when any tenant has it")
   )
   .add(
@@ -63,17 +64,22 @@ export class DomainsApi extends HttpApiGroup.make("domains")
       .setPath(TenantPath)
       .addSuccess(Schema.Array(DomainRecord))
       .addError(NotFound.Wire)
-      .annotate(OpenApi.Summary, "The tenant's domains")
+      .middleware(AdminOrTenantAuth)
+      .annotate(
+        OpenApi.Summary,
+        "The tenant's domains, which its tunnels may use: the admin's view of any tenant, or a tenant's of its own " +
+          "(another tenant's is 404)"
+      )
   )
   .add(
     HttpApiEndpoint.del("remove", "/tenants/:tenant_id/domains/:domain")
       .setPath(Schema.Struct({ tenant_id: TenantId, domain: DomainName }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
+      .middleware(AdminAuth)
       .annotate(OpenApi.Summary, "Take a domain back from a tenant (204)")
   )
-  .middleware(AdminAuth)
-  .annotate(OpenApi.Title, "Domains (admin)")
+  .annotate(OpenApi.Title, "Domains")
 {}
 
 export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")

@@ -1,4 +1,4 @@
-/** Custom tunnel domains (admin): assign to a tenant, list, remove. */
+/** Custom tunnel domains: the admin assigns, lists and removes them; a tenant lists its own. */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
@@ -7,17 +7,23 @@ import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { DomainId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { DomainName } from "../domain/Net.js"
+import type { Principal } from "../domain/Principal.js"
 import { Conflict, NotFound } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
+import { ownTenant } from "./Ownership.js"
 
 export interface DomainsShape {
   readonly assign: (
     tenantId: TenantId,
     domain: DomainName
   ) => Effect.Effect<DomainRecord, NotFound | Conflict | IdempotencyKeyReused | ServiceUnavailable>
-  readonly list: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
+  /** The admin's view of any tenant's domains, or a tenant's of its own (another's is `NotFound`). */
+  readonly list: (
+    caller: Principal,
+    tenantId: TenantId
+  ) => Effect.Effect<ReadonlyArray<DomainRecord>, NotFound | ServiceUnavailable>
   readonly remove: (tenantId: TenantId, domain: DomainName) => Effect.Effect<void, NotFound | ServiceUnavailable>
 }
 
@@ -63,7 +69,8 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
         return row
       })
 
-      const list = Effect.fn("Domains.list")(function*(tenantId: TenantId) {
+      const list = Effect.fn("Domains.list")(function*(caller: Principal, tenantId: TenantId) {
+        if (caller._tag === "Tenant") yield* ownTenant(caller, tenantId)
         yield* requireTenant(tenantId).pipe(storeUnavailable)
         return yield* store.domains.listByTenant(tenantId).pipe(storeUnavailable)
       })

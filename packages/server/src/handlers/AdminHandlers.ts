@@ -52,7 +52,7 @@ export const DomainsHandlers = HttpApiBuilder.group(
             "domains.list",
             urlParams,
             Page.byCreation,
-            domains.list(path.tenant_id),
+            Effect.flatMap(Principal.CurrentPrincipal, (caller) => domains.list(caller, path.tenant_id)),
             (page) => json("list")(Effect.succeed(page)),
             { tenant_id: path.tenant_id }
           ))
