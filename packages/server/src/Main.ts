@@ -183,7 +183,7 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.provideMerge(announce(config, publicUrl)),
     Layer.provideMerge(metrics(config)),
     // Announced once the app serves requests, not merely once the socket listens.
-    Layer.provideMerge(Server.layer(config)),
+    Layer.provideMerge(Server.layer({ ...config, adminPasswordFile: join(config.dataDir, "admin-password") })),
     Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl, version: Server.VERSION })),
     Layer.provide(
       Server.listen({ requestTimeout: config.requestTimeout, host: config.host, port: config.port }).pipe(

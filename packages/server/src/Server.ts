@@ -6,10 +6,12 @@
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Api, ChangeFeed, Identity, UseCases } from "@tenet/core"
-import { Console, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
 import { createRequire } from "node:module"
 import * as Net from "node:net"
+import { dirname } from "node:path"
 import type { Duplex } from "node:stream"
 import * as Auth from "./Auth.js"
 import * as Endpoints from "./Endpoints.js"
@@ -35,6 +37,12 @@ export interface HttpOptions {
 export interface Options extends HttpOptions {
   readonly adminUsername: string
   readonly adminPassword: Option.Option<Redacted.Redacted<string>>
+  /**
+   * Where a generated admin password is written (mode 0600) when `adminPassword` is none and the
+   * admin does not exist yet; the log names the file, never the password. Without it such a
+   * start fails: a password nobody can read would lock the admin out.
+   */
+  readonly adminPasswordFile?: string
   /** How often VPCs whose apply failed are applied again. */
   readonly reconcileInterval: Duration.DurationInput
   /** The change stream's bookmarks and retention (`ChangeFeed`). */
@@ -182,23 +190,45 @@ export const listen = (options: {
 export const layer = (options: Options) =>
   Layer.mergeAll(
     // The admin exists before the first request is served.
-    layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options.adminUsername, options.adminPassword))),
+    layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options))),
     Reconciler.layer(options.reconcileInterval)
   ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
 
+/** Writes a generated password where only this user can read it, replacing what was there. */
+const writeSecret = (file: string, secret: string) =>
+  Effect.try({
+    try: () => {
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, `${secret}\n`, { mode: 0o600 })
+      // A file that existed keeps its mode through a write: make sure of it.
+      chmodSync(file, 0o600)
+    },
+    catch: (cause) => new Cause.RuntimeException(`cannot write the generated admin password to ${file}: ${String(cause)}`)
+  })
+
 /**
- * Makes sure the admin exists. A generated password is printed once: it is not stored in
- * clear anywhere, so this is the only time it can be seen.
+ * Makes sure the admin exists. A generated password goes to `adminPasswordFile` (mode 0600),
+ * never to the log, which reaches every log pipeline: it is not stored in clear anywhere else.
  */
-export const bootstrapAdmin = (username: string, password: Option.Option<Redacted.Redacted<string>>) =>
+export const bootstrapAdmin = (
+  options: Pick<Options, "adminUsername" | "adminPassword" | "adminPasswordFile">
+) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const identity = yield* Identity.Identity
-      const { generatedPassword } = yield* identity.bootstrapAdmin(username, Option.map(password, Redacted.value))
-      if (Option.isSome(generatedPassword)) {
-        yield* Console.log(
-          `Generated a password for admin '${username}': ${generatedPassword.value}\n` +
-            "It is shown only now; set TENET_ADMIN_PASSWORD to choose your own."
+      const file = options.adminPasswordFile
+      if (Option.isNone(options.adminPassword) && file === undefined) {
+        return yield* Effect.dieMessage("set TENET_ADMIN_PASSWORD, or give the server a file for a generated one")
+      }
+      const { generatedPassword } = yield* identity.bootstrapAdmin(
+        options.adminUsername,
+        Option.map(options.adminPassword, Redacted.value)
+      )
+      if (Option.isSome(generatedPassword) && file !== undefined) {
+        yield* writeSecret(file, generatedPassword.value)
+        yield* Effect.logWarning(
+          `generated a password for admin '${options.adminUsername}' in ${file} (readable by this user only); ` +
+            "set TENET_ADMIN_PASSWORD to choose your own"
         )
       }
     }).pipe(Effect.orDie)

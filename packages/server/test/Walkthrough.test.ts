@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { until } from "./Loopback.js"
@@ -20,12 +21,17 @@ const walkthrough = () => {
 
 describe("the README's curl walkthrough", () => {
   it("runs as written: admin, tenant, VPC, subnet, rule, pod, evaluate, and a refused typo", async () => {
-    const server = await spawnServer({ TENET_STORE: "memory", TENET_ADMIN_PASSWORD: "walkthrough-password" })
+    // In a directory of its own, as in a fresh checkout: the generated password is in ./.tenet.
+    const cwd = mkdtempSync(join(tmpdir(), "tenet-walkthrough-"))
+    const server = await spawnServer({ TENET_STORE: "memory", TENET_DATA_DIR: join(cwd, ".tenet") })
     await until(() => server.output().includes("listening on"), "the server to listen", 60_000)
-    const script = walkthrough()
-      .replaceAll("http://127.0.0.1:8080", `http://127.0.0.1:${server.port}`)
-      .replaceAll("<printed password>", "walkthrough-password")
-    const { stdout } = await promisify(execFile)("bash", ["-euc", script])
+    const file = join(cwd, ".tenet", "admin-password")
+    // Readable by its owner only, and never in the log.
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(server.output()).toContain(file)
+    expect(server.output()).not.toContain(readFileSync(file, "utf8").trim())
+    const script = walkthrough().replaceAll("http://127.0.0.1:8080", `http://127.0.0.1:${server.port}`)
+    const { stdout } = await promisify(execFile)("bash", ["-euc", script], { cwd })
     // Each `# =>` the README shows, in its order.
     const shown = [...README.matchAll(/^# => (\{.*\})$/gm)].map((m) => m[1]!)
     let from = 0
