@@ -634,7 +634,7 @@ export const make = Effect.gen(function*() {
         const times = (key: string) =>
           Option.match(HashMap.get(s.loginAttempts, key), { onNone: () => [], onSome: (a) => a.map((x) => x.at) })
         const begun = LoginThrottle.begin(times, keys, now)
-        if (begun._tag === "Locked") return Effect.succeed([begun, s] as const)
+        if (begun._tag === "Throttled") return Effect.succeed([begun, s] as const)
         const counted = keys.reduce((all, { key, policy }) =>
           HashMap.modifyAt(all, key, (held) =>
             Option.some([

@@ -7,7 +7,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { MemoryPorts } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
-import { type ChangeFeed, ServerInfo } from "@tenet/core"
+import { type ChangeFeed, Identity, ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
@@ -32,6 +32,8 @@ export interface Options {
   readonly shutdownGrace?: Duration.DurationInput
   /** Request logs are noise in tests: warnings and errors only, by default. */
   readonly logLevel?: LogLevel.LogLevel
+  /** How failed logins are slowed (`Identity.defaultThrottlePolicy` by default). */
+  readonly loginThrottle?: Identity.ThrottlePolicy
 }
 
 export const ADMIN_USERNAME = "admin"
@@ -51,6 +53,11 @@ export const layer = (options: Options = {}) => {
     ...(options.watch === undefined ? {} : { watch: options.watch }),
     ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace })
   }).pipe(
+    Layer.provide(
+      options.loginThrottle === undefined
+        ? Layer.empty
+        : Layer.succeed(Identity.LoginThrottling, options.loginThrottle)
+    ),
     Layer.provide(
       Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: Server.VERSION })
     ),

@@ -1,9 +1,10 @@
 /** Shared helpers: the real client against the real server, plus raw requests for wire checks. */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
 import { Effect, Layer, Stream } from "effect"
+import { request as httpRequest } from "node:http"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, expect } from "vitest"
@@ -165,6 +166,45 @@ export const raw = (
       headers: response.headers
     } satisfies RawResponse
   }).pipe(Effect.scoped)
+
+/**
+ * A JSON POST from another loopback address (`127.0.0.2`, ...): what the server sees as the
+ * request's source, for what depends on where a request comes from (login throttling).
+ */
+export const postFrom = (address: string, path: string, body: unknown) =>
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    const text = JSON.stringify(body)
+    return yield* Effect.async<
+      { status: number; body: any; headers: Record<string, string | Array<string> | undefined> }
+    >(
+      (resume) => {
+        const request = httpRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            localAddress: address,
+            method: "POST",
+            path,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text) }
+          },
+          (response) => {
+            let received = ""
+            response.on("data", (chunk) => received += chunk)
+            response.on("end", () =>
+              resume(Effect.succeed({
+                status: response.statusCode ?? 0,
+                body: received === "" ? undefined : JSON.parse(received),
+                headers: response.headers
+              })))
+          }
+        )
+        request.on("error", (error) => resume(Effect.die(error)))
+        request.end(text)
+      }
+    )
+  })
 
 /**
  * A tenant with one VPC and one subnet in it (`10.0.1.0/24`), and helpers that carry its

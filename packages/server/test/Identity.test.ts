@@ -1,7 +1,18 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { Identity } from "@tenet/core"
 import { Effect } from "effect"
 import { TestServer } from "../src/index.js"
-import { adminLogin, asAdmin, client, newTenant, raw, TENANT_PASSWORD, testServer, uniqueName } from "./Harness.js"
+import {
+  adminLogin,
+  asAdmin,
+  client,
+  newTenant,
+  postFrom,
+  raw,
+  TENANT_PASSWORD,
+  testServer,
+  uniqueName
+} from "./Harness.js"
 
 layer(testServer(), { excludeTestServices: true })("admin authentication", (it) => {
   it.effect("login returns the admin's current token, and logging in again returns the same one", () =>
@@ -156,37 +167,76 @@ layer(testServer(), { excludeTestServices: true })("tenant authentication", (it)
 })
 
 describe("failed-login throttling", () => {
-  layer(testServer(), { excludeTestServices: true })("per name", (it) => {
-    it.effect("after 5 failures the name is refused with 429, even with the right password", () =>
+  // A wait long enough that no pause of a busy machine outlasts it between two requests.
+  const loginThrottle = {
+    ...Identity.defaultThrottlePolicy,
+    nameAndAddress: { ...Identity.defaultThrottlePolicy.nameAndAddress, baseMillis: 3_000 }
+  }
+  layer(testServer({ loginThrottle }), { excludeTestServices: true })("per name and address", (it) => {
+    it.effect("a stranger's failures slow the stranger, doubling; the owner, from its own address, gets in", () =>
       Effect.gen(function*() {
         const { tenant } = yield* newTenant()
-        for (let i = 0; i < 5; i++) {
-          const failed = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: `guess-${i}-x` } })
-          expect(failed.status).toBe(401)
+        const login = (from: string, password: string) =>
+          postFrom(from, "/tenants/login", { name: tenant.name, password })
+        for (let i = 0; i < 10; i++) {
+          const guess = yield* login("127.0.0.2", `guess-${i}-x`)
+          // Five are free; then each waits after the last failure (3 s here), refused without a check.
+          expect(guess.status, `guess ${i}`).toBe(i < 5 ? 401 : 429)
         }
-        const locked = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: TENANT_PASSWORD } })
-        expect(locked.status).toBe(429)
-        const seconds = /try again in (\d+) seconds/.exec((locked.body as { detail: string }).detail)?.[1]
-        // The same wait, as a client reads it (RFC 9110's Retry-After): the lockout's 15 minutes.
-        expect(locked.headers["retry-after"]).toBe(seconds)
-        expect(Number(seconds)).toBeGreaterThan(890)
-        expect(locked.body).toEqual({ detail: expect.any(String) })
-        const other = yield* newTenant()
-        expect(other.session.api_token).toMatch(/^tenet_/)
-        const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 10 } })
-        expect(page.entries.some((e) => e.outcome === "throttled" && e.principal === tenant.name)).toBe(true)
+        const throttled = yield* login("127.0.0.2", TENANT_PASSWORD)
+        expect(throttled.status).toBe(429)
+        const seconds = /try again in (\d+) seconds/.exec(throttled.body.detail)?.[1]
+        // The same wait, as a client reads it (RFC 9110's Retry-After).
+        expect(throttled.headers["retry-after"]).toBe(seconds)
+        expect(throttled.body).toEqual({ detail: expect.any(String) })
+        // The owner, from another address, is not kept out by the stranger.
+        const owner = yield* login("127.0.0.3", TENANT_PASSWORD)
+        expect(owner.status).toBe(200)
+        // After the wait, the stranger may try once more; its failure doubles the wait.
+        yield* Effect.sleep(`${Number(seconds) * 1000 + 50} millis`)
+        expect((yield* login("127.0.0.2", "guess-again")).status).toBe(401)
+        const doubled = yield* login("127.0.0.2", "guess-again")
+        expect(doubled).toMatchObject({ status: 429, headers: { "retry-after": "6" } })
+        // The operations log names who is slowed, and from where.
+        const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 20 } })
+        const entry = page.entries.find((e) => e.outcome === "throttled" && e.principal === tenant.name)
+        expect(entry).toMatchObject({ source_address: "127.0.0.2" })
+        expect(entry?.detail).toContain(`for '${tenant.name}' from 127.0.0.2`)
+      }))
+  })
+
+  layer(testServer(), { excludeTestServices: true })("per name from many addresses", (it) => {
+    it.effect("guesses from many addresses only slow the name: the owner waits at most 30 s, then gets in", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* newTenant()
+        const login = (from: string, password: string) =>
+          postFrom(from, "/tenants/login", { name: tenant.name, password })
+        // Twenty addresses, one guess each: the name's twenty free failures.
+        for (let i = 0; i < 20; i++) expect((yield* login(`127.0.1.${i + 1}`, `guess-${i}-x`)).status).toBe(401)
+        const slowed = yield* login("127.0.0.3", TENANT_PASSWORD)
+        expect(slowed.status).toBe(429)
+        const wait = Number(slowed.headers["retry-after"])
+        expect(wait).toBeGreaterThan(0)
+        expect(wait).toBeLessThanOrEqual(30)
+        yield* Effect.sleep(`${wait * 1000 + 50} millis`)
+        expect((yield* login("127.0.0.3", TENANT_PASSWORD)).status).toBe(200)
       }))
   })
 
   layer(testServer(), { excludeTestServices: true })("per address", (it) => {
-    it.effect("after 50 failures from one address, every name is refused from it", () =>
+    it.effect("after 50 failures from one address every name waits there; elsewhere nothing changes", () =>
       Effect.gen(function*() {
         const { tenant } = yield* newTenant()
         for (let i = 0; i < 50; i++) {
-          yield* raw("POST", "/tenants/login", { body: { name: `nobody-${i}`, password: "whatever1" } })
+          yield* postFrom("127.0.0.4", "/tenants/login", { name: `nobody-${i}`, password: "whatever1" })
         }
-        const locked = yield* raw("POST", "/tenants/login", { body: { name: tenant.name, password: TENANT_PASSWORD } })
-        expect(locked.status).toBe(429)
+        const refused = yield* postFrom("127.0.0.4", "/tenants/login", { name: tenant.name, password: TENANT_PASSWORD })
+        expect(refused.status).toBe(429)
+        const elsewhere = yield* postFrom("127.0.0.5", "/tenants/login", {
+          name: tenant.name,
+          password: TENANT_PASSWORD
+        })
+        expect(elsewhere.status).toBe(200)
       }))
   })
 })

@@ -18,13 +18,17 @@ export const recordAuthOperation = (kind: OperationKind, outcome: Outcome) =>
     Metric.taggedWithLabels(authOperations, [MetricLabel.make("kind", kind), MetricLabel.make("outcome", outcome)])
   )
 
-export const loginLockouts = Metric.counter("tenet_login_lockouts", {
-  description: "Times a login name or a source address became locked out after too many failures, by scope",
+/** What a throttle slows (`LoginThrottle`): a name from one address, an address, or a name from any address. */
+export const THROTTLE_SCOPES = ["name_address", "address", "name"] as const
+export type ThrottleScope = typeof THROTTLE_SCOPES[number]
+
+export const loginThrottles = Metric.counter("tenet_login_throttles", {
+  description: "Failed logins that started or lengthened a wait for further attempts, by what is slowed",
   incremental: true
 })
 
-export const recordLockout = (scope: "name" | "address") =>
-  Metric.increment(Metric.tagged(loginLockouts, "scope", scope))
+export const recordThrottle = (scope: ThrottleScope) =>
+  Metric.increment(Metric.tagged(loginThrottles, "scope", scope))
 
 export const applyResults = Metric.counter("tenet_apply_results", {
   description: "Applies of desired state to the cluster, by kind (vpc, pod) and whether it was applied",
@@ -101,7 +105,7 @@ export const registerInitial = Effect.sync(() => {
         .unsafeValue([])
     }
   }
-  for (const scope of ["name", "address"]) Metric.tagged(loginLockouts, "scope", scope).unsafeValue([])
+  for (const scope of THROTTLE_SCOPES) Metric.tagged(loginThrottles, "scope", scope).unsafeValue([])
   for (const kind of ["vpc", "pod"]) {
     for (const applied of ["true", "false"]) {
       Metric.taggedWithLabels(applyResults, [MetricLabel.make("kind", kind), MetricLabel.make("applied", applied)])

@@ -690,13 +690,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
-      "login attempts: counted concurrently up to the limit, refused past it, taken back by a success",
+      "login attempts: counted concurrently up to the free ones, then made to wait, taken back by a success",
       Effect.gen(function*() {
         const attempts = (yield* Store).loginAttempts
-        const policy = { maxFailures: 5, windowMillis: 60_000 }
-        const keys = [{ key: "name:guessed", policy }, {
+        const policy = { free: 5, windowMillis: 60_000, baseMillis: 1_000, capMillis: 8_000 }
+        const keys = [{ key: "pair:guessed|192.0.2.1", policy }, {
           key: "addr:192.0.2.1",
-          policy: { ...policy, maxFailures: 50 }
+          policy: { ...policy, free: 50 }
         }]
         // Twenty attempts at once: five are counted, whatever their interleaving.
         const begun = yield* Effect.forEach(
@@ -705,21 +705,28 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           { concurrency: "unbounded" }
         )
         expect(begun.filter((b) => b._tag === "Counted")).toHaveLength(5)
-        // The fifth is the one whose failure locks the name.
-        expect(begun.filter((b) => b._tag === "Counted" && b.locking.includes("name:guessed"))).toHaveLength(1)
-        const locked = begun.find((b) => b._tag === "Locked")
-        expect(locked).toEqual({ _tag: "Locked", wait: 60_000 })
-        // Past the window, the name may try again; a success clears the name (not the address).
-        const later = 1_000_000 + 60_000
+        // The fifth is the one whose failure starts the wait.
+        expect(begun.filter((b) => b._tag === "Counted" && b.throttling.includes("pair:guessed|192.0.2.1")))
+          .toHaveLength(1)
+        const throttled = begun.find((b) => b._tag === "Throttled")
+        expect(throttled).toEqual({ _tag: "Throttled", wait: 1_000, key: "pair:guessed|192.0.2.1" })
+        // After the wait one more may try; its failure doubles the wait.
+        const later = 1_000_000 + 1_000
         const next = yield* attempts.begin("00000000-0000-4000-8000-000000000100", keys, later)
-        expect(next).toEqual({ _tag: "Counted", locking: [] })
-        yield* attempts.succeeded("00000000-0000-4000-8000-000000000100", ["name:guessed"])
+        expect(next).toEqual({ _tag: "Counted", throttling: ["pair:guessed|192.0.2.1"] })
+        expect(yield* attempts.begin("00000000-0000-4000-8000-000000000101", keys, later + 1_999)).toEqual({
+          _tag: "Throttled",
+          wait: 1,
+          key: "pair:guessed|192.0.2.1"
+        })
+        // A success takes back its attempt and clears the keys named (not the address's count).
+        yield* attempts.succeeded("00000000-0000-4000-8000-000000000100", ["pair:guessed|192.0.2.1"])
         for (let i = 0; i < 4; i++) {
           const again = yield* attempts.begin(`00000000-0000-4000-8000-00000000020${i}`, keys, later + 1)
           expect(again._tag).toBe("Counted")
         }
-        // One row per attempt and key.
-        expect(yield* attempts.purge(later + 2)).toBe(8)
+        // One row per attempt and key: the address kept its five, the four new ones have two each.
+        expect(yield* attempts.purge(later + 2)).toBe(5 + 8)
       })
     )
 

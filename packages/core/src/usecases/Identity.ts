@@ -21,17 +21,33 @@ import { Vault } from "../ports/Vault.js"
 import { ReadModel, readThrough } from "../readmodel/ReadModel.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
 
+/** How failed logins are slowed (`LoginThrottle`), by what the attempts have in common. */
 export interface ThrottlePolicy {
-  /** Per login name: a few guesses, then a pause. */
-  readonly perName: LoginThrottle.Policy
-  /** Per source address: more room, since many users may share one address. */
-  readonly perAddress: LoginThrottle.Policy
+  /** A name from one source address: the guesser, slowed further with each failure. */
+  readonly nameAndAddress: LoginThrottle.Policy
+  /** A source address, whatever the name: more room, since many users may share one address. */
+  readonly address: LoginThrottle.Policy
+  /**
+   * A name, from any address: guessers spread over many addresses. Its wait has a low ceiling,
+   * so the owner, from an address of its own, is only ever slowed, never locked out.
+   */
+  readonly name: LoginThrottle.Policy
 }
 
 export const defaultThrottlePolicy: ThrottlePolicy = {
-  perName: { maxFailures: 5, windowMillis: 15 * 60_000 },
-  perAddress: { maxFailures: 50, windowMillis: 15 * 60_000 }
+  nameAndAddress: { free: 5, windowMillis: 60 * 60_000, baseMillis: 1_000, capMillis: 15 * 60_000 },
+  address: { free: 50, windowMillis: 60 * 60_000, baseMillis: 1_000, capMillis: 15 * 60_000 },
+  name: { free: 20, windowMillis: 15 * 60_000, baseMillis: 1_000, capMillis: 30_000 }
 }
+
+/** The throttle policy the use case runs by: `defaultThrottlePolicy` unless a layer provides another. */
+export class LoginThrottling extends Context.Reference<LoginThrottling>()("@tenet/core/Identity/LoginThrottling", {
+  defaultValue: (): ThrottlePolicy => defaultThrottlePolicy
+}) {}
+
+/** The scope of a throttle key, as metrics and the operations log name it. */
+const scopeOf = (key: string): Metrics.ThrottleScope =>
+  key.startsWith("pair:") ? "name_address" : key.startsWith("addr:") ? "address" : "name"
 
 type Failure = Unauthorized | TooManyRequests | ServiceUnavailable | InternalError
 
@@ -70,259 +86,278 @@ export interface IdentityShape {
 }
 
 export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, IdentityShape>() {
-  static readonly make = (policy: ThrottlePolicy = defaultThrottlePolicy) =>
-    Effect.gen(function*() {
-      const store = yield* Store
-      const readModel = yield* ReadModel
-      const pipeline = yield* Pipeline
-      const vault = yield* Vault
-      const log = yield* OperationsLog
-      // Verifying against a real hash when the name is unknown keeps both paths equally slow,
-      // so response times do not reveal which names exist.
-      const decoyHash = yield* vault.hashPassword("tenet-decoy-password")
+  static readonly make = Effect.gen(function*() {
+    const policy = yield* LoginThrottling
+    const store = yield* Store
+    const readModel = yield* ReadModel
+    const pipeline = yield* Pipeline
+    const vault = yield* Vault
+    const log = yield* OperationsLog
+    // Verifying against a real hash when the name is unknown keeps both paths equally slow,
+    // so response times do not reveal which names exist.
+    const decoyHash = yield* vault.hashPassword("tenet-decoy-password")
 
-      const record = (
-        kind: OperationKind,
-        outcome: Outcome,
-        principal: string,
-        tenantId: string | null,
-        origin: RequestOrigin,
-        detail: string | null = null
-      ) =>
-        Effect.flatMap(DateTime.now, (at) =>
-          log.append({
-            at,
-            kind,
-            outcome,
-            principal,
-            tenant_id: tenantId,
-            source_address: origin.source_address,
-            detail
-          })).pipe(
-            storeUnavailable,
-            // Counted once the log has it, so the metric and the log agree.
-            Effect.zipRight(Metrics.recordAuthOperation(kind, outcome))
-          )
+    const record = (
+      kind: OperationKind,
+      outcome: Outcome,
+      principal: string,
+      tenantId: string | null,
+      origin: RequestOrigin,
+      detail: string | null = null
+    ) =>
+      Effect.flatMap(DateTime.now, (at) =>
+        log.append({
+          at,
+          kind,
+          outcome,
+          principal,
+          tenant_id: tenantId,
+          source_address: origin.source_address,
+          detail
+        })).pipe(
+          storeUnavailable,
+          // Counted once the log has it, so the metric and the log agree.
+          Effect.zipRight(Metrics.recordAuthOperation(kind, outcome))
+        )
 
-      const throttleKeys = (name: string, origin: RequestOrigin) => {
-        const keys: Array<LoginThrottle.Keyed> = [{ key: `name:${name}`, policy: policy.perName }]
-        if (origin.source_address !== null) {
-          keys.push({ key: `addr:${origin.source_address}`, policy: policy.perAddress })
-        }
-        return keys
+    /** The attempt's own key (this name from this address): the one a success clears. */
+    const pairKey = (name: string, origin: RequestOrigin) => `pair:${name}|${origin.source_address ?? "unknown"}`
+
+    const throttleKeys = (name: string, origin: RequestOrigin): ReadonlyArray<LoginThrottle.Keyed> => [
+      { key: pairKey(name, origin), policy: policy.nameAndAddress },
+      ...(origin.source_address === null
+        ? []
+        : [{ key: `addr:${origin.source_address}`, policy: policy.address }]),
+      { key: `name:${name}`, policy: policy.name }
+    ]
+
+    /** Who is being slowed, in words for the operations log. */
+    const throttledWhom = (key: string, name: string, origin: RequestOrigin) => {
+      const from = origin.source_address ?? "an unknown address"
+      switch (scopeOf(key)) {
+        case "name_address":
+          return `too many failed attempts for '${name}' from ${from}`
+        case "address":
+          return `too many failed attempts from ${from}`
+        case "name":
+          return `too many failed attempts for '${name}' from several addresses; every address is slowed`
       }
+    }
 
-      /**
-       * A login's password check as one throttled attempt: refused up front while its name or
-       * address is locked out; counted in the store as it starts (so every replica counts it, and
-       * concurrent guesses cannot all pass the check); taken back with the name's count when the
-       * check passes. A failure that locks a key out is counted as a lockout.
-       */
-      const throttled = <E>(
-        kind: OperationKind,
-        name: string,
-        origin: RequestOrigin,
-        check: Effect.Effect<boolean, E>
-      ) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const attempt = crypto.randomUUID()
-          const begun = yield* store.loginAttempts.begin(attempt, throttleKeys(name, origin), now).pipe(
-            storeUnavailable
-          )
-          if (begun._tag === "Locked") {
-            yield* record(kind, "throttled", name, null, origin, "too many failed attempts")
-            const seconds = Math.ceil(begun.wait / 1000)
-            return yield* new TooManyRequests({
-              detail: `too many failed login attempts; try again in ${seconds} seconds`,
-              retry_after: seconds
-            })
-          }
-          const ok = yield* check
-          if (ok) yield* store.loginAttempts.succeeded(attempt, [`name:${name}`]).pipe(storeUnavailable)
-          else {
-            yield* Effect.forEach(
-              begun.locking,
-              (key) => Metrics.recordLockout(key.startsWith("name:") ? "name" : "address"),
-              { discard: true }
-            )
-          }
-          return ok
-        })
-
-      const verify = (password: string, hash: Option.Option<string>) =>
-        vault.verifyPassword(
-          password,
-          Option.getOrElse(hash, () => decoyHash)
-        ).pipe(
-          Effect.map((ok) => ok && Option.isSome(hash))
-        )
-
-      const tenantSession = (tenant: TenantRecord) =>
-        Effect.map(
-          vault.decrypt(tenant.token_ciphertext),
-          (token) => TenantSession.make({ id: tenant.id, name: tenant.name, api_token: token })
-        ).pipe(vaultFailure)
-
-      const adminLogin: IdentityShape["adminLogin"] = Effect.fn("Identity.adminLogin")(function*(input, origin) {
-        const admin = yield* store.admins.find(input.username).pipe(storeUnavailable)
-        const ok = yield* throttled(
-          "admin.login",
-          input.username,
-          origin,
-          verify(input.password, Option.map(admin, (a) => a.password_hash))
-        )
-        if (!ok || Option.isNone(admin)) {
-          yield* record("admin.login", "failure", input.username, null, origin, "invalid username or password")
-          return yield* new Unauthorized({ detail: "invalid username or password" })
-        }
-        yield* record("admin.login", "success", input.username, null, origin)
-        const token = yield* vault.decrypt(admin.value.token_ciphertext).pipe(vaultFailure)
-        return AdminSession.make({ username: admin.value.username, api_token: token })
-      })
-
-      const adminRotate: IdentityShape["adminRotate"] = Effect.fn("Identity.adminRotate")(function*(principal, origin) {
-        const token = yield* vault.newToken
-        const ciphertext = yield* vault.encrypt(token)
-        const updated = yield* pipeline.commitGlobal(
-          Effect.gen(function*() {
-            const admin = yield* store.admins.find(principal.username)
-            if (Option.isNone(admin)) return false
-            yield* store.admins.put({
-              ...admin.value,
-              token_hash: vault.hashToken(token),
-              token_ciphertext: ciphertext
-            })
-            return true
-          }),
-          () => principal.username
-        ).pipe(Effect.catchTag("UniqueViolation", () => Effect.succeed(false)))
-        if (!updated) return yield* new Unauthorized({ detail: "the admin no longer exists" })
-        yield* record("admin.rotate_token", "success", principal.username, null, origin)
-        return AdminSession.make({ username: principal.username, api_token: token })
-      })
-
-      const tenantLogin: IdentityShape["tenantLogin"] = Effect.fn("Identity.tenantLogin")(function*(input, origin) {
-        const tenant = yield* store.tenants.findByName(input.name).pipe(storeUnavailable)
-        const ok = yield* throttled(
-          "tenant.login",
-          input.name,
-          origin,
-          verify(input.password, Option.map(tenant, (t) => t.password_hash))
-        )
-        if (!ok || Option.isNone(tenant)) {
-          yield* record("tenant.login", "failure", input.name, null, origin, "invalid name or password")
-          return yield* new Unauthorized({ detail: "invalid name or password" })
-        }
-        yield* record("tenant.login", "success", tenant.value.name, tenant.value.id, origin)
-        return yield* tenantSession(tenant.value)
-      })
-
-      const tenantRotate: IdentityShape["tenantRotate"] = Effect.fn("Identity.tenantRotate")(
-        function*(caller, tenantId, origin) {
-          if (caller._tag === "Tenant" && caller.tenant_id !== tenantId) {
-            return yield* new Forbidden({ detail: "a tenant can rotate only its own token" })
-          }
-          const token = yield* vault.newToken
-          const ciphertext = yield* vault.encrypt(token)
-          const tenant = yield* pipeline.commitGlobal(
-            Effect.gen(function*() {
-              const found = yield* store.tenants.find(tenantId)
-              if (Option.isSome(found)) {
-                yield* store.tenants.setToken(tenantId, vault.hashToken(token), ciphertext)
-              }
-              return found
-            }),
-            () => tenantId
-          )
-          if (Option.isNone(tenant)) return yield* new NotFound({ detail: `tenant ${tenantId} not found` })
-          const by = caller._tag === "Admin" ? `rotated by admin ${caller.username}` : null
-          yield* record("tenant.rotate_token", "success", tenant.value.name, tenantId, origin, by)
-          return TenantSession.make({ id: tenant.value.id, name: tenant.value.name, api_token: token })
-        }
-      )
-
-      const authenticateAdmin: IdentityShape["authenticateAdmin"] = (token) =>
-        token === ""
-          ? Effect.fail(
-            new Unauthorized({
-              detail: "missing X-Admin-Token header: send the admin API token from POST /admin/login"
-            })
-          )
-          : store.admins.findByTokenHash(vault.hashToken(token)).pipe(
-            storeUnavailable,
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.fail(new Unauthorized({ detail: "invalid admin token" })),
-              onSome: (admin) => Effect.succeed<AdminPrincipal>({ _tag: "Admin", username: admin.username })
-            }))
-          )
-
-      const authenticateTenant: IdentityShape["authenticateTenant"] = (token) =>
-        token === ""
-          ? Effect.fail(
-            new Unauthorized({
-              detail: "missing X-Auth-Token header: send the tenant API token from POST /tenants/login"
-            })
-          )
-          : readModel.authenticate(vault.hashToken(token)).pipe(
-            storeUnavailable,
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
-              onSome: ({ session, tenant }) =>
-                Effect.as(
-                  readThrough(session),
-                  { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name } satisfies TenantPrincipal
-                )
-            }))
-          )
-
-      const purgeAttempts = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        store.loginAttempts.purge(now - Math.max(policy.perName.windowMillis, policy.perAddress.windowMillis)).pipe(
+    /**
+     * A login's password check as one throttled attempt: refused up front while one of its
+     * keys makes it wait; counted in the store as it starts (so every replica counts it, and
+     * concurrent guesses cannot all pass the check); taken back, with its name-and-address
+     * failures, when the check passes. A failure that starts or lengthens a wait is counted
+     * as a throttle of that key's scope.
+     */
+    const throttled = <E>(
+      kind: OperationKind,
+      name: string,
+      origin: RequestOrigin,
+      check: Effect.Effect<boolean, E>
+    ) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const attempt = crypto.randomUUID()
+        const begun = yield* store.loginAttempts.begin(attempt, throttleKeys(name, origin), now).pipe(
           storeUnavailable
-        ))
-
-      const bootstrapAdmin: IdentityShape["bootstrapAdmin"] = Effect.fn("Identity.bootstrapAdmin")(
-        function*(username, password) {
-          const existing = yield* store.admins.find(username).pipe(storeUnavailable)
-          if (Option.isSome(existing) && Option.isNone(password)) {
-            return { generatedPassword: Option.none() }
-          }
-          const generated = Option.isNone(password) ? Option.some(yield* vault.newPassword) : Option.none<string>()
-          const plain = Option.getOrElse(password, () =>
-            Option.getOrThrow(generated))
-          const passwordHash = Option.isSome(existing) &&
-              (yield* vault.verifyPassword(plain, existing.value.password_hash))
-            ? existing.value.password_hash
-            : yield* vault.hashPassword(plain)
-          const tokenFields = Option.isSome(existing)
-            ? { token_hash: existing.value.token_hash, token_ciphertext: existing.value.token_ciphertext }
-            : yield* Effect.flatMap(vault.newToken, (token) =>
-              Effect.map(vault.encrypt(token), (ciphertext) => ({
-                token_hash: vault.hashToken(token),
-                token_ciphertext: ciphertext
-              })))
-          yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
-            Effect.catchTag("UniqueViolation", (e) =>
-              Effect.die(e)),
-            storeUnavailable
+        )
+        if (begun._tag === "Throttled") {
+          // Whole seconds, rounded up: a retry after `Retry-After` is not refused for this wait.
+          const seconds = Math.ceil(begun.wait / 1000)
+          yield* record(
+            kind,
+            "throttled",
+            name,
+            null,
+            origin,
+            `${throttledWhom(begun.key, name, origin)}; wait ${seconds} s`
           )
-          return { generatedPassword: generated }
+          return yield* new TooManyRequests({
+            detail: `too many failed login attempts; try again in ${seconds} seconds`,
+            retry_after: seconds
+          })
         }
+        const ok = yield* check
+        if (ok) yield* store.loginAttempts.succeeded(attempt, [pairKey(name, origin)]).pipe(storeUnavailable)
+        else yield* Effect.forEach(begun.throttling, (key) => Metrics.recordThrottle(scopeOf(key)), { discard: true })
+        return ok
+      })
+
+    const verify = (password: string, hash: Option.Option<string>) =>
+      vault.verifyPassword(
+        password,
+        Option.getOrElse(hash, () => decoyHash)
+      ).pipe(
+        Effect.map((ok) => ok && Option.isSome(hash))
       )
 
-      return Identity.of({
-        adminLogin,
-        adminLogout: (admin, origin) => record("admin.logout", "success", admin.username, null, origin),
-        adminRotate,
-        tenantLogin,
-        tenantLogout: (tenant, origin) => record("tenant.logout", "success", tenant.name, tenant.tenant_id, origin),
-        tenantRotate,
-        authenticateAdmin,
-        authenticateTenant,
-        purgeAttempts,
-        bootstrapAdmin
-      })
+    const tenantSession = (tenant: TenantRecord) =>
+      Effect.map(
+        vault.decrypt(tenant.token_ciphertext),
+        (token) => TenantSession.make({ id: tenant.id, name: tenant.name, api_token: token })
+      ).pipe(vaultFailure)
+
+    const adminLogin: IdentityShape["adminLogin"] = Effect.fn("Identity.adminLogin")(function*(input, origin) {
+      const admin = yield* store.admins.find(input.username).pipe(storeUnavailable)
+      const ok = yield* throttled(
+        "admin.login",
+        input.username,
+        origin,
+        verify(input.password, Option.map(admin, (a) => a.password_hash))
+      )
+      if (!ok || Option.isNone(admin)) {
+        yield* record("admin.login", "failure", input.username, null, origin, "invalid username or password")
+        return yield* new Unauthorized({ detail: "invalid username or password" })
+      }
+      yield* record("admin.login", "success", input.username, null, origin)
+      const token = yield* vault.decrypt(admin.value.token_ciphertext).pipe(vaultFailure)
+      return AdminSession.make({ username: admin.value.username, api_token: token })
     })
 
-  static readonly layer = (policy?: ThrottlePolicy) => Layer.effect(Identity, Identity.make(policy))
+    const adminRotate: IdentityShape["adminRotate"] = Effect.fn("Identity.adminRotate")(function*(principal, origin) {
+      const token = yield* vault.newToken
+      const ciphertext = yield* vault.encrypt(token)
+      const updated = yield* pipeline.commitGlobal(
+        Effect.gen(function*() {
+          const admin = yield* store.admins.find(principal.username)
+          if (Option.isNone(admin)) return false
+          yield* store.admins.put({
+            ...admin.value,
+            token_hash: vault.hashToken(token),
+            token_ciphertext: ciphertext
+          })
+          return true
+        }),
+        () => principal.username
+      ).pipe(Effect.catchTag("UniqueViolation", () => Effect.succeed(false)))
+      if (!updated) return yield* new Unauthorized({ detail: "the admin no longer exists" })
+      yield* record("admin.rotate_token", "success", principal.username, null, origin)
+      return AdminSession.make({ username: principal.username, api_token: token })
+    })
+
+    const tenantLogin: IdentityShape["tenantLogin"] = Effect.fn("Identity.tenantLogin")(function*(input, origin) {
+      const tenant = yield* store.tenants.findByName(input.name).pipe(storeUnavailable)
+      const ok = yield* throttled(
+        "tenant.login",
+        input.name,
+        origin,
+        verify(input.password, Option.map(tenant, (t) => t.password_hash))
+      )
+      if (!ok || Option.isNone(tenant)) {
+        yield* record("tenant.login", "failure", input.name, null, origin, "invalid name or password")
+        return yield* new Unauthorized({ detail: "invalid name or password" })
+      }
+      yield* record("tenant.login", "success", tenant.value.name, tenant.value.id, origin)
+      return yield* tenantSession(tenant.value)
+    })
+
+    const tenantRotate: IdentityShape["tenantRotate"] = Effect.fn("Identity.tenantRotate")(
+      function*(caller, tenantId, origin) {
+        if (caller._tag === "Tenant" && caller.tenant_id !== tenantId) {
+          return yield* new Forbidden({ detail: "a tenant can rotate only its own token" })
+        }
+        const token = yield* vault.newToken
+        const ciphertext = yield* vault.encrypt(token)
+        const tenant = yield* pipeline.commitGlobal(
+          Effect.gen(function*() {
+            const found = yield* store.tenants.find(tenantId)
+            if (Option.isSome(found)) {
+              yield* store.tenants.setToken(tenantId, vault.hashToken(token), ciphertext)
+            }
+            return found
+          }),
+          () => tenantId
+        )
+        if (Option.isNone(tenant)) return yield* new NotFound({ detail: `tenant ${tenantId} not found` })
+        const by = caller._tag === "Admin" ? `rotated by admin ${caller.username}` : null
+        yield* record("tenant.rotate_token", "success", tenant.value.name, tenantId, origin, by)
+        return TenantSession.make({ id: tenant.value.id, name: tenant.value.name, api_token: token })
+      }
+    )
+
+    const authenticateAdmin: IdentityShape["authenticateAdmin"] = (token) =>
+      token === ""
+        ? Effect.fail(
+          new Unauthorized({
+            detail: "missing X-Admin-Token header: send the admin API token from POST /admin/login"
+          })
+        )
+        : store.admins.findByTokenHash(vault.hashToken(token)).pipe(
+          storeUnavailable,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new Unauthorized({ detail: "invalid admin token" })),
+            onSome: (admin) => Effect.succeed<AdminPrincipal>({ _tag: "Admin", username: admin.username })
+          }))
+        )
+
+    const authenticateTenant: IdentityShape["authenticateTenant"] = (token) =>
+      token === ""
+        ? Effect.fail(
+          new Unauthorized({
+            detail: "missing X-Auth-Token header: send the tenant API token from POST /tenants/login"
+          })
+        )
+        : readModel.authenticate(vault.hashToken(token)).pipe(
+          storeUnavailable,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
+            onSome: ({ session, tenant }) =>
+              Effect.as(
+                readThrough(session),
+                { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name } satisfies TenantPrincipal
+              )
+          }))
+        )
+
+    const purgeAttempts = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      store.loginAttempts.purge(
+        now - Math.max(policy.nameAndAddress.windowMillis, policy.address.windowMillis, policy.name.windowMillis)
+      ).pipe(
+        storeUnavailable
+      ))
+
+    const bootstrapAdmin: IdentityShape["bootstrapAdmin"] = Effect.fn("Identity.bootstrapAdmin")(
+      function*(username, password) {
+        const existing = yield* store.admins.find(username).pipe(storeUnavailable)
+        if (Option.isSome(existing) && Option.isNone(password)) {
+          return { generatedPassword: Option.none() }
+        }
+        const generated = Option.isNone(password) ? Option.some(yield* vault.newPassword) : Option.none<string>()
+        const plain = Option.getOrElse(password, () => Option.getOrThrow(generated))
+        const passwordHash = Option.isSome(existing) &&
+            (yield* vault.verifyPassword(plain, existing.value.password_hash))
+          ? existing.value.password_hash
+          : yield* vault.hashPassword(plain)
+        const tokenFields = Option.isSome(existing)
+          ? { token_hash: existing.value.token_hash, token_ciphertext: existing.value.token_ciphertext }
+          : yield* Effect.flatMap(vault.newToken, (token) =>
+            Effect.map(vault.encrypt(token), (ciphertext) => ({
+              token_hash: vault.hashToken(token),
+              token_ciphertext: ciphertext
+            })))
+        yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
+          Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
+          storeUnavailable
+        )
+        return { generatedPassword: generated }
+      }
+    )
+
+    return Identity.of({
+      adminLogin,
+      adminLogout: (admin, origin) => record("admin.logout", "success", admin.username, null, origin),
+      adminRotate,
+      tenantLogin,
+      tenantLogout: (tenant, origin) => record("tenant.logout", "success", tenant.name, tenant.tenant_id, origin),
+      tenantRotate,
+      authenticateAdmin,
+      authenticateTenant,
+      purgeAttempts,
+      bootstrapAdmin
+    })
+  })
+
+  static readonly layer = Layer.effect(Identity, Identity.make)
 }

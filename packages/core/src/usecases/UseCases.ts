@@ -25,7 +25,7 @@ import { Topologies } from "./Topologies.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
-const Foundation = Layer.mergeAll(Identity.layer(), ProviderConfigs.layer).pipe(
+const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Idempotency.layer),
   Layer.provideMerge(ReadModel.layer())
