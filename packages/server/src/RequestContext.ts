@@ -247,7 +247,7 @@ const logAnnotations = (id: string) =>
  */
 /**
  * `Retry-After` on a refusal a client should retry later (RFC 9110, 10.2.3): a 429 with the
- * lockout's wait, a 503 (the store or a dependency unavailable) after a second.
+ * throttle's wait, a 503 (the store or a dependency unavailable) after a second.
  */
 const retryAfterOf = (
   state: RequestState,
