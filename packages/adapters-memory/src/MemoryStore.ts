@@ -9,6 +9,7 @@ import type {
   ChangeEvent,
   Domain,
   Guardrail,
+  Hostname,
   IdempotencyKey,
   Ids,
   Pod,
@@ -404,14 +405,33 @@ export const make = Effect.gen(function*() {
     put: (record) => write((s) => Effect.succeed([undefined, { ...s, providerConfig: Option.some(record) }] as const))
   }
 
+  /** The one index of routed hostnames: the tunnels' hostname index and the service tunnels. */
+  const holderOf = (s: State, hostname: string): Option.Option<Hostname.Holder> => {
+    const tunnel = Table.lookup(s.tunnels, "hostname", hostname)[0]
+    if (tunnel !== undefined) {
+      return Option.some({
+        kind: "tunnel",
+        tenant_id: tunnel.tenant_id,
+        tunnel_id: tunnel.id,
+        tunnel_name: tunnel.tunnel_name
+      })
+    }
+    const service = Array.from(HashMap.values(s.serviceTunnels)).find((t) => t.hostname === hostname)
+    return service === undefined
+      ? Option.none()
+      : Option.some({ kind: "service", service_tunnel_id: service.id, service: service.service })
+  }
+
+  const hostnames: Store.HostnameRepository = {
+    holder: (hostname) => read((s) => holderOf(s, hostname))
+  }
+
   const serviceTunnels: Store.ServiceTunnelRepository = {
     insert: (record) =>
       write((s) => {
         const existing = Array.from(HashMap.values(s.serviceTunnels))
         if (existing.some((t) => t.service === record.service)) return violation(Store.Constraints.serviceTunnelService)
-        if (existing.some((t) => t.hostname === record.hostname)) {
-          return violation(Store.Constraints.serviceTunnelHostname)
-        }
+        if (Option.isSome(holderOf(s, record.hostname))) return violation(Store.Constraints.routedHostname)
         return Effect.succeed(
           [undefined, {
             ...inserted(s, record.id),
@@ -423,11 +443,14 @@ export const make = Effect.gen(function*() {
     find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),
     update: (record) =>
       write((s) =>
-        Effect.succeed(
-          HashMap.has(s.serviceTunnels, record.id)
-            ? [true, { ...s, serviceTunnels: HashMap.set(s.serviceTunnels, record.id, record) }] as const
-            : [false, s] as const
-        )
+        Effect.succeed(Option.match(HashMap.get(s.serviceTunnels, record.id), {
+          onNone: () => [false, s] as const,
+          onSome: (held) =>
+            [true, {
+              ...s,
+              serviceTunnels: HashMap.set(s.serviceTunnels, record.id, { ...record, hostname: held.hostname })
+            }] as const
+        }))
       ),
     delete: (id) =>
       write((s) =>
@@ -562,9 +585,7 @@ export const make = Effect.gen(function*() {
         if (Table.lookup(s.tunnels, "name", `${record.tenant_id}/${record.tunnel_name}`).length > 0) {
           return violation(Store.Constraints.tunnelName)
         }
-        if (Table.lookup(s.tunnels, "hostname", record.hostname).length > 0) {
-          return violation(Store.Constraints.tunnelHostname)
-        }
+        if (Option.isSome(holderOf(s, record.hostname))) return violation(Store.Constraints.routedHostname)
         return Effect.succeed(
           [undefined, { ...inserted(s, record.id), tunnels: Table.put(Tunnels, s.tunnels, record) }] as const
         )
@@ -885,6 +906,7 @@ export const make = Effect.gen(function*() {
     domains,
     providerConfig,
     serviceTunnels,
+    hostnames,
     vpcs,
     subnets,
     securityRules,

@@ -366,6 +366,44 @@ const events = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     $$;
   `))
 
+/**
+ * One index of every routed hostname (`domain/Hostname.ts`), tenants' tunnels and service
+ * tunnels alike: each takes its row as it is inserted (a trigger, in the inserting statement,
+ * so a clash fails that statement) and gives it back as it is deleted (the foreign keys). It
+ * replaces each table's own unique hostname, which could not see the other table. A clash
+ * already stored (the earlier bug) keeps the tenant's tunnel in the index.
+ */
+const routedHostnames = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE routed_hostnames (
+      hostname text CONSTRAINT routed_hostnames_pkey PRIMARY KEY,
+      tunnel_id uuid UNIQUE REFERENCES tunnels (id) ON DELETE CASCADE,
+      service_tunnel_id uuid UNIQUE REFERENCES service_tunnels (id) ON DELETE CASCADE,
+      CHECK ((tunnel_id IS NULL) <> (service_tunnel_id IS NULL))
+    );
+    INSERT INTO routed_hostnames (hostname, tunnel_id) SELECT hostname, id FROM tunnels;
+    INSERT INTO routed_hostnames (hostname, service_tunnel_id) SELECT hostname, id FROM service_tunnels
+      ON CONFLICT (hostname) DO NOTHING;
+    ALTER TABLE tunnels DROP CONSTRAINT tunnels_hostname_key;
+    ALTER TABLE service_tunnels DROP CONSTRAINT service_tunnels_hostname_key;
+    CREATE FUNCTION tenet_route_tunnel() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO routed_hostnames (hostname, tunnel_id) VALUES (NEW.hostname, NEW.id);
+      RETURN NULL;
+    END
+    $$;
+    CREATE FUNCTION tenet_route_service_tunnel() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO routed_hostnames (hostname, service_tunnel_id) VALUES (NEW.hostname, NEW.id);
+      RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER tunnels_route AFTER INSERT ON tunnels
+      FOR EACH ROW EXECUTE FUNCTION tenet_route_tunnel();
+    CREATE TRIGGER service_tunnels_route AFTER INSERT ON service_tunnels
+      FOR EACH ROW EXECUTE FUNCTION tenet_route_service_tunnel();
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -376,5 +414,6 @@ export const loader = Migrator.fromRecord({
   "0006_guardrails": guardrails,
   "0007_login_attempts": loginAttempts,
   "0008_tenant_pages": tenantPages,
-  "0009_events": events
+  "0009_events": events,
+  "0010_routed_hostnames": routedHostnames
 })

@@ -13,7 +13,9 @@ import {
   ChangeEvent,
   Domain,
   Guardrail,
+  Hostname,
   IdempotencyKey,
+  Ids,
   LoginThrottle,
   OperationLog,
   OperationsLog,
@@ -132,6 +134,22 @@ const unavailable = <A, R>(self: Effect.Effect<A, SqlError.SqlError | ParseResul
     Effect.catchTag("ParseError", (e) => Effect.die(e)),
     Effect.mapError((e) => new Store.StoreUnavailable({ detail: describe(e) }))
   )
+
+/** Who holds a routed hostname, as the index and its holders' rows answer it. */
+const HolderRow = Schema.Struct({
+  tunnel_id: Schema.NullOr(Ids.TunnelId),
+  tenant_id: Schema.NullOr(Ids.TenantId),
+  tunnel_name: Schema.NullOr(Schema.String),
+  service_tunnel_id: Schema.NullOr(Ids.ServiceTunnelId),
+  service: Schema.NullOr(Schema.String)
+})
+
+const holderOf = (row: typeof HolderRow.Type): Option.Option<Hostname.Holder> =>
+  row.tunnel_id !== null && row.tenant_id !== null && row.tunnel_name !== null
+    ? Option.some({ kind: "tunnel", tenant_id: row.tenant_id, tunnel_id: row.tunnel_id, tunnel_name: row.tunnel_name })
+    : row.service_tunnel_id !== null && row.service !== null
+    ? Option.some({ kind: "service", service_tunnel_id: row.service_tunnel_id, service: row.service })
+    : Option.none()
 
 const isSqlError = (e: unknown): e is SqlError.SqlError => (e as { _tag?: unknown } | null)?._tag === "SqlError"
 
@@ -307,10 +325,25 @@ export const make = (options: Options = {}) =>
       update: (record) =>
         affected(sql`
         UPDATE service_tunnels SET status = ${record.status}, error = ${record.error},
-          target_url = ${record.target_url}, hostname = ${record.hostname}
+          target_url = ${record.target_url}
         WHERE id = ${record.id} RETURNING id
       `),
       delete: (id) => affected(sql`DELETE FROM service_tunnels WHERE id = ${id} RETURNING id`)
+    }
+
+    const holderRow = one(
+      Schema.String,
+      HolderRow,
+      (hostname) =>
+        sql`
+          SELECT r.tunnel_id, t.tenant_id, t.tunnel_name, r.service_tunnel_id, s.service
+          FROM routed_hostnames r
+          LEFT JOIN tunnels t ON t.id = r.tunnel_id
+          LEFT JOIN service_tunnels s ON s.id = r.service_tunnel_id
+          WHERE r.hostname = ${hostname}`
+    )
+    const hostnames: Store.HostnameRepository = {
+      holder: (hostname) => Effect.map(holderRow(hostname), Option.flatMap(holderOf))
     }
 
     const vpcs: Store.VpcRepository = {
@@ -800,6 +833,7 @@ export const make = (options: Options = {}) =>
       domains,
       providerConfig,
       serviceTunnels,
+      hostnames,
       vpcs,
       subnets,
       securityRules,

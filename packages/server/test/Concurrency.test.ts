@@ -119,7 +119,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("concurrent
       expect(owners.reduce((a, b) => a + b, 0)).toBe(1)
     }))
 
-  it.effect("one hostname across tenants and one tunnel name per tenant: one each", () =>
+  it.effect("one hostname across tenants and the platform, and one tunnel name per tenant: one each", () =>
     Effect.gen(function*() {
       yield* setProviderConfig(EDGE_ACCOUNT)
       const a = yield* workspace
@@ -145,6 +145,24 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("concurrent
       expectOnly(named, 1, 201)
       const tunnels = (yield* raw("GET", "/tunnels", { headers: a.headers })).body as Array<Json>
       expect(tunnels.filter((t) => t.tunnel_name === "api")).toHaveLength(1)
+
+      // Tenants' tunnels and platform service tunnels at once on one hostname: one owner, the
+      // rest 409 (never a 201 left for the provider to refuse).
+      const admin = yield* adminHeaders
+      const contested = uniqueName("both")
+      const mixed = yield* atOnce((i) =>
+        i % 3 === 0
+          ? raw("POST", "/service-tunnels", {
+            headers: admin,
+            body: { service: `${contested}-${i}`, subdomain: contested }
+          })
+          : raw("POST", `/pods/${(i % 3 === 1 ? podA : podB).id}/tunnel`, {
+            headers: (i % 3 === 1 ? a : b).headers,
+            body: { tunnel_name: `${contested}-${i}`, subdomain: contested, protocol_type: "http" }
+          })
+      )
+      expectOnly(mixed, 1, 201)
+      expect(mixed.find((r) => r.status === 201)?.body).toMatchObject({ status: "active" })
     }))
 
   it.effect("replicas stay within 1-10 under concurrent scale-ups and scale-downs", () =>

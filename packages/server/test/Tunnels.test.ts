@@ -123,7 +123,67 @@ layer(testServer(), { excludeTestServices: true })("tunnels", (it) => {
       expect((yield* other.tunnel(tunnelBody({ tunnel_name: "web" }))).status).toBe(201)
       const hostname = yield* other.tunnel(tunnelBody({ subdomain: "clash" }))
       expect(hostname.status).toBe(409)
-      expect((hostname.body as Json).detail).toBe("hostname clash.apps.example.com is already in use")
+      expect((hostname.body as Json).detail).toBe("hostname clash.apps.example.com is in use")
+    }))
+
+  it.effect("one owner per hostname: a tenant's tunnel and a platform service tunnel clash with 409 either way", () =>
+    Effect.gen(function*() {
+      yield* configure(providerConfig)
+      const headers = yield* admin
+      const s = yield* setup
+      const gui = uniqueName("gui")
+      // The platform's first: the tenant hears "in use", never whose.
+      const service = yield* raw("POST", "/service-tunnels", { headers, body: { service: gui, subdomain: gui } })
+      expect(service).toMatchObject({ status: 201, body: { status: "active" } })
+      const refused = yield* s.tunnel(tunnelBody({ subdomain: gui }))
+      expect(refused).toMatchObject({ status: 409, body: { detail: `hostname ${gui}.apps.example.com is in use` } })
+      // The tenant's first: the admin hears whose, and nothing is saved for the refused one.
+      const shop = uniqueName("shop")
+      const held = yield* s.tunnel(tunnelBody({ tunnel_name: "storefront", subdomain: shop }))
+      expect(held.status).toBe(201)
+      const clash = yield* raw("POST", "/service-tunnels", { headers, body: { service: shop, subdomain: shop } })
+      expect(clash.status).toBe(409)
+      expect((clash.body as Json).detail).toBe(
+        `hostname ${shop}.apps.example.com is in use by the tunnel 'storefront' (${
+          (held.body as Json).id
+        }) of tenant '${s.tenant.name}'`
+      )
+      const services = (yield* raw("GET", "/service-tunnels", { headers })).body as Array<Json>
+      expect(services.map((t) => t.service)).not.toContain(shop)
+      // The admin's retry under another subdomain goes through at once.
+      const retried = yield* raw("POST", "/service-tunnels", {
+        headers,
+        body: { service: shop, subdomain: `${shop}-platform` }
+      })
+      expect(retried).toMatchObject({ status: 201, body: { status: "active" } })
+      // The tenant's tunnel deleted, its hostname is free for anyone.
+      yield* raw("DELETE", `/tunnels/${(held.body as Json).id}`, { headers: s.headers })
+      const freed = yield* raw("POST", "/service-tunnels", {
+        headers,
+        body: { service: `${shop}-x`, subdomain: shop }
+      })
+      expect(freed.status).toBe(201)
+    }))
+
+  it.effect("the platform's own names under edge_domain are reserved: a tenant cannot take them, a service tunnel can", () =>
+    Effect.gen(function*() {
+      yield* configure(providerConfig)
+      const s = yield* setup
+      for (const subdomain of ["api", "console", "www"]) {
+        const refused = yield* s.tunnel(tunnelBody({ subdomain }))
+        expect(refused).toMatchObject({
+          status: 409,
+          body: { detail: `hostname ${subdomain}.apps.example.com is reserved for the platform` }
+        })
+      }
+      // Inline with a pod: refused before the pod is made.
+      const inline = yield* s.createPod({ name: "greedy", tunnels: [tunnelBody({ subdomain: "api" })] })
+      expect(inline.status).toBe(409)
+      const pods = (yield* raw("GET", "/pods", { headers: s.headers })).body as Array<Json>
+      expect(pods.some((p) => p.name === "greedy")).toBe(false)
+      const headers = yield* admin
+      const api = yield* raw("POST", "/service-tunnels", { headers, body: { service: "api", subdomain: "api" } })
+      expect(api).toMatchObject({ status: 201, body: { hostname: "api.apps.example.com", status: "active" } })
     }))
 
   it.effect("POST /tunnels?pod_id= derives a unique name and its defaults from the pod", () =>

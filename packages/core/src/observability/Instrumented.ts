@@ -180,6 +180,7 @@ const REPOSITORIES = [
   "domains",
   "providerConfig",
   "serviceTunnels",
+  "hostnames",
   "vpcs",
   "subnets",
   "securityRules",

@@ -21,6 +21,7 @@ import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.
 import type { NewEvent, StoredEvent } from "../domain/ChangeEvent.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
+import type * as Hostname from "../domain/Hostname.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
 import type * as LoginThrottle from "../domain/LoginThrottle.js"
@@ -61,12 +62,12 @@ export const Constraints = {
   tenantName: "tenants_name_key",
   domainName: "domains_domain_key",
   serviceTunnelService: "service_tunnels_service_key",
-  serviceTunnelHostname: "service_tunnels_hostname_key",
+  /** One index of every hostname routed for Tenet: tenants' tunnels and service tunnels alike. */
+  routedHostname: "routed_hostnames_pkey",
   vpcName: "vpcs_tenant_id_name_key",
   subnetName: "subnets_vpc_id_name_key",
   podName: "pods_vpc_id_name_key",
   tunnelName: "tunnels_tenant_id_tunnel_name_key",
-  tunnelHostname: "tunnels_hostname_key",
   registryCredentialName: "registry_credentials_tenant_id_name_key"
 } as const
 
@@ -115,8 +116,18 @@ export interface ServiceTunnelRepository {
   readonly insert: (record: ServiceTunnelRecord) => Write
   readonly list: Read<ReadonlyArray<ServiceTunnelRecord>>
   readonly find: (id: ServiceTunnelId) => Read<Option.Option<ServiceTunnelRecord>>
+  /** Its status, error and target (its hostname is the one it was inserted with). */
   readonly update: (record: ServiceTunnelRecord) => Read<boolean>
   readonly delete: (id: ServiceTunnelId) => Read<boolean>
+}
+
+/**
+ * The routed hostnames (`domain/Hostname.ts`): a tunnel or service tunnel takes its hostname as
+ * it is inserted, in the same write, and gives it back as it is deleted; a hostname held by
+ * either is refused to both (`UniqueViolation` of `Constraints.routedHostname`).
+ */
+export interface HostnameRepository {
+  readonly holder: (hostname: string) => Read<Option.Option<Hostname.Holder>>
 }
 
 export interface VpcRepository {
@@ -345,6 +356,7 @@ export interface StoreShape {
   readonly domains: DomainRepository
   readonly providerConfig: ProviderConfigRepository
   readonly serviceTunnels: ServiceTunnelRepository
+  readonly hostnames: HostnameRepository
   readonly vpcs: VpcRepository
   readonly subnets: SubnetRepository
   readonly securityRules: SecurityRuleRepository

@@ -12,13 +12,17 @@ import {
   ServiceTunnelId,
   SubnetId,
   TenantId,
+  TunnelId,
   VpcId
 } from "../domain/Ids.js"
 import type { DnsLabel, DomainName, Ipv4Address, Ipv4Network } from "../domain/Net.js"
+import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js"
+import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { PodSpec, RegistrySecretSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import type { SecurityPlan } from "../rules/Plan.js"
@@ -193,3 +197,72 @@ export const guardrail = (vpc: VpcRecord, overrides: Partial<GuardrailRecord> = 
   created_at: at(),
   ...overrides
 })
+
+/** A subnet record of the VPC (blocks are the caller's to keep apart: the store does not judge them). */
+export const subnet = (vpc: VpcRecord, overrides: Partial<SubnetRecord> = {}): SubnetRecord => ({
+  id: SubnetId.make(randomUuid()),
+  tenant_id: vpc.tenant_id,
+  vpc_id: vpc.id,
+  name: label("subnet"),
+  cidr: "10.0.1.0/24" as Ipv4Network,
+  gateway_ip: "10.0.1.1" as Ipv4Address,
+  created_at: at(),
+  ...overrides
+})
+
+/** A pod record in the subnet, as a create saves it. */
+export const podRecord = (subnet: SubnetRecord, overrides: Partial<PodRecord> = {}): PodRecord => {
+  const created = at()
+  return {
+    id: PodId.make(randomUuid()),
+    tenant_id: subnet.tenant_id,
+    vpc_id: subnet.vpc_id,
+    subnet_id: subnet.id,
+    name: label("pod"),
+    container_image: "nginx:1.27",
+    replica_count: 1,
+    service_port: 80,
+    use_registry_credentials: true,
+    external_access: false,
+    external_inbound: false,
+    auto_healing: false,
+    auto_scaling: false,
+    autoscale_min_replicas: 2,
+    autoscale_max_replicas: 10,
+    autoscale_cpu_target_millicores: 200,
+    persistent: false,
+    persistent_mount_path: "/storage",
+    gpu_count: 0,
+    env_var_names: [],
+    env_ciphertext: null,
+    vip: null,
+    external_ip: null,
+    lifecycle: "active",
+    applied: true,
+    apply_error: null,
+    created_at: created,
+    updated_at: created,
+    ...overrides
+  }
+}
+
+/** A tunnel record of the pod, at a hostname of its own unless given one. */
+export const tunnel = (pod: PodRecord, overrides: Partial<TunnelRecord> = {}): TunnelRecord => {
+  const subdomain = label("web")
+  return {
+    id: TunnelId.make(randomUuid()),
+    tenant_id: pod.tenant_id,
+    pod_id: pod.id,
+    vpc_id: pod.vpc_id,
+    tunnel_name: label("tunnel"),
+    subdomain,
+    domain: "example.com" as DomainName,
+    hostname: `${subdomain}.example.com` as DomainName,
+    protocol_type: "http",
+    service_port: 80,
+    status: "pending",
+    error: "not yet published",
+    created_at: at(),
+    ...overrides
+  }
+}

@@ -507,7 +507,10 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ service: t.service }))))
           .toMatchObject({ constraint: Constraints.serviceTunnelService })
         expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: t.hostname }))))
-          .toMatchObject({ constraint: Constraints.serviceTunnelHostname })
+          .toMatchObject({ constraint: Constraints.routedHostname })
+        expect(yield* store.hostnames.holder(t.hostname)).toEqual(
+          Option.some({ kind: "service", service_tunnel_id: t.id, service: t.service })
+        )
         const failed = { ...t, status: "error" as const, error: "provider down" }
         expect(yield* store.serviceTunnels.update(failed)).toBe(true)
         expect(yield* store.serviceTunnels.find(t.id)).toEqual(Option.some(failed))
@@ -515,6 +518,62 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(yield* store.serviceTunnels.delete(t.id)).toBe(true)
         expect(yield* store.serviceTunnels.update(failed)).toBe(false)
         expect(yield* store.serviceTunnels.list).toEqual([])
+        // Deleted, it gives its hostname back.
+        expect(yield* store.hostnames.holder(t.hostname)).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "one index of routed hostnames: a tenant's tunnel and a service tunnel never share one, whichever comes first or at once",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        const subnet = Fixtures.subnet(vpc)
+        const pod = Fixtures.podRecord(subnet)
+        yield* commitWrites(
+          a.id,
+          Change.insert({ part: "vpcs", record: vpc }),
+          Change.insert({ part: "subnets", record: subnet }),
+          Change.insert({ part: "pods", record: pod })
+        )
+        // The tenant's first: the service tunnel is refused, naming the holder.
+        const tunnel = Fixtures.tunnel(pod)
+        yield* insert({ part: "tunnels", record: tunnel })
+        expect(yield* Effect.flip(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: tunnel.hostname }))))
+          .toEqual(new UniqueViolation({ constraint: Constraints.routedHostname }))
+        expect(yield* store.hostnames.holder(tunnel.hostname)).toEqual(Option.some({
+          kind: "tunnel",
+          tenant_id: a.id,
+          tunnel_id: tunnel.id,
+          tunnel_name: tunnel.tunnel_name
+        }))
+        // The service tunnel's first: the tenant's is refused.
+        const service = Fixtures.serviceTunnel()
+        yield* store.serviceTunnels.insert(service)
+        expect(yield* Effect.flip(insert({ part: "tunnels", record: Fixtures.tunnel(pod, { hostname: service.hostname }) })))
+          .toEqual(new UniqueViolation({ constraint: Constraints.routedHostname }))
+        // At once, one of each for a new hostname: exactly one takes it.
+        const contested = `${Fixtures.label("contested")}.example.com` as typeof tunnel.hostname
+        const bVpc = Fixtures.vpc(b.id)
+        const bSubnet = Fixtures.subnet(bVpc)
+        const bPod = Fixtures.podRecord(bSubnet)
+        yield* commitWrites(
+          b.id,
+          Change.insert({ part: "vpcs", record: bVpc }),
+          Change.insert({ part: "subnets", record: bSubnet }),
+          Change.insert({ part: "pods", record: bPod })
+        )
+        const outcomes = yield* Effect.all([
+          Effect.either(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: contested }))),
+          Effect.either(insert({ part: "tunnels", record: Fixtures.tunnel(pod, { hostname: contested }) })),
+          Effect.either(insert({ part: "tunnels", record: Fixtures.tunnel(bPod, { hostname: contested }) }))
+        ], { concurrency: "unbounded" })
+        expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(1)
+        // A tenant's deletion gives its hostnames back.
+        yield* store.tenants.delete(a.id)
+        expect(yield* store.hostnames.holder(tunnel.hostname)).toEqual(Option.none())
+        yield* store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: tunnel.hostname }))
       })
     )
 

@@ -79,7 +79,24 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         return toServiceTunnel(record)
       })
 
-      /** Saves a new service tunnel, not yet published, with the request's idempotency key. */
+      /** Who holds a hostname, in words for the admin (who may know every tenant). */
+      const holderOf = (hostname: string) =>
+        Effect.gen(function*() {
+          const holder = yield* store.hostnames.holder(hostname).pipe(storeUnavailable)
+          if (Option.isNone(holder)) return "another tunnel"
+          const held = holder.value
+          if (held.kind === "service") return `the service tunnel for '${held.service}'`
+          const tenant = yield* store.tenants.find(held.tenant_id).pipe(storeUnavailable)
+          const name = Option.match(tenant, { onNone: () => held.tenant_id, onSome: (t) => `'${t.name}'` })
+          return `the tunnel '${held.tunnel_name}' (${held.tunnel_id}) of tenant ${name}`
+        })
+
+      /**
+       * Saves a new service tunnel, not yet published, with the request's idempotency key. Its
+       * hostname is taken in the same write (the store's one index of routed hostnames): a
+       * hostname a tenant's tunnel holds is refused (409, naming the holder to the admin), never
+       * left for the provider to refuse after a 201.
+       */
       const insert = Effect.fn("ServiceTunnels.insert")(
         function*(input: ServiceTunnelCreate, config: ProviderConfigRecord) {
           const domain = input.domain ?? config.edge_domain
@@ -101,11 +118,10 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
             () => pending.id
           ).pipe(
             Effect.catchTag("UniqueViolation", (e) =>
-              new Conflict({
-                detail: e.constraint === Constraints.serviceTunnelService
-                  ? `a service tunnel for '${input.service}' already exists`
-                  : `hostname ${hostname} is already in use`
-              }))
+              e.constraint === Constraints.serviceTunnelService
+                ? new Conflict({ detail: `a service tunnel for '${input.service}' already exists` })
+                : Effect.flatMap(holderOf(hostname), (holder) =>
+                  new Conflict({ detail: `hostname ${hostname} is in use by ${holder}` })))
           )
           return pending
         }

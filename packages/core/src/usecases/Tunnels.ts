@@ -11,6 +11,7 @@ import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipelin
 import { randomUuid, TunnelId } from "../domain/Ids.js"
 import type { PodId, TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
+import * as Hostname from "../domain/Hostname.js"
 import { DomainName } from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -139,19 +140,34 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           return saved.result ?? { ...tunnel, ...outcome }
         })
 
-      /** Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its own). */
+      /** A hostname a tenant may not take: one of the platform's own names (`Hostname.isReserved`). */
+      const refuseReserved = (hostname: DomainName) =>
+        Effect.flatMap(configs.current, (config) =>
+          Hostname.isReserved(hostname, Option.match(config, { onNone: () => null, onSome: (c) => c.edge_domain }))
+            ? Effect.fail(new Conflict({ detail: `hostname ${hostname} is reserved for the platform` }))
+            : Effect.void)
+
+      /**
+       * Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its
+       * own). Its hostname is taken in the commit (the store's one index of routed hostnames), so
+       * a clash with any tunnel, a tenant's or the platform's, is refused exactly: 409, "in use",
+       * without saying whose.
+       */
       const insert = (record: TunnelRecord, keyed: boolean) => {
         const decide = (state: TenantState) =>
           state.pod(record.pod_id) === undefined
             ? Effect.fail(new NotFound({ detail: `pod ${record.pod_id} not found` }))
             : Effect.succeed(creating({ part: "tunnels", record }))
-        return (keyed ? pipeline.create(record.tenant_id, decide) : pipeline.commit(record.tenant_id, decide)).pipe(
-          Effect.catchTag("UniqueViolation", (e) =>
-            new Conflict({
-              detail: e.constraint === Constraints.tunnelName
-                ? `you already have a tunnel named '${record.tunnel_name}'`
-                : `hostname ${record.hostname} is already in use`
-            }))
+        return Effect.zipRight(
+          refuseReserved(record.hostname),
+          (keyed ? pipeline.create(record.tenant_id, decide) : pipeline.commit(record.tenant_id, decide)).pipe(
+            Effect.catchTag("UniqueViolation", (e) =>
+              new Conflict({
+                detail: e.constraint === Constraints.tunnelName
+                  ? `you already have a tunnel named '${record.tunnel_name}'`
+                  : `hostname ${record.hostname} is in use`
+              }))
+          )
         )
       }
 
@@ -240,7 +256,12 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               return yield* InvalidInput.field("tunnels", `'${input.tunnel_name}' is named twice`)
             }
             names.add(input.tunnel_name)
-            yield* domainFor(caller, input.domain)
+            const hostname = DomainName.make(`${input.subdomain}.${yield* domainFor(caller, input.domain)}`)
+            yield* refuseReserved(hostname)
+            // Known taken now: refused before the pod is made (the commit still decides exactly).
+            if (Option.isSome(yield* store.hostnames.holder(hostname).pipe(storeUnavailable))) {
+              return yield* new Conflict({ detail: `hostname ${hostname} is in use` })
+            }
           }
           const existing = (yield* stateOf(caller.tenant_id)).tunnels
           const clash = existing.find((t) => names.has(t.tunnel_name))
