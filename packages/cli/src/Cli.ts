@@ -6,11 +6,21 @@
  * check`, `explain` and `reach` answer what holds and what gets where. `--output json` prints
  * the API's answer instead of text. Every call goes through the typed client.
  */
-import { Command, Options, Prompt, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, Options, Prompt, ValidationError } from "@effect/cli"
 import { FetchHttpClient, FileSystem } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
-import { Api, Errors, FlowExplanation, Guardrail, InputProblems, ReachabilityMatrix, SecurityRule } from "@tenet/core"
+import {
+  Api,
+  Declaration,
+  Errors,
+  FlowExplanation,
+  Guardrail,
+  InputProblems,
+  ReachabilityMatrix,
+  SecurityRule
+} from "@tenet/core"
 import { Config, Console, Data, Effect, Option, Redacted, Schema } from "effect"
+import type { Console as ConsoleService } from "effect"
 import * as Credentials from "./Credentials.js"
 import * as Render from "./Render.js"
 import * as RulesFile from "./RulesFile.js"
@@ -21,7 +31,26 @@ const exitWith = (code: number) =>
     process.exitCode = code
   })
 
-const output = Options.choice("output", ["text", "json"]).pipe(
+/**
+ * An option that takes one of `values`, its refusal naming the option and what it got
+ * (`--protocol: must be one of tcp, udp, icmp; got "TCP"; did you mean "tcp"?`), where
+ * `Options.choice` names neither.
+ */
+const oneOf = <const A extends string>(name: string, values: ReadonlyArray<A>) =>
+  Options.text(name).pipe(
+    Options.mapEffect((given) => {
+      const found = values.find((v) => v === given)
+      if (found !== undefined) return Effect.succeed(found)
+      const meant = values.find((v) => v.toLowerCase() === given.toLowerCase())
+      return Effect.fail(ValidationError.invalidValue(HelpDoc.p(
+        `--${name}: must be one of ${values.join(", ")}; got ${JSON.stringify(given)}${
+          meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`
+        }`
+      )))
+    })
+  )
+
+const output = oneOf("output", ["text", "json"]).pipe(
   Options.withAlias("o"),
   Options.withDefault("text" as const),
   Options.withDescription("text (default) or json: the API's answer as it is")
@@ -46,6 +75,8 @@ const client = Effect.flatMap(
 type Client = Effect.Effect.Success<typeof client>
 
 class UnknownVpc extends Data.TaggedError("UnknownVpc")<{ readonly message: string }> {}
+
+class AmbiguousName extends Data.TaggedError("AmbiguousName")<{ readonly message: string }> {}
 
 /** A VPC of the caller's, by name or id. */
 const vpcNamed = (api: Client, name: string) =>
@@ -164,7 +195,7 @@ const applyRules = Command.make(
     vpc: Options.optional(vpcOption),
     ifMatch: Options.text("if-match").pipe(
       Options.optional,
-      Options.withDescription("Apply only while the rules are at this ETag (the one a plan printed)")
+      Options.withDescription("Apply only while the rules are at this ETag (the one a plan printed; quotes optional)")
     ),
     output
   },
@@ -176,7 +207,7 @@ const applyRules = Command.make(
       const applied = yield* api.securityRules.replace({
         path: { vpc_id: target.id },
         payload,
-        ...(Option.isSome(ifMatch) ? { headers: { "if-match": ifMatch.value } } : {})
+        ...(Option.isSome(ifMatch) ? { headers: { "if-match": Declaration.quotedTag(ifMatch.value) } } : {})
       })
       if (output === "json") yield* printJson(SecurityRule.RulesReplaced, applied)
       else yield* Console.log(Render.plan(target.name, applied, before.rules, yield* namesOf(api)))
@@ -241,7 +272,7 @@ const explain = Command.make(
       Options.withDescription("A pod, subnet or VPC (name or id), internet, or an IPv4 address")
     ),
     to: Options.text("to").pipe(Options.withDescription("As --from")),
-    protocol: Options.choice("protocol", ["tcp", "udp", "icmp"]),
+    protocol: oneOf("protocol", ["tcp", "udp", "icmp"]),
     port: Options.integer("port").pipe(Options.optional),
     output
   },
@@ -250,18 +281,38 @@ const explain = Command.make(
       const api = yield* client
       const found = yield* vpcNamed(api, vpc)
       const [vpcs, subnets, pods] = yield* Effect.all([api.vpcs.list(), api.subnets.list(), api.pods.list()])
-      // A name is looked up in this VPC first (its pods, then subnets), then among the VPCs.
+      const vpcName = new Map(vpcs.map((v) => [v.id as string, v.name]))
+      const endpoints = [
+        ...pods.map((p) => ({ id: p.id as string, name: p.name as string, kind: "pod", vpc: p.vpc_id as string })),
+        ...subnets.map((s) => ({
+          id: s.id as string,
+          name: s.name as string,
+          kind: "subnet",
+          vpc: s.vpc_id as string
+        })),
+        ...vpcs.map((v) => ({ id: v.id as string, name: v.name as string, kind: "VPC", vpc: v.id as string }))
+      ]
+      // A name is looked up among the pods, subnets and VPCs of every VPC of the tenant: the
+      // one in this VPC when there is exactly one there, else the only one anywhere.
       const idOf = (end: string) => {
-        if (end === "internet" || UUID.test(end) || /^\d+\.\d+\.\d+\.\d+$/.test(end)) return end
-        return pods.find((p) => p.vpc_id === found.id && p.name === end)?.id ??
-          subnets.find((s) => s.vpc_id === found.id && s.name === end)?.id ??
-          vpcs.find((v) => v.name === end)?.id ?? end
+        if (end === "internet" || UUID.test(end) || /^\d+\.\d+\.\d+\.\d+$/.test(end)) return Effect.succeed(end)
+        const named = endpoints.filter((e) => e.name === end)
+        const here = named.filter((e) => e.kind !== "VPC" && e.vpc === found.id)
+        const only = here.length === 1 ? here : named
+        if (only.length <= 1) return Effect.succeed(only[0]?.id ?? end)
+        return Effect.fail(
+          new AmbiguousName({
+            message: `'${end}' names ${only.length} things: ${
+              only.map((e) => e.kind === "VPC" ? `VPC ${e.name}` : `${e.kind} in VPC ${vpcName.get(e.vpc)}`).join(", ")
+            }; give the id instead`
+          })
+        )
       }
       const answer = yield* api.vpcs.explain({
         path: { vpc_id: found.id },
         urlParams: {
-          from: idOf(from),
-          to: idOf(to),
+          from: yield* idOf(from),
+          to: yield* idOf(to),
           protocol,
           ...(Option.isSome(port) ? { port: port.value } : {})
         }
@@ -299,20 +350,43 @@ export const describe = (error: unknown): string => {
     readonly violations?: ReadonlyArray<SecurityRule.GuardrailViolation>
   }
   if (e.errors !== undefined) return e.errors.map((p) => `${p.field}: ${p.message}`).join("\n")
+  if (e._tag === "Unauthorized") {
+    return `${e.message ?? "not logged in"}: the session is no longer valid (a rotated token?); run \`tenet login\``
+  }
   if (e.violations !== undefined) {
     return `${e.message}\n${e.violations.map((v) => `  ${Render.violation(v, new Map())}`).join("\n")}`
   }
   return e.message ?? String(error)
 }
 
+/** Whether to print colour: on a terminal only, and never with `NO_COLOR` set (no-color.org). */
+export const colourful = (isTTY: boolean | undefined, env: Readonly<Record<string, string | undefined>>) =>
+  isTTY === true && (env.NO_COLOR ?? "") === ""
+
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
+
+const plain = (value: unknown) => (typeof value === "string" ? value.replace(ANSI, "") : value)
+
+/** A console that writes what it is given without its colours (`@effect/cli`'s help has them). */
+const withoutColour = (console: ConsoleService.Console): ConsoleService.Console => ({
+  ...console,
+  log: (...args) => console.log(...args.map(plain)),
+  error: (...args) => console.error(...args.map(plain)),
+  info: (...args) => console.info(...args.map(plain)),
+  warn: (...args) => console.warn(...args.map(plain))
+})
+
 /**
  * The CLI on `argv`, its failures printed and its exit code set. A command line it cannot read
- * is reported by `@effect/cli` itself, and fails the run (exit 1).
+ * is reported by `@effect/cli` itself, and fails the run (exit 1). Colour only when
+ * `colour` (by default: standard output is a terminal and `NO_COLOR` is not set).
  */
-export const run = (argv: ReadonlyArray<string>) =>
-  Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
+export const run = (argv: ReadonlyArray<string>, colour = colourful(process.stdout.isTTY, process.env)) => {
+  const program = Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
     Effect.catchIf(
       (e) => !ValidationError.isValidationError(e),
       (e) => Effect.zipRight(Console.error(`tenet: ${describe(e)}`), exitWith(1))
     )
   )
+  return colour ? program : Console.consoleWith((console) => Console.withConsole(program, withoutColour(console)))
+}

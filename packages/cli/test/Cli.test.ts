@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Cli } from "../src/index.js"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const packageDir = fileURLToPath(new URL("..", import.meta.url))
@@ -91,16 +92,18 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       const asJson = yield* tenet(["rules", "plan", "-f", file, "--output", "json"])
       expect(JSON.parse(asJson.stdout)).toMatchObject({ dry_run: true, etag })
 
-      const applied = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag])
+      // The ETag as a shell leaves it when pasted without quotes: the same tag.
+      const applied = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag.slice(1, -1)])
       expect(applied.code, applied.stderr).toBe(0)
       expect(applied.stdout).toContain("Applied: 1 created, 0 updated, 0 deleted; in force.")
       expect((yield* api.securityRules.list({ urlParams: { vpc_id: vpc.id } })).rules.map((r) => r.name)).toEqual([
         "https",
         "Allow internal traffic"
       ])
-      const stale = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag])
+      const stale = yield* tenet(["rules", "apply", "-f", file, "--if-match", etag.slice(1, -1)])
       expect(stale.code).toBe(1)
-      expect(stale.stderr).toContain("changed since")
+      expect(stale.stderr).toContain(`changed since ${etag}: they are now at "`)
+      expect(stale.stderr).not.toContain(`now at ${etag}`)
       expect((yield* tenet(["rules", "plan", "-f", file])).code).toBe(0)
 
       // A guardrail the file would break: plan and check exit 1 and name it.
@@ -163,5 +166,93 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect([unknown.code, unknown.stderr]).toEqual([1, "tenet: you have no VPC named staging\n"])
       const anonymous = yield* tenet(["reach", "--vpc", "prod"], { XDG_CONFIG_HOME: join(home, "nowhere") })
       expect([anonymous.code, anonymous.stderr]).toEqual([1, expect.stringContaining("not logged in")])
+
+      // An enum option's refusal names the option and what it got.
+      const shouting = yield* tenet([
+        "explain",
+        "--vpc",
+        "prod",
+        "--from",
+        "internet",
+        "--to",
+        "web",
+        "--protocol",
+        "TCP"
+      ])
+      expect(shouting.code).toBe(1)
+      expect(shouting.stderr).toContain("--protocol: must be one of tcp, udp, icmp; got \"TCP\"; did you mean \"tcp\"?")
+
+      // Names are looked up across the tenant's VPCs; one that names several things says so.
+      const staging = yield* api.vpcs.create({ payload: { name: "staging", enable_internet: false } })
+      const stagingWeb = yield* api.subnets.create({
+        payload: { vpc_id: staging.id, name: "stage-web", cidr: "10.5.0.0/24", gateway_ip: "10.5.0.1" }
+      })
+      yield* api.pods.create({
+        payload: { vpc_id: staging.id, subnet_id: stagingWeb.id, name: "api", container_image: "api:1" }
+      })
+      const across = yield* tenet([
+        "explain",
+        "--vpc",
+        "prod",
+        "--from",
+        "api",
+        "--to",
+        "web",
+        "--protocol",
+        "tcp",
+        "--port",
+        "443"
+      ])
+      expect(across.code, across.stderr).toBe(0)
+      expect(across.stdout).toContain("pod api")
+      // The same name in two VPCs: this VPC's when it has one, else ambiguous, named as such.
+      yield* api.subnets.create({
+        payload: { vpc_id: vpc.id, name: "stage-web", cidr: "10.0.9.0/24", gateway_ip: "10.0.9.1" }
+      })
+      const here = yield* tenet([
+        "explain",
+        "--vpc",
+        "staging",
+        "--from",
+        "stage-web",
+        "--to",
+        "internet",
+        "--protocol",
+        "icmp"
+      ])
+      expect(here.code, here.stderr).toBe(0)
+      expect(here.stdout).toContain("subnet stage-web")
+      const other = yield* api.vpcs.create({ payload: { name: "other", enable_internet: false } })
+      yield* api.subnets.create({
+        payload: { vpc_id: other.id, name: "db", cidr: "10.6.0.0/24", gateway_ip: "10.6.0.1" }
+      })
+      const ambiguous = yield* tenet([
+        "explain",
+        "--vpc",
+        "other",
+        "--from",
+        "db",
+        "--to",
+        "stage-web",
+        "--protocol",
+        "icmp"
+      ])
+      expect([ambiguous.code, ambiguous.stderr]).toEqual([
+        1,
+        "tenet: 'stage-web' names 2 things: subnet in VPC staging, subnet in VPC prod; give the id instead\n"
+      ])
+
+      // Help piped is plain text: no colour codes (nor with NO_COLOR, on a terminal too).
+      const help = yield* tenet(["--help"])
+      expect(help.stdout).toContain("USAGE")
+      expect(help.stdout).not.toContain("\u001b[")
+      expect(Cli.colourful(true, {})).toBe(true)
+      expect(Cli.colourful(true, { NO_COLOR: "1" })).toBe(false)
+      expect(Cli.colourful(false, {})).toBe(false)
+
+      // A rotated token: the session no longer works, and the refusal says what to do.
+      yield* api.tenantIdentity.rotateToken({ path: { tenant_id: session.tenant_id as never } })
+      const rotated = yield* tenet(["reach", "--vpc", "prod"])
+      expect([rotated.code, rotated.stderr]).toEqual([1, expect.stringContaining("run `tenet login`")])
     }), 120_000)
 })

@@ -188,8 +188,19 @@ export const etagOf = (rules: ReadonlyArray<SecurityRuleRecord>): string => {
 }
 
 /**
- * Whether an `If-Match` header value names `etag`: `*`, or a comma list holding it. A weak
- * tag (`W/"..."`) never matches: a replace needs the exact version (RFC 9110, 13.1.1).
+ * An entity tag as RFC 9110 writes it: quoted. A tag copied without its quotes (as a shell
+ * drops them from `--if-match "1a38..."`) is read as the same tag; a weak one (`W/"..."`) is
+ * kept as it is.
+ */
+export const quotedTag = (tag: string): string => {
+  const trimmed = tag.trim()
+  return trimmed.startsWith("\"") || trimmed.startsWith("W/") || trimmed === "*" ? trimmed : `"${trimmed}"`
+}
+
+/**
+ * Whether an `If-Match` header value names `etag`: `*`, or a comma list holding it, quoted or
+ * not. A weak tag (`W/"..."`) never matches: a replace needs the exact version (RFC 9110,
+ * 13.1.1).
  */
 export const ifMatch = (header: string, etag: string): boolean =>
-  header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag)
+  header.trim() === "*" || header.split(",").some((tag) => quotedTag(tag) === etag)

@@ -159,7 +159,9 @@ export const replace = (
   if (ifMatch !== undefined && !Declaration.ifMatch(ifMatch, etag)) {
     return Either.left(
       new PreconditionFailed({
-        detail: `the rules of VPC ${vpcId} changed since ${ifMatch.trim()}: they are now at ${etag}`
+        detail: `the rules of VPC ${vpcId} changed since ${
+          ifMatch.split(",").map(Declaration.quotedTag).join(", ")
+        }: they are now at ${etag}`
       })
     )
   }
