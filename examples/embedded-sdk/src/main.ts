@@ -11,7 +11,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`pod ${result.pod.name} on the host cluster at ${host.pods.get(result.pod.id)?.vip}`)
   yield* Console.log(`the host cluster enforces ${host.plans.get(result.vpc.id)?.entries.length} rule(s) in the VPC`)
   yield* Console.log(
-    `postgres from 10.60.3.4: ${result.fromApp.action}; from 198.51.100.7: ${result.fromElsewhere.action}`
+    `postgres from 10.60.3.4: ${result.fromApp.reach}; from 198.51.100.7: ${result.fromElsewhere.reach}`
   )
 }).pipe(Effect.provide(Embedded.layer))
 

@@ -14,6 +14,7 @@ import {
   Subnets,
   Tenant,
   Tenants,
+  Traffic,
   Vpc,
   Vpcs
 } from "@tenet/core"
@@ -49,6 +50,7 @@ export const provision = (tenantName: string) =>
       })
     )
     const rules = yield* SecurityRules.SecurityRules
+    const traffic = yield* Traffic.Traffic
     yield* rules.create(
       caller,
       yield* Schema.decodeUnknown(SecurityRule.SecurityRuleCreate)({
@@ -86,7 +88,7 @@ export const provision = (tenantName: string) =>
           remote_ip,
           target_pod_id: pod.id
         }),
-        (query) => rules.evaluate(caller, query)
+        (query) => traffic.evaluate(caller, query)
       )
     return {
       tenant,

@@ -80,18 +80,18 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
     const reachability = await acme.vpcs.reachability({ path: { vpc_id: vpc.id } })
     const fromInternet = reachability.pairs.find((p) => p.from.kind === "internet" && p.to.kind === "pod")!
     log(`VPC ${vpc.name} ${vpc.applied ? "applied" : `not applied: ${vpc.apply_error}`}`)
-    const opened = new Set(preview.opened.map((r) => `${r.protocol}/${r.ports}`))
-    const blocks = preview.opened.reduce((n, r) => n + r.remote_cidrs.length, 0)
-    log(
-      `preview of '${httpsIn.name}': opens ${[...opened].join(", ")} from ${blocks} address blocks, ` +
-        `closes ${preview.closed.length} regions`
-    )
+    const opened = preview.opened.map((r) => `${r.protocol}/${r.ports} from ${r.remote_summary}`)
+    log(`preview of '${httpsIn.name}': opens ${opened.join("; ")}, closes ${preview.closed.length} regions`)
     log(`subnet ${subnet.name} ${subnet.cidr}`)
-    log(`rule '${rule.rule?.name}' priority ${rule.rule?.priority}`)
+    log(`rule '${rule.rule.name}' priority ${rule.rule.priority}`)
     log(`pod ${pod.name}: ${pod.status.phase}, VIP ${pod.status.vip}`)
     log(`tunnel ${tunnel.tunnel_name}: https://${tunnel.hostname} (${tunnel.status})`)
-    log(`tcp/443 from 198.51.100.7: ${verdict.action}`)
-    log(`internet -> pod ${pod.name}: tcp ${fromInternet.tcp || "none"}, udp ${fromInternet.udp || "none"}`)
+    log(`tcp/443 from 198.51.100.7: ${verdict.reach}`)
+    log(
+      `internet -> pod ${pod.name}: tcp ${fromInternet.tcp.allowed || "none"}, udp ${
+        fromInternet.udp.allowed || "none"
+      }`
+    )
     // Errors are the API's, typed: a second VPC of the same name is a Conflict.
     const again = await acme.vpcs.create({ payload: { name: "prod", enable_internet: true } }).catch((e) => e)
     if (again instanceof Errors.Conflict) log(`again: ${again.detail}`)

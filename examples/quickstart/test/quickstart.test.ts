@@ -23,10 +23,12 @@ layer(TestServer.layer(), { excludeTestServices: true })("quickstart example", (
       )
       expect(result.pod.status.phase).toBe("running")
       expect(result.tunnel).toMatchObject({ hostname: "shop.apps.example.com", status: "active" })
-      expect(result.verdict.action).toBe("allow")
-      expect(lines).toContain("tcp/443 from 198.51.100.7: allow")
-      // Everything but the VPC's own block (its seeded rule lets that in already) and the gateway.
-      expect(lines).toContain("preview of 'https in': opens tcp/443 from 37 address blocks, closes 0 regions")
+      expect(result.verdict.reach).toBe("allowed")
+      expect(lines).toContain("tcp/443 from 198.51.100.7: allowed")
+      // Everything but the VPC's own block (its seeded rule lets that in already) and the core network.
+      expect(lines).toContain(
+        "preview of 'https in': opens tcp/443 from 0.0.0.0/0 except 10.0.1.0/24, 100.64.0.0/16, closes 0 regions"
+      )
       expect(lines).toContain("internet -> pod storefront: tcp 443, udp none")
       expect(lines).toContain("again: you already have a VPC named 'prod'")
     }))

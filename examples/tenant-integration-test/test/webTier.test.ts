@@ -34,10 +34,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("the web tier automatio
       const from = (port: number, remote_ip: string) =>
         tenet.securityRules.evaluate({
           payload: { vpc_id: tier.vpcId, direction: "ingress", protocol: "tcp", port, remote_ip }
-        }).pipe(Effect.map((v) => v.action))
-      expect(yield* from(443, "198.51.100.7")).toBe("allow")
-      expect(yield* from(22, "192.0.2.10")).toBe("allow")
-      expect(yield* from(22, "198.51.100.7")).toBe("deny")
+        }).pipe(Effect.map((v) => v.reach))
+      expect(yield* from(443, "198.51.100.7")).toBe("allowed")
+      expect(yield* from(22, "192.0.2.10")).toBe("allowed")
+      expect(yield* from(22, "198.51.100.7")).toBe("denied")
       const analysis = yield* tenet.securityRules.analysis({ urlParams: { vpc_id: tier.vpcId } })
       expect(analysis.findings).toEqual([])
     }))

@@ -6,6 +6,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
+import type { Hostname } from "@tenet/core"
 import {
   Admin,
   AuditLog,
@@ -13,7 +14,6 @@ import {
   ChangeEvent,
   Domain,
   Guardrail,
-  Hostname,
   IdempotencyKey,
   Ids,
   LoginThrottle,

@@ -1,5 +1,5 @@
 /** What the commands print: plans as diffs, verdicts and reachability as text. Pure. */
-import type { FlowExplanation, Guardrail, ReachabilityMatrix, SecurityRule } from "@tenet/core"
+import type { FlowExplanation, FlowReach, Guardrail, ReachabilityMatrix, SecurityRule } from "@tenet/core"
 import { Declaration } from "@tenet/core"
 
 type Rule = SecurityRule.SecurityRule
@@ -29,7 +29,7 @@ export const changedFields = (before: Rule, after: Rule): Array<string> =>
     `${f} ${shown(before[f])} -> ${shown(after[f])}`
   )
 
-const decider = (d: SecurityRule.FlowVerdict["decided_by"]) => d.kind === "rule" ? `'${d.name}'` : d.key
+const decider = (d: typeof SecurityRule.DecidedBy.Type) => d.kind === "rule" ? `'${d.name}'` : d.key
 
 const region = (r: SecurityRule.ImpactRegion, names: Names) => {
   const local = [
@@ -39,9 +39,9 @@ const region = (r: SecurityRule.ImpactRegion, names: Names) => {
   ].join(", ")
   return `${r.direction} ${r.protocol}${r.ports === null ? "" : ` ${r.ports}`} ${
     r.direction === "ingress" ? "from" : "to"
-  } ${r.remote_cidrs.join(", ")} at ${local}: ${r.before.action} by ${
-    decider(r.before.decided_by)
-  } -> ${r.after.action} by ${decider(r.after.decided_by)}`
+  } ${r.remote_summary} at ${local}: ${r.before.action} by ${decider(r.before.decided_by)} -> ${r.after.action} by ${
+    decider(r.after.decided_by)
+  }`
 }
 
 const flowText = (f: typeof SecurityRule.WitnessFlow.Type, names: Names) => {
@@ -117,36 +117,80 @@ const endpoint = (e: FlowExplanation.ExplainEndpoint) =>
     ? e.ip
     : `${e.kind} ${e.name}`
 
-/** An explained flow: the verdict end to end, then each half. */
+const REACH: Record<FlowReach.Reach, string> = {
+  allowed: "ALLOWED (every flow)",
+  partial: "PARTIAL (some flows get through, some do not)",
+  denied: "DENIED (no flow gets through)"
+}
+
+/** Where an end of a flow is, in words: its pod or subnet, or outside the tenant's VPCs. */
+const place = (end: typeof FlowReach.PathEnd.Type, names: Names) =>
+  end.pod_id !== null
+    ? `pod ${named(names, end.pod_id)}`
+    : end.subnet_id !== null
+    ? `subnet ${named(names, end.subnet_id)}`
+    : "outside your VPCs"
+
+/** A flow end to end: `10.0.1.5 (pod api) -> 203.0.113.9 (outside your VPCs)`. */
+const pathText = (f: FlowReach.PathFlow, names: Names) =>
+  `${f.source.ip} (${place(f.source, names)}) -> ${f.destination.ip} (${place(f.destination, names)})`
+
+/** What a half decides of a flow: `allow by 'https'`. */
+const halfOf = (f: FlowReach.PathFlow, direction: "egress" | "ingress") => {
+  const decision = direction === "egress" ? f.egress : f.ingress
+  return decision === null ? "passes (outside your VPCs)" : `${decision.action} by ${decider(decision.decided_by)}`
+}
+
+/** An explained flow: its reach end to end, each half with what decides it, and a flow of each side. */
 export const explanation = (x: FlowExplanation.FlowExplanation, names: Names) => {
-  const half = (label: string, h: FlowExplanation.ExplainedHalf | null) =>
-    h === null
-      ? `  ${label}  (outside your VPCs)`
-      : `  ${label}  VPC ${named(names, h.vpc_id)}: ${h.action} by ${decider(h.decided_by)} (e.g. ${
-        flowText(h.flow, names)
-      })`
+  const half = (label: string, direction: "egress" | "ingress", h: FlowExplanation.ExplainedHalf) => {
+    if (h.vpc_id === null) return `  ${label}  outside your VPCs: no rule of yours judges it`
+    const at = `  ${label}  VPC ${named(names, h.vpc_id)}:`
+    if (h.reach === "partial") {
+      return `${at} partial: ${halfOf(h.allowed_flow!, direction)} (e.g. ${pathText(h.allowed_flow!, names)}), ${
+        halfOf(h.denied_flow!, direction)
+      } (e.g. ${pathText(h.denied_flow!, names)})`
+    }
+    const example = h.allowed_flow ?? h.denied_flow
+    return example === null
+      ? `${at} no flow`
+      : `${at} ${halfOf(example, direction)} (e.g. ${pathText(example, names)})`
+  }
   return [
     `${x.protocol}${x.port === null ? "" : ` ${x.port}`} from ${endpoint(x.from)} to ${endpoint(x.to)}: ${
-      x.allowed ? "ALLOWED" : "DENIED"
+      REACH[x.reach]
     }`,
-    half("egress ", x.egress),
-    half("ingress", x.ingress)
+    ...(x.note === null ? [] : [`  ${x.note}`]),
+    half("egress ", "egress", x.egress),
+    half("ingress", "ingress", x.ingress),
+    ...(x.reach === "partial"
+      ? [
+        `  gets through: ${pathText(x.allowed_flow!, names)}`,
+        `  stopped:      ${pathText(x.denied_flow!, names)} (${
+          x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress"
+        } ${halfOf(x.denied_flow!, x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress")})`
+      ]
+      : [])
   ].join("\n")
 }
 
 const pairEnd = (e: ReachabilityMatrix.ReachabilityEndpoint) =>
   e.kind === "internet" ? "internet" : `${e.kind} ${e.name}`
 
-/** Reachability as a table. */
+/** A protocol's cell: the ports every flow gets through on, then those only some do (`some 22`). */
+const portsCell = (p: ReachabilityMatrix.PortsReach) =>
+  [p.allowed, ...(p.partial === "" ? [] : [`some ${p.partial}`])].filter((part) => part !== "").join("; ") || "-"
+
+/** Reachability as a table: each protocol's ports, `some` where only some flows get through. */
 export const reachability = (m: ReachabilityMatrix.ReachabilityMatrix) => {
   const rows = [
     ["FROM", "TO", "TCP", "UDP", "ICMP"],
     ...m.pairs.map((p) => [
       pairEnd(p.from),
       pairEnd(p.to),
-      p.tcp === "" ? "-" : p.tcp,
-      p.udp === "" ? "-" : p.udp,
-      p.icmp ? "yes" : "-"
+      portsCell(p.tcp),
+      portsCell(p.udp),
+      p.icmp.reach === "allowed" ? "yes" : p.icmp.reach === "partial" ? "some" : "-"
     ])
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))

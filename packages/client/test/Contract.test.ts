@@ -180,7 +180,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
           remote_ip: "198.51.100.7"
         }
       })
-      expect(verdict.action).toBe("allow")
+      expect(verdict).toMatchObject({ reach: "allowed", allowed: true, denied_flow: null })
       const invalid = yield* Effect.flip(tenant.securityRules.create({
         payload: {
           vpc_id: vpc.id,
@@ -279,7 +279,12 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         path: { vpc_id: vpc.id },
         urlParams: { from: "internet", to: pod.id, protocol: "tcp", port: 443 }
       })
-      expect(explained.ingress?.decided_by).toEqual({ kind: "rule", rule_id: rule.id, name: "https" })
+      expect(explained.reach).toBe("allowed")
+      expect(explained.ingress.allowed_flow?.ingress?.decided_by).toEqual({
+        kind: "rule",
+        rule_id: rule.id,
+        name: "https"
+      })
       // The change stream is read with `watch()` (a Stream); the raw call is the contract's,
       // refused here before any stream starts.
       const ahead = yield* Effect.flip(tenant.changes.watch({ urlParams: { since: "999999999999" } }))

@@ -1,9 +1,18 @@
-/** The flow checker: one flow's verdict, and the rule (or implied default) that decides it. */
-import type { Ids, SecurityRule } from "@tenet/core"
+/**
+ * The flow checker: a half's question (one VPC's rules, one direction), answered as every
+ * answer about traffic is: allowed (every flow), partial (some) or denied (none), with what
+ * decides a flow of each side.
+ */
+import type { FlowReach, Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
 import { Choice, Problem, useSubmit } from "./Forms.js"
 import type { Choices } from "./RuleEditor.js"
 import type { Client } from "./Session.js"
+
+const decider = (d: FlowReach.DecidedFlow) =>
+  d.decided_by.kind === "rule" ? `rule '${d.decided_by.name}'` : d.decided_by.key
+
+const flowText = (d: FlowReach.DecidedFlow) => `${d.flow.direction === "ingress" ? "from" : "to"} ${d.flow.remote_ip}`
 
 export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId: Ids.VpcId; choices: Choices }) => {
   const [direction, setDirection] = useState<"ingress" | "egress">("ingress")
@@ -11,7 +20,7 @@ export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId:
   const [port, setPort] = useState("443")
   const [remote, setRemote] = useState("203.0.113.10")
   const [target, setTarget] = useState("")
-  const [verdict, setVerdict] = useState<SecurityRule.FlowVerdict | null>(null)
+  const [verdict, setVerdict] = useState<FlowReach.FlowVerdict | null>(null)
   const { error, submit } = useSubmit(() => {
     setVerdict(null)
     const remoteVpc = choices.vpcs.find((v) => v.id === remote)
@@ -83,9 +92,16 @@ export const FlowChecker = ({ choices, client, vpcId }: { client: Client; vpcId:
       <button type="submit">Check flow</button>
       <Problem error={error} />
       {verdict !== null && (
-        <p class={`verdict ${verdict.allowed ? "allowed" : "denied"}`} role="status">
-          {verdict.allowed ? "Allowed" : "Denied"} by{" "}
-          {verdict.decided_by.kind === "rule" ? `rule '${verdict.decided_by.name}'` : verdict.decided_by.key}
+        <p class={`verdict ${verdict.reach}`} role="status">
+          {verdict.reach === "allowed"
+            ? `Allowed by ${decider(verdict.allowed_flow!)}`
+            : verdict.reach === "denied"
+            ? verdict.denied_flow === null
+              ? "Denied: no flow (nothing to send to)"
+              : `Denied by ${decider(verdict.denied_flow)}`
+            : `Partly: allowed by ${decider(verdict.allowed_flow!)} (e.g. ${
+              flowText(verdict.allowed_flow!)
+            }), denied by ${decider(verdict.denied_flow!)} (e.g. ${flowText(verdict.denied_flow!)})`}
         </p>
       )}
     </form>

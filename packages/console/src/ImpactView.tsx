@@ -19,25 +19,13 @@ const where = (region: SecurityRule.ImpactRegion, names: Names) => {
   return parts.join(", ")
 }
 
-/** Address blocks, the first few written out and the rest behind a disclosure. */
-const Blocks = ({ cidrs }: { cidrs: ReadonlyArray<string> }) =>
-  cidrs.length <= 4 ? <code>{cidrs.join(", ")}</code> : (
-    <>
-      <code>{cidrs.slice(0, 3).join(", ")}</code>{" "}
-      <details class="more">
-        <summary>and {cidrs.length - 3} more blocks</summary>
-        <code>{cidrs.slice(3).join(", ")}</code>
-      </details>
-    </>
-  )
-
 const Region = ({ names, region }: { region: SecurityRule.ImpactRegion; names: Names }) => (
   <li>
     <strong>
       {region.direction} {region.protocol}
       {region.ports === null ? "" : ` ${region.ports}`}
     </strong>{" "}
-    {region.direction === "ingress" ? "from" : "to"} <Blocks cidrs={region.remote_cidrs} />{" "}
+    {region.direction === "ingress" ? "from" : "to"} <code>{region.remote_summary}</code>{" "}
     {region.direction === "ingress" ? "into" : "from"} {where(region, names)}
     <div class="muted">
       now {region.before.action} by {decider(region.before)}, after {region.after.action} by {decider(region.after)}

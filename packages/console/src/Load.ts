@@ -56,7 +56,8 @@ export const usePages = <A>(
   const reload = useCallback(() => setRound((r) => r + 1), [])
   const fetchPage = (token: string | undefined, shown: ReadonlyArray<A>, isCurrent: () => boolean) =>
     load(token).then(
-      (page) => isCurrent() && setState({ items: [...shown, ...page.items], next: page.next_page_token, loading: false }),
+      (page) =>
+        isCurrent() && setState({ items: [...shown, ...page.items], next: page.next_page_token, loading: false }),
       (e: unknown) => {
         noticeRefusal(e)
         if (isCurrent()) setState({ items: shown, next: token, loading: false, error: problem(e) })

@@ -1,6 +1,7 @@
 /**
  * The reachability matrix as a heat map: a row per source, a column per destination, each
- * cell as dark as the share of the port space allowed end to end, and saying which ports.
+ * cell as dark as the share of the port space every flow gets through on, and saying which
+ * ports; what only some flows get through on is marked `some`.
  */
 import type { ReachabilityMatrix } from "@tenet/core"
 
@@ -28,18 +29,26 @@ const portCount = (ranges: string) =>
       return n + (to ?? from!) - from! + 1
     }, 0)
 
-/** The share of tcp, udp and icmp allowed, 0..1, as one of five shades. */
+/** The share of tcp, udp and icmp every flow gets through on, 0..1, as one of five shades. */
 export const shadeOf = (pair: Pair) => {
-  const share = (portCount(pair.tcp) / 65535 + portCount(pair.udp) / 65535 + (pair.icmp ? 1 : 0)) / 3
+  const share = (portCount(pair.tcp.allowed) / 65535 + portCount(pair.udp.allowed) / 65535 +
+    (pair.icmp.reach === "allowed" ? 1 : 0)) /
+    3
   return share === 0 ? 0 : share >= 0.999 ? 4 : share > 0.5 ? 3 : share > 0.05 ? 2 : 1
 }
 
+const ports = (name: string, p: ReachabilityMatrix.PortsReach) => [
+  ...(p.allowed === "" ? [] : [p.allowed === "1-65535" ? name : `${name} ${p.allowed}`]),
+  ...(p.partial === "" ? [] : [`${name} ${p.partial} (some)`])
+]
+
 const summary = (pair: Pair) => {
-  if (shadeOf(pair) === 4) return "all"
+  const partial = pair.tcp.partial !== "" || pair.udp.partial !== "" || pair.icmp.reach === "partial"
+  if (shadeOf(pair) === 4 && !partial) return "all"
   const parts = [
-    ...(pair.tcp === "" ? [] : [pair.tcp === "1-65535" ? "tcp" : `tcp ${pair.tcp}`]),
-    ...(pair.udp === "" ? [] : [pair.udp === "1-65535" ? "udp" : `udp ${pair.udp}`]),
-    ...(pair.icmp ? ["icmp"] : [])
+    ...ports("tcp", pair.tcp),
+    ...ports("udp", pair.udp),
+    ...(pair.icmp.reach === "allowed" ? ["icmp"] : pair.icmp.reach === "partial" ? ["icmp (some)"] : [])
   ]
   return parts.length === 0 ? "none" : parts.join("; ")
 }
@@ -73,9 +82,7 @@ export const ReachabilityMap = ({ matrix }: { matrix: ReachabilityMatrix.Reachab
                   <td
                     key={keyOf(to)}
                     class={`shade-${shadeOf(pair)}`}
-                    title={`${labelOf(from)} → ${labelOf(to)}: tcp ${pair.tcp || "none"}; udp ${
-                      pair.udp || "none"
-                    }; icmp ${pair.icmp ? "yes" : "no"}`}
+                    title={`${labelOf(from)} → ${labelOf(to)}: ${summary(pair)}`}
                   >
                     {summary(pair)}
                   </td>

@@ -6,8 +6,8 @@
  */
 import type { Ids, RuleSet } from "@tenet/core"
 import { Analysis, Evaluate, Impact, Net, Plan, Reachability } from "@tenet/core"
+import { Reference } from "@tenet/core/testing"
 import { bench, describe } from "vitest"
-import * as Reference from "../test/Reference.js"
 
 const id = <B>(n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}` as B
 const vpc = id<Ids.VpcId>(1)

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Ids } from "@tenet/core"
 import { Analysis, Evaluate, Net, Plan, Reorder, RuleSet } from "@tenet/core"
+import { Reference } from "@tenet/core/testing"
 import { Either, FastCheck as fc } from "effect"
-import * as Reference from "./Reference.js"
 
 import { context, flow, id, ipFlow, rules } from "./World.js"
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Guardrail, Ids, SecurityRule } from "@tenet/core"
 import { Guardrails, Net, RuleSet, SecurityRuleStrategy, TenantState } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
+import { Reference } from "@tenet/core/testing"
 import { Either, FastCheck as fc } from "effect"
-import * as Reference from "./Reference.js"
 
 const tenant = Fixtures.tenant()
 const vpc = Fixtures.vpc(tenant.id)

@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Guardrail, Ids } from "@tenet/core"
 import { GuardrailCheck, Net, PortRanges } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
+import { Reference } from "@tenet/core/testing"
 import { FastCheck as fc } from "effect"
-import * as Reference from "./Reference.js"
 import * as World from "./World.js"
 
 const tenant = Fixtures.tenant()

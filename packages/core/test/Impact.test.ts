@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Analysis, Impact, Net, type RuleSet } from "@tenet/core"
+import { Reference } from "@tenet/core/testing"
 import { FastCheck as fc } from "effect"
-import * as Reference from "./Reference.js"
 import { context, ipFlow, otherVpcs, rule, rules, subnets, vpc } from "./World.js"
 
 /** A rule set and the same set after one change: a rule added, removed, flipped, moved or switched off. */

@@ -156,3 +156,38 @@ describe("address ranges as blocks", () => {
     })
   })
 })
+
+describe("describeRanges", () => {
+  const range = (cidr: string) => [Net.networkOf(Net.cidrOf(cidr)), Net.broadcastOf(Net.cidrOf(cidr))] as const
+
+  it("a block minus its exceptions, where that is shorter than its blocks", () => {
+    const everything = [0, 0xffffffff] as const
+    const taken = [range("10.0.0.0/16"), range("100.64.0.0/16")]
+    const free = [
+      [everything[0], taken[0]![0] - 1],
+      [taken[0]![1] + 1, taken[1]![0] - 1],
+      [taken[1]![1] + 1, everything[1]]
+    ] as const
+    expect(Net.describeRanges(free)).toBe("0.0.0.0/0 except 10.0.0.0/16, 100.64.0.0/16")
+    expect(Net.describeRanges([range("10.0.1.0/24"), range("10.0.3.0/24")])).toBe("10.0.1.0/24, 10.0.3.0/24")
+    expect(Net.describeRanges([range("10.0.0.0/8")])).toBe("10.0.0.0/8")
+    expect(Net.describeRanges([])).toBe("no address")
+  })
+
+  it.prop("says exactly the set it is given", [
+    fc.uniqueArray(fc.integer({ min: 0, max: 0xffff }), { minLength: 2, maxLength: 12 })
+  ], ([cuts]) => {
+    const sorted = [...cuts].sort((a, b) => a - b).map((n) => n * 65536)
+    const ranges: Array<readonly [number, number]> = []
+    for (let i = 0; i + 1 < sorted.length; i += 2) ranges.push([sorted[i]!, sorted[i + 1]! - 1])
+    const text = Net.describeRanges(ranges)
+    const [included, excluded = ""] = text.split(" except ")
+    const inside = (ip: number, blocks: string) =>
+      blocks !== "" && blocks.split(", ").some((b) => Net.contains(Net.cidrOf(b), ip))
+    for (const probe of [...sorted, ...sorted.map((n) => n - 1), ...sorted.map((n) => n + 1)]) {
+      if (probe < 0 || probe > 0xffffffff) continue
+      const expected = ranges.some(([a, b]) => a <= probe && probe <= b)
+      expect(inside(probe, included!) && !inside(probe, excluded), `${probe} in ${text}`).toBe(expected)
+    }
+  })
+})

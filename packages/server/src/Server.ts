@@ -203,7 +203,8 @@ const writeSecret = (file: string, secret: string) =>
       // A file that existed keeps its mode through a write: make sure of it.
       chmodSync(file, 0o600)
     },
-    catch: (cause) => new Cause.RuntimeException(`cannot write the generated admin password to ${file}: ${String(cause)}`)
+    catch: (cause) =>
+      new Cause.RuntimeException(`cannot write the generated admin password to ${file}: ${String(cause)}`)
   })
 
 /**

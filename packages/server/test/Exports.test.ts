@@ -101,9 +101,34 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
       const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
       const csv = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: { ...w.headers, accept: "text/csv" } })
       const [header, ...rows] = parseCsv(csv.text)
-      expect(header).toEqual(["from_kind", "from_id", "from_name", "to_kind", "to_id", "to_name", "tcp", "udp", "icmp"])
+      expect(header).toEqual([
+        "from_kind",
+        "from_id",
+        "from_name",
+        "to_kind",
+        "to_id",
+        "to_name",
+        "tcp",
+        "tcp_partial",
+        "udp",
+        "udp_partial",
+        "icmp"
+      ])
       expect(rows.length).toBe(matrix.pairs.length)
-      expect(rows).toContainEqual(["internet", "", "internet", "pod", pod.id, pod.name, "443", "", "false"])
+      expect(rows).toContainEqual(["internet", "", "internet", "pod", pod.id, pod.name, "443", "", "", "", "denied"])
+      expect(rows).toContainEqual([
+        "internet",
+        "",
+        "internet",
+        "subnet",
+        w.subnet.id,
+        "apps",
+        "443",
+        "",
+        "",
+        "",
+        "denied"
+      ])
 
       const dot = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, {
         headers: { ...w.headers, accept: "text/vnd.graphviz, application/json;q=0.5" }

@@ -300,7 +300,10 @@ layer(testServer(), { excludeTestServices: true })("pods", (it) => {
           target_pod_id: pod.id
         }
       })
-      expect((verdict.body as Json).decided_by).toMatchObject({ kind: "rule", rule_id: rule.id })
+      expect(verdict.body).toMatchObject({
+        reach: "allowed",
+        allowed_flow: { flow: { local: { pod_id: pod.id } }, decided_by: { kind: "rule", rule_id: rule.id } }
+      })
       yield* raw("DELETE", `/pods/${pod.id}`, { headers: s.headers })
       const after = (yield* raw("GET", `/security-rules/${rule.id}`, { headers: s.headers })).body as Json
       expect(after.status).toBe("target_missing")

@@ -40,6 +40,7 @@ layer(testServer(), { excludeTestServices: true })("rule impact", (it) => {
           protocol: "tcp",
           ports: "443",
           remote_cidrs: ["203.0.113.0/24"],
+          remote_summary: "203.0.113.0/24",
           local: { pod_ids: [], subnet_ids: [w.subnet.id], outside_subnets: true },
           before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
           after: { action: "allow", decided_by: { kind: "rule", rule_id: expect.any(String), name: "https" } }
@@ -253,9 +254,11 @@ layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
       const thePod = { kind: "pod", pod_id: pod.id }
       const internet = { kind: "internet" }
       // Egress is open; nothing from the internet gets in; the seeded rule lets the VPC talk to itself.
-      expect(pair(before, subnet, internet)).toMatchObject({ tcp: "1-65535", udp: "1-65535", icmp: true })
-      expect(pair(before, internet, thePod)).toMatchObject({ tcp: "", udp: "", icmp: false })
-      expect(pair(before, subnet, thePod)).toMatchObject({ tcp: "1-65535", icmp: true })
+      const every = { allowed: "1-65535", partial: "", allowed_flow: null, denied_flow: null }
+      const none = { allowed: "", partial: "", allowed_flow: null, denied_flow: null }
+      expect(pair(before, subnet, internet)).toMatchObject({ tcp: every, udp: every, icmp: { reach: "allowed" } })
+      expect(pair(before, internet, thePod)).toMatchObject({ tcp: none, udp: none, icmp: { reach: "denied" } })
+      expect(pair(before, subnet, thePod)).toMatchObject({ tcp: every, icmp: { reach: "allowed" } })
       expect(pair(before, thePod, subnet).from).toMatchObject({ name: pod.name })
       yield* raw("POST", "/security-rules", {
         headers: w.headers,
@@ -267,8 +270,19 @@ layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
         })
       })
       const after = yield* matrix()
-      expect(pair(after, internet, thePod)).toMatchObject({ tcp: "443", udp: "", icmp: false })
-      expect(pair(after, internet, subnet)).toMatchObject({ tcp: "" })
+      expect(pair(after, internet, thePod)).toMatchObject({
+        tcp: { allowed: "443", partial: "" },
+        udp: { allowed: "" },
+        icmp: { reach: "denied" }
+      })
+      // The subnet is its pods and its other addresses: 443 gets in to the pod only, so partly.
+      const partly = pair(after, internet, subnet)
+      expect(partly.tcp).toMatchObject({
+        allowed: "",
+        partial: "443",
+        allowed_flow: { port: 443, destination: { pod_id: pod.id }, ingress: { action: "allow" } },
+        denied_flow: { port: 443, destination: { pod_id: null }, ingress: { action: "deny" } }
+      })
       const other = yield* workspace
       expect((yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: other.headers })).status).toBe(404)
     }))

@@ -316,7 +316,7 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
       expect(plan.entries.map((e) => e.rule_id)).toContain((created.body as Json).rule.id)
     }))
 
-  it.effect("evaluate answers the verdict and what decided it", () =>
+  it.effect("evaluate answers whether every flow, some or none is allowed, and what decides a flow of each", () =>
     Effect.gen(function*() {
       const s = yield* setup
       const https = ((yield* s.create()).body as Json).rule
@@ -324,23 +324,33 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
       const evaluate = (body: Json) =>
         raw("POST", "/security-rules/evaluate", { headers: s.headers, body: { vpc_id: s.vpc.id, ...body } })
       const allowed = yield* evaluate({ direction: "ingress", protocol: "tcp", port: 443, remote_ip: "203.0.113.9" })
-      expect(allowed.body).toEqual({
+      expect(allowed.body).toMatchObject({
+        reach: "allowed",
         allowed: true,
-        action: "allow",
-        decided_by: { kind: "rule", rule_id: https.id, name: "https in" }
+        allowed_flow: {
+          flow: { direction: "ingress", protocol: "tcp", port: 443, remote_ip: "203.0.113.9" },
+          action: "allow",
+          decided_by: { kind: "rule", rule_id: https.id, name: "https in" }
+        },
+        denied_flow: null
       })
       const denied = yield* evaluate({ direction: "ingress", protocol: "tcp", port: 8080, remote_ip: "203.0.113.9" })
       expect(denied.body).toMatchObject({
+        reach: "denied",
         allowed: false,
-        decided_by: { kind: "implied", key: "implied-deny-ingress" }
+        allowed_flow: null,
+        denied_flow: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
       })
       const internal = yield* evaluate({ direction: "ingress", protocol: "udp", port: 53, remote_vpc_id: s.vpc.id })
       expect(internal.body).toMatchObject({
-        allowed: true,
-        decided_by: { kind: "rule", name: "Allow internal traffic" }
+        reach: "allowed",
+        allowed_flow: { decided_by: { kind: "rule", name: "Allow internal traffic" } }
       })
       const egress = yield* evaluate({ direction: "egress", protocol: "icmp", remote_ip: "8.8.8.8" })
-      expect(egress.body).toMatchObject({ allowed: true, decided_by: { kind: "implied", key: "implied-allow-egress" } })
+      expect(egress.body).toMatchObject({
+        reach: "allowed",
+        allowed_flow: { flow: { port: null }, decided_by: { kind: "implied", key: "implied-allow-egress" } }
+      })
       expect422(yield* evaluate({ direction: "ingress", protocol: "tcp", remote_ip: "1.2.3.4" }), "port")
       expect422(yield* evaluate({ direction: "ingress", protocol: "icmp", port: 1, remote_ip: "1.2.3.4" }), "port")
       expect422(yield* evaluate({ direction: "ingress", protocol: "tcp", port: 1 }), "remote_ip")

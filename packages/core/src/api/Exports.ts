@@ -21,7 +21,11 @@ export const FORMATS: Readonly<Record<string, ReadonlyArray<{ readonly type: For
   {
     "securityRules.list": [{ type: CSV, description: "The rules in evaluation order, one per row" }],
     "vpcs.reachability": [
-      { type: CSV, description: "One row per pair: from, to, and the tcp/udp ports and icmp reachable" },
+      {
+        type: CSV,
+        description:
+          "One row per pair: from, to, the tcp/udp ports every flow and some flows get through on, icmp's reach"
+      },
       { type: DOT, description: "A Graphviz digraph: an edge per pair with anything reachable, labelled with it" }
     ],
     "securityRules.analysis": [{ type: SARIF, description: "SARIF 2.1.0: one result per finding" }]
@@ -66,10 +70,25 @@ const idOf = (e: ReachabilityEndpoint) =>
 
 const nameOf = (e: ReachabilityEndpoint) => e.kind === "internet" ? "internet" : e.name
 
-/** Reachability as CSV: one row per pair. */
+/**
+ * Reachability as CSV: one row per pair, each protocol's ports every flow gets through on and
+ * those some do (`partial`), and icmp's reach (`allowed`, `partial` or `denied`).
+ */
 export const reachabilityCsv = (matrix: ReachabilityMatrix): string =>
   csv(
-    ["from_kind", "from_id", "from_name", "to_kind", "to_id", "to_name", "tcp", "udp", "icmp"],
+    [
+      "from_kind",
+      "from_id",
+      "from_name",
+      "to_kind",
+      "to_id",
+      "to_name",
+      "tcp",
+      "tcp_partial",
+      "udp",
+      "udp_partial",
+      "icmp"
+    ],
     matrix.pairs.map((p) => [
       p.from.kind,
       idOf(p.from),
@@ -77,14 +96,16 @@ export const reachabilityCsv = (matrix: ReachabilityMatrix): string =>
       p.to.kind,
       idOf(p.to),
       nameOf(p.to),
-      p.tcp,
-      p.udp,
-      p.icmp
+      p.tcp.allowed,
+      p.tcp.partial,
+      p.udp.allowed,
+      p.udp.partial,
+      p.icmp.reach
     ])
   )
 
-/** A DOT identifier, quoted. */
-const quoted = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"`
+/** A DOT identifier, quoted; a line break is DOT's `\\n`. */
+const quoted = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")}"`
 
 const SHAPES: Record<ReachabilityEndpoint["kind"], string> = {
   internet: "doubleoctagon",
@@ -93,7 +114,11 @@ const SHAPES: Record<ReachabilityEndpoint["kind"], string> = {
   pod: "ellipse"
 }
 
-/** Reachability as a Graphviz digraph: a node per endpoint, an edge per pair with anything reachable. */
+/**
+ * Reachability as a Graphviz digraph: a node per endpoint, an edge per pair with anything
+ * reachable, labelled with it; what only some flows get through on is marked `(some)` and the
+ * edge is dashed.
+ */
 export const reachabilityDot = (matrix: ReachabilityMatrix): string => {
   const nodes = new Map<string, ReachabilityEndpoint>()
   for (const p of matrix.pairs) {
@@ -110,15 +135,18 @@ export const reachabilityDot = (matrix: ReachabilityMatrix): string => {
   }
   for (const p of matrix.pairs) {
     const label = [
-      ...(p.tcp === "" ? [] : [`tcp ${p.tcp}`]),
-      ...(p.udp === "" ? [] : [`udp ${p.udp}`]),
-      ...(p.icmp ? ["icmp"] : [])
+      ...(p.tcp.allowed === "" ? [] : [`tcp ${p.tcp.allowed}`]),
+      ...(p.tcp.partial === "" ? [] : [`tcp ${p.tcp.partial} (some)`]),
+      ...(p.udp.allowed === "" ? [] : [`udp ${p.udp.allowed}`]),
+      ...(p.udp.partial === "" ? [] : [`udp ${p.udp.partial} (some)`]),
+      ...(p.icmp.reach === "allowed" ? ["icmp"] : p.icmp.reach === "partial" ? ["icmp (some)"] : [])
     ]
     if (label.length === 0) continue
+    const some = p.tcp.partial !== "" || p.udp.partial !== "" || p.icmp.reach === "partial"
     lines.push(
       `  ${quoted(`${p.from.kind}:${idOf(p.from)}`)} -> ${quoted(`${p.to.kind}:${idOf(p.to)}`)} [label=${
-        quoted(label.join("\\n"))
-      }];`
+        quoted(label.join("\n"))
+      }${some ? ", style=dashed" : ""}];`
     )
   }
   lines.push("}")

@@ -2,20 +2,20 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ExplainQuery, FlowExplanation } from "../domain/FlowExplanation.js"
+import { FlowVerdict } from "../domain/FlowReach.js"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
 import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import {
   DryRunQuery,
-  FlowVerdict,
   IfMatchHeaders,
   RuleAnalysis,
   RuleImpact,
   RuleList,
   RuleListQuery,
   RuleMutation,
-  RuleRemoval,
   RulePageQuery,
+  RuleRemoval,
   RulesPlan,
   RulesReplaced,
   SecurityRule

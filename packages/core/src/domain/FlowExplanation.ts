@@ -1,12 +1,13 @@
 /**
- * `GET /vpcs/{vpc_id}/explain`: a flow from one endpoint to another, end to end, with each
- * half (the source's egress, the destination's ingress) and what decides it, as `evaluate`
- * answers for one side.
+ * `GET /vpcs/{vpc_id}/explain`: the flows from one endpoint to another on one port, end to
+ * end and each half (the source's egress, the destination's ingress) alone, as every answer
+ * about traffic states it (`FlowReach`).
  */
 import { Schema } from "effect"
 import { intBetween } from "./Common.js"
+import { PathFlow, Reach } from "./FlowReach.js"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
-import { DecidedBy, FlowProtocol, RuleAction, WitnessFlow } from "./SecurityRule.js"
+import { FlowProtocol } from "./SecurityRule.js"
 
 export const ExplainQuery = Schema.Struct({
   from: Schema.String.annotations({
@@ -37,15 +38,15 @@ export const ExplainEndpoint = Schema.Union(
 export type ExplainEndpoint = typeof ExplainEndpoint.Type
 
 /**
- * One side's verdict: the worst over every flow of the pair (an endpoint holds several
- * addresses and local endpoints), with a flow it is decided on and what decides it.
+ * One half of the flows, judged alone: where they leave (egress, the source's VPC) or arrive
+ * (ingress, the destination's), with a flow it lets through and one it stops.
  */
 export class ExplainedHalf extends Schema.Class<ExplainedHalf>("ExplainedHalf")({
-  vpc_id: VpcId,
-  allowed: Schema.Boolean,
-  action: RuleAction,
-  decided_by: DecidedBy,
-  flow: WitnessFlow
+  /** Whose rules judge this half; null: that end is outside your VPCs, and no rule of yours judges it. */
+  vpc_id: Schema.NullOr(VpcId),
+  reach: Reach,
+  allowed_flow: Schema.NullOr(PathFlow),
+  denied_flow: Schema.NullOr(PathFlow)
 }) {}
 
 export class FlowExplanation extends Schema.Class<FlowExplanation>("FlowExplanation")({
@@ -54,10 +55,14 @@ export class FlowExplanation extends Schema.Class<FlowExplanation>("FlowExplanat
   to: ExplainEndpoint,
   protocol: FlowProtocol,
   port: Schema.NullOr(Schema.Int),
-  /** Every flow of the pair is allowed by both halves. */
-  allowed: Schema.Boolean,
-  /** Where the flow leaves (null: the source is outside your VPCs). */
-  egress: Schema.NullOr(ExplainedHalf),
-  /** Where it arrives (null: the destination is outside your VPCs). */
-  ingress: Schema.NullOr(ExplainedHalf)
+  /** Over every flow from `from` to `to` on the port, end to end. */
+  reach: Reach,
+  /** A flow both halves let through (null when denied). */
+  allowed_flow: Schema.NullOr(PathFlow),
+  /** A flow a half stops (null when allowed), with what stops it. */
+  denied_flow: Schema.NullOr(PathFlow),
+  egress: ExplainedHalf,
+  ingress: ExplainedHalf,
+  /** Why there is no flow at all, when there is none (an end without addresses). */
+  note: Schema.NullOr(Schema.String)
 }) {}

@@ -97,6 +97,34 @@ export const cidrsOfRange = (first: number, last: number): Array<Cidr> => {
   return blocks
 }
 
+/** The smallest block holding every address of `[first, last]`. */
+export const enclosingCidr = (first: number, last: number): Cidr => {
+  let prefix = 32
+  while (prefix > 0 && (first & maskOf(prefix)) >>> 0 !== (last & maskOf(prefix)) >>> 0) prefix--
+  return { address: (first & maskOf(prefix)) >>> 0, prefix }
+}
+
+/**
+ * A set of addresses (disjoint, ordered ranges) as people read it: its blocks
+ * (`10.0.1.0/24, 10.0.3.0/24`), or, when that is shorter, the smallest block holding it minus
+ * its exceptions (`0.0.0.0/0 except 10.0.0.0/16, 100.64.0.0/16`) rather than dozens of blocks.
+ */
+export const describeRanges = (ranges: ReadonlyArray<readonly [number, number]>): string => {
+  if (ranges.length === 0) return "no address"
+  const blocks = ranges.flatMap(([first, last]) => cidrsOfRange(first, last))
+  const hull = enclosingCidr(ranges[0]![0], ranges[ranges.length - 1]![1])
+  const exceptions: Array<Cidr> = []
+  let at = networkOf(hull)
+  for (const [first, last] of ranges) {
+    if (first > at) exceptions.push(...cidrsOfRange(at, first - 1))
+    at = last + 1
+  }
+  if (at <= broadcastOf(hull)) exceptions.push(...cidrsOfRange(at, broadcastOf(hull)))
+  return exceptions.length > 0 && exceptions.length + 1 < blocks.length
+    ? `${formatCidr(hull)} except ${exceptions.map(formatCidr).join(", ")}`
+    : blocks.map(formatCidr).join(", ")
+}
+
 // ---------------------------------------------------------------------------
 // DNS
 // ---------------------------------------------------------------------------

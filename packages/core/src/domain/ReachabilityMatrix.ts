@@ -1,6 +1,7 @@
 /** A VPC's reachability matrix, as `GET /vpcs/{vpc_id}/reachability` answers it. */
 import { Schema } from "effect"
 import { wireExample } from "./Common.js"
+import { PathFlow, Reach } from "./FlowReach.js"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
 
 /** One end of a pair: a subnet of the VPC, a pod, the internet, or another of the tenant's VPCs. */
@@ -13,15 +14,37 @@ export const ReachabilityEndpoint = Schema.Union(
 export type ReachabilityEndpoint = typeof ReachabilityEndpoint.Type
 
 /**
- * What gets from `from` to `to`: the ports (e.g. `22,80-443`; empty for none) on which every
- * tcp and udp flow is allowed both where it leaves and where it arrives, and whether icmp is.
+ * A protocol with ports (tcp, udp) between two ends: the ports on which every flow gets
+ * through (e.g. `22,80-443`; empty for none), those on which some do and some do not, and for
+ * the first partial port a flow of each side. Every other port: no flow gets through.
+ */
+export const PortsReach = Schema.Struct({
+  allowed: Schema.String,
+  partial: Schema.String,
+  allowed_flow: Schema.NullOr(PathFlow),
+  denied_flow: Schema.NullOr(PathFlow)
+}).annotations({ identifier: "PortsReach" })
+export type PortsReach = typeof PortsReach.Type
+
+/** icmp between two ends: whether every flow, some or none gets through, and for a partial one a flow of each side. */
+export const IcmpReach = Schema.Struct({
+  reach: Reach,
+  allowed_flow: Schema.NullOr(PathFlow),
+  denied_flow: Schema.NullOr(PathFlow)
+}).annotations({ identifier: "IcmpReach" })
+export type IcmpReach = typeof IcmpReach.Type
+
+/**
+ * What gets from `from` to `to`, end to end: allowed where it leaves (the source's egress)
+ * and where it arrives (the destination's ingress). A subnet stands for every endpoint in it
+ * (its pods included), a VPC for every endpoint of its subnets.
  */
 export class ReachabilityPair extends Schema.Class<ReachabilityPair>("ReachabilityPair")({
   from: ReachabilityEndpoint,
   to: ReachabilityEndpoint,
-  tcp: Schema.String,
-  udp: Schema.String,
-  icmp: Schema.Boolean
+  tcp: PortsReach,
+  udp: PortsReach,
+  icmp: IcmpReach
 }) {}
 
 export class ReachabilityMatrix extends Schema.Class<ReachabilityMatrix>("ReachabilityMatrix")({
@@ -35,16 +58,16 @@ export class ReachabilityMatrix extends Schema.Class<ReachabilityMatrix>("Reacha
       {
         from: { kind: "internet" },
         to: { kind: "pod", pod_id: "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d", name: "storefront" },
-        tcp: "443",
-        udp: "",
-        icmp: false
+        tcp: { allowed: "443", partial: "", allowed_flow: null, denied_flow: null },
+        udp: { allowed: "", partial: "", allowed_flow: null, denied_flow: null },
+        icmp: { reach: "denied", allowed_flow: null, denied_flow: null }
       },
       {
         from: { kind: "subnet", subnet_id: "8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f", name: "web" },
         to: { kind: "internet" },
-        tcp: "1-65535",
-        udp: "1-65535",
-        icmp: true
+        tcp: { allowed: "1-65535", partial: "", allowed_flow: null, denied_flow: null },
+        udp: { allowed: "1-65535", partial: "", allowed_flow: null, denied_flow: null },
+        icmp: { reach: "allowed", allowed_flow: null, denied_flow: null }
       }
     ]
   })

@@ -288,12 +288,6 @@ export const DecidedBy = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("implied"), key: ImpliedRuleKey })
 ).annotations({ identifier: "DecidedBy" })
 
-export class FlowVerdict extends Schema.Class<FlowVerdict>("FlowVerdict")({
-  allowed: Schema.Boolean,
-  action: RuleAction,
-  decided_by: DecidedBy
-}) {}
-
 export const FindingKind = Schema.Literal("shadowed", "redundant", "conflict").annotations({
   identifier: "FindingKind"
 })
@@ -333,6 +327,8 @@ export class ImpactRegion extends Schema.Class<ImpactRegion>("ImpactRegion")({
   ports: Schema.NullOr(Schema.String),
   /** The remote addresses, as the fewest blocks that hold exactly them. */
   remote_cidrs: Schema.Array(Schema.String),
+  /** The same addresses as people read them: the blocks, or a block minus its exceptions when shorter. */
+  remote_summary: Schema.String,
   /** The local endpoints: these pods, the other endpoints of these subnets, and (when true) addresses in no subnet. */
   local: Schema.Struct({
     pod_ids: Schema.Array(PodId),
@@ -388,6 +384,7 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
       protocol: "tcp",
       ports: "443",
       remote_cidrs: ["203.0.113.0/24"],
+      remote_summary: "203.0.113.0/24",
       local: { pod_ids: [], subnet_ids: ["8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f"], outside_subnets: false },
       before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
       after: {

@@ -87,7 +87,11 @@ export const checkBlock = (
   }
   const clash = siblings.find((s) => Net.overlaps(block, Net.cidrOf(s.cidr)))
   if (clash !== undefined) {
-    return Either.left({ kind: "conflict", field: "cidr", message: `${cidr} overlaps subnet '${clash.name}' (${clash.cidr})` })
+    return Either.left({
+      kind: "conflict",
+      field: "cidr",
+      message: `${cidr} overlaps subnet '${clash.name}' (${clash.cidr})`
+    })
   }
   return Either.void
 }

@@ -132,6 +132,7 @@ export class TopologyImpact extends Schema.Class<TopologyImpact>("TopologyImpact
         protocol: "tcp",
         ports: "1-65535",
         remote_cidrs: ["10.0.1.0/32", "10.0.1.2/31"],
+        remote_summary: "10.0.1.0/32, 10.0.1.2/31",
         local: { pod_ids: [], subnet_ids: ["8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f"], outside_subnets: true },
         before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
         after: {

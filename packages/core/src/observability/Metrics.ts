@@ -27,8 +27,7 @@ export const loginThrottles = Metric.counter("tenet_login_throttles", {
   incremental: true
 })
 
-export const recordThrottle = (scope: ThrottleScope) =>
-  Metric.increment(Metric.tagged(loginThrottles, "scope", scope))
+export const recordThrottle = (scope: ThrottleScope) => Metric.increment(Metric.tagged(loginThrottles, "scope", scope))
 
 export const applyResults = Metric.counter("tenet_apply_results", {
   description: "Applies of desired state to the cluster, by kind (vpc, pod) and whether it was applied",

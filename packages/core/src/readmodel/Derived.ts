@@ -6,6 +6,7 @@
  */
 import type { VpcId } from "../domain/Ids.js"
 import * as Evaluate from "../rules/Evaluate.js"
+import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import type { Derivation, TenantState } from "./TenantState.js"
 
@@ -46,3 +47,14 @@ const Matcher: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.Vpc
 /** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as a matcher that decides a flow. */
 export const matcherOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Evaluate.Matcher =>
   state.memo(Matcher, { vpcId, context })
+
+/** A VPC's rules partitioned by what decides each box of flows (`Reach.judge`): built again when its rules or context change. */
+const Judge: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Reach.Judge> = {
+  key: ({ vpcId }) => vpcId,
+  inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
+  compute: (state, { context, vpcId }) => Reach.judge(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
+}
+
+/** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as they judge sets of flows. */
+export const judgeOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Reach.Judge =>
+  state.memo(Judge, { vpcId, context })

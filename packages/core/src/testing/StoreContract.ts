@@ -551,7 +551,9 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // The service tunnel's first: the tenant's is refused.
         const service = Fixtures.serviceTunnel()
         yield* store.serviceTunnels.insert(service)
-        expect(yield* Effect.flip(insert({ part: "tunnels", record: Fixtures.tunnel(pod, { hostname: service.hostname }) })))
+        expect(
+          yield* Effect.flip(insert({ part: "tunnels", record: Fixtures.tunnel(pod, { hostname: service.hostname }) }))
+        )
           .toEqual(new UniqueViolation({ constraint: Constraints.routedHostname }))
         // At once, one of each for a new hostname: exactly one takes it.
         const contested = `${Fixtures.label("contested")}.example.com` as typeof tunnel.hostname

@@ -9,17 +9,12 @@ import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
-import type { ExplainEndpoint, ExplainQuery } from "../domain/FlowExplanation.js"
-import { ExplainedHalf, FlowExplanation } from "../domain/FlowExplanation.js"
 import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
-import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
 import type {
-  FlowQuery,
   RuleDeclaration,
   SecurityRule,
   SecurityRuleCreate,
@@ -28,7 +23,6 @@ import type {
 } from "../domain/SecurityRule.js"
 import type { GuardrailViolation } from "../domain/SecurityRule.js"
 import {
-  FlowVerdict,
   ImpactRegion,
   IMPLIED_RULES,
   RuleAnalysis,
@@ -51,15 +45,13 @@ import type {
   PreconditionFailed,
   ServiceUnavailable
 } from "../Errors.js"
-import { matcherOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Declaration from "../rules/Declaration.js"
 import type * as Evaluate from "../rules/Evaluate.js"
-import * as Explain from "../rules/Explain.js"
 import * as Impact from "../rules/Impact.js"
-import * as Reachability from "../rules/Reachability.js"
+import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
@@ -119,19 +111,7 @@ export interface SecurityRulesShape {
     items: ReadonlyArray<RuleDeclaration>,
     options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
   ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | GuardrailViolated | Conflict | PreconditionFailed>
-  readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
   readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
-  /** A flow between two endpoints, end to end: the source's egress and the destination's ingress. */
-  readonly explain: (
-    caller: TenantPrincipal,
-    vpcId: VpcId,
-    query: ExplainQuery
-  ) => Effect.Effect<FlowExplanation, Failure>
-  /** For every pair of the VPC's endpoints, the ports and protocols allowed end to end. */
-  readonly reachability: (
-    caller: TenantPrincipal,
-    vpcId: VpcId
-  ) => Effect.Effect<ReachabilityMatrix, NotFound | ServiceUnavailable>
 }
 
 const describeFlow = (flow: RuleSet.Flow) =>
@@ -182,21 +162,45 @@ const decisionOf = (verdict: Evaluate.Verdict, names: ReadonlyMap<string, string
 const formatPorts = (intervals: ReadonlyArray<readonly [number, number]>) =>
   PortRanges.format(intervals.map(([from, to]) => ({ from, to })))
 
-const regionOf = (change: Impact.Change, names: ReadonlyMap<string, string>) => {
-  const atoms = [...change.box.locals]
-  const after = (prefix: string) => atoms.filter((a) => a.startsWith(prefix)).map((a) => a.slice(prefix.length)).sort()
-  return ImpactRegion.make({
-    direction: change.direction,
-    protocol: change.box.protocol,
-    ports: change.box.protocol === "icmp" ? null : formatPorts([change.box.ports]),
-    remote_cidrs: Net.cidrsOfRange(change.box.remote[0], change.box.remote[1]).map(Net.formatCidr),
-    local: {
-      pod_ids: after("pod:") as Array<PodId>,
-      subnet_ids: after("subnet:") as Array<SubnetId>,
-      outside_subnets: change.box.locals.has(Analysis.ELSEWHERE)
-    },
-    before: decisionOf(change.before, names),
-    after: decisionOf(change.after, names)
+/**
+ * The flows a change flips, as regions: the changes that differ only in their remote addresses
+ * are one region, whose addresses are their union (so `0.0.0.0/0` minus a VPC's blocks is one
+ * region, `0.0.0.0/0 except ...`, not one per gap).
+ */
+const regionsOf = (changes: ReadonlyArray<Impact.Change>, names: ReadonlyMap<string, string>) => {
+  const merged = new Map<string, { change: Impact.Change; remotes: Array<readonly [number, number]> }>()
+  for (const change of changes) {
+    const key = JSON.stringify([
+      change.direction,
+      change.box.protocol,
+      change.box.ports,
+      [...change.box.locals].sort(),
+      change.before,
+      change.after
+    ])
+    const found = merged.get(key)
+    if (found === undefined) merged.set(key, { change, remotes: [change.box.remote] })
+    else found.remotes.push(change.box.remote)
+  }
+  return [...merged.values()].map(({ change, remotes }) => {
+    const ranges = Reach.union([], remotes)
+    const atoms = [...change.box.locals]
+    const after = (prefix: string) =>
+      atoms.filter((a) => a.startsWith(prefix)).map((a) => a.slice(prefix.length)).sort()
+    return ImpactRegion.make({
+      direction: change.direction,
+      protocol: change.box.protocol,
+      ports: change.box.protocol === "icmp" ? null : formatPorts([change.box.ports]),
+      remote_cidrs: ranges.flatMap(([first, last]) => Net.cidrsOfRange(first, last)).map(Net.formatCidr),
+      remote_summary: Net.describeRanges(ranges),
+      local: {
+        pod_ids: after("pod:") as Array<PodId>,
+        subnet_ids: after("subnet:") as Array<SubnetId>,
+        outside_subnets: change.box.locals.has(Analysis.ELSEWHERE)
+      },
+      before: decisionOf(change.before, names),
+      after: decisionOf(change.after, names)
+    })
   })
 }
 
@@ -216,7 +220,7 @@ export const impactOf = (
   const names = new Map([...before, ...after].map((r) => [r.id as string, r.name]))
   const then = before.map(RuleSet.fromRecord)
   const now = after.map(RuleSet.fromRecord)
-  const regions = Impact.diff(then, now, context, grownTo).map((change) => regionOf(change, names))
+  const regions = regionsOf(Impact.diff(then, now, context, grownTo), names)
   const known = new Set(Analysis.analyze(then, context).map((f) => `${f.kind}:${f.rule_id}`))
   return RuleImpact.make({
     dry_run: true,
@@ -257,55 +261,6 @@ const EtagOf: Derivation<VpcId, string> = {
   key: (vpc) => vpc,
   inputs: (state, vpc) => [state.entryOf("rules", { vpc })],
   compute: (state, vpc) => Declaration.etagOf(state.rulesOf(vpc))
-}
-
-/**
- * For every pair of the VPC's endpoints, what is allowed end to end: it reads every VPC's
- * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets and pods are unchanged.
- */
-const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, ReachabilityMatrix> = {
-  key: ({ vpc }) => vpc.id,
-  inputs: (state, { peeringCidr }) => [
-    state.entryOf("rules"),
-    state.entryOf("vpcs"),
-    state.entryOf("subnets"),
-    state.entryOf("pods"),
-    peeringCidr
-  ],
-  compute: (state, { peeringCidr, vpc }) => {
-    const ruleSet = (of: VpcId) => ({
-      rules: state.rulesOf(of).map(RuleSet.fromRecord),
-      context: vpcContextOf(state, of, peeringCidr)
-    })
-    const others = new Map(state.vpcs.filter((v) => v.id !== vpc.id).map((v) => [v.id, ruleSet(v.id)] as const))
-    const names = new Map<string, string>(
-      [...state.vpcs, ...state.subnetsOf(vpc.id), ...state.podsOf(vpc.id)].map((r) => [r.id, r.name])
-    )
-    const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
-      switch (e.kind) {
-        case "subnet":
-          return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
-        case "pod":
-          return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
-        case "internet":
-          return { kind: "internet" }
-        case "vpc":
-          return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
-      }
-    }
-    return ReachabilityMatrix.make({
-      vpc_id: vpc.id,
-      pairs: Reachability.matrix(ruleSet(vpc.id), others).map((pair) =>
-        ReachabilityPair.make({
-          from: endpoint(pair.from),
-          to: endpoint(pair.to),
-          tcp: formatPorts(pair.reach.tcp),
-          udp: formatPorts(pair.reach.udp),
-          icmp: pair.reach.icmp.length > 0
-        })
-      )
-    })
-  }
 }
 
 export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<SecurityRules, SecurityRulesShape>() {
@@ -523,54 +478,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         return answer(result, applied ?? context, state)
       })
 
-      const evaluate = Effect.fn("SecurityRules.evaluate")(
-        function*(caller: TenantPrincipal, query: typeof FlowQuery.Type) {
-          const vpc = yield* vpcs.owned(caller, query.vpc_id)
-          const context = yield* applier.context(vpc)
-          if ((query.remote_ip === undefined) === (query.remote_vpc_id === undefined)) {
-            return yield* invalid({ field: "remote_ip", message: "give exactly one of remote_ip and remote_vpc_id" })
-          }
-          if (query.protocol === "icmp" && query.port !== undefined) {
-            return yield* invalid({ field: "port", message: "icmp has no ports" })
-          }
-          if (query.protocol !== "icmp" && query.port === undefined) {
-            return yield* invalid({ field: "port", message: `required for ${query.protocol}` })
-          }
-          if (query.remote_vpc_id !== undefined && !context.vpcs.has(query.remote_vpc_id)) {
-            return yield* invalid({ field: "remote_vpc_id", message: `${query.remote_vpc_id} is not one of your VPCs` })
-          }
-          if (query.target_subnet_id !== undefined && !context.subnets.has(query.target_subnet_id)) {
-            return yield* invalid({
-              field: "target_subnet_id",
-              message: `${query.target_subnet_id} is not a subnet of this VPC`
-            })
-          }
-          if (query.target_pod_id !== undefined && !context.pods.has(query.target_pod_id)) {
-            return yield* invalid({
-              field: "target_pod_id",
-              message: `${query.target_pod_id} is not a pod of this VPC`
-            })
-          }
-          const state = yield* stateOf(caller)
-          const verdict = matcherOf(state, vpc.id, context).decide({
-            direction: query.direction,
-            protocol: query.protocol,
-            port: query.port ?? null,
-            remote: query.remote_ip !== undefined
-              ? { kind: "ip", ip: Net.ipv4Of(query.remote_ip) }
-              : { kind: "vpc", vpc_id: query.remote_vpc_id! },
-            local: {
-              ...(query.target_pod_id === undefined ? {} : { pod_id: query.target_pod_id }),
-              ...(query.target_subnet_id === undefined ? {} : { subnet_id: query.target_subnet_id })
-            }
-          })
-          // Only the deciding rule is named: a map of the VPC's every rule per request was most of its garbage.
-          const decider = verdict.decided_by.kind === "rule" ? state.rule(verdict.decided_by.rule_id) : undefined
-          const names = new Map(decider === undefined ? [] : [[decider.id as string, decider.name]])
-          return FlowVerdict.make({ allowed: verdict.action === "allow", ...decisionOf(verdict, names) }, TRUSTED)
-        }
-      )
-
       const analysis = Effect.fn("SecurityRules.analysis")(function*(caller: TenantPrincipal, vpcId: VpcId) {
         const vpc = yield* vpcs.owned(caller, vpcId)
         const rules = (yield* stateOf(caller)).rulesOf(vpc.id)
@@ -582,154 +489,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         })
       })
 
-      const explain = Effect.fn("SecurityRules.explain")(
-        function*(caller: TenantPrincipal, vpcId: VpcId, query: ExplainQuery) {
-          const vpc = yield* vpcs.owned(caller, vpcId)
-          const state = yield* stateOf(caller)
-          const peering = yield* applier.peeringCidr
-          if (query.protocol === "icmp" && query.port !== undefined) {
-            return yield* invalid({ field: "port", message: "icmp has no ports" })
-          }
-          if (query.protocol !== "icmp" && query.port === undefined) {
-            return yield* invalid({ field: "port", message: `required for ${query.protocol}` })
-          }
-          const contextOf = (id: VpcId) => vpcContextOf(state, id, peering)
-          const interval = (cidr: string) => {
-            const c = Net.cidrOf(cidr)
-            return [Net.networkOf(c), Net.broadcastOf(c)] as const
-          }
-          const blocksOf = (id: VpcId) => state.subnetsOf(id).map((s) => interval(s.cidr))
-          const subnetAtoms = (id: SubnetId) => [
-            `subnet:${id}`,
-            ...state.pods.filter((p) => p.subnet_id === id).map((p) => `pod:${p.id}`)
-          ]
-          /** An end as given: where it is, what it is, and the side it is in its VPC (if any). */
-          const resolve = (field: "from" | "to", text: string) => {
-            const unknown = invalid({
-              field,
-              message: `${JSON.stringify(text)} is not a pod, subnet or VPC of yours, "internet" or an IPv4 address`
-            })
-            if (text === "internet") {
-              return Either.right({
-                endpoint: { kind: "internet" } as ExplainEndpoint,
-                vpc: null,
-                side: { atoms: new Set<string>(), addresses: Reachability.internetOf(contextOf(vpc.id)) }
-              })
-            }
-            const ip = Net.parseIpv4(text)
-            if (Option.isSome(ip)) {
-              const subnet = state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip.value))
-              return Either.right({
-                endpoint: {
-                  kind: "address",
-                  ip: text,
-                  subnet_id: subnet?.id ?? null,
-                  vpc_id: subnet?.vpc_id ?? null
-                } as ExplainEndpoint,
-                vpc: subnet?.vpc_id ?? null,
-                side: {
-                  atoms: new Set(subnet === undefined ? [] : [`subnet:${subnet.id}`]),
-                  addresses: [[ip.value, ip.value] as const]
-                }
-              })
-            }
-            const pod = state.pod(text)
-            if (pod !== undefined) {
-              const subnet = state.subnet(pod.subnet_id)
-              return Either.right({
-                endpoint: { kind: "pod", pod_id: pod.id, vpc_id: pod.vpc_id, name: pod.name } as ExplainEndpoint,
-                vpc: pod.vpc_id,
-                side: {
-                  atoms: new Set([`pod:${pod.id}`]),
-                  addresses: subnet === undefined ? [] : [interval(subnet.cidr)]
-                }
-              })
-            }
-            const subnet = state.subnet(text)
-            if (subnet !== undefined) {
-              return Either.right({
-                endpoint: {
-                  kind: "subnet",
-                  subnet_id: subnet.id,
-                  vpc_id: subnet.vpc_id,
-                  name: subnet.name
-                } as ExplainEndpoint,
-                vpc: subnet.vpc_id,
-                side: { atoms: new Set(subnetAtoms(subnet.id)), addresses: [interval(subnet.cidr)] }
-              })
-            }
-            const other = state.vpc(text)
-            if (other !== undefined) {
-              return Either.right({
-                endpoint: { kind: "vpc", vpc_id: other.id, name: other.name } as ExplainEndpoint,
-                vpc: other.id,
-                side: { atoms: new Set(Analysis.universe(contextOf(other.id))), addresses: blocksOf(other.id) }
-              })
-            }
-            return Either.left(unknown)
-          }
-          const from = yield* resolve("from", query.from)
-          const to = yield* resolve("to", query.to)
-          if (from.vpc !== vpc.id && to.vpc !== vpc.id) {
-            return yield* invalid({ field: "from", message: `neither end is in VPC ${vpc.id}` })
-          }
-          const port = query.port ?? null
-          const half = (direction: "egress" | "ingress", at: typeof from, remote: typeof from) => {
-            if (at.vpc === null) return null
-            const decided = Explain.side(
-              state.rulesOf(at.vpc).map(RuleSet.fromRecord),
-              contextOf(at.vpc),
-              direction,
-              query.protocol,
-              port,
-              at.side,
-              remote.side.addresses
-            )
-            if (decided === null) return null
-            const decider = decided.verdict.decided_by.kind === "rule"
-              ? state.rule(decided.verdict.decided_by.rule_id)
-              : undefined
-            const names = new Map(decider === undefined ? [] : [[decider.id as string, decider.name]])
-            const flow = decided.flow
-            return ExplainedHalf.make({
-              vpc_id: at.vpc,
-              allowed: decided.verdict.action === "allow",
-              ...decisionOf(decided.verdict, names),
-              flow: {
-                direction: flow.direction,
-                protocol: flow.protocol,
-                port: flow.port,
-                remote_ip: flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : "",
-                local: { pod_id: flow.local.pod_id ?? null, subnet_id: flow.local.subnet_id ?? null }
-              }
-            })
-          }
-          const egress = half("egress", from, to)
-          const ingress = half("ingress", to, from)
-          return FlowExplanation.make({
-            vpc_id: vpc.id,
-            from: from.endpoint,
-            to: to.endpoint,
-            protocol: query.protocol,
-            port,
-            allowed: (egress?.allowed ?? true) && (ingress?.allowed ?? true) &&
-              from.side.addresses.length > 0 && to.side.addresses.length > 0,
-            egress,
-            ingress
-          })
-        }
-      )
-
-      const reachability = Effect.fn("SecurityRules.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
-        const vpc = yield* vpcs.owned(caller, vpcId)
-        const state = yield* stateOf(caller)
-        return state.memo(Matrix, { vpc, peeringCidr: yield* applier.peeringCidr })
-      })
-
       return SecurityRules.of({
         analysis,
-        explain,
-        reachability,
         // The list and its ETag from one read of the caller's state.
         list: (caller, vpcId) =>
           Effect.gen(function*() {
@@ -756,8 +517,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         create,
         update,
         delete: remove,
-        reorder,
-        evaluate
+        reorder
       })
     })
   )

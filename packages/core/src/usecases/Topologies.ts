@@ -7,6 +7,7 @@
  * already exist as asked are left alone, so posting the same topology again is a no-op.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import type { Problem } from "../api/InputProblems.js"
 import * as Audit from "../changes/Audit.js"
 import * as Change from "../changes/Change.js"
 import { Pipeline } from "../changes/Pipeline.js"
@@ -29,7 +30,6 @@ import {
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
-import type { Problem } from "../api/InputProblems.js"
 import { InvalidInput } from "../Errors.js"
 import type {
   Conflict,
@@ -150,7 +150,10 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             const existing = vpcByName.get(item.name)
             if (existing !== undefined) {
               if (existing.enable_internet !== item.enable_internet) {
-                problem(`vpcs[${i}].enable_internet`, `'${item.name}' exists with enable_internet ${existing.enable_internet}`)
+                problem(
+                  `vpcs[${i}].enable_internet`,
+                  `'${item.name}' exists with enable_internet ${existing.enable_internet}`
+                )
               }
               continue
             }
@@ -181,8 +184,9 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             const siblings = subnetsOf.get(vpc.id) ?? []
             const same = siblings.find((s) => s.name === item.name)
             if (same !== undefined) {
-              if (newSubnets.includes(same)) problem(`${at}.name`, `'${item.name}' is named twice in VPC '${item.vpc_name}'`)
-              else if (same.cidr !== item.cidr || same.gateway_ip !== item.gateway_ip) {
+              if (newSubnets.includes(same)) {
+                problem(`${at}.name`, `'${item.name}' is named twice in VPC '${item.vpc_name}'`)
+              } else if (same.cidr !== item.cidr || same.gateway_ip !== item.gateway_ip) {
                 problem(`${at}.cidr`, `'${item.name}' exists with cidr ${same.cidr} and gateway ${same.gateway_ip}`)
               }
               continue
@@ -311,8 +315,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               // A concurrent request took a name between validation and the write: nothing was written.
               Effect.catchTag(
                 "UniqueViolation",
-                (e) =>
-                  InvalidInput.field("body", `a name was taken meanwhile (${e.constraint}); nothing was created`)
+                (e) => InvalidInput.field("body", `a name was taken meanwhile (${e.constraint}); nothing was created`)
               )
             )
 

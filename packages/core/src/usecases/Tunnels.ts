@@ -8,10 +8,10 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
+import * as Hostname from "../domain/Hostname.js"
 import { randomUuid, TunnelId } from "../domain/Ids.js"
 import type { PodId, TenantId } from "../domain/Ids.js"
 import type { DnsLabel } from "../domain/Net.js"
-import * as Hostname from "../domain/Hostname.js"
 import { DomainName } from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -90,7 +90,10 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             const config = yield* configs.current
             const fallback = Option.flatMap(config, (c) => Option.fromNullable(c.edge_domain))
             if (Option.isNone(fallback)) {
-              return yield* InvalidInput.field("domain", "required, since the provider configuration has no edge_domain")
+              return yield* InvalidInput.field(
+                "domain",
+                "required, since the provider configuration has no edge_domain"
+              )
             }
             return fallback.value
           }
@@ -142,10 +145,13 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
 
       /** A hostname a tenant may not take: one of the platform's own names (`Hostname.isReserved`). */
       const refuseReserved = (hostname: DomainName) =>
-        Effect.flatMap(configs.current, (config) =>
-          Hostname.isReserved(hostname, Option.match(config, { onNone: () => null, onSome: (c) => c.edge_domain }))
-            ? Effect.fail(new Conflict({ detail: `hostname ${hostname} is reserved for the platform` }))
-            : Effect.void)
+        Effect.flatMap(
+          configs.current,
+          (config) =>
+            Hostname.isReserved(hostname, Option.match(config, { onNone: () => null, onSome: (c) => c.edge_domain }))
+              ? Effect.fail(new Conflict({ detail: `hostname ${hostname} is reserved for the platform` }))
+              : Effect.void
+        )
 
       /**
        * Saves a new tunnel; `keyed`: with the request's idempotency key (a tunnel asked for on its

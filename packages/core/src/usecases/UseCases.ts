@@ -22,6 +22,7 @@ import { ServiceTunnels } from "./ServiceTunnels.js"
 import { Subnets } from "./Subnets.js"
 import { Tenants } from "./Tenants.js"
 import { Topologies } from "./Topologies.js"
+import { Traffic } from "./Traffic.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -44,6 +45,7 @@ export const layer = Layer.mergeAll(
   ServiceTunnels.layer,
   Subnets.layer,
   SecurityRules.layer,
+  Traffic.layer,
   Guardrails.layer,
   Topologies.layer,
   Layer.effectDiscard(Metrics.registerInitial)

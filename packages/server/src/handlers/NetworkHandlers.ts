@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Api, Common, Exports, Page, SecurityRule, SecurityRules, Subnets, Vpcs } from "@tenet/core"
+import { Api, Common, Exports, Page, SecurityRule, SecurityRules, Subnets, Traffic, Vpcs } from "@tenet/core"
 import { Effect, identity } from "effect"
 import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
@@ -27,7 +27,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "vpcs",
   (handlers) =>
-    Effect.map(Effect.all([Vpcs.Vpcs, SecurityRules.SecurityRules]), ([vpcs, rules]) => {
+    Effect.map(Effect.all([Vpcs.Vpcs, Traffic.Traffic]), ([vpcs, traffic]) => {
       const json = ResponseJson.group("vpcs")
       return handlers
         .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(json("create")))
@@ -42,7 +42,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
           "reachability",
           ({ path }) =>
             Effect.flatMap(wanted("vpcs.reachability"), (format) => {
-              const matrix = asTenant((caller) => rules.reachability(caller, path.vpc_id))
+              const matrix = asTenant((caller) => traffic.reachability(caller, path.vpc_id))
               return format === null
                 ? matrix.pipe(json("reachability"), Effect.map(withHeaders(VARIES)))
                 : Effect.map(
@@ -55,7 +55,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle(
           "explain",
           ({ path, urlParams }) =>
-            asTenant((caller) => rules.explain(caller, path.vpc_id, urlParams)).pipe(json("explain"))
+            asTenant((caller) => traffic.explain(caller, path.vpc_id, urlParams)).pipe(json("explain"))
         )
     })
 )
@@ -78,7 +78,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "securityRules",
   (handlers) =>
-    Effect.map(SecurityRules.SecurityRules, (rules) => {
+    Effect.map(Effect.all([SecurityRules.SecurityRules, Traffic.Traffic]), ([rules, traffic]) => {
       const json = ResponseJson.group("securityRules")
       return handlers
         .handle(
@@ -160,7 +160,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
           ))
         .handle("evaluate", ({ payload }) =>
           asTenant((caller) =>
-            rules.evaluate(caller, payload)
+            traffic.evaluate(caller, payload)
           ).pipe(json("evaluate")))
     })
 )

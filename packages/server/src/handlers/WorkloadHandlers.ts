@@ -111,10 +111,12 @@ export const TopologyHandlers = HttpApiBuilder.group(
         .handleRaw("deploy", ({ path, request, urlParams }) =>
           Effect.flatMap(Effect.orDie(request.json), (body) =>
             Either.match(TopologyBody.decode(body), {
-              onLeft: (problems) => Effect.fail(Errors.InvalidInput.of(problems)),
+              onLeft: (problems) =>
+                Effect.fail(Errors.InvalidInput.of(problems)),
               onRight: (decoded) =>
                 asTenant((caller) => topology.deploy(caller, path.tenant_id, decoded, urlParams.dry_run === true))
             })).pipe(json("deploy")))
-        .handle("get", ({ path }) => asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(json("get")))
+        .handle("get", ({ path }) =>
+          asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(json("get")))
     })
 )

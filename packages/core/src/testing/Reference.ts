@@ -1,0 +1,211 @@
+/**
+ * The reference interpreter: the spec's evaluation rules written the plainest way (intervals
+ * instead of masks, a scan for the earliest matching rule instead of a sort), for the engine's
+ * properties to agree with and for the benchmark's naive baseline.
+ */
+import type * as Net from "../domain/Net.js"
+import type * as Evaluate from "../rules/Evaluate.js"
+import type * as RuleSet from "../rules/RuleSet.js"
+
+const range = (c: Net.Cidr) => {
+  const size = 2 ** (32 - c.prefix)
+  const start = Math.floor(c.address / size) * size
+  return [start, start + size - 1] as const
+}
+const inBlock = (c: Net.Cidr, ip: number) => range(c)[0] <= ip && ip <= range(c)[1]
+
+export const verdict = (
+  all: ReadonlyArray<RuleSet.Rule>,
+  context: RuleSet.VpcContext,
+  f: RuleSet.Flow
+): Evaluate.Verdict => {
+  if (f.remote.kind === "ip" && context.infrastructure.some((c) => inBlock(c, (f.remote as { ip: number }).ip))) {
+    return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
+  }
+  const resolvable = (r: RuleSet.Rule) =>
+    (r.remote.kind !== "vpc" || context.vpcs.has(r.remote.vpc_id)) &&
+    (r.target.kind !== "subnet" || context.subnets.has(r.target.subnet_id)) &&
+    (r.target.kind !== "pods" || r.target.pod_ids.every((p) => context.pods.has(p)))
+  const localSubnet = f.local.pod_id !== undefined ? context.pods.get(f.local.pod_id) : f.local.subnet_id
+  const hit = (r: RuleSet.Rule) => {
+    if (r.direction !== f.direction) return false
+    if (r.protocol !== "all" && r.protocol !== f.protocol) return false
+    if (r.ports !== null && !(f.port !== null && r.ports.some((p) => p.from <= f.port! && f.port! <= p.to))) {
+      return false
+    }
+    if (r.target.kind === "subnet" && localSubnet !== r.target.subnet_id) return false
+    if (r.target.kind === "pods" && !(f.local.pod_id !== undefined && r.target.pod_ids.includes(f.local.pod_id))) {
+      return false
+    }
+    if (r.remote.kind === "cidr") {
+      if (f.remote.kind === "ip") return inBlock(r.remote.cidr, f.remote.ip)
+      const [s, e] = range(r.remote.cidr)
+      const own = context.vpcs.get(f.remote.vpc_id) ?? []
+      return own.length > 0 && own.every((b) => s <= range(b)[0] && range(b)[1] <= e)
+    }
+    if (f.remote.kind === "vpc") return f.remote.vpc_id === r.remote.vpc_id
+    const ip = f.remote.ip
+    return (context.vpcs.get(r.remote.vpc_id) ?? []).some((b) => inBlock(b, ip))
+  }
+  const earlier = (a: RuleSet.Rule, b: RuleSet.Rule) =>
+    a.priority !== b.priority ? a.priority < b.priority : a.action !== b.action ? a.action === "deny" : a.seq < b.seq
+  let best: RuleSet.Rule | undefined
+  for (const r of all) {
+    if (r.enabled && resolvable(r) && hit(r) && (best === undefined || earlier(r, best))) best = r
+  }
+  if (best !== undefined) return { action: best.action, decided_by: { kind: "rule", rule_id: best.id } }
+  return f.direction === "egress"
+    ? { action: "allow", decided_by: { kind: "implied", key: "implied-allow-egress" } }
+    : { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
+}
+
+// ---------------------------------------------------------------------------
+// Ends and flows: what an end stands for, as the README states it, and every flow between two.
+// ---------------------------------------------------------------------------
+
+type Interval = readonly [number, number]
+
+/** A local endpoint of an end: how a flow names it (`Flow.local`), and its addresses. */
+export interface Local {
+  readonly local: RuleSet.Flow["local"]
+  readonly addresses: ReadonlyArray<Interval>
+}
+
+/** An end of a flow: the VPC whose rules judge it (null: none of the tenant's), and its endpoints. */
+export interface End {
+  readonly vpc: string | null
+  readonly locals: ReadonlyArray<Local>
+}
+
+const withoutInfrastructure = (block: Interval, context: RuleSet.VpcContext): Array<Interval> =>
+  context.infrastructure.map(range).reduce<Array<Interval>>(
+    (parts, [from, to]) =>
+      parts.flatMap(([a, b]) =>
+        to < a || from > b
+          ? [[a, b]]
+          : [...(a < from ? [[a, from - 1] as const] : []), ...(b > to ? [[to + 1, b] as const] : [])]
+      ),
+    [block]
+  )
+
+const subnetLocals = (context: RuleSet.VpcContext, subnet: string): Array<Local> => {
+  const block = context.subnets.get(subnet as never)!
+  const addresses = withoutInfrastructure(range(block), context)
+  return [
+    { local: { subnet_id: subnet as never }, addresses },
+    ...[...context.pods].filter(([, s]) => s === subnet).map(([pod_id]) => ({ local: { pod_id }, addresses }))
+  ]
+}
+
+/** The ends of the API: a subnet is its pods and its other endpoints, a pod any address of its subnet. */
+export const ends = {
+  subnet: (context: RuleSet.VpcContext, subnet: string): End => ({
+    vpc: context.vpc_id,
+    locals: subnetLocals(context, subnet)
+  }),
+  pod: (context: RuleSet.VpcContext, pod: string): End => ({
+    vpc: context.vpc_id,
+    locals: subnetLocals(context, context.pods.get(pod as never)!).filter((l) => l.local.pod_id === pod)
+  }),
+  vpc: (context: RuleSet.VpcContext): End => ({
+    vpc: context.vpc_id,
+    locals: [...context.subnets.keys()].flatMap((s) => subnetLocals(context, s))
+  }),
+  internet: (context: RuleSet.VpcContext): End => {
+    const taken = [...[...context.vpcs.values()].flat(), ...context.infrastructure].map(range)
+      .sort((a, b) => a[0] - b[0])
+    const free: Array<Interval> = []
+    let at = 0
+    for (const [from, to] of taken) {
+      if (from > at) free.push([at, from - 1])
+      at = Math.max(at, to + 1)
+    }
+    if (at <= 0xffffffff) free.push([at, 0xffffffff])
+    return { vpc: null, locals: [{ local: {}, addresses: free }] }
+  }
+}
+
+/** The world a flow is judged in: each VPC's rules and context. */
+export interface World {
+  readonly rules: (vpc: string) => ReadonlyArray<RuleSet.Rule>
+  readonly context: (vpc: string) => RuleSet.VpcContext
+}
+
+/** Every edge anything is decided by: the addresses at and beside each block's ends. */
+export const edges = (world: World, vpcs: ReadonlyArray<string>): Array<number> => {
+  const blocks = vpcs.flatMap((v) => {
+    const context = world.context(v)
+    return [
+      ...context.infrastructure,
+      ...[...context.vpcs.values()].flat(),
+      ...world.rules(v).flatMap((r) => (r.remote.kind === "cidr" ? [r.remote.cidr] : []))
+    ]
+  }).map(range)
+  return [...new Set(blocks.flatMap(([a, b]) => [a - 1, a, b, b + 1]).filter((n) => n >= 0 && n <= 0xffffffff))]
+}
+
+/** The ports to try: each rule range's ends and their neighbours, and the axis's ends. */
+export const portCuts = (rules: ReadonlyArray<RuleSet.Rule>): Array<number> =>
+  [
+    ...new Set([
+      1,
+      65535,
+      ...rules.flatMap((r) => (r.ports ?? []).flatMap((p) => [p.from - 1, p.from, p.to, p.to + 1]))
+    ])
+  ].filter((p) => p >= 1 && p <= 65535).sort((a, b) => a - b)
+
+const samples = (ranges: ReadonlyArray<Interval>, cuts: ReadonlyArray<number>) =>
+  ranges.flatMap(([a, b]) => [a, b, ...cuts.filter((n) => a <= n && n <= b)])
+
+/** A half's action on one flow: the reference's, or "allow" outside the tenant's VPCs. */
+export const halfAction = (
+  world: World,
+  vpc: string | null,
+  direction: "ingress" | "egress",
+  protocol: "tcp" | "udp" | "icmp",
+  port: number | null,
+  local: RuleSet.Flow["local"],
+  remote: number
+): "allow" | "deny" =>
+  vpc === null
+    ? "allow"
+    : verdict(world.rules(vpc), world.context(vpc), {
+      direction,
+      protocol,
+      port,
+      remote: { kind: "ip", ip: remote },
+      local
+    }).action
+
+/**
+ * The reference's answer over every flow between two ends on a port (end to end, or one half
+ * alone): `allowed`, `partial` or `denied`, and how many flows there are. `cuts`: the edges of
+ * every block anything is decided by (`edges`), which make the addresses tried cover every flow.
+ */
+export const reach = (
+  world: World,
+  cuts: ReadonlyArray<number>,
+  from: End,
+  to: End,
+  protocol: "tcp" | "udp" | "icmp",
+  port: number | null,
+  half: "both" | "egress" | "ingress" = "both"
+): { readonly reach: "allowed" | "partial" | "denied"; readonly flows: number } => {
+  let allowed = 0
+  let denied = 0
+  for (const s of from.locals) {
+    for (const d of to.locals) {
+      const destinations = samples(d.addresses, cuts)
+      for (const a of samples(s.addresses, cuts)) {
+        const arrives = halfAction(world, to.vpc, "ingress", protocol, port, d.local, a) === "allow"
+        for (const b of destinations) {
+          const leaves = halfAction(world, from.vpc, "egress", protocol, port, s.local, b) === "allow"
+          const through = half === "egress" ? leaves : half === "ingress" ? arrives : leaves && arrives
+          if (through) allowed++
+          else denied++
+        }
+      }
+    }
+  }
+  return { reach: allowed === 0 ? "denied" : denied > 0 ? "partial" : "allowed", flows: allowed + denied }
+}

@@ -1,0 +1,339 @@
+/**
+ * What gets where (tenant; own VPCs only), one answer per question: `evaluate` (one VPC's
+ * rules, one direction), `explain` (the flows from one endpoint to another on a port, end to
+ * end) and `reachability` (every pair of a VPC's endpoints on every port) all ask the same
+ * engine (`rules/Reach.ts`) about the same ends, so the three can never disagree: each says
+ * `allowed` (every flow), `partial` (some) or `denied` (none), with a concrete flow of each
+ * side, and names the VPC whose rules judge each half.
+ */
+import { Context, Effect, Either, Layer, Option } from "effect"
+import { TRUSTED } from "../domain/Common.js"
+import type { ExplainEndpoint, ExplainQuery } from "../domain/FlowExplanation.js"
+import { ExplainedHalf, FlowExplanation } from "../domain/FlowExplanation.js"
+import type { DecidedFlow, PathFlow } from "../domain/FlowReach.js"
+import { FlowVerdict } from "../domain/FlowReach.js"
+import type { VpcId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import * as PortRanges from "../domain/PortRanges.js"
+import type { TenantPrincipal } from "../domain/Principal.js"
+import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
+import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
+import type { FlowQuery } from "../domain/SecurityRule.js"
+import type { VpcRecord } from "../domain/Vpc.js"
+import { RuleValidation } from "../Errors.js"
+import type { NotFound, ServiceUnavailable } from "../Errors.js"
+import { judgeOf, vpcContextOf } from "../readmodel/Derived.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
+import type { Derivation, TenantState } from "../readmodel/TenantState.js"
+import * as Analysis from "../rules/Analysis.js"
+import type * as Evaluate from "../rules/Evaluate.js"
+import * as Reach from "../rules/Reach.js"
+import * as Reachability from "../rules/Reachability.js"
+import * as RuleSet from "../rules/RuleSet.js"
+import { storeUnavailable } from "./Failures.js"
+import { NetworkApplier } from "./NetworkApplier.js"
+import { Vpcs } from "./Vpcs.js"
+
+type Failure = NotFound | RuleValidation | ServiceUnavailable
+
+export interface TrafficShape {
+  /** One VPC's rules, one direction: the flows between a local end and a remote one. */
+  readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
+  /** The flows from one endpoint to another on a port, end to end and each half alone. */
+  readonly explain: (
+    caller: TenantPrincipal,
+    vpcId: VpcId,
+    query: ExplainQuery
+  ) => Effect.Effect<FlowExplanation, Failure>
+  /** For every pair of the VPC's endpoints, what gets through end to end on every port. */
+  readonly reachability: (
+    caller: TenantPrincipal,
+    vpcId: VpcId
+  ) => Effect.Effect<ReachabilityMatrix, NotFound | ServiceUnavailable>
+}
+
+const invalid = (field: string, message: string) => RuleValidation.field(field, message)
+
+/** Port intervals as the API writes them (`80,8000-8080`). */
+const formatPorts = (intervals: ReadonlyArray<Reach.Interval>) =>
+  PortRanges.format(intervals.map(([from, to]) => ({ from, to })))
+
+/** What decides, as the API names it: a rule by id and name, or an implied rule by key. */
+const decisionIn = (state: TenantState) => (verdict: Evaluate.Verdict) => ({
+  action: verdict.action,
+  decided_by: verdict.decided_by.kind === "rule"
+    ? {
+      kind: "rule" as const,
+      rule_id: verdict.decided_by.rule_id,
+      name: state.rule(verdict.decided_by.rule_id)?.name ?? ""
+    }
+    : verdict.decided_by
+})
+
+/** Where a local endpoint is, as the API names it: a pod (with its subnet), a subnet, or neither. */
+const placeOf = (state: TenantState, atom: string) => {
+  const local = Reach.localOf(atom)
+  if (local.pod_id !== undefined) {
+    return { pod_id: local.pod_id, subnet_id: state.pod(local.pod_id)?.subnet_id ?? null }
+  }
+  return { pod_id: null, subnet_id: local.subnet_id ?? null }
+}
+
+const pathFlowOf = (state: TenantState, path: Reach.Path): PathFlow => {
+  const decision = decisionIn(state)
+  return {
+    protocol: path.protocol,
+    port: path.port,
+    source: { ip: Net.formatIpv4(path.source.ip), vpc_id: path.source.vpc, ...placeOf(state, path.source.atom) },
+    destination: {
+      ip: Net.formatIpv4(path.destination.ip),
+      vpc_id: path.destination.vpc,
+      ...placeOf(state, path.destination.atom)
+    },
+    egress: path.egress === null ? null : decision(path.egress),
+    ingress: path.ingress === null ? null : decision(path.ingress)
+  }
+}
+
+const pathOrNull = (state: TenantState, path: Reach.Path | null) => path === null ? null : pathFlowOf(state, path)
+
+/**
+ * For every pair of the VPC's endpoints, what gets through end to end: it reads every VPC's
+ * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets and pods are unchanged.
+ */
+const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, ReachabilityMatrix> = {
+  key: ({ vpc }) => vpc.id,
+  inputs: (state, { peeringCidr }) => [
+    state.entryOf("rules"),
+    state.entryOf("vpcs"),
+    state.entryOf("subnets"),
+    state.entryOf("pods"),
+    peeringCidr
+  ],
+  compute: (state, { peeringCidr, vpc }) => {
+    const ruleSet = (of: VpcId) => ({
+      rules: state.rulesOf(of).map(RuleSet.fromRecord),
+      context: vpcContextOf(state, of, peeringCidr)
+    })
+    const others = new Map(state.vpcs.filter((v) => v.id !== vpc.id).map((v) => [v.id, ruleSet(v.id)] as const))
+    const names = new Map<string, string>(
+      [...state.vpcs, ...state.subnetsOf(vpc.id), ...state.podsOf(vpc.id)].map((r) => [r.id, r.name])
+    )
+    const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
+      switch (e.kind) {
+        case "subnet":
+          return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
+        case "pod":
+          return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
+        case "internet":
+          return { kind: "internet" }
+        case "vpc":
+          return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
+      }
+    }
+    const witnesses = (ports: Reach.Ports) => ({
+      allowed_flow: pathOrNull(state, ports.witness?.allowed ?? null),
+      denied_flow: pathOrNull(state, ports.witness?.denied ?? null)
+    })
+    const portsReach = (ports: Reach.Ports) => ({
+      allowed: formatPorts(ports.allowed),
+      partial: formatPorts(ports.partial),
+      ...witnesses(ports)
+    })
+    return ReachabilityMatrix.make({
+      vpc_id: vpc.id,
+      pairs: Reachability.matrix(ruleSet(vpc.id), others).map((pair) =>
+        ReachabilityPair.make({
+          from: endpoint(pair.from),
+          to: endpoint(pair.to),
+          tcp: portsReach(pair.reach.tcp),
+          udp: portsReach(pair.reach.udp),
+          icmp: { reach: Reach.reachAt(pair.reach.icmp, Analysis.NO_PORT[0]), ...witnesses(pair.reach.icmp) }
+        })
+      )
+    })
+  }
+}
+
+/** A port as a question takes it: none for icmp, required for tcp and udp. */
+const portFor = (protocol: string, port: number | undefined) =>
+  protocol === "icmp"
+    ? (port === undefined ? Either.right(null) : Either.left(invalid("port", "icmp has no ports")))
+    : (port === undefined ? Either.left(invalid("port", `required for ${protocol}`)) : Either.right(port))
+
+export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, TrafficShape>() {
+  static readonly layer = Layer.effect(
+    Traffic,
+    Effect.gen(function*() {
+      const vpcs = yield* Vpcs
+      const applier = yield* NetworkApplier
+      const readModel = yield* ReadModel
+
+      const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
+
+      const evaluate = Effect.fn("Traffic.evaluate")(function*(caller: TenantPrincipal, query: typeof FlowQuery.Type) {
+        const vpc = yield* vpcs.owned(caller, query.vpc_id)
+        const context = yield* applier.context(vpc)
+        if ((query.remote_ip === undefined) === (query.remote_vpc_id === undefined)) {
+          return yield* invalid("remote_ip", "give exactly one of remote_ip and remote_vpc_id")
+        }
+        const port = yield* portFor(query.protocol, query.port)
+        if (query.remote_vpc_id !== undefined && !context.vpcs.has(query.remote_vpc_id)) {
+          return yield* invalid("remote_vpc_id", `${query.remote_vpc_id} is not one of your VPCs`)
+        }
+        if (query.target_subnet_id !== undefined && !context.subnets.has(query.target_subnet_id)) {
+          return yield* invalid("target_subnet_id", `${query.target_subnet_id} is not a subnet of this VPC`)
+        }
+        if (query.target_pod_id !== undefined && !context.pods.has(query.target_pod_id)) {
+          return yield* invalid("target_pod_id", `${query.target_pod_id} is not a pod of this VPC`)
+        }
+        const state = yield* stateOf(caller)
+        const peering = yield* applier.peeringCidr
+        // The local end: a pod, a subnet (its pods and its other endpoints), or the whole VPC.
+        const local = query.target_pod_id !== undefined
+          ? [`pod:${query.target_pod_id}`]
+          : query.target_subnet_id !== undefined
+          ? Reach.ends.subnet(context, query.target_subnet_id).locals.map((l) => l.atom)
+          : [...Analysis.universe(context)]
+        const remote = query.remote_ip !== undefined
+          ? [[Net.ipv4Of(query.remote_ip), Net.ipv4Of(query.remote_ip)] as const]
+          : Reach.ends.vpc(vpcContextOf(state, query.remote_vpc_id!, peering)).locals.flatMap((l) => l.addresses)
+        const answer = Reach.half(judgeOf(state, vpc.id, context), query.direction, local, remote, query.protocol, port)
+        const decided = (path: Reach.Path | null): DecidedFlow | null => {
+          if (path === null) return null
+          const verdict = query.direction === "egress" ? path.egress! : path.ingress!
+          const [here, there] = query.direction === "egress"
+            ? [path.source, path.destination]
+            : [path.destination, path.source]
+          return {
+            flow: {
+              direction: query.direction,
+              protocol: path.protocol,
+              port: path.port,
+              remote_ip: Net.formatIpv4(there.ip),
+              local: placeOf(state, here.atom)
+            },
+            ...decisionIn(state)(verdict)
+          }
+        }
+        return FlowVerdict.make({
+          reach: answer.reach,
+          allowed: answer.reach === "allowed",
+          allowed_flow: decided(answer.allowed),
+          denied_flow: decided(answer.denied)
+        }, TRUSTED)
+      })
+
+      const explain = Effect.fn("Traffic.explain")(
+        function*(caller: TenantPrincipal, vpcId: VpcId, query: ExplainQuery) {
+          const vpc = yield* vpcs.owned(caller, vpcId)
+          const state = yield* stateOf(caller)
+          const peering = yield* applier.peeringCidr
+          const port = yield* portFor(query.protocol, query.port)
+          const contextOf = (id: VpcId) => vpcContextOf(state, id, peering)
+          /** An end as given: what it is, and the flows' end it stands for (with its VPC's context). */
+          const resolve = (field: "from" | "to", text: string) => {
+            if (text === "internet") {
+              return Either.right({
+                endpoint: { kind: "internet" } as ExplainEndpoint,
+                end: Reach.ends.internet(contextOf(vpc.id))
+              })
+            }
+            const ip = Net.parseIpv4(text)
+            if (Option.isSome(ip)) {
+              const subnet = state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip.value))
+              return Either.right({
+                endpoint: {
+                  kind: "address",
+                  ip: text,
+                  subnet_id: subnet?.id ?? null,
+                  vpc_id: subnet?.vpc_id ?? null
+                } as ExplainEndpoint,
+                end: subnet === undefined
+                  ? Reach.ends.outside(ip.value)
+                  : Reach.ends.address(contextOf(subnet.vpc_id), subnet.id, ip.value)
+              })
+            }
+            const pod = state.pod(text)
+            if (pod !== undefined) {
+              return Either.right({
+                endpoint: { kind: "pod", pod_id: pod.id, vpc_id: pod.vpc_id, name: pod.name } as ExplainEndpoint,
+                end: Reach.ends.pod(contextOf(pod.vpc_id), pod.id)
+              })
+            }
+            const subnet = state.subnet(text)
+            if (subnet !== undefined) {
+              return Either.right({
+                endpoint: {
+                  kind: "subnet",
+                  subnet_id: subnet.id,
+                  vpc_id: subnet.vpc_id,
+                  name: subnet.name
+                } as ExplainEndpoint,
+                end: Reach.ends.subnet(contextOf(subnet.vpc_id), subnet.id)
+              })
+            }
+            const other = state.vpc(text)
+            if (other !== undefined) {
+              return Either.right({
+                endpoint: { kind: "vpc", vpc_id: other.id, name: other.name } as ExplainEndpoint,
+                end: Reach.ends.vpc(contextOf(other.id))
+              })
+            }
+            return Either.left(
+              invalid(
+                field,
+                `${JSON.stringify(text)} is not a pod, subnet or VPC of yours, "internet" or an IPv4 address`
+              )
+            )
+          }
+          const from = yield* resolve("from", query.from)
+          const to = yield* resolve("to", query.to)
+          if (from.end.vpc !== vpc.id && to.end.vpc !== vpc.id) {
+            return yield* invalid("from", `neither end is in VPC ${vpc.id}`)
+          }
+          const judges = new Map(
+            [from.end.vpc, to.end.vpc].flatMap((id) =>
+              id === null ? [] : [[id, judgeOf(state, id, contextOf(id))] as const]
+            )
+          )
+          const answer = Reach.explain(judges, from.end, to.end, query.protocol, port)
+          const half = (vpcOf: VpcId | null, part: Reach.Answer) =>
+            ExplainedHalf.make({
+              vpc_id: vpcOf,
+              reach: part.reach,
+              allowed_flow: pathOrNull(state, part.allowed),
+              denied_flow: pathOrNull(state, part.denied)
+            }, TRUSTED)
+          const empty = (end: Reach.End) => end.locals.every((l) => l.addresses.length === 0)
+          const note = empty(from.end)
+            ? `no flow: ${query.from} has no address to send from (a VPC without subnets has none)`
+            : empty(to.end)
+            ? `no flow: ${query.to} has no address to send to (a VPC without subnets has none)`
+            : null
+          return FlowExplanation.make({
+            vpc_id: vpc.id,
+            from: from.endpoint,
+            to: to.endpoint,
+            protocol: query.protocol,
+            port,
+            reach: answer.reach,
+            allowed_flow: pathOrNull(state, answer.allowed),
+            denied_flow: pathOrNull(state, answer.denied),
+            egress: half(from.end.vpc, answer.egress),
+            ingress: half(to.end.vpc, answer.ingress),
+            note
+          }, TRUSTED)
+        }
+      )
+
+      const reachability = Effect.fn("Traffic.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
+        const vpc = yield* vpcs.owned(caller, vpcId)
+        const state = yield* stateOf(caller)
+        return state.memo(Matrix, { vpc, peeringCidr: yield* applier.peeringCidr })
+      })
+
+      return Traffic.of({ evaluate, explain, reachability })
+    })
+  )
+}
