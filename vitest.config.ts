@@ -15,6 +15,13 @@ const storeSpecific = [
   "test/KubernetesReal.test.ts"
 ]
 
+/**
+ * Tests whose subject is neither the store nor the cluster: run once, in the plain server project.
+ * Docs: the docs' commands and the contract; Traffic: the engine's answers through the API, held
+ * to the reference interpreter (the stores hand the engine the same records).
+ */
+const storeAgnostic = ["test/Docs.test.ts", "test/Traffic.test.ts"]
+
 /** Tests that read or switch the simulated cluster, or bring a cluster of their own. */
 const clusterSpecific = [
   "test/Faults.test.ts",
@@ -41,7 +48,7 @@ export default defineConfig({
         test: {
           name: "server-on-embedded",
           env: { TENET_TEST_STORE: "embedded" },
-          exclude: storeSpecific,
+          exclude: [...storeSpecific, ...storeAgnostic],
           benchmark: { include: [] },
           testTimeout: 60_000,
           hookTimeout: 60_000
@@ -55,7 +62,7 @@ export default defineConfig({
         test: {
           name: "server-on-kubernetes",
           env: { TENET_TEST_ORCHESTRATOR: "kubernetes" },
-          exclude: [...storeSpecific, ...clusterSpecific],
+          exclude: [...storeSpecific, ...storeAgnostic, ...clusterSpecific],
           benchmark: { include: [] },
           testTimeout: 60_000,
           hookTimeout: 120_000
@@ -68,7 +75,7 @@ export default defineConfig({
         test: {
           name: "server-on-postgres",
           env: { TENET_TEST_STORE: "postgres" },
-          exclude: storeSpecific,
+          exclude: [...storeSpecific, ...storeAgnostic],
           benchmark: { include: [] }
         }
       }])

@@ -10,7 +10,7 @@ export const SOURCE_CONDITION = "@tenet/source"
 
 const sources = defineProject({
   resolve: { conditions: [SOURCE_CONDITION, "module", "browser", "development|production"] },
-  ssr: { resolve: { conditions: [SOURCE_CONDITION, "module", "node", "development|production"] } }
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, "node", "development|production"] } }
 })
 
 /** A project's config with the workspace's sources. */

@@ -43,9 +43,13 @@ const serve = (name: string) =>
     return HttpServerResponse.uint8Array(body.value, { contentType: type, headers: HEADERS })
   })
 
-/** The routes `/console` (the page) and `/console/{file}`. */
+/** Where a browser pointed at the server's root is sent: the console (a person there wants it). */
+const toConsole = HttpServerResponse.empty({ status: 302, headers: { location: "/console" } })
+
+/** The routes `/console` (the page), `/console/{file}`, and `/` (a redirect to the console). */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.all([
+    router.get("/", Effect.succeed(toConsole)),
     router.get("/console", serve("index.html")),
     router.get("/console/:file", Effect.flatMap(HttpRouter.params, (params) => serve(params.file ?? "")))
   ])

@@ -32,6 +32,13 @@ layer(testServer({ maxBodyBytes: 4096 }), { excludeTestServices: true })("reques
       }
     }))
 
+  it.effect("the server's root sends a browser to the console", () =>
+    Effect.gen(function*() {
+      const root = yield* raw("GET", "/")
+      expect(root.status).toBe(302)
+      expect(root.headers["location"]).toBe("/console")
+    }))
+
   it.effect("a NUL character anywhere in a body is refused before any store sees it", () =>
     Effect.gen(function*() {
       const { creds, headers, vpc } = yield* workspace

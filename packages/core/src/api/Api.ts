@@ -176,6 +176,8 @@ export interface Endpoint {
   readonly error: "RuleValidation" | "InvalidInput"
   /** The status of its success (the lowest, for an endpoint with several). */
   readonly success: number
+  /** Every status it succeeds with (a create's 201 and its dry run's 200). */
+  readonly successes: ReadonlyArray<number>
   /** Its path parameters' schema, when it has any. */
   readonly pathSchema: Parameters | undefined
   /** Its query's schema, when it takes one. */
@@ -196,6 +198,7 @@ export const endpoints: ReadonlyArray<Endpoint> = (() => {
       const querySchema = Option.getOrUndefined(endpoint.urlParamsSchema) as Parameters | undefined
       entries.push({
         success: Math.min(...successes.keys()),
+        successes: [...successes.keys()].sort(),
         endpoint: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         path: endpoint.path,
