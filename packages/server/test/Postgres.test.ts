@@ -10,7 +10,7 @@ import { Identity } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { Reconciler, TestServer } from "../src/index.js"
-import { adminLogin, newTenant, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
+import { adminLogin, newTenant, postFrom, raw, setProviderConfig, TENANT_PASSWORD } from "./Harness.js"
 import * as Sse from "./Sse.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
@@ -272,8 +272,19 @@ describe.skipIf(url === undefined)("three replicas on one PostgreSQL database", 
         // One after another, round the replicas: five are checked, then the name waits on all.
         const sequential = yield* Effect.forEach([0, 1, 2, 3, 4, 5, 6, 7], (i) => login(i, "wrong guess"))
         expect(sequential).toEqual([401, 401, 401, 401, 401, 429, 429, 429])
-        // Waiting: the right password from this address is refused too, on every replica.
+        // Waiting: the right password from this address is refused too, on every replica...
         expect(yield* Effect.forEach([0, 1, 2], (i) => login(i, TENANT_PASSWORD))).toEqual([429, 429, 429])
+        // ... while the owner, from an address of its own, gets in on every replica.
+        const owner = yield* Effect.forEach([0, 1, 2], (i) =>
+          Effect.promise(() =>
+            replicas[i]!.runPromise(
+              Effect.map(
+                postFrom(`127.0.0.${3 + i}`, "/tenants/login", { name: tenant.name, password: TENANT_PASSWORD }),
+                (r) => r.status
+              )
+            )
+          ))
+        expect(owner).toEqual([200, 200, 200])
 
         // At once: fifteen guesses for another name spread over the replicas, five checked.
         const other = yield* Effect.promise(() => replicas[1]!.runPromise(newTenant()))
