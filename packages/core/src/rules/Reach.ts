@@ -323,16 +323,27 @@ interface PairFacts {
   readonly regions: () => { readonly egress: ReadonlyArray<Region>; readonly ingress: ReadonlyArray<Region> }
 }
 
-const factsOf = (
+/** A question about the flows between two ends on a protocol and ports, with the facts of its pairs of endpoints. */
+const judgeOf = (judges: ReadonlyMap<VpcId, Judge>, end: End) => (end.vpc === null ? undefined : judges.get(end.vpc))
+
+interface Question {
+  readonly judges: ReadonlyMap<VpcId, Judge>
+  readonly from: End
+  readonly to: End
+  readonly protocol: FlowProtocol
+  readonly facts: ReadonlyArray<PairFacts>
+}
+
+const ask = (
   judges: ReadonlyMap<VpcId, Judge>,
   from: End,
   to: End,
   protocol: FlowProtocol,
   ports: Interval,
   kept?: Memo
-): Array<PairFacts> => {
-  const leaving = from.vpc === null ? undefined : judges.get(from.vpc)
-  const arriving = to.vpc === null ? undefined : judges.get(to.vpc)
+): Question => {
+  const leaving = judgeOf(judges, from)
+  const arriving = judgeOf(judges, to)
   const facts: Array<PairFacts> = []
   for (const source of from.locals) {
     if (source.addresses.length === 0) continue
@@ -350,55 +361,25 @@ const factsOf = (
       })
     }
   }
-  return facts
+  return { judges, from, to, protocol, facts }
 }
 
 /** The first address of a set that is a host of it where one is (a block's network address is not). */
 const hostIn = (r: Interval) => (r[1] - r[0] >= 2 ? r[0] + 1 : r[0])
 
-const pathOf = (
-  judges: ReadonlyMap<VpcId, Judge>,
-  from: End,
-  to: End,
-  protocol: FlowProtocol,
-  fact: PairFacts,
-  port: number,
-  sourceIp: number,
-  destinationIp: number
-): Path => ({
-  protocol,
-  port: portOf(protocol, port),
-  source: { vpc: from.vpc, atom: fact.source.atom, ip: sourceIp },
-  destination: { vpc: to.vpc, atom: fact.destination.atom, ip: destinationIp },
-  egress: decide(
-    from.vpc === null ? undefined : judges.get(from.vpc),
-    "egress",
-    fact.source.atom,
-    protocol,
-    port,
-    destinationIp
-  ),
-  ingress: decide(
-    to.vpc === null ? undefined : judges.get(to.vpc),
-    "ingress",
-    fact.destination.atom,
-    protocol,
-    port,
-    sourceIp
-  )
+/** The flow of a pair of endpoints from one address to another on `port`, with what each half decides. */
+const pathOf = (q: Question, fact: PairFacts, port: number, sourceIp: number, destinationIp: number): Path => ({
+  protocol: q.protocol,
+  port: portOf(q.protocol, port),
+  source: { vpc: q.from.vpc, atom: fact.source.atom, ip: sourceIp },
+  destination: { vpc: q.to.vpc, atom: fact.destination.atom, ip: destinationIp },
+  egress: decide(judgeOf(q.judges, q.from), "egress", fact.source.atom, q.protocol, port, destinationIp),
+  ingress: decide(judgeOf(q.judges, q.to), "ingress", fact.destination.atom, q.protocol, port, sourceIp)
 })
 
 /** A flow on `port` that `half` lets through (both halves, when `half` is "both"), if one is. */
-const passing = (
-  judges: ReadonlyMap<VpcId, Judge>,
-  from: End,
-  to: End,
-  protocol: FlowProtocol,
-  facts: ReadonlyArray<PairFacts>,
-  port: number,
-  half: Direction | "both"
-): Path | null => {
-  for (const fact of facts) {
+const passing = (q: Question, port: number, half: Direction | "both"): Path | null => {
+  for (const fact of q.facts) {
     if (!contains(fact.egress.allow, port) && half !== "ingress") continue
     if (!contains(fact.ingress.allow, port) && half !== "egress") continue
     const found = fact.regions()
@@ -407,22 +388,14 @@ const passing = (
     if ((half !== "ingress" && egress === undefined) || (half !== "egress" && ingress === undefined)) continue
     const destinationIp = egress === undefined ? hostIn(fact.destination.addresses[0]!) : hostIn(egress.remote)
     const sourceIp = ingress === undefined ? hostIn(fact.source.addresses[0]!) : hostIn(ingress.remote)
-    return pathOf(judges, from, to, protocol, fact, port, sourceIp, destinationIp)
+    return pathOf(q, fact, port, sourceIp, destinationIp)
   }
   return null
 }
 
 /** A flow on `port` that `half` stops (either half, when `half` is "both"), if one is. */
-const stopped = (
-  judges: ReadonlyMap<VpcId, Judge>,
-  from: End,
-  to: End,
-  protocol: FlowProtocol,
-  facts: ReadonlyArray<PairFacts>,
-  port: number,
-  half: Direction | "both"
-): Path | null => {
-  for (const fact of facts) {
+const stopped = (q: Question, port: number, half: Direction | "both"): Path | null => {
+  for (const fact of q.facts) {
     const stops = (half !== "ingress" && contains(fact.egress.deny, port)) ||
       (half !== "egress" && contains(fact.ingress.deny, port))
     if (!stops) continue
@@ -430,20 +403,11 @@ const stopped = (
     const at = (r: Region) => !passes(r) && r.ports[0] <= port && port <= r.ports[1]
     const egress = half === "ingress" ? undefined : found.egress.find(at)
     if (egress !== undefined) {
-      return pathOf(judges, from, to, protocol, fact, port, hostIn(fact.source.addresses[0]!), hostIn(egress.remote))
+      return pathOf(q, fact, port, hostIn(fact.source.addresses[0]!), hostIn(egress.remote))
     }
     const ingress = half === "egress" ? undefined : found.ingress.find(at)
     if (ingress !== undefined) {
-      return pathOf(
-        judges,
-        from,
-        to,
-        protocol,
-        fact,
-        port,
-        hostIn(ingress.remote),
-        hostIn(fact.destination.addresses[0]!)
-      )
+      return pathOf(q, fact, port, hostIn(ingress.remote), hostIn(fact.destination.addresses[0]!))
     }
   }
   return null
@@ -476,17 +440,9 @@ const reachOf = (someAllowed: boolean, someDenied: boolean): Reach =>
   !someAllowed ? "denied" : someDenied ? "partial" : "allowed"
 
 /** The answer on one port (icmp: its one "port"), from the facts of its ports. */
-const answerAt = (
-  judges: ReadonlyMap<VpcId, Judge>,
-  from: End,
-  to: End,
-  protocol: FlowProtocol,
-  facts: ReadonlyArray<PairFacts>,
-  port: number,
-  half: Direction | "both"
-): Answer => {
-  const allowed = passing(judges, from, to, protocol, facts, port, half)
-  const denied = stopped(judges, from, to, protocol, facts, port, half)
+const answerAt = (q: Question, port: number, half: Direction | "both"): Answer => {
+  const allowed = passing(q, port, half)
+  const denied = stopped(q, port, half)
   return { reach: reachOf(allowed !== null, denied !== null), allowed, denied }
 }
 
@@ -502,12 +458,8 @@ export const explain = (
   port: number | null
 ): Explained => {
   const at = protocol === "icmp" ? Analysis.NO_PORT[0] : port!
-  const facts = factsOf(judges, from, to, protocol, [at, at])
-  return {
-    ...answerAt(judges, from, to, protocol, facts, at, "both"),
-    egress: answerAt(judges, from, to, protocol, facts, at, "egress"),
-    ingress: answerAt(judges, from, to, protocol, facts, at, "ingress")
-  }
+  const q = ask(judges, from, to, protocol, [at, at])
+  return { ...answerAt(q, at, "both"), egress: answerAt(q, at, "egress"), ingress: answerAt(q, at, "ingress") }
 }
 
 /** One protocol of a pair: the ports every flow gets through on, those some do, and a witness of each side of the first partial port. */
@@ -525,13 +477,13 @@ export const ports = (
   protocol: FlowProtocol,
   kept?: Memo
 ): Ports => {
-  const facts = factsOf(judges, from, to, protocol, portsFor(protocol), kept)
-  const { allow, deny } = spread(facts, "both")
+  const q = ask(judges, from, to, protocol, portsFor(protocol), kept)
+  const { allow, deny } = spread(q.facts, "both")
   const partial = intersect(allow, deny)
   return {
     allowed: minus(allow, deny),
     partial,
-    witness: partial.length === 0 ? null : answerAt(judges, from, to, protocol, facts, partial[0]![0], "both")
+    witness: partial.length === 0 ? null : answerAt(q, partial[0]![0], "both")
   }
 }
 
@@ -557,7 +509,7 @@ export const half = (
   const here: End = { vpc, locals: local.map((atom) => ({ atom, addresses: [[0, 0]] })) }
   const there: End = { vpc: null, locals: [{ atom: "", addresses: remote }] }
   const [from, to] = direction === "egress" ? [here, there] : [there, here]
-  return answerAt(judges, from, to, protocol, factsOf(judges, from, to, protocol, [at, at]), at, direction)
+  return answerAt(ask(judges, from, to, protocol, [at, at]), at, direction)
 }
 
 /** The local end of a half as a flow (`Flow.local`) names it. */
