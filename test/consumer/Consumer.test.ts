@@ -198,7 +198,7 @@ describe("installed with npm outside the workspace", () => {
   it("(a) an embedding control plane runs the use-cases over core and the memory adapters", async () => {
     const { stdout } = await run(process.execPath, ["dist/embedded/main.js"], { cwd: tenantProject() })
     expect(stdout).toContain("tenant embedded-acme: VPC core, subnet 10.50.0.0/24")
-    expect(stdout).toContain("postgres from 10.60.3.4: allow; from 198.51.100.7: deny")
+    expect(stdout).toContain("postgres from 10.60.3.4: allowed; from 198.51.100.7: denied")
   }, 60_000)
 
   it("(e) the tenant integration-test example and every package entry point pass with vitest", async () => {

@@ -37,7 +37,6 @@ describe("the console's files", () => {
         "/console/package.json",
         "/console/..%2fpackage.json",
         "/console/..%2f..%2f..%2fpackage.json",
-        "/console/%2e%2e",
         "/console/index.html%00.js",
         "/console/bin.js"
       ]
@@ -46,5 +45,8 @@ describe("the console's files", () => {
       expect([path, response.status]).toEqual([path, 404])
       expect(await response.json()).toEqual({ detail: expect.any(String) })
     }
+    // `/console/%2e%2e` is `/` to every URL parser: the root, which sends a browser to the console.
+    const climbed = await fetch(`${server.url}/console/%2e%2e`, { redirect: "manual" })
+    expect([climbed.status, climbed.headers.get("location")]).toEqual([302, "/console"])
   })
 })

@@ -4,7 +4,7 @@
  * like any other; the server only hands it its files, under a policy that lets the page load
  * nothing but them and talk to nothing but this server.
  */
-import { HttpApiBuilder, HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 
@@ -43,13 +43,20 @@ const serve = (name: string) =>
     return HttpServerResponse.uint8Array(body.value, { contentType: type, headers: HEADERS })
   })
 
-/** Where a browser pointed at the server's root is sent: the console (a person there wants it). */
-const toConsole = HttpServerResponse.empty({ status: 302, headers: { location: "/console" } })
+/**
+ * Where a browser pointed at the server's root is sent: the console (a person there wants it).
+ * Only the root itself: the router also takes a path that climbs back to it (`/console/%2e%2e`),
+ * which is no route.
+ */
+const toConsole = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  request.url.split("?")[0] === "/"
+    ? HttpServerResponse.empty({ status: 302, headers: { location: "/console" } })
+    : HttpServerResponse.unsafeJson({ detail: `no route for GET ${request.url.split("?")[0]}` }, { status: 404 }))
 
 /** The routes `/console` (the page), `/console/{file}`, and `/` (a redirect to the console). */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.all([
-    router.get("/", Effect.succeed(toConsole)),
+    router.get("/", toConsole),
     router.get("/console", serve("index.html")),
     router.get("/console/:file", Effect.flatMap(HttpRouter.params, (params) => serve(params.file ?? "")))
   ])

@@ -104,7 +104,7 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
                 port: 1000 + lane * ROUNDS + i,
                 remote_ip: "10.1.2.3"
               }, headers)
-              expect(verdict.body.decided_by, "the other process's matcher has the new rule").toEqual({
+              expect(verdict.body.allowed_flow?.decided_by, "the other process's rules have the new rule").toEqual({
                 kind: "rule",
                 rule_id: id,
                 name: `r-${lane}-${i}`
