@@ -178,9 +178,8 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
   const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
   const ports = backends(config)
   // The backends are built first and released last: requests still draining at shutdown use them.
-  // The deadline is acquired last, so its timer starts as soon as shutdown does.
-  return Layer.scopedDiscard(ProcessLifecycle.deadline(Duration.sum(config.shutdownGrace, SHUTDOWN_MARGIN))).pipe(
-    Layer.provideMerge(announce(config, publicUrl)),
+  // The deadline wraps everything, so its timer starts as soon as shutdown does.
+  return announce(config, publicUrl).pipe(
     Layer.provideMerge(metrics(config)),
     // Announced once the app serves requests, not merely once the socket listens.
     Layer.provideMerge(Server.layer({ ...config, adminPasswordFile: join(config.dataDir, "admin-password") })),
@@ -193,6 +192,7 @@ export const MainLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.provide(ports),
     Layer.provide(Logger.minimumLogLevel(config.logLevel)),
     Layer.provide(JsonLogs.layer),
-    traced
+    traced,
+    ProcessLifecycle.withDeadline(Duration.sum(config.shutdownGrace, SHUTDOWN_MARGIN))
   )
 }))

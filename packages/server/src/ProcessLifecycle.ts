@@ -11,7 +11,7 @@
  *   data directory.
  * - The exit code is 0 after a shutdown that was asked for, 1 after a failure.
  */
-import { Cause, Duration, Effect, Exit } from "effect"
+import { Cause, Duration, Effect, Exit, Layer } from "effect"
 import * as JsonLogs from "./JsonLogs.js"
 
 /** How often the parent process is looked at. */
@@ -57,17 +57,27 @@ export const runMain = <E>(
 }
 
 /**
- * Acquired last, so released first: when shutdown starts, a timer that ends the process if
- * shutting down takes longer than `limit` (the grace period plus a margin for closing).
+ * The layer with a bound on its release: once shutdown starts (the layer's finalizers begin), a
+ * timer ends the process if they take longer than `limit` (the grace period plus a margin for
+ * closing). A release that ends in time clears the timer, so a server run inside a longer-lived
+ * process (a test runner, a program that embeds it) leaves no exit behind.
  */
-export const deadline = (limit: Duration.DurationInput) =>
-  Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      setTimeout(() => {
-        console.error(
-          JsonLogs.line("ERROR", `shutdown took longer than ${Duration.format(limit)}: exiting with what is left`)
-        )
-        process.exit(1)
-      }, Duration.toMillis(limit)).unref()
-    })
-  )
+export const withDeadline = (limit: Duration.DurationInput) => <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.scopedContext(Effect.gen(function*() {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    // Finalizers run last-added first: the timer starts before the layer's release, and is
+    // cleared after it.
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
+    const context = yield* Layer.build(layer)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        timer = setTimeout(() => {
+          console.error(
+            JsonLogs.line("ERROR", `shutdown took longer than ${Duration.format(limit)}: exiting with what is left`)
+          )
+          process.exit(1)
+        }, Duration.toMillis(limit)).unref()
+      })
+    )
+    return context
+  }))
