@@ -1,7 +1,9 @@
 /**
  * The metrics listener during a scripted scenario: each count is what the scenario did, read
  * from the exposition text and, as an operator reads it, from a real Prometheus that scraped
- * it. The file runs in a worker of its own, so Effect's metric registry holds only its counts.
+ * it. Effect's metric registry is the process's: a worker that ran other files before this one
+ * holds their counts too, so counters are read as what they gained since a scrape taken before
+ * the scenario, and gauges as they stand.
  */
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
@@ -42,6 +44,23 @@ const fromText = (samples: ReadonlyArray<Sample>): ValueOf => (name, labels = {}
     expect(found.length).toBeLessThanOrEqual(1)
     return found[0]?.value
   })
+
+/** Series whose value is a level the server sets, not a count it adds to. */
+const GAUGES = new Set([
+  "tenet_build_info",
+  "tenet_reconciler_backlog",
+  "tenet_tunnels",
+  "tenet_process_heap_used_bytes",
+  "tenet_process_event_loop_delay_seconds"
+])
+
+/** A counter's gain since `before` (none counted then is 0); a gauge as it is. */
+const since = (before: ValueOf, valueOf: ValueOf): ValueOf => (name, labels) =>
+  GAUGES.has(name) ? valueOf(name, labels) : Effect.zipWith(
+    valueOf(name, labels),
+    before(name, labels),
+    (now, then) => now === undefined ? undefined : now - (then ?? 0)
+  )
 
 /** From Prometheus: the instant value of `name{labels}`. */
 const fromPrometheus = (prometheus: Prometheus.Prometheus): ValueOf => (name, labels = {}) => {
@@ -133,6 +152,7 @@ layer(testServer({ loginThrottle }), { excludeTestServices: true })("metrics", (
         const port = yield* Effect.promise(freePort)
         yield* Layer.build(MetricsListener.layer({ host: "127.0.0.1", port, version: TestServer.VERSION }))
         const prometheus = withPrometheus ? yield* Prometheus.start(`127.0.0.1:${port}`) : undefined
+        const before = fromText(parse((yield* scrape(port)).text))
 
         for (let i = 0; i < 3; i++) {
           const refused = yield* raw("POST", "/admin/login", {
@@ -177,10 +197,10 @@ layer(testServer({ loginThrottle }), { excludeTestServices: true })("metrics", (
         const finished = Date.now()
         const scraped = yield* scrape(port)
         expect(scraped.status).toBe(200)
-        yield* expectScenario(fromText(parse(scraped.text)))
+        yield* expectScenario(since(before, fromText(parse(scraped.text))))
         if (prometheus !== undefined) {
           yield* prometheus.scrapedAfter(finished)
-          yield* expectScenario(fromPrometheus(prometheus))
+          yield* expectScenario(since(before, fromPrometheus(prometheus)))
           // What ships for operators queries these series: each expression runs, and the
           // dashboard's panels show data after this scenario (a rate needs a second scrape).
           yield* prometheus.scrapedAfter(Date.now())
