@@ -37,6 +37,10 @@ const clusterSpecific = [
 
 export default defineConfig({
   test: {
+    // Files run two at a time: much of a file's time is spent waiting on processes it started
+    // (servers, PostgreSQL, kube-apiserver), which the other file's worker fills.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       "packages/*",
       "test/*",
@@ -54,14 +58,16 @@ export default defineConfig({
           hookTimeout: 60_000
         }
       },
-      // The API suite once more on a real Kubernetes API server (a LocalCluster per file), when
-      // one is built (.ci/run sets TENET_KUBE_APISERVER).
+      // The API suite once more on a real Kubernetes API server (one LocalCluster for the
+      // project, started by its global setup), when one is built (.ci/run sets
+      // TENET_KUBE_APISERVER).
       ...(process.env.TENET_KUBE_APISERVER === undefined ? [] : [{
         extends: "./packages/server/vitest.config.ts",
         root: "./packages/server",
         test: {
           name: "server-on-kubernetes",
           env: { TENET_TEST_ORCHESTRATOR: "kubernetes" },
+          globalSetup: ["./test/ClusterSetup.ts"],
           exclude: [...storeSpecific, ...storeAgnostic, ...clusterSpecific],
           benchmark: { include: [] },
           testTimeout: 60_000,

@@ -4,7 +4,7 @@
  * `StoreUnavailable` (a 503 upstream), never as a defect (a 500).
  */
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { PgTesting } from "@tenet/adapters-postgres"
 import { Store } from "@tenet/core"
 import { Effect, Exit } from "effect"
@@ -17,7 +17,7 @@ if (url === undefined) {
   })
 } else {
   describe("a connection lost inside a transaction", () => {
-    it.layer(PgTesting.layerFreshDatabase(url))((it) => {
+    layer(PgTesting.layerFreshDatabase(url))((it) => {
       it.effect("is StoreUnavailable, not a defect", () =>
         Effect.gen(function*() {
           const store = yield* Store.Store

@@ -4,7 +4,7 @@
  * that hang up mid-request. The server cuts off the slow ones and keeps serving everyone else.
  */
 import { HttpServer } from "@effect/platform"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connect, type Socket } from "node:net"
 import { RequestContext, Server, TestServer } from "../src/index.js"
@@ -65,7 +65,7 @@ const hangUps = (options: {
   })
 
 describe("connections", () => {
-  it.layer(TestServer.layer({ requestTimeout: "1 second", maxBodyBytes: 64 * 1024 }), { timeout: 60_000 })((it) => {
+  layer(TestServer.layer({ requestTimeout: "1 second", maxBodyBytes: 64 * 1024 }), { timeout: 60_000 })((it) => {
     it.effect("a body trickled in slower than the request timeout is cut off with 408; others are served meanwhile", () =>
       Effect.gen(function*() {
         const slow = yield* open(yield* port)

@@ -5,10 +5,9 @@ import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
 import { Effect, FiberRef, Layer, Stream } from "effect"
 import { request as httpRequest } from "node:http"
-import { dirname, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { afterAll, expect } from "vitest"
+import { expect, inject } from "vitest"
 import { TestServer } from "../src/index.js"
+import * as KubeOvnCrds from "./KubeOvnCrds.js"
 
 /**
  * Which store the API suite runs on: memory by default; PostgreSQL (a database of its own per
@@ -21,19 +20,17 @@ export const storeUnderTest = process.env.TENET_TEST_STORE === "postgres"
   : "memory"
 
 /** Kube-OVN's CRDs: `TENET_KUBE_OVN_CRDS`, else beside the checkout in `shared/`. */
-export const kubeOvnCrds = process.env.TENET_KUBE_OVN_CRDS ??
-  resolve(dirname(fileURLToPath(import.meta.url)), "../../../../shared/vendor/kube-ovn/kube-ovn-crd.yaml")
+export const kubeOvnCrds = KubeOvnCrds.path
 
 /**
  * Which cluster the API suite runs on: the simulated one by default; with
- * TENET_TEST_ORCHESTRATOR=kubernetes a real API server (`LocalCluster`), one per test file,
- * started when the file's first server is built and stopped after its tests.
+ * TENET_TEST_ORCHESTRATOR=kubernetes a real API server (`LocalCluster`), one per test project,
+ * started by its global setup (`ClusterSetup.ts`); each file's servers own tenants of their own.
  */
 export const orchestratorUnderTest = process.env.TENET_TEST_ORCHESTRATOR === "kubernetes" ? "kubernetes" : "simulated"
-const localCluster = orchestratorUnderTest === "kubernetes"
-  ? LocalCluster.forSuite({ crds: kubeOvnCrds })
+const sharedCluster = orchestratorUnderTest === "kubernetes"
+  ? LocalCluster.asTenet(inject("tenetKubeconfig"))
   : undefined
-if (localCluster !== undefined) afterAll(localCluster.stop, 60_000)
 
 const onStore = (options: TestServer.Options) => {
   switch (storeUnderTest) {
@@ -53,11 +50,8 @@ const onStore = (options: TestServer.Options) => {
 
 /** A real server for a test file, on the store and the cluster under test. */
 export const testServer = (options: TestServer.Options = {}) =>
-  localCluster === undefined ? onStore(options) : Layer.unwrapEffect(
-    Effect.map(
-      Effect.promise(() => localCluster.ensure()),
-      (cluster) => onStore({ ...options, orchestrator: LocalCluster.orchestrator(cluster) })
-    )
+  onStore(
+    sharedCluster === undefined ? options : { ...options, orchestrator: LocalCluster.orchestrator(sharedCluster) }
   )
 
 /** The headers a typed call sends: set around each call of a client made by `client`. */

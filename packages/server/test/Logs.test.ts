@@ -4,7 +4,7 @@
  * provider token) appears in a log line or in a response where the spec hides it.
  */
 import { HttpClient } from "@effect/platform"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { STATUS_CODES } from "node:http"
 import { JsonLogs, TestServer } from "../src/index.js"
@@ -26,7 +26,7 @@ type Json = Record<string, any>
 const secret = (what: string) => `${what}-${uniqueName("s3cret")}`
 
 describe("logs and secrets", () => {
-  it.layer(testServer({ logLevel: LogLevel.All }).pipe(Layer.provide(recording)), { timeout: 60_000 })((it) => {
+  layer(testServer({ logLevel: LogLevel.All }).pipe(Layer.provide(recording)), { timeout: 60_000 })((it) => {
     it.effect("a whole scenario logs every line with a request id and leaks no secret", () =>
       Effect.gen(function*() {
         lines.length = 0

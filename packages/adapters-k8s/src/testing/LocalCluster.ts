@@ -616,8 +616,18 @@ export const layer = (options: Options = {}) =>
     })
   )
 
+/**
+ * A running cluster as Tenet's user, from the kubeconfig text of `tenet` (`exportConfig()`):
+ * for test files that share one cluster started elsewhere (a test runner's global setup).
+ */
+export const asTenet = (kubeconfig: string): Pick<LocalCluster, "tenet"> => {
+  const tenet = new KubeConfig()
+  tenet.loadFromString(kubeconfig)
+  return { tenet }
+}
+
 /** Tenet's orchestrator on the cluster as Tenet's user, with its own informers. */
-export const orchestrator = (cluster: LocalCluster, options: KubeOrchestrator.Options = {}) =>
+export const orchestrator = (cluster: Pick<LocalCluster, "tenet">, options: KubeOrchestrator.Options = {}) =>
   KubeOrchestrator.layer({ externalIpWait: { attempts: 50, spacingMillis: 100 }, ...options }).pipe(
     Layer.provide(KubeApi.layerConfig(cluster.tenet))
   )
