@@ -18,9 +18,18 @@ const storeSpecific = [
 /**
  * Tests whose subject is neither the store nor the cluster: run once, in the plain server project.
  * Docs: the docs' commands and the contract; Traffic: the engine's answers through the API, held
- * to the reference interpreter (the stores hand the engine the same records).
+ * to the reference interpreter (the stores hand the engine the same records). The others never
+ * build a server on the store or cluster under test, so every project would run them alike:
+ * StartupFailure and MetricsAtStart start the binary with settings of their own; ProcessLifecycle
+ * is the shutdown deadline alone.
  */
-const storeAgnostic = ["test/Docs.test.ts", "test/Traffic.test.ts"]
+const storeAgnostic = [
+  "test/Docs.test.ts",
+  "test/Traffic.test.ts",
+  "test/StartupFailure.test.ts",
+  "test/MetricsAtStart.test.ts",
+  "test/ProcessLifecycle.test.ts"
+]
 
 /** Tests that read or switch the simulated cluster, or bring a cluster of their own. */
 const clusterSpecific = [
@@ -41,6 +50,9 @@ export default defineConfig({
     // (servers, PostgreSQL, kube-apiserver), which the other file's worker fills.
     maxWorkers: 2,
     minWorkers: 1,
+    // A worker runs many files of one project, importing their modules once (see
+    // vitest.shared.ts); projects then run one after another.
+    isolate: false,
     projects: [
       "packages/*",
       "test/*",

@@ -254,5 +254,6 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       yield* api.tenantIdentity.rotateToken({ path: { tenant_id: session.tenant_id as never } })
       const rotated = yield* tenet(["reach", "--vpc", "prod"])
       expect([rotated.code, rotated.stderr]).toEqual([1, expect.stringContaining("run `tenet login`")])
-    }), 120_000)
+      // About thirty tenet processes, each compiled by tsx as it starts: minutes on a busy machine.
+    }), 300_000)
 })

@@ -529,19 +529,39 @@ interface Gate {
   inRound: boolean
 }
 
-/** `reconcileOnce` every `every`, in the background of the scope, unless the gate is paused. */
+/**
+ * The cluster's revision: etcd's, which every write advances (a list read from etcd answers
+ * with it). Undefined when it cannot be read.
+ */
+const revision = (admin: KubeConfig) =>
+  Effect.promise(() =>
+    get(`${admin.getCurrentCluster()!.server}/api/v1/namespaces?limit=1`, admin.getCurrentUser()!.token!).then(
+      (answer) => (JSON.parse(answer.body) as Obj).metadata?.resourceVersion as string | undefined,
+      () => undefined
+    )
+  )
+
+/**
+ * `reconcileOnce` every `every`, in the background of the scope, unless the gate is paused. A
+ * round runs only when the cluster has changed since the last one began (its revision read
+ * first): an idle cluster costs one small read per tick, not a list of every kind.
+ */
 export const controllers = (
   admin: KubeConfig,
   every: Duration.DurationInput = "100 millis",
   gate: Gate = { paused: false, inRound: false }
-) =>
-  Effect.forkScoped(
+) => {
+  let reconciledAt: string | undefined
+  return Effect.forkScoped(
     Effect.repeat(
       // One round that goes wrong must not stop the ones after it.
       Effect.suspend(() => {
         if (gate.paused) return Effect.void
         gate.inRound = true
-        return Effect.ensuring(reconcileOnce(admin), Effect.sync(() => (gate.inRound = false)))
+        return Effect.flatMap(revision(admin), (now) => {
+          if (now !== undefined && now === reconciledAt) return Effect.void
+          return Effect.tap(reconcileOnce(admin), () => Effect.sync(() => (reconciledAt = now)))
+        }).pipe(Effect.ensuring(Effect.sync(() => (gate.inRound = false))))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.sync(() => console.warn("LocalCluster controllers:", Cause.pretty(cause)))
@@ -550,6 +570,7 @@ export const controllers = (
       Schedule.spaced(every)
     )
   )
+}
 
 const objectPath = (config: KubeConfig, object: Obj) => {
   const [group, version] = object.apiVersion!.includes("/") ? object.apiVersion!.split("/") : ["", object.apiVersion]
