@@ -1,48 +1,5 @@
 import { defineConfig } from "vitest/config"
-
-/** Tests that choose their own store: run once, in the plain server project. */
-const storeSpecific = [
-  "test/Postgres.test.ts",
-  "test/Restart.test.ts",
-  "test/Connections.test.ts",
-  "test/Shutdown.test.ts",
-  "test/PgOutage.test.ts",
-  "test/DataDirectory.test.ts",
-  "test/FullDisk.test.ts",
-  "test/ReadConsistency.test.ts",
-  "test/Walkthrough.test.ts",
-  "test/WritePath.test.ts",
-  "test/KubernetesReal.test.ts"
-]
-
-/**
- * Tests whose subject is neither the store nor the cluster: run once, in the plain server project.
- * Docs: the docs' commands and the contract; Traffic: the engine's answers through the API, held
- * to the reference interpreter (the stores hand the engine the same records). The others never
- * build a server on the store or cluster under test, so every project would run them alike:
- * StartupFailure and MetricsAtStart start the binary with settings of their own; ProcessLifecycle
- * is the shutdown deadline alone.
- */
-const storeAgnostic = [
-  "test/Docs.test.ts",
-  "test/Traffic.test.ts",
-  "test/StartupFailure.test.ts",
-  "test/MetricsAtStart.test.ts",
-  "test/ProcessLifecycle.test.ts"
-]
-
-/** Tests that read or switch the simulated cluster, or bring a cluster of their own. */
-const clusterSpecific = [
-  "test/Faults.test.ts",
-  "test/Metrics.test.ts",
-  "test/Networks.test.ts",
-  "test/Pods.test.ts",
-  "test/Reconciler.test.ts",
-  "test/RegistryCredentials.test.ts",
-  "test/SecurityRules.test.ts",
-  "test/Topology.test.ts",
-  "test/Kubernetes.test.ts"
-]
+import { clusterSpecific, storeAgnostic, storeSpecific } from "./packages/server/vitest.config.js"
 
 export default defineConfig({
   test: {
