@@ -72,7 +72,7 @@ const COMMANDS: Record<string, Check> = {
   "pnpm typecheck": { covered: ".ci/run", mentions: "pnpm typecheck" },
   "pnpm lint": { covered: ".ci/run", mentions: "pnpm lint" },
   "pnpm test": { covered: ".ci/run", mentions: "pnpm test --reporter" },
-  "pnpm test:quick": { covered: "package.json", mentions: "\"test:quick\": \"vitest run --project" },
+  "pnpm test:quick": { covered: "package.json", mentions: "\"test:quick\": \"TENET_TEST_QUICK=1 vitest run --project" },
   "pnpm bench": { notHere: "minutes of load on every store; run for every change to a request path (BENCHMARKS.md)" },
   "bash .ci/run": { notHere: "it is CI" },
   "pnpm --filter @tenet/example-embedded-sdk start": { run: "here" },
