@@ -22,9 +22,7 @@ export default defineConfig({
           name: "server-on-embedded",
           env: { TENET_TEST_STORE: "embedded" },
           exclude: [...storeSpecific, ...storeAgnostic],
-          benchmark: { include: [] },
-          testTimeout: 60_000,
-          hookTimeout: 60_000
+          benchmark: { include: [] }
         }
       },
       // The API suite once more on a real Kubernetes API server (one LocalCluster for the
@@ -38,9 +36,7 @@ export default defineConfig({
           env: { TENET_TEST_ORCHESTRATOR: "kubernetes" },
           globalSetup: ["./test/ClusterSetup.ts"],
           exclude: [...storeSpecific, ...storeAgnostic, ...clusterSpecific],
-          benchmark: { include: [] },
-          testTimeout: 60_000,
-          hookTimeout: 120_000
+          benchmark: { include: [] }
         }
       }]),
       // The whole API suite once more on PostgreSQL, when a server is given.

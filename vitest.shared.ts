@@ -16,7 +16,13 @@ import type { UserWorkspaceConfig } from "vitest/config"
 export const SOURCE_CONDITION = "@tenet/source"
 
 const sources = defineProject({
-  test: { isolate: false },
+  test: {
+    isolate: false,
+    // A limit catches a test that hangs; it does not measure speed (`pnpm bench` does). Files run
+    // two at a time beside processes they start, so a test's wall time varies with the load.
+    testTimeout: 60_000,
+    hookTimeout: 120_000
+  },
   resolve: { conditions: [SOURCE_CONDITION, "module", "browser", "development|production"] },
   ssr: { resolve: { conditions: [SOURCE_CONDITION, "node", "development|production"] } }
 })
