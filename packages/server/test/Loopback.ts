@@ -32,7 +32,7 @@ export const call = async (
 }
 
 /** Resolves once `check` holds, polling every 20 ms; rejects after `ms`. */
-export const until = (check: () => boolean, what: string, ms = 30_000) =>
+export const until = (check: () => boolean, what: string, ms = 120_000) =>
   new Promise<void>((resolve, reject) => {
     const started = Date.now()
     const tick = setInterval(() => {

@@ -97,7 +97,8 @@ describe("graceful shutdown", () => {
     const { child: server, exited, output, port } = await spawnServer({
       TENET_STORE: "memory",
       TENET_ADMIN_PASSWORD: "shutdown-admin-password",
-      TENET_SHUTDOWN_GRACE: "60 seconds"
+      // Far longer than the test may take: a stream held until the grace ran out fails it.
+      TENET_SHUTDOWN_GRACE: "10 minutes"
     })
     await until(() => output().includes("listening on"), "the server to listen")
     const login = await fetch(`http://127.0.0.1:${port}/admin/login`, {
@@ -114,7 +115,7 @@ describe("graceful shutdown", () => {
     const rest = await reader.read().then((r) => r, () => ({ done: true }))
     expect(rest.done).toBe(true)
     expect(await exited).toBe(0)
-  }, 30_000)
+  }, 120_000)
 
   it("a second signal, as wrappers and process groups send, does not cut the drain short", async () => {
     const server = await memoryServer("20 seconds")
@@ -178,7 +179,9 @@ describe("graceful shutdown", () => {
         while (!stopping) await one()
       }
       const clients = Array.from({ length: 8 }, client)
-      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      // The stream is steady when the signal comes: a hundred answers first, however long a busy
+      // machine takes to give them.
+      await until(() => (outcomes.get("200") ?? 0) > 100, "a hundred answered requests")
       server.child.kill("SIGTERM")
       expect(await server.exited).toBe(0)
       stopping = true
@@ -188,7 +191,6 @@ describe("graceful shutdown", () => {
         .toEqual(
           []
         )
-      expect(seen["200"]).toBeGreaterThan(100)
     },
     120_000
   )
@@ -297,7 +299,7 @@ describe("graceful shutdown, in process", () => {
           detail: "the server shut down before this request finished; it may or may not have taken effect, retry it"
         })
       }),
-    60_000
+    120_000
   )
 })
 
