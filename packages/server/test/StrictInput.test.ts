@@ -308,7 +308,8 @@ layer(testServer(), { excludeTestServices: true })("strict input", (it) => {
         const present = Object.keys(at.reduce<any>((o, k) => o[k], call.body))
         const typo = name === null && present.length > 0
         let key = typo ? typoOf(present[pick % present.length]!, pick, how) : name ?? "unknown"
-        while (known.has(key) || key === "__proto__") key = `${key}x`
+        // A typo that spells a field already there (a swap of two equal letters) is no typo.
+        while (known.has(key) || present.includes(key) || key === "__proto__") key = `${key}x`
         const before = yield* snapshot(w)
         const response = yield* send(w, endpoint, withField(call.body, at, key), call.query)
         const ruleEndpoint = Api.endpoints.find((e) => e.endpoint === endpoint)!.error === "RuleValidation"
