@@ -100,13 +100,17 @@ export const start = (target: string) =>
           series.length > 1
             ? Effect.dieMessage(`query ${expression} matched ${series.length} series`)
             : Effect.succeed(series.length === 0 ? undefined : Number(series[0]!.value[1]))),
+      // From the stored samples, not the targets page: the page names a scrape as it starts,
+      // before its samples are committed, and a query then still reads the scrape before.
       scrapedAfter: (since) =>
         poll(
           "a scrape after the scenario",
-          Effect.map(getJson(`${api}/api/v1/targets`), ({ body }) => {
-            const scrape = body?.data?.activeTargets?.[0]
-            return scrape?.health === "up" && Date.parse(scrape.lastScrape) > since ? true : undefined
-          })
+          Effect.zipWith(
+            prometheus.value("timestamp(up)"),
+            prometheus.value("up"),
+            (at, up) =>
+              up === 1 && at !== undefined && at * 1000 > since ? true : undefined
+          )
         )
     }
     return prometheus
