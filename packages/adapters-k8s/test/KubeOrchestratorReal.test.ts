@@ -203,8 +203,12 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
           external_access: true
         })
         yield* orchestrator.applyPod(spec)
-        // The replicas the cluster made since get their SNAT rules now (see the differential test).
-        yield* Effect.sleep("500 millis")
+        // A replica gets its SNAT rule at the apply after the cluster gave it an address (see the
+        // differential test): both replicas have one before the apply counted from.
+        yield* eventually(
+          ownedObjects(Names.TENANT, vpc.tenant_id),
+          (objects) => objects.filter((o) => o.kind === "Pod" && o.status?.podIP !== undefined).length === 2
+        )
         yield* orchestrator.applyPod(spec)
         const versions = Effect.map(
           ownedObjects(Names.TENANT, vpc.tenant_id),
