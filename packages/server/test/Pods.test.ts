@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { Net, Pods as PodsUseCase } from "@tenet/core"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { raw, setProviderConfig, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
@@ -225,16 +225,16 @@ layer(testServer(), { excludeTestServices: true })("pods", (it) => {
       expect((yield* s.patch(stopped.id, { auto_healing: true })).status).toBe(200)
 
       const doomed = yield* s.pod()
-      yield* cluster.setDeleteDelay("400 millis")
+      // The cluster takes 3 s to delete: the PATCH is sent once the list shows the pod deleting.
+      yield* cluster.setDeleteDelay("3 seconds")
       const deleting = yield* Effect.fork(raw("DELETE", `/pods/${doomed.id}`, { headers: s.headers }))
-      yield* Effect.sleep("100 millis")
+      const phase = Effect.map(s.list, (pods) => pods.find((p) => p.id === doomed.id)?.status.phase)
+      yield* phase.pipe(Effect.repeat({ until: (p) => p === "deleting", schedule: Schedule.spaced("20 millis") }))
       const during = yield* s.patch(doomed.id, { auto_healing: true })
-      const phase = ((yield* s.list).find((p) => p.id === doomed.id)!).status.phase
       expect((yield* Fiber.join(deleting)).status).toBe(204)
       yield* cluster.heal
       expect(during.status).toBe(409)
       expect((during.body as Json).detail).toContain("being deleted")
-      expect(phase).toBe("deleting")
     }))
 
   it.effect("delete answers 204 and removes the pod from the cluster; another tenant's pod is 404", () =>
