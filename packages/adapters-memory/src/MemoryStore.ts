@@ -99,6 +99,31 @@ const IdempotencyKeys = Table.define<IdempotencyKey.IdempotencyKeyRecord, "scope
   indexes: { scope: (k) => k.scope }
 })
 
+/** Whether the state holds the row a removal names (a credential by its tenant and name). */
+const holds = (s: State, tenant: string, part: Change.Part, key: string): boolean => {
+  switch (part) {
+    case "vpcs":
+      return Table.has(s.vpcs, key)
+    case "subnets":
+      return Table.has(s.subnets, key)
+    case "rules":
+      return Table.has(s.rules, key)
+    case "pods":
+      return Table.has(s.pods, key)
+    case "tunnels":
+      return Table.has(s.tunnels, key)
+    case "credentials":
+      return Table.has(s.credentials, `${tenant}/${key}`)
+    case "domains":
+      return Table.has(s.domains, key)
+    case "guardrails":
+      return Table.has(s.guardrails, key)
+  }
+}
+
+/** The tenant's scope version (`TenantSnapshot.scopeVersion`). */
+const scopeOf = (s: State, tenant: string): number => Option.getOrElse(HashMap.get(s.scopeVersions, tenant), () => 0)
+
 interface State {
   readonly admins: HashMap.HashMap<string, Admin.AdminRecord>
   readonly adminByToken: HashMap.HashMap<string, string>
@@ -131,6 +156,8 @@ interface State {
   readonly audit: Chunk.Chunk<AuditLog.AuditEntry>
   /** Each VPC's version (`Change`). */
   readonly vpcVersions: HashMap.HashMap<string, number>
+  /** Each tenant's scope version (`TenantSnapshot.scopeVersion`); absent: 0. */
+  readonly scopeVersions: HashMap.HashMap<string, number>
 }
 
 const emptyState: State = {
@@ -157,7 +184,8 @@ const emptyState: State = {
   order: HashMap.empty(),
   nextOrder: 0,
   audit: Chunk.empty(),
-  vpcVersions: HashMap.empty()
+  vpcVersions: HashMap.empty(),
+  scopeVersions: HashMap.empty()
 }
 
 /** Switches for tests: make the store fail as a database that went away would. */
@@ -322,7 +350,8 @@ export const make = Effect.gen(function*() {
       domains: Table.removeAll(Domains, s.domains, "tenant", id),
       credentials: Table.removeAll(Credentials, s.credentials, "tenant", id),
       guardrails: Table.removeAll(Guardrails, s.guardrails, "tenant", id),
-      idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id)
+      idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id),
+      scopeVersions: HashMap.remove(s.scopeVersions, id)
     }
   }
 
@@ -372,7 +401,9 @@ export const make = Effect.gen(function*() {
     delete: (id) =>
       write((s) =>
         Effect.succeed(HashMap.has(s.tenants, id) ? [true, removeTenant(s, id)] as const : [false, s] as const)
-      )
+      ),
+    // Writers are already serialized: a commit decided on the scope compares its version alone.
+    lockScope: () => Effect.void
   }
 
   const domains: Store.DomainRepository = {
@@ -714,7 +745,8 @@ export const make = Effect.gen(function*() {
               Table.lookup(s.vpcs, "tenant", id).map((
                 v
               ) => [v.id, Option.getOrElse(HashMap.get(s.vpcVersions, v.id), () => 0)])
-            )
+            ),
+            scopeVersion: scopeOf(s, id)
           })
           : Option.none()
       ),
@@ -870,7 +902,15 @@ export const make = Effect.gen(function*() {
 
   const commit: Store.StoreShape["commit"] = (change) =>
     transaction(Effect.gen(function*() {
-      const versions = yield* read((s) => s.vpcVersions)
+      const { gone, scope, versions } = yield* read((s) => ({
+        versions: s.vpcVersions,
+        scope: scopeOf(s, change.tenant),
+        // A removal of a row already gone was decided on a state before its delete.
+        gone: change.writes.some((w) => w._tag === "Remove" && !holds(s, change.tenant, w.part, w.key))
+      }))
+      if ((change.scope !== undefined && change.scope !== scope) || gone) {
+        return yield* new Store.StaleDecision({ vpc_id: null })
+      }
       for (const { version, vpc } of change.decidedOn) {
         if (Option.getOrUndefined(HashMap.get(versions, vpc)) !== version) {
           return yield* new Store.StaleDecision({ vpc_id: vpc })
@@ -887,7 +927,10 @@ export const make = Effect.gen(function*() {
           const version = HashMap.get(next, vpc)
           if (Option.isSome(version)) next = HashMap.set(next, vpc, version.value + 1)
         }
-        return Effect.succeed([undefined, { ...s, vpcVersions: next }] as const)
+        const scopeVersions = Change.movesScope(change.writes)
+          ? HashMap.set(s.scopeVersions, change.tenant, scope + 1)
+          : s.scopeVersions
+        return Effect.succeed([undefined, { ...s, vpcVersions: next, scopeVersions }] as const)
       })
       for (const entry of change.audit) yield* audit.append(entry)
       if (change.events.length > 0) yield* events.append(change.events)

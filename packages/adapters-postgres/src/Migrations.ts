@@ -404,6 +404,18 @@ const routedHostnames = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       FOR EACH ROW EXECUTE FUNCTION tenet_route_service_tunnel();
   `))
 
+/**
+ * What the pipeline decides on beyond VPC versions (`Invariants` in core): each tenant's scope
+ * version, compared and stepped under a per-tenant advisory lock by commits that add or remove
+ * a VPC or write a tenant-wide guardrail; and a VPC's lifecycle, `deleting` from the commit that
+ * decides its delete until the cluster has let it go.
+ */
+const deciding = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE tenants ADD COLUMN scope_version bigint NOT NULL DEFAULT 0;
+    ALTER TABLE vpcs ADD COLUMN lifecycle text NOT NULL DEFAULT 'active';
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -415,5 +427,6 @@ export const loader = Migrator.fromRecord({
   "0007_login_attempts": loginAttempts,
   "0008_tenant_pages": tenantPages,
   "0009_events": events,
-  "0010_routed_hostnames": routedHostnames
+  "0010_routed_hostnames": routedHostnames,
+  "0011_deciding": deciding
 })

@@ -87,6 +87,9 @@ const AuthenticatedRow = Schema.Struct({
 })
 
 /** A tenant's rows, each table as one JSON array, read in one statement (so at one instant). */
+/** The first key of the advisory lock on a tenant's scope (the second: the tenant's id, hashed). */
+const SCOPE_LOCK = 1413829443
+
 const SnapshotRow = Schema.Struct({
   revision: Schema.String,
   vpcs: Schema.Array(VpcRow),
@@ -97,7 +100,8 @@ const SnapshotRow = Schema.Struct({
   registry_credentials: Schema.Array(CredentialRow),
   domains: Schema.Array(DomainRow),
   guardrails: Schema.Array(GuardrailRow),
-  vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number })
+  vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  scope_version: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
 
 const ProviderConfigSnapshotRow = Schema.Struct({
@@ -277,6 +281,7 @@ export const make = (options: Options = {}) =>
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
         WHERE id = ${id} RETURNING id
       `),
+      lockScope: (id) => unavailable(Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${SCOPE_LOCK}, hashtext(${id}))`)),
       // The VPCs are held before the tenant's row (the subquery runs first), the order every
       // commit locks in: a commit racing the delete waits instead of deadlocking.
       delete: (id) =>
@@ -503,7 +508,7 @@ export const make = (options: Options = {}) =>
     const owned = (table: string, order = "created_at, seq") =>
       `(SELECT coalesce(json_agg(r ORDER BY ${order}), '[]') FROM ${table} r WHERE r.tenant_id = t.id) AS ${table}`
 
-    const snapshotQuery = `SELECT t.revision::text AS revision, ${
+    const snapshotQuery = `SELECT t.revision::text AS revision, t.scope_version, ${
       [
         owned("vpcs"),
         owned("subnets"),
@@ -545,7 +550,8 @@ export const make = (options: Options = {}) =>
             registryCredentials: r.registry_credentials,
             domains: r.domains,
             guardrails: r.guardrails,
-            vpcVersions: r.vpc_versions
+            vpcVersions: r.vpc_versions,
+            scopeVersion: r.scope_version
           }))
         ),
       providerConfig: Effect.map(
@@ -752,7 +758,11 @@ export const make = (options: Options = {}) =>
           row: yield* encodeIdempotencyKey(change.claim.record),
           liveSince: DateTime.toDateUtc(change.claim.liveSince)
         }
+        const movesScope = Change.movesScope(change.writes)
+        const scoped = change.scope !== undefined || movesScope
         const hold = Effect.gen(function*() {
+          // The scope first: a commit decided on it holds it before any VPC, as the stale retry does.
+          if (scoped) yield* tenants.lockScope(change.tenant)
           const versions = held.length === 0
             ? sql`SELECT NULL::text AS id, NULL::bigint AS version WHERE false`
             : sql`SELECT id::text, version FROM vpcs WHERE id IN ${sql.in(held)} ORDER BY id FOR UPDATE`
@@ -764,10 +774,16 @@ export const make = (options: Options = {}) =>
               created_at = EXCLUDED.created_at
             WHERE idempotency_keys.created_at < ${claim.liveSince}
             RETURNING key`
-          const [found] = yield* sql<{ versions: Record<string, string | number>; claimed: number }>`
+          const [found] = yield* sql<
+            { versions: Record<string, string | number>; claimed: number; scope: string | number }
+          >`
             WITH held AS (${versions}), claimed AS (${claiming})
             SELECT coalesce((SELECT json_object_agg(id, version) FROM held), '{}') AS versions,
-              (SELECT count(*)::int FROM claimed) AS claimed`
+              (SELECT count(*)::int FROM claimed) AS claimed,
+              (SELECT scope_version FROM tenants WHERE id = ${change.tenant}) AS scope`
+          if (change.scope !== undefined && Number(found?.scope) !== change.scope) {
+            return yield* new Store.StaleDecision({ vpc_id: null })
+          }
           for (const { version, vpc } of change.decidedOn) {
             const current = found?.versions[vpc]
             if (current === undefined || Number(current) !== version) {
@@ -777,8 +793,10 @@ export const make = (options: Options = {}) =>
           if (claim !== null && found?.claimed !== 1) return yield* new Store.KeyClaimed()
         })
         // A touch writes no row: it is one of the version steps below.
+        const rowWrites = change.writes.filter((w) => w._tag !== "Touch")
+        const removals = rowWrites.flatMap((w, i) => w._tag === "Remove" ? [i] : [])
         const statements = yield* Effect.forEach(
-          change.writes.filter((w) => w._tag !== "Touch"),
+          rowWrites,
           (w) => statementOf(change.tenant, w, w._tag === "Update" && w.part === "vpcs" && touched.has(w.record.id))
         )
         const stepped = [...touched].filter((id) => !replaced.has(id))
@@ -794,26 +812,33 @@ export const make = (options: Options = {}) =>
         }
         // The step reads every write's count, so the writes run (and take their row locks)
         // before it locks the tenant's row: VPC before tenant, as every transaction locks them.
+        // A removal that removed nothing was decided on a state before the row's delete: no step,
+        // and the transaction it runs in is rolled back (`StaleDecision`).
         const writesFirst = statements.length === 0
           ? sql``
           : sql` AND ${
             sql.join(" + ", false)(statements.map((_, i) => sql`(SELECT count(*) FROM ${sql(`w${i}`)})`))
-          } >= 0`
-        const write = Effect.map(
-          sql<{ before: string; after: string }>`
+          } >= 0${sql.join("", false)(removals.map((i) => sql` AND (SELECT count(*) FROM ${sql(`w${i}`)}) > 0`))}`
+        const write = Effect.flatMap(
+          writing(sql<{ before: string; after: string }>`
             WITH ${sql.join(", ", false)(statements.map((statement, i) => sql`${sql(`w${i}`)} AS (${statement})`))}${
             statements.length === 0 ? sql`` : sql`,`
           } step AS (
-              UPDATE tenants SET revision = revision + 1 WHERE id = ${change.tenant}${writesFirst}
+              UPDATE tenants SET revision = revision + 1${
+            movesScope ? sql`, scope_version = scope_version + 1` : sql``
+          } WHERE id = ${change.tenant}${writesFirst}
               RETURNING (revision - 1)::text AS before, revision::text AS after,
                 set_config('tenet.revision_stepped', id::text, true) AS stepped
             )
-            SELECT before, after FROM step`,
-          (rows) => ({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
+            SELECT before, after FROM step`),
+          (rows) =>
+            rows[0] === undefined && removals.length > 0
+              ? Effect.fail(new Store.StaleDecision({ vpc_id: null }))
+              : Effect.succeed({ before: rows[0]?.before ?? "0", after: rows[0]?.after ?? "0" })
         )
-        return yield* held.length === 0 && claim === null
-          ? writing(write)
-          : transaction(Effect.zipRight(hold, writing(write)))
+        return yield* held.length === 0 && claim === null && !scoped && removals.length === 0
+          ? write
+          : transaction(Effect.zipRight(hold, write))
       }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))))
 
     const store = Store.Store.of({

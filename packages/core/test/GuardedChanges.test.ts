@@ -1,11 +1,11 @@
 /**
- * Guardrails hold through any sequence of rule changes: each change is decided with
- * `Guardrails.verdictsHold`, accepted changes are made, and after each one every guardrail's
+ * Guardrails hold through any sequence of rule changes: each change is decided and checked as
+ * the pipeline does (`Invariants.check`), accepted changes are made, and after each one every guardrail's
  * region gets the required verdict from the reference interpreter, flow by flow.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Guardrail, Ids, SecurityRule } from "@tenet/core"
-import { Guardrails, Net, RuleSet, SecurityRuleStrategy, TenantState } from "@tenet/core"
+import { Invariants, Net, RuleSet, SecurityRuleStrategy, TenantState } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
 import { Reference } from "@tenet/core/testing"
 import { Either, FastCheck as fc } from "effect"
@@ -101,19 +101,25 @@ describe("guarded rule changes", () => {
         registryCredentials: [],
         domains: [],
         guardrails: [],
-        vpcVersions: { [vpc.id]: 0 }
+        vpcVersions: { [vpc.id]: 0 },
+        scopeVersion: 0
       })
       // Guardrails the empty VPC already breaks are refused; the others hold from here on.
       for (const g of guardrails) {
-        if (Guardrails.violationsOf(state, vpc.id, [], context, [g]).length === 0) {
+        if (Invariants.violationsOf(state, vpc.id, [], context, [g]).length === 0) {
           state = state.apply([{ _tag: "Insert", part: "guardrails", record: g }], `g${g.id}`)
         }
       }
       creates.forEach((r, i) => {
         const { seq: _seq, ...made } = recordOf(r, i + 1)
-        const decided = Guardrails.verdictsHold(SecurityRuleStrategy.create(made), vpc.id, context, (x) => x.rules)(
-          state
-        )
+        // What the pipeline does with a decision: the state it leaves, checked on what it reaches.
+        const decided = Either.flatMap(SecurityRuleStrategy.create(made)(state), (decision) => {
+          const after = state.apply(decision.writes, state.revision)
+          return Either.map(
+            Invariants.check(state, after, Invariants.reachOf(state, after, decision.writes), null),
+            () => decision
+          )
+        })
         const rules = [...state.rulesOf(vpc.id), { ...made, seq: i + 1 }].map(RuleSet.fromRecord)
         const breaks = state.guardrailsOf(vpc.id).some((g) =>
           sample.some((f) => inRegion(g, f) && Reference.verdict(rules, context, f).action !== g.require)

@@ -20,7 +20,8 @@ const stateWith = (count: number) => {
     registryCredentials: [],
     domains: [],
     guardrails: [],
-    vpcVersions: { [vpc.id]: 0 }
+    vpcVersions: { [vpc.id]: 0 },
+    scopeVersion: 0
   })
 }
 

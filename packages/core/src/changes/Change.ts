@@ -74,6 +74,18 @@ const CONTENTS: ReadonlySet<Part> = new Set(["subnets", "rules", "pods", "tunnel
 export const keyOf = (row: Row): string => row.part === "credentials" ? row.record.name : row.record.id
 
 /**
+ * Whether `writes` change the tenant's scope: add or remove a VPC, or write a tenant-wide
+ * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide).
+ */
+export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
+  writes.some((w) => {
+    if (w._tag === "Touch") return false
+    if (w.part === "vpcs") return w._tag !== "Update"
+    if (w.part !== "guardrails") return false
+    return w._tag === "Remove" ? w.vpc_id === undefined : w.record.vpc_id === null
+  })
+
+/**
  * The VPCs whose contents `writes` change and that existed before them (a VPC the change
  * itself inserts starts at version 0): each store steps their versions in the commit, and the
  * read model in the state it makes.

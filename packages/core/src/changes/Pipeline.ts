@@ -1,19 +1,22 @@
 /**
  * The one write path. A use case hands it a decision: a pure function
  * from the tenant's state to the change to make (`Decision`), usually a resource's strategy.
- * The pipeline runs it on the request's state, commits the change with the request's audit
- * entry and idempotency key in one store transaction (`Store.commit`), and gives the committed
- * writes to the read model, which makes its next state from them. A decision the store finds
- * stale (a VPC it read has changed since) is made again on the store's state; a preview (dry
- * run) is the same decision, not committed. What no tenant's state holds (tenants, the admin,
- * the provider configuration, service tunnels) is written by `commitGlobal`, in one
- * transaction with the request's audit entry.
+ * The pipeline runs it on the request's state and checks the state it leaves against every
+ * invariant across rows (`Invariants`: guardrails, overlaps, the rule limit) on exactly what
+ * its writes reach; it then commits the change with the request's audit entry and idempotency
+ * key in one store transaction (`Store.commit`), decided on every VPC the decision and the
+ * check read and, for a change to the tenant's set of VPCs or tenant-wide guardrails, on the
+ * tenant's scope. The read model makes its next state from the committed writes. A decision
+ * the store finds stale is made and checked again from scratch on the store's state; a
+ * preview (dry run) is the same decision, not committed. What no tenant's state holds
+ * (tenants, the admin, the provider configuration, service tunnels) is written by
+ * `commitGlobal`, in one transaction with the request's audit entry.
  */
-import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
+import { Context, DateTime, Effect, Either, FiberRef, Layer, Option } from "effect"
 import type { Scope } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
-import type { Conflict } from "../Errors.js"
-import { ServiceUnavailable } from "../Errors.js"
+import type { Conflict, GuardrailViolated } from "../Errors.js"
+import { NotFound, ServiceUnavailable } from "../Errors.js"
 import type * as Store from "../ports/Store.js"
 import { StaleDecision, Store as StoreTag } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
@@ -23,11 +26,15 @@ import * as Audit from "./Audit.js"
 import * as Change from "./Change.js"
 import * as Events from "./Events.js"
 import { Idempotency, keyInUse } from "./Idempotency.js"
+import * as Invariants from "./Invariants.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
 export interface Decision<A> {
   readonly writes: ReadonlyArray<Change.Write>
-  /** The VPCs whose contents the decision read: it holds only while they are unchanged. */
+  /**
+   * The VPCs whose contents the decision read beyond what its writes reach (`Invariants`
+   * adds those): it holds only while they are unchanged.
+   */
   readonly decidedOn: ReadonlyArray<VpcId>
   /** The resource the change is about, for the audit entry. */
   readonly subject: string
@@ -55,13 +62,21 @@ export const creating = <R extends Change.Row>(row: R, ...more: ReadonlyArray<Ch
   result: row.record
 })
 
-/** A delete of one row, with what it cascades to (`vpcId`: the VPC of a row of its contents). */
-export const removing = (part: Change.Part, key: string, vpcId?: VpcId): Decision<void> => ({
-  writes: [Change.remove(part, key, vpcId)],
-  decidedOn: [],
-  subject: key,
-  result: undefined
-})
+/**
+ * A delete of one row, with what it cascades to (`vpcId`: the VPC of a row of its contents),
+ * decided like a create: `NotFound` (`missing`) when `state` no longer holds the row, so of
+ * concurrent deletes one commits and the others, decided again, are not found.
+ */
+export const removing = (
+  state: TenantState,
+  part: Change.Part,
+  key: string,
+  missing: string,
+  vpcId?: VpcId
+): Either.Either<Decision<void>, NotFound> =>
+  state.has(part, key)
+    ? Either.right({ writes: [Change.remove(part, key, vpcId)], decidedOn: [], subject: key, result: undefined })
+    : Either.left(new NotFound({ detail: missing }))
 
 /**
  * A row as the state holds it now, changed by `change`; nothing written when it is gone (a
@@ -88,11 +103,31 @@ export interface Committed<A> {
   readonly state: TenantState | undefined
 }
 
+/** What refuses a change that would break an invariant (`Invariants.check`). */
+export type Refused = Conflict | GuardrailViolated
+
 export interface PipelineShape {
+  /** The decision, checked (`Refused`) and committed. */
   readonly commit: <A, E>(
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-  ) => Effect.Effect<Committed<A>, E | Store.UniqueViolation | ServiceUnavailable>
+  ) => Effect.Effect<Committed<A>, E | Refused | Store.UniqueViolation | ServiceUnavailable>
+  /**
+   * `commit` for a decision whose writes move no invariant (a status recorded, a tunnel, a
+   * credential, a domain): checked all the same, and a refusal is a defect, not an answer.
+   */
+  readonly record: {
+    <A, E>(
+      tenant: TenantId,
+      decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+    ): Effect.Effect<Committed<A>, E | Store.UniqueViolation | ServiceUnavailable>
+    /** Keyed like `create`. */
+    <A, E>(
+      tenant: TenantId,
+      decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+      keyed: "keyed"
+    ): Effect.Effect<Committed<A>, E | Conflict | Store.UniqueViolation | ServiceUnavailable>
+  }
   /**
    * `commit` for a decision that makes something (`made`): the request's idempotency key
    * records it, and another request holding the key is a `Conflict`.
@@ -100,7 +135,7 @@ export interface PipelineShape {
   readonly create: <A, E>(
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-  ) => Effect.Effect<Committed<A>, E | Conflict | Store.UniqueViolation | ServiceUnavailable>
+  ) => Effect.Effect<Committed<A>, E | Refused | Store.UniqueViolation | ServiceUnavailable>
   /**
    * A change to what no tenant's state holds (tenants' records, the admin, the provider
    * configuration, service tunnels): `change` runs as one store transaction, committed with
@@ -125,19 +160,34 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const readModel = yield* ReadModel
       const idempotency = yield* Idempotency
 
-      /** `claim` is what records the key; `claimed`, what a key held by another request is. */
-      const run = <A, E, K>(
+      /**
+       * `claim` is what records the key; `claimed`, what a key held by another request is;
+       * `refuse`, what a change an invariant refuses is.
+       */
+      const run = <A, E, K, R>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
         claim: (decision: Decision<A>) => Effect.Effect<Store.Commit["claim"]>,
-        claimed: Effect.Effect<never, K>
-      ): Effect.Effect<Committed<A>, E | K | Store.UniqueViolation | ServiceUnavailable> =>
+        claimed: Effect.Effect<never, K>,
+        refuse: (refused: Refused) => Effect.Effect<never, R>
+      ): Effect.Effect<Committed<A>, E | K | R | Store.UniqueViolation | ServiceUnavailable> =>
         Effect.gen(function*() {
           const pending = yield* FiberRef.get(Audit.CurrentEntry)
-          /** The decision on `state`, committed with the request's entry and key. */
+          const peeringCidr = Option.match(yield* readModel.providerConfig.pipe(storeUnavailable), {
+            onNone: () => null,
+            onSome: (config) => config.peering_subnet_cidr
+          })
+          /** The decision on `state`, checked, committed with the request's entry and key. */
           const attempt = (state: TenantState) =>
             Effect.gen(function*() {
               const decision = yield* decide(state)
+              const after = state.apply(decision.writes, state.revision)
+              const reach = Invariants.reachOf(state, after, decision.writes)
+              yield* Either.match(Invariants.check(state, after, reach, peeringCidr), {
+                onLeft: refuse,
+                onRight: () => Effect.void
+              })
+              const decidedOn = new Set([...decision.decidedOn, ...Invariants.dependenciesOf(state, after, reach)])
               if (pending?.subject.from === "change") pending.resourceId = decision.subject
               const at = yield* DateTime.now
               const audit = pending === undefined || pending.recorded || pending.actor === undefined
@@ -147,7 +197,8 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 : decision.subjects.map((id) => pending.entry("success", at, id))
               const step = yield* store.commit({
                 tenant,
-                decidedOn: decision.decidedOn.map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
+                decidedOn: [...decidedOn].map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
+                ...(reach.tenant ? { scope: state.scopeVersion } : {}),
                 writes: decision.writes,
                 events: Events.of(tenant, decision.writes, state),
                 audit,
@@ -164,17 +215,20 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 readModel.stateOf(tenant).pipe(storeUnavailable),
                 attempt
               ).pipe(
-                // Decided again on the store's state, read while the VPC it found changed is held,
-                // so writers racing for one VPC (across processes too) each get through in turn.
+                // Decided again on the store's state, read while what it found changed (a VPC, the
+                // tenant's scope) is held, so writers racing for it (across processes too) each
+                // get through in turn.
                 Effect.catchIf(isStale, (stale) =>
                   store.transaction(Effect.zipRight(
-                    store.vpcs.lock(stale.vpc_id as VpcId),
+                    stale.vpc_id === null ? store.tenants.lockScope(tenant) : store.vpcs.lock(stale.vpc_id as VpcId),
                     Effect.flatMap(readModel.refresh(tenant), attempt)
                   )).pipe(storeUnavailable)),
                 Effect.catchIf(isStale, (stale) =>
                   Effect.fail(
                     new ServiceUnavailable({
-                      detail: `VPC ${stale.vpc_id} kept changing while this request was decided; retry it`
+                      detail: `${
+                        stale.vpc_id === null ? "the tenant's VPCs" : `VPC ${stale.vpc_id}`
+                      } kept changing while this request was decided; retry it`
                     })
                   ))
               )
@@ -204,20 +258,25 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             storeUnavailable
           ))
 
+      const unkeyed = Effect.dieMessage("a commit without a key found it held")
+      const claimMade = <A>(tenant: TenantId) => (decision: Decision<A>) =>
+        decision.made === undefined
+          ? Effect.succeed(null)
+          : idempotency.claimOf(decision.scope ?? tenant, decision.made)
+      const record = <A, E>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        keyed?: "keyed"
+      ) =>
+        keyed === undefined
+          ? run(tenant, decide, () => Effect.succeed(null), unkeyed, Effect.die)
+          : run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), Effect.die)
+
       return Pipeline.of({
         commitGlobal,
-        commit: (tenant, decide) =>
-          run(tenant, decide, () => Effect.succeed(null), Effect.dieMessage("a commit without a key found it held")),
-        create: (tenant, decide) =>
-          run(
-            tenant,
-            decide,
-            (decision) =>
-              decision.made === undefined
-                ? Effect.succeed(null)
-                : idempotency.claimOf(decision.scope ?? tenant, decision.made),
-            Effect.failSync(keyInUse)
-          ),
+        commit: (tenant, decide) => run(tenant, decide, () => Effect.succeed(null), unkeyed, Effect.fail),
+        record: record as PipelineShape["record"],
+        create: (tenant, decide) => run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), Effect.fail),
         preview
       })
     })

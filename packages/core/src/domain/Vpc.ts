@@ -20,8 +20,8 @@ export const VpcCreate = Schema.Struct({
 })
 export type VpcCreate = typeof VpcCreate.Type
 
-/** What the store keeps of a VPC, which is also what a user sees. */
-export const VpcRecord = Schema.Struct({
+/** What a user sees of a VPC. */
+const VpcFields = {
   id: VpcId,
   tenant_id: TenantId,
   name: DnsLabel,
@@ -31,9 +31,16 @@ export const VpcRecord = Schema.Struct({
   /** Why the last apply failed; the platform retries on a schedule. */
   apply_error: Schema.NullOr(Schema.String),
   created_at: Timestamp
-})
+}
+
+/**
+ * What the store keeps of a VPC: what a user sees, and whether a delete is under way
+ * (`deleting`: committed before the cluster is asked, so a refused delete touches nothing; a
+ * VPC being deleted has left enforcement, and no write goes into it).
+ */
+export const VpcRecord = Schema.Struct({ ...VpcFields, lifecycle: Schema.Literal("active", "deleting") })
 export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 
-export class Vpc extends Schema.Class<Vpc>("Vpc")(VpcRecord.fields) {}
+export class Vpc extends Schema.Class<Vpc>("Vpc")(VpcFields) {}
 
-export const toVpc = oncePerRecord((record: VpcRecord): Vpc => Vpc.make(record, TRUSTED))
+export const toVpc = oncePerRecord(({ lifecycle: _lifecycle, ...view }: VpcRecord): Vpc => Vpc.make(view, TRUSTED))

@@ -48,10 +48,12 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 
 /**
  * A commit's decision read a VPC's contents at a version the VPC is no longer at (or the VPC is
- * gone): nothing was written, and the decision must be made again on a newer state.
+ * gone), or (`vpc_id` null) the tenant's scope at a version it is no longer at or a row it
+ * removes that is gone already: nothing was written, and the decision must be made again on a
+ * newer state.
  */
 export class StaleDecision extends Schema.TaggedError<StaleDecision>()("StaleDecision", {
-  vpc_id: Schema.String
+  vpc_id: Schema.NullOr(Schema.String)
 }) {}
 
 /** A commit's idempotency key is held by a live record of another request: nothing was written. */
@@ -100,6 +102,11 @@ export interface TenantRepository {
    * idempotency keys); false when absent.
    */
   readonly delete: (id: TenantId) => Read<boolean>
+  /**
+   * Holds the tenant's scope (`TenantSnapshot.scopeVersion`) against commits decided on it
+   * until the enclosing transaction ends.
+   */
+  readonly lockScope: (id: TenantId) => Read<void>
 }
 
 export interface DomainRepository {
@@ -281,6 +288,11 @@ export interface TenantSnapshot {
   readonly guardrails: ReadonlyArray<GuardrailRecord>
   /** Each VPC's version (`changes/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
+  /**
+   * The version of the tenant's scope: stepped by every commit that adds or removes a VPC or
+   * writes a tenant-wide guardrail (`changes/Invariants.ts`).
+   */
+  readonly scopeVersion: number
 }
 
 /** A change to one tenant's rows, with what commits with it (`changes/Change.ts`). */
@@ -288,6 +300,13 @@ export interface Commit {
   readonly tenant: TenantId
   /** The VPCs whose contents the change was decided on, at the versions the deciding state held. */
   readonly decidedOn: ReadonlyArray<{ readonly vpc: VpcId; readonly version: number }>
+  /**
+   * A change decided on the tenant's scope (its set of VPCs and tenant-wide guardrails), at the
+   * version the deciding state held: committed only while the scope is still at it, held
+   * against other such commits until the end. A change that moves the scope
+   * (`Change.movesScope`) steps its version.
+   */
+  readonly scope?: number
   readonly writes: ReadonlyArray<Change.Write>
   /** The request's audit entries: none, one, or one per resource a change of several is about. */
   readonly audit: ReadonlyArray<NewAuditEntry>

@@ -125,7 +125,8 @@ const EMPTY: TenantSnapshot = {
   registryCredentials: [],
   domains: [],
   guardrails: [],
-  vpcVersions: {}
+  vpcVersions: {},
+  scopeVersion: 0
 }
 
 /** A map that forgets its least recently used entries beyond `capacity`. */

@@ -102,7 +102,9 @@ export class TenantState {
     /** Each VPC's version: how many commits changed its contents (`Change`). */
     private readonly versions: HashMap.HashMap<string, number>,
     /** Shared by the states of one tenant that follow from each other; entries check their inputs. */
-    private readonly memos: Memos
+    private readonly memos: Memos,
+    /** The version of the tenant's scope (`TenantSnapshot.scopeVersion`). */
+    readonly scopeVersion: number
   ) {}
 
   /** The state a store's snapshot describes. */
@@ -135,7 +137,8 @@ export class TenantState {
       HashMap.endMutation(order),
       next,
       HashMap.fromIterable(Object.entries(snapshot.vpcVersions)),
-      new Map()
+      new Map(),
+      snapshot.scopeVersion
     )
   }
 
@@ -175,8 +178,17 @@ export class TenantState {
     }
     // Each part's table was changed with that part's own definition; TypeScript cannot relate a
     // part to its row type through a key variable, so the record is typed back by hand.
-    // eslint-disable-next-line no-restricted-syntax -- see above
-    return new TenantState(this.tenantId, revision, tables as unknown as Tables, order, next, versions, this.memos)
+    return new TenantState(
+      this.tenantId,
+      revision,
+      // eslint-disable-next-line no-restricted-syntax -- see above
+      tables as unknown as Tables,
+      order,
+      next,
+      versions,
+      this.memos,
+      Change.movesScope(writes) ? this.scopeVersion + 1 : this.scopeVersion
+    )
   }
 
   /** The VPC's version (`Change`), or undefined when the state has no such VPC. */
@@ -204,6 +216,11 @@ export class TenantState {
 
   private grouped<R>(table: Table.Table<R, string>, index: string, value: string) {
     return Table.entry(table, index, value) as HashMap.HashMap<string, R> | undefined
+  }
+
+  /** Whether the state holds the row of `part` keyed `key`. */
+  has(part: Part, key: string): boolean {
+    return Table.has(this.tables[part] as Table.Table<unknown, string>, key)
   }
 
   vpc(id: string): VpcRecord | undefined {
@@ -312,7 +329,8 @@ export class TenantState {
       registryCredentials: this.credentials,
       domains: this.domains,
       guardrails: this.guardrails,
-      vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!]))
+      vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!])),
+      scopeVersion: this.scopeVersion
     }
   }
 }

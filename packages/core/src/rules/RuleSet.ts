@@ -94,12 +94,18 @@ export interface Surroundings {
 /** A VPC's context from its tenant's records: the tenant's VPC blocks, the VPC's subnets, pods and core network. */
 export const contextOf = (vpcId: VpcId, of: Surroundings): VpcContext => {
   const own = of.subnets.filter((s) => s.vpc_id === vpcId)
-  const blocks = new Map<VpcId, Array<Net.Cidr>>(of.vpcs.map((v) => [v.id, []]))
+  // A VPC being deleted has left enforcement: rules that name it match nothing.
+  const blocks = new Map<VpcId, Array<Net.Cidr>>(
+    of.vpcs.filter((v) => v.lifecycle !== "deleting").map((v) => [v.id, []])
+  )
   for (const s of of.subnets) blocks.get(s.vpc_id)?.push(blockOf(s))
   return {
     vpc_id: vpcId,
     subnets: new Map(own.map((s) => [s.id, blockOf(s)])),
-    pods: new Map(of.pods.filter((p) => p.vpc_id === vpcId).map((p) => [p.id, p.subnet_id])),
+    // A pod being deleted has left enforcement: its delete was decided (and checked) as it was marked.
+    pods: new Map(
+      of.pods.filter((p) => p.vpc_id === vpcId && p.lifecycle !== "deleting").map((p) => [p.id, p.subnet_id])
+    ),
     vpcs: blocks,
     infrastructure: [
       ...(of.peeringCidr === null ? [] : [Net.cidrOf(of.peeringCidr)]),

@@ -153,6 +153,7 @@ export const vpc = (tenantId: TenantId, overrides: Partial<VpcRecord> = {}): Vpc
   enable_internet: true,
   applied: true,
   apply_error: null,
+  lifecycle: "active",
   created_at: at(),
   ...overrides
 })

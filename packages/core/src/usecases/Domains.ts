@@ -1,5 +1,5 @@
 /** Custom tunnel domains: the admin assigns, lists and removes them; a tenant lists its own. */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { DomainRecord } from "../domain/Domain.js"
@@ -56,10 +56,11 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
           created_at: yield* DateTime.now
         }
         yield* requireTenant(tenantId).pipe(storeUnavailable)
-        yield* pipeline.create(
+        yield* pipeline.record(
           tenantId,
           () =>
-            Effect.succeed({ ...creating({ part: "domains", record: row }), subject: row.domain, scope: ADMIN_SCOPE })
+            Effect.succeed({ ...creating({ part: "domains", record: row }), subject: row.domain, scope: ADMIN_SCOPE }),
+          "keyed"
         ).pipe(
           Effect.catchTag(
             "UniqueViolation",
@@ -81,9 +82,13 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
         if (Option.isNone(row) || row.value.tenant_id !== tenantId) {
           return yield* new NotFound({ detail: `domain ${domain} is not assigned to tenant ${tenantId}` })
         }
-        yield* pipeline.commit(
+        yield* pipeline.record(
           tenantId,
-          () => Effect.succeed({ ...removing("domains", row.value.id), subject: domain })
+          (state) =>
+            Either.map(
+              removing(state, "domains", row.value.id, `domain ${domain} is not assigned to tenant ${tenantId}`),
+              (decision) => ({ ...decision, subject: domain })
+            )
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 

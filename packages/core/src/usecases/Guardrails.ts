@@ -2,8 +2,7 @@
  * Guardrails (`domain/Guardrail.ts`): a VPC's, set and deleted by its tenant, and tenant-wide
  * ones, set and deleted by the administrator and read (never changed) by the tenant. A
  * guardrail the rules already break is refused like a change that would break one: 409 with
- * the violations. `verdictsHold` is what every change that can move a verdict checks, inside
- * its decision, so the check is made on the very state the change commits on.
+ * the violations, found by the pipeline (`Invariants`) on the state the change commits on.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import * as Change from "../changes/Change.js"
@@ -15,88 +14,17 @@ import { MAX_GUARDRAILS, viewOf } from "../domain/Guardrail.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import { GuardrailId, randomUuid } from "../domain/Ids.js"
-import * as Net from "../domain/Net.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { GuardrailViolation } from "../domain/SecurityRule.js"
-import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound, RuleValidation } from "../Errors.js"
+import type { GuardrailViolated, IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
+import { Conflict, Forbidden, NotFound, RuleValidation } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
-import * as GuardrailCheck from "../rules/GuardrailCheck.js"
-import * as RuleSet from "../rules/RuleSet.js"
+import type * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
-
-/** The violations of the guardrails that hold in `vpcId` by `rules` in `context`, as the API states them. */
-export const violationsOf = (
-  state: TenantState,
-  vpcId: VpcId,
-  rules: ReadonlyArray<SecurityRuleRecord>,
-  context: RuleSet.VpcContext,
-  guardrails: ReadonlyArray<GuardrailRecord> = state.guardrailsOf(vpcId)
-): Array<GuardrailViolation> => {
-  if (guardrails.length === 0) return []
-  const found = GuardrailCheck.violations(guardrails, rules.map(RuleSet.fromRecord), context)
-  if (found.length === 0) return []
-  const names = new Map(rules.map((r) => [r.id as string, r.name]))
-  return found.map(({ flow, guardrail, verdict }) =>
-    GuardrailViolation.make({
-      guardrail_id: guardrail.id,
-      name: guardrail.name,
-      vpc_id: vpcId,
-      flow: {
-        direction: flow.direction,
-        protocol: flow.protocol,
-        port: flow.port,
-        remote_ip: flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : "",
-        local: { pod_id: flow.local.pod_id ?? null, subnet_id: flow.local.subnet_id ?? null }
-      },
-      decided_by: verdict.decided_by.kind === "rule"
-        ? { kind: "rule", rule_id: verdict.decided_by.rule_id, name: names.get(verdict.decided_by.rule_id) ?? "" }
-        : verdict.decided_by
-    })
-  )
-}
-
-/**
- * The violations in each of `vpcIds` once the tenant's VPCs, subnets and pods are `after`
- * (a VPC or subnet added or removed), each VPC with its rules as `state` holds them unless
- * `rulesOf` says otherwise (a new VPC's seeded rule).
- */
-export const violationsAfter = (
-  state: TenantState,
-  after: RuleSet.Surroundings,
-  vpcIds: Iterable<VpcId>,
-  rulesOf: (vpcId: VpcId) => ReadonlyArray<SecurityRuleRecord> = (vpcId) => state.rulesOf(vpcId)
-): Array<GuardrailViolation> =>
-  [...new Set(vpcIds)].flatMap((vpcId) => violationsOf(state, vpcId, rulesOf(vpcId), RuleSet.contextOf(vpcId, after)))
-
-/** The refusal of a change that breaks guardrails. */
-export const violated = (violations: ReadonlyArray<GuardrailViolation>) =>
-  new GuardrailViolated({
-    detail: `the change would break ${violations.map((v) => `guardrail '${v.name}'`).join(", ")}: no change was made`,
-    violations
-  })
-
-/**
- * `decide`, refused when the VPC's rules it leaves (`after`) break a guardrail that holds in
- * the VPC. `context`: the VPC's, as the change leaves it.
- */
-export const verdictsHold = <A, E>(
-  decide: (state: TenantState) => Either.Either<Decision<A>, E>,
-  vpcId: VpcId,
-  context: RuleSet.VpcContext,
-  after: (result: A, state: TenantState) => ReadonlyArray<SecurityRuleRecord>
-) =>
-(state: TenantState): Either.Either<Decision<A>, E | GuardrailViolated> =>
-  Either.flatMap(decide(state), (decision) => {
-    const violations = violationsOf(state, vpcId, after(decision.result, state), context)
-    return violations.length === 0 ? Either.right(decision) : Either.left(violated(violations))
-  })
 
 type Failure = NotFound | RuleValidation | Conflict | GuardrailViolated | ServiceUnavailable
 
@@ -181,7 +109,6 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
           const decide = (
             state: TenantState
           ): Either.Either<Decision<GuardrailRecord>, NotFound | Conflict | RuleValidation | GuardrailViolated> => {
-            const vpcs = vpcId === null ? state.vpcs.map((v) => v.id) : [vpcId]
             if (vpcId !== null && state.vpc(vpcId) === undefined) {
               return Either.left(new NotFound({ detail: `VPC ${vpcId} not found` }))
             }
@@ -194,25 +121,16 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
               )
             }
             const context = vpcId === null ? null : vpcContextOf(state, vpcId, peeringCidr)
-            return validate(input, context).pipe(
-              Either.flatMap(() => {
-                const violations = vpcs.flatMap((vpc) =>
-                  violationsOf(state, vpc, state.rulesOf(vpc), vpcContextOf(state, vpc, peeringCidr), [record])
-                )
-                return violations.length === 0 ? Either.void : Either.left(violated(violations))
-              }),
-              Either.map(() => {
-                const made = creating({ part: "guardrails", record })
-                // A tenant-wide guardrail is in no VPC's contents: it steps each VPC's version
-                // itself, so a rule change decided on a VPC before it is decided again, with it.
-                return {
-                  ...made,
-                  writes: vpcId === null ? [...made.writes, ...vpcs.map(Change.touch)] : made.writes,
-                  decidedOn: vpcs,
-                  ...(scope === "admin" ? { scope: ADMIN_SCOPE } : {})
-                }
-              })
-            )
+            return Either.map(validate(input, context), () => {
+              const made = creating({ part: "guardrails", record })
+              // A tenant-wide guardrail is in no VPC's contents: it steps each VPC's version
+              // itself, so a rule change decided on a VPC before it is decided again, with it.
+              return {
+                ...made,
+                writes: vpcId === null ? [...made.writes, ...state.vpcs.map((v) => Change.touch(v.id))] : made.writes,
+                ...(scope === "admin" ? { scope: ADMIN_SCOPE } : {})
+              }
+            })
           }
           const { result } = yield* pipeline.create(tenantId, decide).pipe(
             Effect.catchTag("UniqueViolation", Effect.die)
@@ -224,12 +142,11 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
         Effect.gen(function*() {
           const guardrail = yield* found((yield* stateOf(tenantId)).guardrail(id), `guardrail ${id}`)
           yield* allowed(guardrail)
-          yield* pipeline.commit(tenantId, (state) =>
-            state.guardrail(id) === undefined
-              ? Either.left(new NotFound({ detail: `guardrail ${id} not found` }))
-              : Either.right(removing("guardrails", id, guardrail.vpc_id ?? undefined))).pipe(
-              Effect.catchTag("UniqueViolation", Effect.die)
-            )
+          // Taking a guardrail away refuses nothing: recorded, not checked.
+          yield* pipeline.record(
+            tenantId,
+            (state) => removing(state, "guardrails", id, `guardrail ${id} not found`, guardrail.vpc_id ?? undefined)
+          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         })
 
       const forTenant = (tenantId: TenantId) =>

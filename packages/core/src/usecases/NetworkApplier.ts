@@ -83,7 +83,10 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         ) {
           const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           const vpc = tenant.vpc(vpcId)
-          if (vpc === undefined) return { state: { applied: true, apply_error: null }, context: null }
+          // A VPC gone or going is nothing to apply: the cluster is letting it go.
+          if (vpc === undefined || vpc.lifecycle === "deleting") {
+            return { state: { applied: true, apply_error: null }, context: null }
+          }
           const config = yield* configs.current
           const vpcContext = vpcContextOf(tenant, vpc.id, peeringOf(config))
           const subnets = tenant.subnetsOf(vpc.id)
@@ -126,7 +129,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           // Recorded only when it changes: an outcome recorded elsewhere since this request's
           // snapshot is at worst an apply the reconciler repeats.
           if (vpc.applied !== state.applied || vpc.apply_error !== state.apply_error) {
-            yield* pipeline.commit(
+            yield* pipeline.record(
               vpc.tenant_id,
               (now) =>
                 Effect.succeed(updatingLatest("vpcs", vpc.id, now.vpc(vpc.id), (latest) => ({ ...latest, ...state })))

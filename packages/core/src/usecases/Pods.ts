@@ -31,7 +31,6 @@ import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable, vaultFailure } from "./Failures.js"
-import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -237,7 +236,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
             Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
           )
-          const saved = yield* pipeline.commit(current.tenant_id, (state) =>
+          const saved = yield* pipeline.record(current.tenant_id, (state) =>
             Effect.succeed({
               ...updatingLatest("pods", current.id, state.pod(current.id), (latest) =>
                 Either.isRight(outcome)
@@ -345,7 +344,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         }
         yield* tunnels.check(caller, input.tunnels)
         const record = yield* prepare(caller, input)
-        yield* pipeline.create(caller.tenant_id, PodStrategy.create(record)).pipe(
+        // A pod named by no rule yet takes the verdicts of its subnet: it moves no guardrail.
+        yield* pipeline.record(caller.tenant_id, PodStrategy.create(record), "keyed").pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
@@ -361,7 +361,10 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             ? Effect.fail(new Conflict({ detail: `pod ${id} is being deleted` }))
             : Effect.succeed(record))
 
-      /** The pod's next record by `change`, committed through the pod's strategy (`PodStrategy.modify`). */
+      /**
+       * The pod's next record by `change`, committed through the pod's strategy
+       * (`PodStrategy.modify`): its replicas or configuration, which no verdict reads.
+       */
       const modify = <E>(
         caller: TenantPrincipal,
         id: PodId,
@@ -370,10 +373,12 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       ) =>
         Effect.flatMap(active(caller, id), (first) => {
           const decide = PodStrategy.modify(id, first.vpc_id, change, keyed)
-          return (keyed ? pipeline.create(caller.tenant_id, decide) : pipeline.commit(caller.tenant_id, decide)).pipe(
-            Effect.map((committed) => committed.result),
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          return (keyed
+            ? pipeline.record(caller.tenant_id, decide, "keyed")
+            : pipeline.record(caller.tenant_id, decide)).pipe(
+              Effect.map((committed) => committed.result),
+              Effect.catchTag("UniqueViolation", Effect.die)
+            )
         })
 
       const scale = (delta: 1 | -1) =>
@@ -414,31 +419,20 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       )
 
       const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
-        // A rule that targets the pod among others leaves enforcement with it: verdicts move.
-        const before = yield* stateOf(caller.tenant_id)
-        const pod = before.pod(id)
-        if (pod !== undefined) {
-          const violations = violationsAfter(
-            before,
-            {
-              vpcs: before.vpcs,
-              subnets: before.subnets,
-              pods: before.pods.filter((p) => p.id !== id),
-              peeringCidr: yield* applier.peeringCidr
-            },
-            [pod.vpc_id]
-          )
-          if (violations.length > 0) return yield* violated(violations)
-        }
-        // Marked under the VPC's lock: of concurrent deletes one proceeds, the others are 409.
-        const marked = yield* modify(caller, id, PodStrategy.marked)
+        // The mark is the decision: a pod being deleted has left enforcement (a rule that targets
+        // it among others no longer covers it), so the mark is refused when that breaks a
+        // guardrail, and of concurrent deletes one marks, the others are 409.
+        const first = yield* active(caller, id)
+        const { result: marked } = yield* pipeline.commit(
+          caller.tenant_id,
+          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked, false)
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         yield* orchestrator.deletePod(id).pipe(
           Effect.tapError(() =>
             pipeline.commit(caller.tenant_id, (state) =>
-              Effect.succeed({
-                ...updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const })),
-                decidedOn: [marked.vpc_id]
-              })).pipe(Effect.ignore)
+              Effect.succeed(
+                updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const }))
+              )).pipe(Effect.ignore)
           ),
           Effect.mapError((e) =>
             new ServiceUnavailable({
@@ -447,9 +441,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           )
         )
         yield* tunnels.withdrawAll((yield* stateOf(caller.tenant_id)).tunnelsOf(id))
-        yield* pipeline.commit(caller.tenant_id, () => Effect.succeed(removing("pods", id, marked.vpc_id))).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
+        // The pod left enforcement when it was marked: its removal is recorded.
+        yield* pipeline.record(
+          caller.tenant_id,
+          (state) => removing(state, "pods", id, `pod ${id} not found`, marked.vpc_id)
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         // Rules that targeted the pod can no longer be enforced.
         yield* applier.apply(caller.tenant_id, marked.vpc_id)
       })

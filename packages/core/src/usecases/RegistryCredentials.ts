@@ -104,12 +104,13 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
             password_ciphertext: yield* vault.encrypt(input.password),
             created_at: yield* DateTime.now
           }
-          yield* pipeline.create(tenantId, () => Effect.succeed(creating({ part: "credentials", record }))).pipe(
-            Effect.catchTag(
-              "UniqueViolation",
-              () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
+          yield* pipeline.record(tenantId, () => Effect.succeed(creating({ part: "credentials", record })), "keyed")
+            .pipe(
+              Effect.catchTag(
+                "UniqueViolation",
+                () => new Conflict({ detail: `a registry credential named '${input.name}' exists` })
+              )
             )
-          )
           return record
         }
       )
@@ -119,9 +120,9 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           yield* ownTenant(caller, tenantId)
           const found = (yield* stateOf(tenantId)).credential(name)
           if (found === undefined) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
-          yield* pipeline.commit(
+          yield* pipeline.record(
             tenantId,
-            () => Effect.succeed(removing("credentials", name))
+            (state) => removing(state, "credentials", name, `registry credential '${name}' not found`)
           ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))

@@ -92,9 +92,10 @@ export const update = (
 /** A delete: answers the VPC's rules before it. */
 export const remove =
   (id: SecurityRuleId, vpcId: VpcId) => (state: TenantState): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound> =>
-    state.rule(id) === undefined
-      ? Either.left(ruleNotFound(id))
-      : Either.right({ ...removing("rules", id, vpcId), result: state.rulesOf(vpcId) })
+    Either.map(
+      removing(state, "rules", id, ruleNotFound(id).detail, vpcId),
+      (decision) => ({ ...decision, result: state.rulesOf(vpcId) })
+    )
 
 /**
  * A reorder: `ruleIds` must list every rule of the VPC once; priorities become 10, 20, 30, ...

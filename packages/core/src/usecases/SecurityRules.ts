@@ -6,6 +6,7 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import * as Audit from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
+import { violationsOf } from "../changes/Invariants.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
@@ -55,7 +56,6 @@ import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
-import { verdictsHold, violationsOf } from "./Guardrails.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -310,6 +310,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED)
         )
 
+      /**
+       * What an invariant's `Conflict` would be after a patch, a delete or a reorder: none of
+       * them adds a rule or moves a block, so the pipeline has no conflict to refuse them with.
+       */
+      const unchangedCount = (conflict: Conflict) => Effect.die(conflict)
+
       /** A rule change previewed: its impact, with the guardrails it would break. */
       const previewed = <A, E>(
         caller: TenantPrincipal,
@@ -353,7 +359,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         })
         const after = (result: { readonly rules: ReadonlyArray<SecurityRuleRecord> }) => result.rules
         if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
-        const { result } = yield* pipeline.create(caller.tenant_id, verdictsHold(decide, vpc.id, context, after)).pipe(
+        const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
         return yield* mutation(vpc, result.record, result.rules)
@@ -369,10 +375,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const decide = Strategy.update(id, vpc.id, patch, references(context), now)
           const after = (result: Strategy.Updated) => result.before.map((r) => (r.id === id ? result.saved : r))
           if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after)
-          const { result } = yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after))
-            .pipe(
-              Effect.catchTag("UniqueViolation", Effect.die)
-            )
+          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die),
+            Effect.catchTag("Conflict", unchangedCount)
+          )
           return yield* mutation(vpc, result.saved)
         }
       )
@@ -389,8 +395,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const context = yield* applier.context(vpc)
         const after = (before: ReadonlyArray<SecurityRuleRecord>) => before.filter((r) => r.id !== id)
         if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (before) => before, after)
-        yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after)).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
+        yield* pipeline.commit(caller.tenant_id, decide).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die),
+          Effect.catchTag("Conflict", unchangedCount)
         )
         return yield* removal(vpc)
       })
@@ -404,10 +411,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const decide = Strategy.reorder(vpc.id, ruleIds, now)
           const after = (result: { readonly next: ReadonlyArray<SecurityRuleRecord> }) => result.next
           if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after)
-          const { result } = yield* pipeline.commit(caller.tenant_id, verdictsHold(decide, vpc.id, context, after))
-            .pipe(
-              Effect.catchTag("UniqueViolation", Effect.die)
-            )
+          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die),
+            Effect.catchTag("Conflict", unchangedCount)
+          )
           yield* applier.apply(vpc.tenant_id, vpc.id)
           // The order this reorder committed, whatever changed since.
           return yield* listOf(vpc, result.next)
@@ -470,10 +477,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (!Declaration.changes(planned)) {
           return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
         }
-        const { result } = yield* pipeline.commit(
-          caller.tenant_id,
-          verdictsHold(decide, vpc.id, context, (r) => r.next)
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die)
+        )
         const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, result.next)
         return answer(result, applied ?? context, state)
       })

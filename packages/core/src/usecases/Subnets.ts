@@ -3,7 +3,7 @@
  * overlap each other or the platform's peering subnet; VPCs are isolated from each other, so
  * different VPCs may reuse the same blocks.
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../domain/Ids.js"
@@ -21,10 +21,8 @@ import type {
   Unauthorized
 } from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
-import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -73,17 +71,9 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           gateway_ip: input.gateway_ip,
           created_at: yield* DateTime.now
         }
-        // The VPC's context grows, and so do the remotes of the rules elsewhere that name it.
-        const decide = (state: TenantState) =>
-          Either.flatMap(SubnetStrategy.create(subnet, peering)(state), (decision) => {
-            const violations = violationsAfter(
-              state,
-              { vpcs: state.vpcs, subnets: [...state.subnets, subnet], pods: state.pods, peeringCidr: peering },
-              [subnet.vpc_id, ...state.rulesNaming(subnet.vpc_id).map((r) => r.vpc_id)]
-            )
-            return violations.length === 0 ? Either.right(decision) : Either.left(violated(violations))
-          })
-        yield* pipeline.create(caller.tenant_id, decide).pipe(
+        // The VPC's context grows, and so do the remotes of the rules elsewhere that name it: the
+        // pipeline checks the guardrails of both.
+        yield* pipeline.create(caller.tenant_id, SubnetStrategy.create(subnet, peering)).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })

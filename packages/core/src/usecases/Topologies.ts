@@ -10,6 +10,7 @@ import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { Problem } from "../api/InputProblems.js"
 import * as Audit from "../changes/Audit.js"
 import * as Change from "../changes/Change.js"
+import { violationsOf } from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
@@ -41,10 +42,10 @@ import type {
   Unauthorized
 } from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
-import { violated, violationsOf } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
@@ -164,6 +165,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               enable_internet: item.enable_internet,
               applied: false,
               apply_error: "not yet applied",
+              lifecycle: "active",
               created_at: now
             }
             newVpcs.push(record)
@@ -265,9 +267,6 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             const context = RuleSet.contextOf(v.vpc.id, after)
             return { ...v, context, violations: violationsOf(state, v.vpc.id, v.rules, context) }
           })
-          const violations = grown.flatMap((v) => v.violations)
-          if (!dryRun && violations.length > 0) return yield* violated(violations)
-
           if (dryRun) {
             const impacts = grown.map((v) =>
               impactOf(
@@ -298,8 +297,23 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             })
           }
 
-          yield* pipeline.commit(tenantId, () =>
-            Effect.succeed({
+          // Decided on the store's state: the VPCs and subnets it builds on must still be there (the
+          // pipeline checks overlaps and guardrails on the state it leaves, decided on every VPC
+          // it reaches and on the tenant's scope).
+          const made = new Set<string>([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.id)])
+          const decide = (current: TenantState) => {
+            const gone = [
+              ...[...newSubnets, ...newPods].map((r) => r.vpc_id).filter((id) =>
+                !made.has(id) && current.vpc(id)?.lifecycle !== "active"
+              ),
+              ...newPods.map((p) => p.subnet_id).filter((id) => !made.has(id) && current.subnet(id) === undefined)
+            ]
+            if (gone.length > 0) {
+              return Effect.fail(
+                InvalidInput.field("body", `${gone[0]} was deleted meanwhile; nothing was created`)
+              )
+            }
+            return Effect.succeed({
               writes: [
                 ...newVpcs.flatMap((vpc) => [
                   Change.insert({ part: "vpcs", record: vpc }),
@@ -311,13 +325,15 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               decidedOn: [],
               subject: tenantId,
               result: undefined
-            })).pipe(
-              // A concurrent request took a name between validation and the write: nothing was written.
-              Effect.catchTag(
-                "UniqueViolation",
-                (e) => InvalidInput.field("body", `a name was taken meanwhile (${e.constraint}); nothing was created`)
-              )
+            })
+          }
+          yield* pipeline.commit(tenantId, decide).pipe(
+            // A concurrent request took a name between validation and the write: nothing was written.
+            Effect.catchTag(
+              "UniqueViolation",
+              (e) => InvalidInput.field("body", `a name was taken meanwhile (${e.constraint}); nothing was created`)
             )
+          )
 
           const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
           yield* Effect.forEach(touched, (vpcId) => applier.apply(tenantId, vpcId), { discard: true })

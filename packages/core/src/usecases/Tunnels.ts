@@ -132,7 +132,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               ? { status: "active", error: null }
               : { status: "error", error: published.left.message }
           }
-          const saved = yield* pipeline.commit(
+          const saved = yield* pipeline.record(
             tunnel.tenant_id,
             (state) =>
               Effect.succeed(
@@ -166,7 +166,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             : Effect.succeed(creating({ part: "tunnels", record }))
         return Effect.zipRight(
           refuseReserved(record.hostname),
-          (keyed ? pipeline.create(record.tenant_id, decide) : pipeline.commit(record.tenant_id, decide)).pipe(
+          (keyed ? pipeline.record(record.tenant_id, decide, "keyed") : pipeline.record(record.tenant_id, decide)).pipe(
             Effect.catchTag("UniqueViolation", (e) =>
               new Conflict({
                 detail: e.constraint === Constraints.tunnelName
@@ -302,9 +302,10 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             (e) => new ServiceUnavailable({ detail: `the tunnel provider could not withdraw the tunnel: ${e.message}` })
           )
         )
-        yield* pipeline.commit(caller.tenant_id, () => Effect.succeed(removing("tunnels", id, tunnel.vpc_id))).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
+        yield* pipeline.record(
+          caller.tenant_id,
+          (state) => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id)
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 
       const reconcile = Effect.gen(function*() {

@@ -3,28 +3,21 @@
  * delete (with its subnets, rules, pods and tunnels). Another tenant's VPC is indistinguishable from a
  * missing one.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
-import { creating, Pipeline, removing } from "../changes/Pipeline.js"
+import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
-import { Conflict, ServiceUnavailable } from "../Errors.js"
-import type {
-  Forbidden,
-  GuardrailViolated,
-  IdempotencyKeyReused,
-  InternalError,
-  NotFound,
-  Unauthorized
-} from "../Errors.js"
+import { Conflict, NotFound, ServiceUnavailable } from "../Errors.js"
+import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
-import { violated, violationsAfter } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -86,8 +79,12 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
 
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
+      /** A VPC being deleted takes no more writes: as far as they are concerned, it is gone. */
       const owned = (caller: TenantPrincipal, id: VpcId) =>
-        Effect.flatMap(stateOf(caller), (state) => found(state.vpc(id), `VPC ${id}`))
+        Effect.flatMap(stateOf(caller), (state) => {
+          const vpc = state.vpc(id)
+          return found(vpc?.lifecycle === "active" ? vpc : undefined, `VPC ${id}`)
+        })
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
@@ -105,22 +102,15 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           enable_internet: input.enable_internet,
           applied: false,
           apply_error: "not yet applied",
+          lifecycle: "active",
           created_at: yield* DateTime.now
         }
-        const seeded = seededRule(vpc)
-        const peeringCidr = yield* applier.peeringCidr
-        // The tenant-wide guardrails hold in the new VPC from its first rule.
-        yield* pipeline.create(caller.tenant_id, (state) => {
-          const violations = violationsAfter(
-            state,
-            { vpcs: [...state.vpcs, vpc], subnets: state.subnets, pods: state.pods, peeringCidr },
-            [vpc.id],
-            () => [seeded]
-          )
-          return violations.length > 0
-            ? Effect.fail(violated(violations))
-            : Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seeded }))
-        }).pipe(
+        // The tenant-wide guardrails hold in the new VPC from its first rule: the pipeline checks
+        // them on the tenant's scope, so a guardrail added meanwhile is checked against it too.
+        yield* pipeline.create(
+          caller.tenant_id,
+          () => Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seededRule(vpc) }))
+        ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `you already have a VPC named '${input.name}'` })
@@ -130,44 +120,41 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         return toVpc({ ...vpc, ...state })
       })
 
+      /** The VPC as `state` holds it with `lifecycle`, refused when it is not there (or already going). */
+      const marking = (id: VpcId, from: VpcRecord["lifecycle"], to: VpcRecord["lifecycle"]) => (state: TenantState) => {
+        const vpc = state.vpc(id)
+        if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
+        if (vpc.lifecycle !== from) return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
+        return Either.right(updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: to })))
+      }
+
       const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId) {
-        yield* owned(caller, id)
-        // The cluster first: if it cannot delete, nothing is deleted and the caller may retry.
+        // The mark is the decision: a VPC being deleted has left enforcement (rules elsewhere that
+        // name it match nothing), so the mark is refused when that breaks a guardrail, before
+        // the cluster is touched; of concurrent deletes one marks, the others find it gone.
+        const { state } = yield* pipeline.commit(caller.tenant_id, marking(id, "active", "deleting")).pipe(
+          Effect.catchTag("UniqueViolation", Effect.die),
+          // A mark adds no rule and no block: no limit or overlap can refuse it.
+          Effect.catchTag("Conflict", Effect.die)
+        )
+        const referencing = new Set((state ?? (yield* stateOf(caller))).rulesNaming(id).map((r) => r.vpc_id))
         yield* orchestrator.deleteVpc(id).pipe(
+          Effect.tapError(() =>
+            pipeline.commit(caller.tenant_id, marking(id, "deleting", "active")).pipe(Effect.ignore)
+          ),
           Effect.mapError((e) =>
             new ServiceUnavailable({
               detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
             })
           )
         )
-        const state = yield* stateOf(caller)
-        const referencing = state.rulesNaming(id)
-        // Rules elsewhere that name this VPC leave enforcement with it: their verdicts move.
-        const violations = violationsAfter(
-          state,
-          {
-            vpcs: state.vpcs.filter((v) => v.id !== id),
-            subnets: state.subnets.filter((s) => s.vpc_id !== id),
-            pods: state.pods,
-            peeringCidr: yield* applier.peeringCidr
-          },
-          referencing.map((r) => r.vpc_id)
-        )
-        if (violations.length > 0) return yield* violated(violations)
         // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
-        yield* tunnels.withdrawAll(state.tunnels.filter((t) => t.vpc_id === id))
-        yield* pipeline.commit(
-          caller.tenant_id,
-          () => Effect.succeed(removing("vpcs", id))
-        ).pipe(
+        yield* tunnels.withdrawAll((yield* stateOf(caller)).tunnels.filter((t) => t.vpc_id === id))
+        yield* pipeline.record(caller.tenant_id, (now) => removing(now, "vpcs", id, `VPC ${id} not found`)).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
         // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
-        yield* Effect.forEach(
-          new Set(referencing.map((r) => r.vpc_id)),
-          (vpcId) => applier.apply(caller.tenant_id, vpcId),
-          { discard: true }
-        )
+        yield* Effect.forEach(referencing, (vpcId) => applier.apply(caller.tenant_id, vpcId), { discard: true })
       })
 
       return Vpcs.of({

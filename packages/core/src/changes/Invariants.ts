@@ -1,0 +1,242 @@
+/**
+ * What holds across a tenant's rows whatever writes it: every guardrail that holds in a VPC, no
+ * two blocks of one VPC overlapping each other or the peering block, at most
+ * `MAX_RULES_PER_VPC` rules in a VPC. `Pipeline` checks them on the state a decision leaves,
+ * on exactly the VPCs its writes can move (`reachOf`), and commits only while what the check
+ * read (`dependenciesOf`) is unchanged: a promise made on a state read before the decision,
+ * or on part of what it depends on, cannot commit.
+ *
+ * Pure: states in, verdicts out.
+ */
+import { Either } from "effect"
+import type { GuardrailRecord } from "../domain/Guardrail.js"
+import type { VpcId } from "../domain/Ids.js"
+import * as Net from "../domain/Net.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
+import { GuardrailViolation, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
+import { Conflict, GuardrailViolated } from "../Errors.js"
+import { vpcContextOf } from "../readmodel/Derived.js"
+import type { TenantState } from "../readmodel/TenantState.js"
+import * as GuardrailCheck from "../rules/GuardrailCheck.js"
+import * as RuleSet from "../rules/RuleSet.js"
+import type { Write } from "./Change.js"
+import * as Change from "./Change.js"
+
+/** What a change can move: the VPCs whose verdicts, blocks or rule counts it changes. */
+export interface Reach {
+  /** VPCs whose verdicts can move (their guardrails are checked). */
+  readonly vpcs: ReadonlySet<VpcId>
+  /** VPCs whose blocks change (overlaps are checked). */
+  readonly blocks: ReadonlySet<VpcId>
+  /** VPCs whose rules change (the rule limit is checked). */
+  readonly rules: ReadonlySet<VpcId>
+  /**
+   * True when the change adds or removes a VPC or writes a tenant-wide guardrail
+   * (`Change.movesScope`): it is decided on the tenant's scope (`TenantState.scopeVersion`).
+   */
+  readonly tenant: boolean
+}
+
+const vpcOfRow = (record: object): VpcId | null => (record as { readonly vpc_id?: VpcId | null }).vpc_id ?? null
+
+/** The VPC of a written row, in the state before (a removal, an update) or after (an insert). */
+const vpcOf = (write: Write, before: TenantState, after: TenantState): VpcId | null => {
+  if (write._tag === "Touch") return write.vpc_id
+  if (write._tag !== "Remove") return write.part === "vpcs" ? write.record.id : vpcOfRow(write.record)
+  if (write.part === "vpcs") return write.key as VpcId
+  if (write.vpc_id !== undefined) return write.vpc_id
+  const row = rowOf(before, write.part, write.key) ?? rowOf(after, write.part, write.key)
+  return row === undefined ? null : vpcOfRow(row)
+}
+
+const rowOf = (state: TenantState, part: Change.Part, key: string): object | undefined => {
+  switch (part) {
+    case "subnets":
+      return state.subnet(key)
+    case "rules":
+      return state.rule(key)
+    case "pods":
+      return state.pod(key)
+    case "tunnels":
+      return state.tunnel(key)
+    case "guardrails":
+      return state.guardrail(key)
+    case "vpcs":
+      return state.vpc(key)
+    default:
+      return undefined
+  }
+}
+
+/** Whether a pod's write changes what rules resolve against (its presence, subnet or lifecycle). */
+const podMoves = (write: Write, before: TenantState): boolean => {
+  if (write._tag !== "Update" || write.part !== "pods") return true
+  const was = before.pod(write.record.id)
+  return was === undefined || was.subnet_id !== write.record.subnet_id || was.lifecycle !== write.record.lifecycle
+}
+
+/** What `writes`, made on `before` to give `after`, can move. */
+export const reachOf = (before: TenantState, after: TenantState, writes: ReadonlyArray<Write>): Reach => {
+  const vpcs = new Set<VpcId>()
+  const blocks = new Set<VpcId>()
+  const rules = new Set<VpcId>()
+  /** A VPC's blocks moved: so do the verdicts of every rule elsewhere that names it. */
+  const blocksMoved = (vpc: VpcId) => {
+    blocks.add(vpc)
+    vpcs.add(vpc)
+    for (const state of [before, after]) for (const rule of state.rulesNaming(vpc)) vpcs.add(rule.vpc_id)
+  }
+  for (const write of writes) {
+    const vpc = vpcOf(write, before, after)
+    if (write._tag === "Touch") {
+      vpcs.add(write.vpc_id)
+      continue
+    }
+    switch (write.part) {
+      case "vpcs":
+        // A VPC's apply status moves no verdict; adding one, removing one or marking it deleted does.
+        if (vpc === null) break
+        if (write._tag !== "Update") {
+          blocksMoved(vpc)
+          rules.add(vpc)
+        } else if (before.vpc(vpc)?.lifecycle !== write.record.lifecycle) blocksMoved(vpc)
+        break
+      case "subnets":
+        if (vpc !== null) blocksMoved(vpc)
+        break
+      case "rules":
+        if (vpc !== null) {
+          vpcs.add(vpc)
+          rules.add(vpc)
+        }
+        break
+      case "pods":
+        // Pods are in their own VPC's context only.
+        if (vpc !== null && podMoves(write, before)) vpcs.add(vpc)
+        break
+      case "guardrails":
+        if (vpc !== null) vpcs.add(vpc)
+        else for (const v of after.vpcs) vpcs.add(v.id)
+        break
+      default:
+        break
+    }
+  }
+  return { vpcs, blocks, rules, tenant: Change.movesScope(writes) }
+}
+
+/**
+ * What a check of `reach` read on `before`: the VPCs reached, the VPCs their rules name (whose
+ * blocks the verdicts depend on) and the VPCs of the rows removed; each that `before` holds.
+ */
+export const dependenciesOf = (before: TenantState, after: TenantState, reach: Reach): ReadonlyArray<VpcId> => {
+  const read = new Set<VpcId>()
+  for (const vpc of reach.vpcs) {
+    read.add(vpc)
+    for (const rule of after.rulesOf(vpc)) if (rule.remote_vpc_id !== null) read.add(rule.remote_vpc_id)
+  }
+  for (const vpc of reach.blocks) read.add(vpc)
+  for (const vpc of reach.rules) read.add(vpc)
+  return [...read].filter((vpc) => before.vpc(vpc) !== undefined)
+}
+
+/** The violations of the guardrails that hold in `vpcId` by `rules` in `context`, as the API states them. */
+export const violationsOf = (
+  state: TenantState,
+  vpcId: VpcId,
+  rules: ReadonlyArray<SecurityRuleRecord>,
+  context: RuleSet.VpcContext,
+  guardrails: ReadonlyArray<GuardrailRecord> = state.guardrailsOf(vpcId)
+): Array<GuardrailViolation> => {
+  if (guardrails.length === 0) return []
+  const found = GuardrailCheck.violations(guardrails, rules.map(RuleSet.fromRecord), context)
+  if (found.length === 0) return []
+  const names = new Map(rules.map((r) => [r.id as string, r.name]))
+  return found.map(({ flow, guardrail, verdict }) =>
+    GuardrailViolation.make({
+      guardrail_id: guardrail.id,
+      name: guardrail.name,
+      vpc_id: vpcId,
+      flow: {
+        direction: flow.direction,
+        protocol: flow.protocol,
+        port: flow.port,
+        remote_ip: flow.remote.kind === "ip" ? Net.formatIpv4(flow.remote.ip) : "",
+        local: { pod_id: flow.local.pod_id ?? null, subnet_id: flow.local.subnet_id ?? null }
+      },
+      decided_by: verdict.decided_by.kind === "rule"
+        ? { kind: "rule", rule_id: verdict.decided_by.rule_id, name: names.get(verdict.decided_by.rule_id) ?? "" }
+        : verdict.decided_by
+    })
+  )
+}
+
+/** The refusal of a change that breaks guardrails. */
+export const violated = (violations: ReadonlyArray<GuardrailViolation>) =>
+  new GuardrailViolated({
+    detail: `the change would break ${violations.map((v) => `guardrail '${v.name}'`).join(", ")}: no change was made`,
+    violations
+  })
+
+/** The violations in `vpcId` on `state`, with its rules and context as the state holds them. */
+export const violationsIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null) =>
+  violationsOf(state, vpcId, state.rulesOf(vpcId), vpcContextOf(state, vpcId, peeringCidr))
+
+const violationKey = (v: GuardrailViolation) =>
+  JSON.stringify([v.guardrail_id, v.flow.direction, v.flow.protocol, v.flow.port, v.flow.remote_ip, v.flow.local])
+
+/** The first two blocks of the VPC that overlap, or a block that overlaps the peering block. */
+const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null): string | undefined => {
+  const subnets = state.subnetsOf(vpcId).map((s) => ({ subnet: s, block: Net.cidrOf(s.cidr) }))
+  const peering = peeringCidr === null ? null : Net.cidrOf(peeringCidr)
+  for (const [i, a] of subnets.entries()) {
+    if (peering !== null && Net.overlaps(a.block, peering)) {
+      return `${a.subnet.cidr} overlaps the platform's peering subnet ${peeringCidr}`
+    }
+    for (const b of subnets.slice(i + 1)) {
+      if (Net.overlaps(a.block, b.block)) {
+        return `${b.subnet.cidr} overlaps subnet '${a.subnet.name}' (${a.subnet.cidr}) of VPC ${vpcId}`
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The change from `before` to `after` refused when, in what it reaches, it leaves blocks that
+ * overlap, more rules than a VPC may hold, or guardrail violations it brought (a violation
+ * `before` already held is not this change's to answer for).
+ */
+export const check = (
+  before: TenantState,
+  after: TenantState,
+  reach: Reach,
+  peeringCidr: string | null
+): Either.Either<void, Conflict | GuardrailViolated> => {
+  for (const vpc of reach.blocks) {
+    if (after.vpc(vpc) === undefined) continue
+    const overlap = overlapIn(after, vpc, peeringCidr)
+    if (overlap !== undefined && overlapIn(before, vpc, peeringCidr) === undefined) {
+      return Either.left(new Conflict({ detail: `cidr ${overlap}` }))
+    }
+  }
+  for (const vpc of reach.rules) {
+    const count = after.rulesOf(vpc).length
+    if (count > MAX_RULES_PER_VPC && count > before.rulesOf(vpc).length) {
+      return Either.left(
+        new Conflict({ detail: `VPC ${vpc} would hold ${count} rules; it may have at most ${MAX_RULES_PER_VPC}` })
+      )
+    }
+  }
+  const violations: Array<GuardrailViolation> = []
+  for (const vpc of reach.vpcs) {
+    if (after.vpc(vpc) === undefined) continue
+    const found = violationsIn(after, vpc, peeringCidr)
+    if (found.length === 0) continue
+    const held = before.vpc(vpc) === undefined
+      ? new Set<string>()
+      : new Set(violationsIn(before, vpc, peeringCidr).map(violationKey))
+    violations.push(...found.filter((v) => !held.has(violationKey(v))))
+  }
+  return violations.length === 0 ? Either.void : Either.left(violated(violations))
+}
