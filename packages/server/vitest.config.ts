@@ -13,6 +13,7 @@ export const storeSpecific = [
   "test/ReadConsistency.test.ts",
   "test/Walkthrough.test.ts",
   "test/WritePath.test.ts",
+  "test/Invariants.test.ts",
   "test/KubernetesReal.test.ts"
 ]
 

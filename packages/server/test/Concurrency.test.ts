@@ -165,6 +165,66 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("concurrent
       expect(mixed.find((r) => r.status === 201)?.body).toMatchObject({ status: "active" })
     }))
 
+  it.effect("one object, many deletes: one succeeds, the rest are 404, one audit entry of success", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const admin = yield* adminHeaders
+      const rule = (yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "doomed",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "8080",
+          remote_type: "cidr",
+          remote_cidr: "10.0.0.0/8"
+        }
+      })).body as Json
+      const guardrail = (yield* raw("POST", `/vpcs/${w.vpc.id}/guardrails`, {
+        headers: w.headers,
+        body: {
+          name: "doomed",
+          description: null,
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "203.0.113.0/24",
+          local: null
+        }
+      })).body as Json
+      const credentials = `/tenants/${w.tenant.id}/registry-credentials`
+      yield* raw("POST", credentials, {
+        headers: w.headers,
+        body: { name: "doomed", server: "ghcr.io", username: "bot", password: "registry-password" }
+      })
+      const vpc = yield* w.newVpc()
+      const cases = [
+        { path: `/security-rules/${rule.rule.id}`, success: 200, resource: rule.rule.id as string },
+        { path: `/guardrails/${guardrail.id}`, success: 204, resource: guardrail.id as string },
+        { path: `${credentials}/doomed`, success: 200, resource: "doomed" },
+        { path: `/vpcs/${vpc.id}`, success: 204, resource: vpc.id as string }
+      ]
+      for (const { path, resource, success } of cases) {
+        const responses = yield* atOnce(() => raw("DELETE", path, { headers: w.headers }))
+        const statuses = responses.map((r) => r.status)
+        expect(statuses.filter((s) => s === success), `${path}: ${JSON.stringify(statuses)}`).toHaveLength(1)
+        for (const r of responses.filter((r) => r.status !== success)) {
+          expect(r.status, `${path}: ${r.text}`).toBe(404)
+          expect((r.body as Json).detail).toEqual(expect.any(String))
+        }
+        const audit = (yield* raw("GET", `/audit-log?resource_id=${resource}&limit=100`, { headers: admin }))
+          .body as Json
+        const deleted = (audit.entries as Array<Json>).filter((e) =>
+          e.tenant_id === w.tenant.id && e.action.endsWith(".delete") && e.outcome === "success"
+        )
+        expect(deleted, path).toHaveLength(1)
+      }
+    }))
+
   it.effect("replicas stay within 1-10 under concurrent scale-ups and scale-downs", () =>
     Effect.gen(function*() {
       const w = yield* workspace

@@ -111,6 +111,64 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         })
       }))
 
+    it.effect("a VPC delete a guardrail refuses leaves every object in place, in the store and the cluster", () =>
+      Effect.gen(function*() {
+        const { headers, newVpc, pod, subnet, vpc } = yield* runningPod
+        // Another VPC whose SSH from private space is denied by a rule naming `vpc` first: once
+        // `vpc` is gone, that rule matches nothing and the allow below would break the guardrail.
+        const guarded = yield* newVpc()
+        const listed = (yield* raw("GET", `/security-rules?vpc_id=${guarded.id}`, { headers })).body
+        for (const r of (listed as Record<string, any>).rules) {
+          yield* raw("DELETE", `/security-rules/${r.id}`, { headers })
+        }
+        const ssh = { direction: "ingress", protocol: "tcp", ports: "22", target_type: "vpc" }
+        for (
+          const body of [
+            { name: "no ssh from it", action: "deny", priority: 10, remote_type: "vpc", remote_vpc_id: vpc.id },
+            {
+              name: "ssh from its block",
+              action: "allow",
+              priority: 20,
+              remote_type: "cidr",
+              remote_cidr: "10.0.1.0/24"
+            }
+          ]
+        ) {
+          const made = yield* raw("POST", "/security-rules", { headers, body: { ...ssh, ...body, vpc_id: guarded.id } })
+          expect(made.status, made.text).toBe(201)
+        }
+        const guardrail = yield* raw("POST", `/vpcs/${guarded.id}/guardrails`, {
+          headers,
+          body: {
+            name: "no ssh from private space",
+            description: null,
+            require: "deny",
+            direction: "ingress",
+            protocol: "tcp",
+            ports: "22",
+            remote_cidr: "10.0.0.0/8",
+            local: null
+          }
+        })
+        expect(guardrail.status, guardrail.text).toBe(201)
+
+        const refused = yield* raw("DELETE", `/vpcs/${vpc.id}`, { headers })
+        expect(refused.status, refused.text).toBe(409)
+        expect((refused.body as Record<string, any>).violations[0]).toMatchObject({ vpc_id: guarded.id })
+        // Nothing was touched: the cluster's objects, the store's rows, the pod still running.
+        yield* read("kubeovn.io/v1", "Vpc", Names.vpc(vpc.id))
+        yield* read("kubeovn.io/v1", "Subnet", Names.subnet(subnet.id))
+        yield* read("v1", "Namespace", Names.namespace(vpc.id))
+        yield* read("v1", "Service", Names.workload(pod.id), Names.namespace(vpc.id))
+        yield* read("apps/v1", "Deployment", Names.workload(pod.id), Names.namespace(vpc.id))
+        expect(((yield* raw("GET", "/vpcs", { headers })).body as Array<any>).map((v) => v.id)).toContain(vpc.id)
+        const shown = yield* Effect.repeat(
+          Effect.map(raw("GET", "/pods", { headers }), (r) => (r.body as Array<any>).find((p) => p.id === pod.id)),
+          { until: (p) => p?.status.phase === "running" }
+        )
+        expect(shown.status.phase).toBe("running")
+      }))
+
     it.effect(
       "100 reads of pods and 100 of the tenant cost the API server at most 5 GET or LIST requests",
       () =>

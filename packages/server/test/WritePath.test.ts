@@ -6,13 +6,10 @@
  * same revision. On PostgreSQL two processes write (each its own use cases, read model and
  * connections, on one database) and each is checked; on memory and embedded, one.
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { MemoryPorts } from "@tenet/adapters-memory"
-import { PgDatabase, PgEmbedded } from "@tenet/adapters-postgres"
+import { PgEmbedded } from "@tenet/adapters-postgres"
 import {
   Domains,
-  Identity,
   Net,
   Pod,
   Pods,
@@ -21,71 +18,34 @@ import {
   RegistryCredentials,
   SecurityRule,
   SecurityRules,
-  ServerInfo,
   Store,
   Subnet,
   Subnets,
-  Tenant,
-  Tenants,
   TenantState,
   Tunnel,
   Tunnels,
-  UseCases,
   Vpc,
   Vpcs
 } from "@tenet/core"
-import type { Ids, Principal } from "@tenet/core"
-import { Effect, Either, FastCheck, Layer, ManagedRuntime, Option, Schema } from "effect"
+import type { Ids } from "@tenet/core"
+import { Effect, Either, FastCheck, Layer, Option, Schema } from "effect"
+import type { Ports, Process } from "./Processes.js"
+import { freshDatabase, newTenant, processOn } from "./Processes.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
-
-/** Another store in place of the memory one, or none (the memory one). */
-type Ports = Layer.Layer<Store.Store> | Layer.Layer<never>
-
-/** One server process's use cases, read model included, over `store`. */
-const processOn = (store: Ports) =>
-  ManagedRuntime.make(
-    UseCases.layer.pipe(
-      Layer.provideMerge(Layer.mergeAll(MemoryPorts.layer({ scryptLogN: 10 }), store)),
-      Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: "test" }))
-    )
-  )
-
-type Process = ReturnType<typeof processOn>
-
-const ORIGIN = { source_address: null }
 
 /** What a step does, picked by number: the same sequence is replayed on every store. */
 const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const [first] = processes
-    const name = `t${Math.random().toString(36).slice(2, 10)}`
-    const input = Schema.decodeUnknownSync(Tenant.TenantCreate)({ name, password: "write-path-pw" })
-    yield* Effect.promise(() => first!.runPromise(Effect.flatMap(Tenants.Tenants, (t) => t.create(input))))
-    const session = yield* Effect.promise(() =>
-      first!.runPromise(
-        Effect.flatMap(Identity.Identity, (i) => i.tenantLogin({ name, password: "write-path-pw" }, ORIGIN))
-      )
-    )
-    const token = session.api_token
-    const creds = { tenant_id: session.id, token }
+    const { asTenant, creds, id, name } = yield* newTenant(first!)
     // The tenant's own domain, for its tunnels.
     const domain = `${name}.example.com`
     yield* Effect.promise(() =>
       first!.runPromise(
-        Effect.flatMap(Domains.Domains, (d) => d.assign(session.id, Schema.decodeUnknownSync(Net.DomainName)(domain)))
+        Effect.flatMap(Domains.Domains, (d) => d.assign(id, Schema.decodeUnknownSync(Net.DomainName)(domain)))
       )
     )
-    /** `body` run as the tenant, on `process`, with the request's read session. */
-    const asTenant = <A, E>(
-      process: Process,
-      body: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, any>
-    ) =>
-      Effect.promise(() =>
-        process.runPromise(
-          Effect.either(Effect.flatMap(Effect.flatMap(Identity.Identity, (i) => i.authenticateTenant(token)), body))
-        )
-      )
     let block = 0
     let written = 0
     for (const [step, pick] of picks.entries()) {
@@ -255,18 +215,9 @@ describe("the write path", () => {
     "PostgreSQL, two processes: each read model serves what a fresh load of the store reads, after every write",
     () =>
       Effect.gen(function*() {
-        const admin = yield* Layer.build(PgDatabase.layerClient({ url: url!, maxConnections: 1 }))
-        const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
-        for (const [n, picks] of SEQUENCES.entries()) {
+        for (const picks of SEQUENCES) {
           // A database of its own per sequence; each process its own pool on it.
-          const name = `tenet_test_write_path_${Date.now().toString(36)}_${n}`
-          yield* sql.unsafe(`CREATE DATABASE ${name}`)
-          yield* Effect.addFinalizer(() =>
-            sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie)
-          )
-          const target = new URL(url!)
-          target.pathname = `/${name}`
-          const store = () => PgDatabase.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie)
+          const store = yield* freshDatabase(url!, "write_path")
           const processes = [processOn(store()), processOn(store())]
           yield* runSteps(processes, picks).pipe(
             Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))

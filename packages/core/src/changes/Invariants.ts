@@ -140,6 +140,35 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
   return [...read].filter((vpc) => before.vpc(vpc) !== undefined)
 }
 
+/**
+ * The VPCs a change moves for others without changing their contents: each VPC a written rule
+ * names as its remote (before or after), and each VPC marked deleted or restored. Their
+ * versions are stepped with the change, so a decision made on them before it (a subnet added
+ * to a VPC a new rule names) is made again.
+ */
+export const touchesOf = (
+  before: TenantState,
+  after: TenantState,
+  writes: ReadonlyArray<Write>
+): ReadonlyArray<VpcId> => {
+  const touched = new Set<VpcId>()
+  for (const write of writes) {
+    if (write._tag === "Touch") continue
+    if (write.part === "rules") {
+      const key = write._tag === "Remove" ? write.key : write.record.id
+      for (const state of [before, after]) {
+        const rule = state.rule(key)
+        if (rule !== undefined && rule.remote_vpc_id !== null && rule.remote_vpc_id !== rule.vpc_id) {
+          touched.add(rule.remote_vpc_id)
+        }
+      }
+    } else if (write.part === "vpcs" && write._tag === "Update") {
+      if (before.vpc(write.record.id)?.lifecycle !== write.record.lifecycle) touched.add(write.record.id)
+    }
+  }
+  return [...touched].filter((vpc) => before.vpc(vpc) !== undefined && after.vpc(vpc) !== undefined)
+}
+
 /** The violations of the guardrails that hold in `vpcId` by `rules` in `context`, as the API states them. */
 export const violationsOf = (
   state: TenantState,
@@ -230,7 +259,8 @@ export const check = (
   }
   const violations: Array<GuardrailViolation> = []
   for (const vpc of reach.vpcs) {
-    if (after.vpc(vpc) === undefined) continue
+    // A VPC being deleted has left enforcement: nothing holds in it any more.
+    if (after.vpc(vpc)?.lifecycle !== "active") continue
     const found = violationsIn(after, vpc, peeringCidr)
     if (found.length === 0) continue
     const held = before.vpc(vpc) === undefined

@@ -188,6 +188,10 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 onRight: () => Effect.void
               })
               const decidedOn = new Set([...decision.decidedOn, ...Invariants.dependenciesOf(state, after, reach)])
+              const writes = [
+                ...decision.writes,
+                ...Invariants.touchesOf(state, after, decision.writes).map(Change.touch)
+              ]
               if (pending?.subject.from === "change") pending.resourceId = decision.subject
               const at = yield* DateTime.now
               const audit = pending === undefined || pending.recorded || pending.actor === undefined
@@ -199,19 +203,19 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 tenant,
                 decidedOn: [...decidedOn].map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
                 ...(reach.tenant ? { scope: state.scopeVersion } : {}),
-                writes: decision.writes,
-                events: Events.of(tenant, decision.writes, state),
+                writes,
+                events: Events.of(tenant, writes, state),
                 audit,
                 claim: yield* claim(decision)
               }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)
               if (audit.length > 0) pending!.recorded = true
-              return { decision, state, step }
+              return { decision, state, step, writes }
             })
           const isStale = (e: unknown): e is StaleDecision => e instanceof StaleDecision
           return yield* readModel.writing(
             tenant,
             Effect.gen(function*() {
-              const { decision, state, step } = yield* Effect.flatMap(
+              const { decision, state, step, writes } = yield* Effect.flatMap(
                 readModel.stateOf(tenant).pipe(storeUnavailable),
                 attempt
               ).pipe(
@@ -232,7 +236,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                     })
                   ))
               )
-              const made = yield* readModel.committed(tenant, state, decision.writes, step)
+              const made = yield* readModel.committed(tenant, state, writes, step)
               return { result: decision.result, state: made }
             })
           )

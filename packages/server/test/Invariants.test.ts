@@ -1,0 +1,506 @@
+/**
+ * What Tenet promises across rows holds under any interleaving of the writes that can move it:
+ * random rounds of two verdict-moving writes fired at once (rules created, patched, deleted and
+ * declared; VPCs and subnets created and deleted; topology posts; pods created and deleted;
+ * guardrails, a VPC's and tenant-wide), and after every round a fresh read of the store holds
+ * every guardrail, no two overlapping blocks in a VPC, at most 200 rules a VPC, and no delete
+ * left half done. On PostgreSQL the two writes of a round go through two processes on one
+ * database (two replicas); on memory and embedded, through one.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { PgEmbedded } from "@tenet/adapters-postgres"
+import {
+  Guardrail,
+  Guardrails,
+  Invariants,
+  Net,
+  Pod,
+  Pods,
+  SecurityRule,
+  SecurityRules,
+  Store,
+  Subnet,
+  Subnets,
+  TenantState,
+  Topologies,
+  Topology,
+  Vpc,
+  Vpcs
+} from "@tenet/core"
+import type { Ids, Principal } from "@tenet/core"
+import type { Either } from "effect"
+import { Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
+import type { Ports, Process, Services } from "./Processes.js"
+import { freshDatabase, newTenant, on, processOn } from "./Processes.js"
+
+const url = process.env.TENET_TEST_DATABASE_URL
+
+/** Blocks that overlap one another in every way: nested, equal, apart. */
+const BLOCKS = ["10.0.1.0/24", "10.0.0.0/16", "10.0.2.0/24", "10.1.0.0/16", "10.0.1.0/25"]
+
+const gatewayOf = (cidr: string) => cidr.replace(/\.0\/\d+$/, ".1")
+
+/** Guardrails the writes below can break: SSH from the VPCs' own space denied, HTTPS from it allowed. */
+const GUARDRAILS = [
+  { require: "deny", ports: "22", name: "no ssh from private space" },
+  { require: "allow", ports: "443", name: "https from private space" }
+].map((g) =>
+  Schema.decodeUnknownSync(Guardrail.GuardrailCreate)({
+    ...g,
+    description: null,
+    direction: "ingress",
+    protocol: "tcp",
+    remote_cidr: "10.0.0.0/8",
+    local: null
+  })
+)
+
+type Tenant = Effect.Effect.Success<ReturnType<typeof newTenant>>
+
+/** One verdict-moving write, chosen and shaped by `pick`, on the tenant's state as the store holds it. */
+const write =
+  (tenant: Tenant, pick: number, round: number) =>
+  (caller: Principal.TenantPrincipal): Effect.Effect<unknown, unknown, Services> =>
+    Effect.gen(function*() {
+      const store = yield* Store.Store
+      const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
+      const vpcs = state.vpcs.filter((v) => v.lifecycle === "active")
+      const vpc = vpcs[pick % Math.max(1, vpcs.length)]
+      const other = vpcs[(pick + 1) % Math.max(1, vpcs.length)]
+      const rules = vpc === undefined ? [] : state.securityRules.filter((r) => r.vpc_id === vpc.id)
+      const rule = rules[Math.floor(pick / 7) % Math.max(1, rules.length)]
+      const block = BLOCKS[Math.floor(pick / 3) % BLOCKS.length]!
+      const subnet = state.subnets.find((s) => s.vpc_id === vpc?.id)
+      const pod = state.pods[pick % Math.max(1, state.pods.length)]
+      const ruleOf = (port: string) => ({
+        name: `r${round}-${pick}`,
+        direction: "ingress",
+        action: pick % 2 === 0 ? "allow" : "deny",
+        priority: 1 + (pick % 50),
+        protocol: "tcp",
+        ports: port,
+        ...(pick % 3 === 0
+          ? { remote_type: "vpc", remote_vpc_id: other?.id }
+          : { remote_type: "cidr", remote_cidr: pick % 3 === 1 ? "10.0.0.0/8" : "0.0.0.0/0" })
+      })
+      const port = pick % 4 === 0 ? "443" : "22"
+      const name = `w${round}x${pick}`
+      switch (vpc === undefined ? 4 : pick % 13) {
+        case 0:
+        case 1:
+          return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+            s.create(
+              caller,
+              Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({ vpc_id: vpc!.id, ...ruleOf(port) })
+            ))
+        case 2:
+          if (rule === undefined) return
+          return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+            s.update(
+              caller,
+              rule.id,
+              Schema.decodeUnknownSync(SecurityRule.SecurityRulePatch)({
+                action: rule.action === "allow" ? "deny" : "allow",
+                ...(rule.remote_type === "vpc" ? {} : { remote_cidr: pick % 2 === 0 ? "10.0.0.0/8" : "0.0.0.0/0" })
+              })
+            ))
+        case 3:
+          if (rule === undefined) return
+          return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) => s.delete(caller, rule.id))
+        case 4:
+          return yield* Effect.flatMap(Vpcs.Vpcs, (v) =>
+            v.create(
+              caller,
+              Schema.decodeUnknownSync(Vpc.VpcCreate)({ ...tenant.creds, name, enable_internet: false })
+            ))
+        case 5:
+          if (vpcs.length < 3) return
+          return yield* Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpc!.id))
+        case 6:
+          return yield* Effect.flatMap(Subnets.Subnets, (s) =>
+            s.create(
+              caller,
+              Schema.decodeUnknownSync(Subnet.SubnetCreate)({
+                ...tenant.creds,
+                vpc_id: vpc!.id,
+                name,
+                cidr: block,
+                gateway_ip: gatewayOf(block)
+              })
+            ))
+        case 7:
+          return yield* Effect.flatMap(Topologies.Topologies, (t) =>
+            t.deploy(
+              caller,
+              caller.tenant_id,
+              Schema.decodeUnknownSync(Topology.TopologyRequest)({
+                token: tenant.token,
+                vpcs: pick % 2 === 0 ? [{ name, enable_internet: false }] : [],
+                subnets: [{
+                  name,
+                  vpc_name: pick % 2 === 0 ? name : vpc!.name,
+                  cidr: block,
+                  gateway_ip: gatewayOf(block)
+                }]
+              })
+            ))
+        case 8:
+          if (subnet === undefined) return
+          return yield* Effect.flatMap(Pods.Pods, (p) =>
+            p.create(
+              caller,
+              Schema.decodeUnknownSync(Pod.PodCreate)({
+                ...tenant.creds,
+                vpc_id: vpc!.id,
+                subnet_id: subnet.id,
+                name,
+                container_image: "nginx:1.27"
+              })
+            ))
+        case 9:
+          if (pod === undefined) return
+          return yield* Effect.flatMap(Pods.Pods, (p) => p.delete(caller, pod.id))
+        case 10:
+          return yield* Effect.flatMap(Guardrails.Guardrails, (g) =>
+            g.create(caller, vpc!.id, { ...GUARDRAILS[pick % 2]!, name: `${GUARDRAILS[pick % 2]!.name} ${name}` }))
+        case 11:
+          return yield* Effect.flatMap(
+            Guardrails.Guardrails,
+            (g) =>
+              g.createForTenant(caller.tenant_id, {
+                ...GUARDRAILS[pick % 2]!,
+                name: `${GUARDRAILS[pick % 2]!.name} ${name}`
+              })
+          )
+        default:
+          return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+            s.replace(
+              caller,
+              vpc!.id,
+              [Schema.decodeUnknownSync(SecurityRule.RuleDeclaration)(ruleOf(port))],
+              {}
+            ))
+      }
+    })
+
+/** Every promise, on a fresh read of the store. */
+const holds = (process: Process, tenantId: Ids.TenantId, context: string) =>
+  Effect.gen(function*() {
+    const loaded = yield* on(process, Effect.flatMap(Store.Store, (store) => store.snapshots.tenant(tenantId)))
+    const snapshot = Option.getOrThrow(loaded._tag === "Right" ? loaded.right : Option.none())
+    const state = TenantState.TenantState.fromSnapshot(tenantId, snapshot)
+    for (const vpc of state.vpcs) {
+      expect(vpc.lifecycle, `${context}: VPC ${vpc.id} left marked`).toBe("active")
+      expect(Invariants.violationsIn(state, vpc.id, null), `${context}: guardrails of ${vpc.id}`).toEqual([])
+      expect(state.rulesOf(vpc.id).length).toBeLessThanOrEqual(SecurityRule.MAX_RULES_PER_VPC)
+      const blocks = state.subnetsOf(vpc.id).map((s) => s.cidr)
+      for (const [i, a] of blocks.entries()) {
+        for (const b of blocks.slice(i + 1)) {
+          expect(Net.overlaps(Net.cidrOf(a), Net.cidrOf(b)), `${context}: ${a} and ${b} in ${vpc.id}`).toBe(false)
+        }
+      }
+    }
+    for (const pod of state.pods) expect(pod.lifecycle, `${context}: pod ${pod.id} left marked`).toBe("active")
+    return state
+  })
+
+/** Rounds of two writes at once, through `processes` in turn; every promise checked after each. */
+const race = (processes: ReadonlyArray<Process>, rounds: ReadonlyArray<readonly [number, number]>) =>
+  Effect.gen(function*() {
+    const [first, second = first] = processes
+    const tenant = yield* newTenant(first!)
+    // Two VPCs with a block each to start from, and a rule naming the other VPC.
+    for (const [i, cidr] of ["10.0.1.0/24", "10.0.2.0/24"].entries()) {
+      yield* tenant.asTenant(first!, (caller) => write(tenant, 4, -1 - i)(caller))
+      yield* tenant.asTenant(first!, (caller) =>
+        Effect.gen(function*() {
+          const store = yield* Store.Store
+          const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
+          return yield* Effect.flatMap(Subnets.Subnets, (s) =>
+            s.create(
+              caller,
+              Schema.decodeUnknownSync(Subnet.SubnetCreate)({
+                ...tenant.creds,
+                vpc_id: state.vpcs[i]!.id,
+                name: `s${i}`,
+                cidr,
+                gateway_ip: gatewayOf(cidr)
+              })
+            ))
+        }))
+    }
+    let changed = 0
+    for (const [round, [a, b]] of rounds.entries()) {
+      const before = yield* holds(first!, tenant.id, `before round ${round}`)
+      yield* Effect.all([
+        tenant.asTenant(first!, write(tenant, a, round)),
+        tenant.asTenant(second!, write(tenant, b, round))
+      ], { concurrency: "unbounded" })
+      const after = yield* holds(first!, tenant.id, `after round ${round} (${a}, ${b}) of ${JSON.stringify(rounds)}`)
+      if (after.revision !== before.revision) changed++
+    }
+    // The rounds wrote (a write may find nothing to act on, or be refused as a user's would be).
+    expect(changed, JSON.stringify(rounds)).toBeGreaterThan(rounds.length / 4)
+  })
+
+/** Setup through the use cases, which must succeed. */
+const must = <A>(outcome: Effect.Effect<Either.Either<A, unknown>>) =>
+  Effect.flatMap(outcome, (e) => e._tag === "Right" ? Effect.succeed(e.right) : Effect.dieMessage(String(e.left)))
+
+const guardrailBody = (require: "deny" | "allow", ports: string, name: string) =>
+  Schema.decodeUnknownSync(Guardrail.GuardrailCreate)({
+    name,
+    description: null,
+    require,
+    direction: "ingress",
+    protocol: "tcp",
+    ports,
+    remote_cidr: "10.0.0.0/8",
+    local: null
+  })
+
+/** A tenant's setup and writes, on one process, through the use cases. */
+const writer = (tenant: Tenant, process: Process) => {
+  const as = <A>(body: (caller: Principal.TenantPrincipal) => Effect.Effect<A, unknown, Services>) =>
+    tenant.asTenant(process, body)
+  return {
+    vpc: (name: string) =>
+      as((caller) =>
+        Effect.flatMap(
+          Vpcs.Vpcs,
+          (v) =>
+            v.create(caller, Schema.decodeUnknownSync(Vpc.VpcCreate)({ ...tenant.creds, name, enable_internet: false }))
+        )
+      ),
+    subnet: (vpcId: string, cidr: string, name = `s${cidr.replace(/[./]/g, "-")}`) =>
+      as((caller) =>
+        Effect.flatMap(Subnets.Subnets, (s) =>
+          s.create(
+            caller,
+            Schema.decodeUnknownSync(Subnet.SubnetCreate)({
+              ...tenant.creds,
+              vpc_id: vpcId,
+              name,
+              cidr,
+              gateway_ip: gatewayOf(cidr)
+            })
+          ))
+      ),
+    rule: (vpcId: string, fields: Record<string, unknown>) =>
+      as((caller) =>
+        Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+          s.create(
+            caller,
+            Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({
+              vpc_id: vpcId,
+              name: `r${Math.random().toString(36).slice(2, 8)}`,
+              direction: "ingress",
+              protocol: "tcp",
+              ports: "22",
+              ...fields
+            })
+          ))
+      ),
+    /** The VPC's rules gone, the seeded one too: nothing is allowed in. */
+    unseed: (vpcId: string) =>
+      as((caller) =>
+        Effect.gen(function*() {
+          const rules = yield* SecurityRules.SecurityRules
+          const state = Option.getOrThrow(
+            yield* Effect.flatMap(Store.Store, (s) => s.snapshots.tenant(caller.tenant_id))
+          )
+          for (const r of state.securityRules.filter((r) => r.vpc_id === vpcId)) yield* rules.delete(caller, r.id)
+        })
+      ),
+    guardrail: (vpcId: string, body: Guardrail.GuardrailCreate) =>
+      as((caller) => Effect.flatMap(Guardrails.Guardrails, (g) => g.create(caller, vpcId as Ids.VpcId, body))),
+    tenantGuardrail: (body: Guardrail.GuardrailCreate) =>
+      as((caller) => Effect.flatMap(Guardrails.Guardrails, (g) => g.createForTenant(caller.tenant_id, body))),
+    deleteVpc: (vpcId: string) =>
+      as((caller) => Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpcId as Ids.VpcId))),
+    topology: (vpcName: string, cidr: string, newVpc = false) =>
+      as((caller) =>
+        Effect.flatMap(Topologies.Topologies, (t) =>
+          t.deploy(
+            caller,
+            caller.tenant_id,
+            Schema.decodeUnknownSync(Topology.TopologyRequest)({
+              token: tenant.token,
+              vpcs: newVpc ? [{ name: vpcName, enable_internet: false }] : [],
+              subnets: [{
+                name: `t${cidr.replace(/[./]/g, "-")}`,
+                vpc_name: vpcName,
+                cidr,
+                gateway_ip: gatewayOf(cidr)
+              }]
+            })
+          ))
+      )
+  }
+}
+
+type Writer = ReturnType<typeof writer>
+
+/**
+ * The races the issue measured, each on a tenant of its own: `setup` through the first
+ * process, then its two writes at once, one through each process.
+ */
+const RACES: ReadonlyArray<{
+  readonly name: string
+  readonly run: (setup: Writer, a: Writer, b: Writer) => Effect.Effect<unknown>
+}> = [
+  {
+    name: "topology post vs POST /subnets, same VPC, overlapping blocks",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const vpc = yield* must(setup.vpc("v"))
+        yield* Effect.all([a.topology("v", "10.0.0.0/16"), b.subnet(vpc.id, "10.0.1.0/24")], { concurrency: 2 })
+      })
+  },
+  {
+    name: "topology post vs a VPC guardrail the post's block would break",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const vpc = yield* must(setup.vpc("v"))
+        yield* Effect.all([
+          a.topology("v", "10.0.1.0/24"),
+          b.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh"))
+        ], { concurrency: 2 })
+      })
+  },
+  {
+    name: "VPC delete vs the tenant-wide guardrail it would break",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const [p, q] = [yield* must(setup.vpc("p")), yield* must(setup.vpc("q"))]
+        yield* must(setup.subnet(q.id, "10.0.2.0/24"))
+        yield* must(setup.unseed(p.id))
+        yield* must(setup.unseed(q.id))
+        yield* must(setup.rule(p.id, { action: "deny", priority: 10, remote_type: "vpc", remote_vpc_id: q.id }))
+        yield* must(
+          setup.rule(p.id, { action: "allow", priority: 20, remote_type: "cidr", remote_cidr: "10.0.2.0/24" })
+        )
+        yield* Effect.all([a.deleteVpc(q.id), b.tenantGuardrail(guardrailBody("deny", "22", "no ssh"))], {
+          concurrency: 2
+        })
+      })
+  },
+  {
+    name: "a tenant-wide must-allow guardrail vs POST /vpcs",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const vpc = yield* must(setup.vpc("v"))
+        yield* must(
+          setup.rule(vpc.id, {
+            action: "allow",
+            priority: 10,
+            remote_type: "cidr",
+            remote_cidr: "10.0.0.0/8",
+            ports: "443"
+          })
+        )
+        yield* Effect.all([a.vpc("w"), b.tenantGuardrail(guardrailBody("allow", "443", "https"))], { concurrency: 2 })
+      })
+  },
+  {
+    name: "a rule naming VPC Q vs a subnet added to Q",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const [p, q] = [yield* must(setup.vpc("p")), yield* must(setup.vpc("q"))]
+        yield* must(setup.unseed(p.id))
+        yield* must(setup.guardrail(p.id, guardrailBody("deny", "22", "no ssh")))
+        yield* Effect.all([
+          a.rule(p.id, { action: "allow", priority: 10, remote_type: "vpc", remote_vpc_id: q.id }),
+          b.subnet(q.id, "10.0.5.0/24")
+        ], { concurrency: 2 })
+      })
+  },
+  {
+    name: "a guardrail vs the rule that would break it",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const vpc = yield* must(setup.vpc("v"))
+        yield* must(setup.unseed(vpc.id))
+        yield* Effect.all([
+          a.rule(vpc.id, { action: "allow", priority: 10, remote_type: "cidr", remote_cidr: "10.0.0.0/8" }),
+          b.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh"))
+        ], { concurrency: 2 })
+      })
+  }
+]
+
+/** Each race `times` times in a random order, every promise checked after each. */
+const races = (processes: ReadonlyArray<Process>, order: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const [first, second = first] = processes
+    for (const [round, index] of order.entries()) {
+      const race = RACES[index % RACES.length]!
+      const tenant = yield* newTenant(first!)
+      yield* race.run(writer(tenant, first!), writer(tenant, first!), writer(tenant, second!))
+      yield* holds(first!, tenant.id, `round ${round}: ${race.name}`)
+    }
+  })
+
+const ORDERS = fc.sample(fc.array(fc.nat(RACES.length - 1), { minLength: 36, maxLength: 36 }), 1)
+
+const ROUNDS = fc.array(fc.tuple(fc.nat(839), fc.nat(839)), { minLength: 30, maxLength: 40 })
+const SEQUENCES = fc.sample(ROUNDS, 3)
+
+const onProcesses = (makeStore: () => Ports, count: number) =>
+  Effect.gen(function*() {
+    for (const rounds of SEQUENCES) {
+      const processes = Array.from({ length: count }, () => processOn(makeStore()))
+      yield* race(processes, rounds).pipe(
+        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+      )
+    }
+  })
+
+const onRaces = (makeStore: () => Ports, count: number) =>
+  Effect.gen(function*() {
+    for (const order of ORDERS) {
+      const processes = Array.from({ length: count }, () => processOn(makeStore()))
+      yield* races(processes, order).pipe(
+        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+      )
+    }
+  })
+
+describe("every promise under concurrency", () => {
+  it.live("memory: the measured races, each again and again", () => onRaces(() => Layer.empty, 1), 120_000)
+
+  it.live(
+    "embedded: the measured races, each again and again",
+    () => onRaces(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
+    240_000
+  )
+
+  it.live.skipIf(url === undefined)(
+    "PostgreSQL, two processes: the measured races, one write through each",
+    () => Effect.flatMap(freshDatabase(url!, "races"), (store) => onRaces(store, 2)).pipe(Effect.scoped),
+    300_000
+  )
+
+  it.live("memory: two writes at once, every round", () => onProcesses(() => Layer.empty, 1), 120_000)
+
+  it.live(
+    "embedded: two writes at once, every round",
+    () => onProcesses(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
+    240_000
+  )
+
+  it.live.skipIf(url === undefined)(
+    "PostgreSQL, two processes: two writes at once, one through each, every round",
+    () =>
+      Effect.gen(function*() {
+        for (const rounds of SEQUENCES) {
+          const store = yield* freshDatabase(url!, "invariants")
+          const processes = [processOn(store()), processOn(store())]
+          yield* race(processes, rounds).pipe(
+            Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+          )
+        }
+      }).pipe(Effect.scoped),
+    300_000
+  )
+})

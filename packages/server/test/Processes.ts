@@ -1,0 +1,76 @@
+/**
+ * Server processes in one test process: each its own use cases, read model and connections over
+ * a store (two of them on one PostgreSQL database behave as two replicas), driven through the
+ * use cases as a request's handler would drive them.
+ */
+import { SqlClient } from "@effect/sql"
+import { MemoryPorts } from "@tenet/adapters-memory"
+import { PgDatabase } from "@tenet/adapters-postgres"
+import { Identity, ServerInfo, Tenant, Tenants, UseCases } from "@tenet/core"
+import type { Principal, Store } from "@tenet/core"
+import type { Either, Scope } from "effect"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+
+/** Another store in place of the memory one, or none (the memory one). */
+export type Ports = Layer.Layer<Store.Store> | Layer.Layer<never>
+
+/** One server process's use cases, read model included, over `store`. */
+export const processOn = (store: Ports) =>
+  ManagedRuntime.make(
+    UseCases.layer.pipe(
+      Layer.provideMerge(Layer.mergeAll(MemoryPorts.layer({ scryptLogN: 10 }), store)),
+      Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: "test" }))
+    )
+  )
+
+export type Process = ReturnType<typeof processOn>
+
+/** What a process's use cases need to run `body`. */
+export type Services = ManagedRuntime.ManagedRuntime.Context<Process>
+
+const ORIGIN = { source_address: null }
+
+/** `body` on `process`, its outcome as an Either (a refusal is an answer, not a failure). */
+export const on = <A, E>(process: Process, body: Effect.Effect<A, E, Services>) =>
+  Effect.promise(() => process.runPromise(Effect.either(body)))
+
+/** A new tenant, made and logged into through `process`: its id, token and body credentials. */
+export const newTenant = (process: Process) =>
+  Effect.gen(function*() {
+    const name = `t${Math.random().toString(36).slice(2, 10)}`
+    const input = Schema.decodeUnknownSync(Tenant.TenantCreate)({ name, password: "processes-pw" })
+    yield* Effect.promise(() => process.runPromise(Effect.flatMap(Tenants.Tenants, (t) => t.create(input))))
+    const session = yield* Effect.promise(() =>
+      process.runPromise(
+        Effect.flatMap(Identity.Identity, (i) => i.tenantLogin({ name, password: "processes-pw" }, ORIGIN))
+      )
+    )
+    const token = session.api_token
+    /** `body` run as the tenant, on `process`, with the request's read session. */
+    const asTenant = <A, E>(
+      on: Process,
+      body: (caller: Principal.TenantPrincipal) => Effect.Effect<A, E, Services>
+    ) =>
+      Effect.promise(() =>
+        on.runPromise(
+          Effect.either(Effect.flatMap(Effect.flatMap(Identity.Identity, (i) => i.authenticateTenant(token)), body))
+        )
+      ).pipe(Effect.map((outcome) => outcome as Either.Either<A, unknown>))
+    return { id: session.id, name, token, creds: { tenant_id: session.id, token }, asTenant }
+  })
+
+/**
+ * A PostgreSQL database of its own on the server at `url` for the scope, and a store layer on
+ * it per process (each its own pool).
+ */
+export const freshDatabase = (url: string, label: string): Effect.Effect<() => Ports, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const admin = yield* Layer.build(PgDatabase.layerClient({ url, maxConnections: 1 })).pipe(Effect.orDie)
+    const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+    const name = `tenet_test_${label}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
+    yield* sql.unsafe(`CREATE DATABASE ${name}`).pipe(Effect.orDie)
+    yield* Effect.addFinalizer(() => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie))
+    const target = new URL(url)
+    target.pathname = `/${name}`
+    return () => PgDatabase.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie)
+  })
