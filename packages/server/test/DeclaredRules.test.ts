@@ -211,4 +211,37 @@ layer(testServer(), { excludeTestServices: true })("declared rules", (it) => {
       const listed = yield* put(w, [rule("c")], { headers: { "if-match": `"0", ${any.headers["etag"]}` } })
       expect(listed.status).toBe(200)
     }))
+
+  it.effect("one rule's ETag: PATCH and DELETE with a stale If-Match are 412 and change nothing", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const made =
+        (yield* raw("POST", "/security-rules", { headers: w.headers, body: { ...rule("one"), vpc_id: w.vpc.id } }))
+          .body as Json
+      const path = `/security-rules/${made.rule.id}`
+      const first = yield* raw("GET", path, { headers: w.headers })
+      const etag = first.headers["etag"]!
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/)
+      // Another rule's change leaves this one's version alone.
+      yield* raw("POST", "/security-rules", { headers: w.headers, body: { ...rule("two"), vpc_id: w.vpc.id } })
+      expect((yield* raw("GET", path, { headers: w.headers })).headers["etag"]).toBe(etag)
+
+      const patched = yield* raw("PATCH", path, { headers: { ...w.headers, "if-match": etag }, body: { priority: 7 } })
+      expect(patched.status, patched.text).toBe(200)
+      const now = patched.headers["etag"]!
+      expect(now).not.toBe(etag)
+      expect((yield* raw("GET", path, { headers: w.headers })).headers["etag"]).toBe(now)
+
+      const stale = yield* raw("PATCH", path, { headers: { ...w.headers, "if-match": etag }, body: { priority: 9 } })
+      expect(stale.status).toBe(412)
+      expect((stale.body as Json).detail).toContain("changed since")
+      const gone = yield* raw("DELETE", path, { headers: { ...w.headers, "if-match": etag } })
+      expect(gone.status).toBe(412)
+      expect(((yield* raw("GET", path, { headers: w.headers })).body as Json).priority).toBe(7)
+
+      // Unquoted, as a shell passes it, the current version matches.
+      const deleted = yield* raw("DELETE", path, { headers: { ...w.headers, "if-match": now.slice(1, -1) } })
+      expect(deleted.status, deleted.text).toBe(200)
+      expect((yield* raw("GET", path, { headers: w.headers })).status).toBe(404)
+    }))
 })

@@ -10,6 +10,7 @@ import {
   DryRunQuery,
   IfMatchHeaders,
   RuleAnalysis,
+  RuleIfMatchHeaders,
   RuleImpact,
   RuleList,
   RuleListQuery,
@@ -128,7 +129,10 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addSuccess(SecurityRule)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "One rule; 404 when missing or another tenant's")
+      .annotate(
+        OpenApi.Summary,
+        "One rule; the ETag header is its version, for If-Match on PATCH and DELETE; 404 when missing or another tenant's"
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/security-rules")
@@ -150,25 +154,34 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .setPath(RulePath)
       .setPayload(Payloads["securityRules.update"])
       .setUrlParams(DryRunQuery)
+      .setHeaders(RuleIfMatchHeaders)
       .addSuccess(RuleMutation)
       .addSuccess(RuleImpact)
       .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)
+      .addError(PreconditionFailed.Wire)
       .addError(RuleValidation.Wire)
-      .annotate(OpenApi.Summary, "Change the fields present; vpc_id cannot change. dry_run=true: the change's impact")
+      .annotate(
+        OpenApi.Summary,
+        "Change the fields present; vpc_id cannot change; 412 when If-Match is not the rule's ETag (the answer's ETag " +
+          "is the new one). dry_run=true: the change's impact"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/security-rules/:rule_id")
       .setPath(RulePath)
       .setUrlParams(DryRunQuery)
+      .setHeaders(RuleIfMatchHeaders)
       .addSuccess(RuleRemoval)
       .addSuccess(RuleImpact)
       .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)
+      .addError(PreconditionFailed.Wire)
       .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
-        "Delete a rule: 200 with rule null and the apply state. dry_run=true: the deletion's impact"
+        "Delete a rule: 200 with rule null and the apply state; 412 when If-Match is not the rule's ETag. " +
+          "dry_run=true: the deletion's impact"
       )
   )
   .add(

@@ -124,6 +124,14 @@ export const IfMatchHeaders = Schema.Struct({
   })
 })
 
+/** A change to one rule, made only while the rule is at the version its ETag names. */
+export const RuleIfMatchHeaders = Schema.Struct({
+  "if-match": Schema.optional(Schema.String).annotations({
+    description:
+      "The ETag of GET /security-rules/{rule_id} the change was made against: 412 when the rule changed since"
+  })
+})
+
 /** Any subset of the create fields except `vpc_id`; only the fields present change. */
 export const SecurityRulePatch = Schema.Struct({
   name: Schema.optional(RuleName),

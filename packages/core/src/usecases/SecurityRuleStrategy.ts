@@ -67,16 +67,18 @@ export const update = (
   vpcId: VpcId,
   patch: SecurityRulePatch,
   references: Validate.References,
-  now: SecurityRuleRecord["updated_at"]
+  now: SecurityRuleRecord["updated_at"],
+  ifMatch?: string
 ) =>
 (
   state: TenantState
-): Decided<Updated, NotFound | RuleValidation> => {
+): Decided<Updated, NotFound | RuleValidation | PreconditionFailed> => {
   const current = state.rule(id)
   if (current === undefined || current.vpc_id !== vpcId) return Either.left(ruleNotFound(id))
-  return Validate.applyPatch(current, patch).pipe(
+  return unmoved(current, ifMatch).pipe(
+    Either.flatMap(() => Validate.applyPatch(current, patch)),
     Either.flatMap((next) => Either.map(Validate.validate(next, references), () => next)),
-    Either.mapLeft((e) => RuleValidation.field(e.field, e.message)),
+    Either.mapLeft((e) => e instanceof PreconditionFailed ? e : RuleValidation.field(e.field, e.message)),
     Either.map((next) => {
       const saved = { ...next, updated_at: now }
       return {
@@ -90,12 +92,36 @@ export const update = (
 }
 
 /** A delete: answers the VPC's rules before it. */
-export const remove =
-  (id: SecurityRuleId, vpcId: VpcId) => (state: TenantState): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound> =>
-    Either.map(
-      removing(state, "rules", id, ruleNotFound(id).detail, vpcId),
-      (decision) => ({ ...decision, result: state.rulesOf(vpcId) })
-    )
+export const remove = (id: SecurityRuleId, vpcId: VpcId, ifMatch?: string) =>
+(
+  state: TenantState
+): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound | PreconditionFailed> => {
+  const current = state.rule(id)
+  return Either.flatMap(
+    current === undefined ? Either.void : unmoved(current, ifMatch),
+    () =>
+      Either.map(
+        removing(state, "rules", id, ruleNotFound(id).detail, vpcId),
+        (decision) => ({ ...decision, result: state.rulesOf(vpcId) })
+      )
+  )
+}
+
+/** A rule's version, as its ETag: what `If-Match` on a change to it names. */
+export const etagOf = (rule: SecurityRuleRecord): string => Declaration.etagOf([rule])
+
+/** Refused (412) when `ifMatch` (an `If-Match` header) does not name the rule's ETag as the state holds it. */
+const unmoved = (rule: SecurityRuleRecord, ifMatch: string | undefined): Either.Either<void, PreconditionFailed> => {
+  if (ifMatch === undefined) return Either.void
+  const etag = etagOf(rule)
+  return Declaration.ifMatch(ifMatch, etag) ? Either.void : Either.left(
+    new PreconditionFailed({
+      detail: `security rule ${rule.id} changed since ${
+        ifMatch.split(",").map(Declaration.quotedTag).join(", ")
+      }: it is now at ${etag}`
+    })
+  )
+}
 
 /**
  * A reorder: `ruleIds` must list every rule of the VPC once; priorities become 10, 20, 30, ...

@@ -74,7 +74,11 @@ export interface TaggedRuleList {
 
 export interface SecurityRulesShape {
   readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<TaggedRuleList, Failure>
-  readonly get: (caller: TenantPrincipal, id: SecurityRuleId) => Effect.Effect<SecurityRule, Failure>
+  /** The rule, and its version as an ETag (for `If-Match` on its changes). */
+  readonly get: (
+    caller: TenantPrincipal,
+    id: SecurityRuleId
+  ) => Effect.Effect<{ readonly rule: SecurityRule; readonly etag: string }, Failure>
   /**
    * The changes take `dryRun`: when true they validate exactly as the real call, change
    * nothing, and answer the change's impact instead.
@@ -84,17 +88,26 @@ export interface SecurityRulesShape {
     input: SecurityRuleCreate,
     dryRun?: boolean
   ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated | Conflict | IdempotencyKeyReused>
+  /**
+   * `ifMatch`: the rule's ETag (`get`) the change was made against; 412 when it moved since.
+   * Answers the rule's new ETag with it (none for a dry run).
+   */
   readonly update: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
     patch: SecurityRulePatch,
-    dryRun?: boolean
-  ) => Effect.Effect<RuleMutation | RuleImpact, Failure | GuardrailViolated>
+    dryRun?: boolean,
+    ifMatch?: string
+  ) => Effect.Effect<
+    { readonly answer: RuleMutation | RuleImpact; readonly etag: string | null },
+    Failure | GuardrailViolated | PreconditionFailed
+  >
   readonly delete: (
     caller: TenantPrincipal,
     id: SecurityRuleId,
-    dryRun?: boolean
-  ) => Effect.Effect<RuleRemoval | RuleImpact, Failure | GuardrailViolated>
+    dryRun?: boolean,
+    ifMatch?: string
+  ) => Effect.Effect<RuleRemoval | RuleImpact, Failure | GuardrailViolated | PreconditionFailed>
   readonly reorder: (
     caller: TenantPrincipal,
     vpcId: VpcId,
@@ -366,32 +379,41 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       })
 
       const update = Effect.fn("SecurityRules.update")(
-        function*(caller: TenantPrincipal, id: SecurityRuleId, patch: SecurityRulePatch, dryRun = false) {
+        function*(
+          caller: TenantPrincipal,
+          id: SecurityRuleId,
+          patch: SecurityRulePatch,
+          dryRun = false,
+          ifMatch?: string
+        ) {
           if (dryRun) yield* Audit.dismiss
           const first = yield* ownedRule(caller, id)
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
-          const decide = Strategy.update(id, vpc.id, patch, references(context), now)
+          const decide = Strategy.update(id, vpc.id, patch, references(context), now, ifMatch)
           const after = (result: Strategy.Updated) => result.before.map((r) => (r.id === id ? result.saved : r))
-          if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after)
+          if (dryRun) {
+            return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
+          }
           const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
             Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("Conflict", unchangedCount)
           )
-          return yield* mutation(vpc, result.saved)
+          return { answer: yield* mutation(vpc, result.saved), etag: Strategy.etagOf(result.saved) }
         }
       )
 
       const remove = Effect.fn("SecurityRules.delete")(function*(
         caller: TenantPrincipal,
         id: SecurityRuleId,
-        dryRun = false
+        dryRun = false,
+        ifMatch?: string
       ) {
         if (dryRun) yield* Audit.dismiss
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
-        const decide = Strategy.remove(id, vpc.id)
+        const decide = Strategy.remove(id, vpc.id, ifMatch)
         const context = yield* applier.context(vpc)
         const after = (before: ReadonlyArray<SecurityRuleRecord>) => before.filter((r) => r.id !== id)
         if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (before) => before, after)
@@ -518,7 +540,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           Effect.gen(function*() {
             const rule = yield* ownedRule(caller, id)
             const vpc = yield* vpcs.owned(caller, rule.vpc_id)
-            return view(rule, yield* applier.context(vpc))
+            return { rule: view(rule, yield* applier.context(vpc)), etag: Strategy.etagOf(rule) }
           }),
         create,
         update,

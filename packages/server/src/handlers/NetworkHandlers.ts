@@ -124,20 +124,25 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
                 )
             })
         )
-        .handle("get", ({ path }) => asTenant((caller) => rules.get(caller, path.rule_id)).pipe(json("get")))
+        .handle("get", ({ path }) =>
+          asTenant((caller) => rules.get(caller, path.rule_id)).pipe(
+            Effect.flatMap(({ etag, rule }) => Effect.map(json("get")(Effect.succeed(rule)), withHeaders({ etag })))
+          ))
         .handle("create", ({ payload, urlParams }) =>
           asTenant((caller) =>
             rules.create(caller, payload, urlParams.dry_run === true)
           ).pipe(json("create")))
-        .handle("update", ({ path, payload, urlParams }) =>
+        .handle("update", ({ headers, path, payload, urlParams }) =>
           asTenant((caller) =>
-            rules.update(caller, path.rule_id, payload, urlParams.dry_run === true)
+            rules.update(caller, path.rule_id, payload, urlParams.dry_run === true, headers["if-match"])
           ).pipe(
-            json("update")
+            Effect.flatMap(({ answer, etag }) =>
+              Effect.map(json("update")(Effect.succeed(answer)), etag === null ? identity : withHeaders({ etag }))
+            )
           ))
-        .handle("delete", ({ path, urlParams }) =>
+        .handle("delete", ({ headers, path, urlParams }) =>
           asTenant((caller) =>
-            rules.delete(caller, path.rule_id, urlParams.dry_run === true)
+            rules.delete(caller, path.rule_id, urlParams.dry_run === true, headers["if-match"])
           ).pipe(json("delete")))
         .handle("reorder", ({ payload, urlParams }) =>
           asTenant((caller) =>
