@@ -745,6 +745,21 @@ export const make = (options: Options = {}) =>
      * the version steps, the audit entry and the revision step, and COMMIT. Without a VPC to
      * hold or a key to claim, the one statement of writes alone, a transaction by itself.
      */
+    /**
+     * A commit PostgreSQL chose as a deadlock's victim (a stale decision's retry holds the VPC
+     * it found changed before the others) wrote nothing: it is decided again, like a stale one.
+     */
+    const deadlockIsStale = <A, R>(
+      self: Effect.Effect<A, SqlError.SqlError, R>
+    ): Effect.Effect<A, Store.StaleDecision | Store.StoreUnavailable | Store.UniqueViolation, R> =>
+      self.pipe(Effect.catchTag(
+        "SqlError",
+        (e): Effect.Effect<never, Store.StaleDecision | Store.StoreUnavailable | Store.UniqueViolation> =>
+          (e.cause as { code?: string } | undefined)?.code === "40P01"
+            ? Effect.fail(new Store.StaleDecision({ vpc_id: null }))
+            : writing(Effect.fail(e))
+      ))
+
     const commit: Store.StoreShape["commit"] = (change) =>
       Effect.gen(function*() {
         const touched = Change.touchedVpcs(change.writes)
@@ -774,13 +789,13 @@ export const make = (options: Options = {}) =>
               created_at = EXCLUDED.created_at
             WHERE idempotency_keys.created_at < ${claim.liveSince}
             RETURNING key`
-          const [found] = yield* sql<
+          const [found] = yield* deadlockIsStale(sql<
             { versions: Record<string, string | number>; claimed: number; scope: string | number }
           >`
             WITH held AS (${versions}), claimed AS (${claiming})
             SELECT coalesce((SELECT json_object_agg(id, version) FROM held), '{}') AS versions,
               (SELECT count(*)::int FROM claimed) AS claimed,
-              (SELECT scope_version FROM tenants WHERE id = ${change.tenant}) AS scope`
+              (SELECT scope_version FROM tenants WHERE id = ${change.tenant}) AS scope`)
           if (change.scope !== undefined && Number(found?.scope) !== change.scope) {
             return yield* new Store.StaleDecision({ vpc_id: null })
           }
@@ -820,7 +835,7 @@ export const make = (options: Options = {}) =>
             sql.join(" + ", false)(statements.map((_, i) => sql`(SELECT count(*) FROM ${sql(`w${i}`)})`))
           } >= 0${sql.join("", false)(removals.map((i) => sql` AND (SELECT count(*) FROM ${sql(`w${i}`)}) > 0`))}`
         const write = Effect.flatMap(
-          writing(sql<{ before: string; after: string }>`
+          deadlockIsStale(sql<{ before: string; after: string }>`
             WITH ${sql.join(", ", false)(statements.map((statement, i) => sql`${sql(`w${i}`)} AS (${statement})`))}${
             statements.length === 0 ? sql`` : sql`,`
           } step AS (
@@ -839,7 +854,7 @@ export const make = (options: Options = {}) =>
         return yield* held.length === 0 && claim === null && !scoped && removals.length === 0
           ? write
           : transaction(Effect.zipRight(hold, write))
-      }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))))
+      })
 
     const store = Store.Store.of({
       backend: options.backend ?? "postgres",

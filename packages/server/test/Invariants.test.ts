@@ -30,8 +30,8 @@ import {
 import type { Ids, Principal } from "@tenet/core"
 import type { Either } from "effect"
 import { Effect, FastCheck as fc, Layer, Option, Schema } from "effect"
-import type { Ports, Process, Services } from "./Processes.js"
-import { freshDatabase, newTenant, on, processOn } from "./Processes.js"
+import type { Process, Services } from "./Processes.js"
+import { newTenant, on, onFresh, onFreshDatabases } from "./Processes.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
@@ -232,11 +232,17 @@ const race = (processes: ReadonlyArray<Process>, rounds: ReadonlyArray<readonly 
     let changed = 0
     for (const [round, [a, b]] of rounds.entries()) {
       const before = yield* holds(first!, tenant.id, `before round ${round}`)
-      yield* Effect.all([
+      const outcomes = yield* Effect.all([
         tenant.asTenant(first!, write(tenant, a, round)),
         tenant.asTenant(second!, write(tenant, b, round))
       ], { concurrency: "unbounded" })
-      const after = yield* holds(first!, tenant.id, `after round ${round} (${a}, ${b}) of ${JSON.stringify(rounds)}`)
+      // What each write answered, to read a failure by.
+      const answered = outcomes.map((o) => o._tag === "Left" ? String(o.left) : "ok").join("; ")
+      const after = yield* holds(
+        first!,
+        tenant.id,
+        `after round ${round} (${a}, ${b}: ${answered}) of ${JSON.stringify(rounds)}`
+      )
       if (after.revision !== before.revision) changed++
     }
     // The rounds wrote (a write may find nothing to act on, or be refused as a user's would be).
@@ -446,61 +452,27 @@ const ORDERS = fc.sample(fc.array(fc.nat(RACES.length - 1), { minLength: 36, max
 const ROUNDS = fc.array(fc.tuple(fc.nat(839), fc.nat(839)), { minLength: 30, maxLength: 40 })
 const SEQUENCES = fc.sample(ROUNDS, 3)
 
-const onProcesses = (makeStore: () => Ports, count: number) =>
-  Effect.gen(function*() {
-    for (const rounds of SEQUENCES) {
-      const processes = Array.from({ length: count }, () => processOn(makeStore()))
-      yield* race(processes, rounds).pipe(
-        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
-      )
-    }
-  })
-
-const onRaces = (makeStore: () => Ports, count: number) =>
-  Effect.gen(function*() {
-    for (const order of ORDERS) {
-      const processes = Array.from({ length: count }, () => processOn(makeStore()))
-      yield* races(processes, order).pipe(
-        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
-      )
-    }
-  })
+const memory = () => Layer.empty
+const embedded = () => PgEmbedded.layer().pipe(Layer.orDie)
 
 describe("every promise under concurrency", () => {
-  it.live("memory: the measured races, each again and again", () => onRaces(() => Layer.empty, 1), 120_000)
+  it.live("memory: the measured races, each again and again", () => onFresh(ORDERS, 1, memory, races), 120_000)
 
-  it.live(
-    "embedded: the measured races, each again and again",
-    () => onRaces(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
-    240_000
-  )
+  it.live("embedded: the measured races, each again and again", () => onFresh(ORDERS, 1, embedded, races), 240_000)
 
   it.live.skipIf(url === undefined)(
     "PostgreSQL, two processes: the measured races, one write through each",
-    () => Effect.flatMap(freshDatabase(url!, "races"), (store) => onRaces(store, 2)).pipe(Effect.scoped),
+    () => onFreshDatabases(url!, "races", ORDERS, races),
     300_000
   )
 
-  it.live("memory: two writes at once, every round", () => onProcesses(() => Layer.empty, 1), 120_000)
+  it.live("memory: two writes at once, every round", () => onFresh(SEQUENCES, 1, memory, race), 120_000)
 
-  it.live(
-    "embedded: two writes at once, every round",
-    () => onProcesses(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
-    240_000
-  )
+  it.live("embedded: two writes at once, every round", () => onFresh(SEQUENCES, 1, embedded, race), 240_000)
 
   it.live.skipIf(url === undefined)(
     "PostgreSQL, two processes: two writes at once, one through each, every round",
-    () =>
-      Effect.gen(function*() {
-        for (const rounds of SEQUENCES) {
-          const store = yield* freshDatabase(url!, "invariants")
-          const processes = [processOn(store()), processOn(store())]
-          yield* race(processes, rounds).pipe(
-            Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
-          )
-        }
-      }).pipe(Effect.scoped),
+    () => onFreshDatabases(url!, "invariants", SEQUENCES, race),
     300_000
   )
 })

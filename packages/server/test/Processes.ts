@@ -74,3 +74,32 @@ export const freshDatabase = (url: string, label: string): Effect.Effect<() => P
     target.pathname = `/${name}`
     return () => PgDatabase.layer({ url: target.toString(), maxConnections: 4 }).pipe(Layer.orDie)
   })
+
+/** `run` for each of `inputs` on `count` new processes over `makeStore`, disposed after each. */
+export const onFresh = <I, E>(
+  inputs: ReadonlyArray<I>,
+  count: number,
+  makeStore: () => Ports,
+  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>
+) =>
+  Effect.forEach(inputs, (input) => {
+    const processes = Array.from({ length: count }, () => processOn(makeStore()))
+    return run(processes, input).pipe(
+      Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
+    )
+  }, { discard: true })
+
+/** `run` for each of `inputs` on two processes (two replicas) over a database of its own on the server at `url`. */
+export const onFreshDatabases = <I, E>(
+  url: string,
+  label: string,
+  inputs: ReadonlyArray<I>,
+  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>
+) =>
+  Effect.scoped(
+    Effect.forEach(
+      inputs,
+      (input) => Effect.flatMap(freshDatabase(url, label), (store) => onFresh([input], 2, store, run)),
+      { discard: true }
+    )
+  )

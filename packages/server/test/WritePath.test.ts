@@ -29,8 +29,8 @@ import {
 } from "@tenet/core"
 import type { Ids } from "@tenet/core"
 import { Effect, Either, FastCheck, Layer, Option, Schema } from "effect"
-import type { Ports, Process } from "./Processes.js"
-import { freshDatabase, newTenant, processOn } from "./Processes.js"
+import type { Process } from "./Processes.js"
+import { newTenant, onFresh, onFreshDatabases } from "./Processes.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
@@ -188,42 +188,23 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
 /** Sequences of steps, the same for every store. */
 const SEQUENCES = FastCheck.sample(FastCheck.array(FastCheck.nat(799), { minLength: 10, maxLength: 30 }), 6)
 
-const onProcesses = (makeStore: () => Ports, count: number) =>
-  Effect.gen(function*() {
-    for (const picks of SEQUENCES) {
-      const processes = Array.from({ length: count }, () => processOn(makeStore()))
-      yield* runSteps(processes, picks).pipe(
-        Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
-      )
-    }
-  })
-
 describe("the write path", () => {
   it.live(
     "memory: the read model serves what a fresh load of the store reads, after every write",
-    () => onProcesses(() => Layer.empty, 1),
+    () => onFresh(SEQUENCES, 1, () => Layer.empty, runSteps),
     120_000
   )
 
   it.live(
     "embedded: the read model serves what a fresh load of the store reads, after every write",
-    () => onProcesses(() => PgEmbedded.layer().pipe(Layer.orDie), 1),
+    () => onFresh(SEQUENCES, 1, () => PgEmbedded.layer().pipe(Layer.orDie), runSteps),
     180_000
   )
 
   it.live.skipIf(url === undefined)(
     "PostgreSQL, two processes: each read model serves what a fresh load of the store reads, after every write",
-    () =>
-      Effect.gen(function*() {
-        for (const picks of SEQUENCES) {
-          // A database of its own per sequence; each process its own pool on it.
-          const store = yield* freshDatabase(url!, "write_path")
-          const processes = [processOn(store()), processOn(store())]
-          yield* runSteps(processes, picks).pipe(
-            Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
-          )
-        }
-      }).pipe(Effect.scoped),
+    // A database of its own per sequence; each process its own pool on it.
+    () => onFreshDatabases(url!, "write_path", SEQUENCES, runSteps),
     300_000
   )
 })

@@ -45,27 +45,8 @@ const vpcOf = (write: Write, before: TenantState, after: TenantState): VpcId | n
   if (write._tag !== "Remove") return write.part === "vpcs" ? write.record.id : vpcOfRow(write.record)
   if (write.part === "vpcs") return write.key as VpcId
   if (write.vpc_id !== undefined) return write.vpc_id
-  const row = rowOf(before, write.part, write.key) ?? rowOf(after, write.part, write.key)
+  const row = before.row(write.part, write.key) ?? after.row(write.part, write.key)
   return row === undefined ? null : vpcOfRow(row)
-}
-
-const rowOf = (state: TenantState, part: Change.Part, key: string): object | undefined => {
-  switch (part) {
-    case "subnets":
-      return state.subnet(key)
-    case "rules":
-      return state.rule(key)
-    case "pods":
-      return state.pod(key)
-    case "tunnels":
-      return state.tunnel(key)
-    case "guardrails":
-      return state.guardrail(key)
-    case "vpcs":
-      return state.vpc(key)
-    default:
-      return undefined
-  }
 }
 
 /** Whether a pod's write changes what rules resolve against (its presence, subnet or lifecycle). */

@@ -152,6 +152,9 @@ export interface PipelineShape {
   ) => Effect.Effect<{ readonly decision: Decision<A>; readonly state: TenantState }, E | ServiceUnavailable>
 }
 
+/** How many times a decision the store found stale is made again before the request gives up (503). */
+const STALE_RETRIES = 4
+
 export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, PipelineShape>() {
   static readonly layer = Layer.effect(
     Pipeline,
@@ -212,6 +215,35 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
               return { decision, state, step, writes }
             })
           const isStale = (e: unknown): e is StaleDecision => e instanceof StaleDecision
+          /**
+           * Decided again on the store's state, read while what it found changed (a VPC, the
+           * tenant's scope) is held, so writers racing for it (across processes too) each get
+           * through in turn; a decision on several VPCs may find another moved meanwhile (or lose
+           * a deadlock to a commit holding one of them), and goes again, `remaining` times more.
+           */
+          const decidedAgain = (remaining: number) =>
+          (
+            stale: StaleDecision
+          ): Effect.Effect<
+            Effect.Effect.Success<ReturnType<typeof attempt>>,
+            Exclude<Effect.Effect.Error<ReturnType<typeof attempt>>, StaleDecision> | ServiceUnavailable
+          > =>
+            remaining === 0
+              ? Effect.fail(
+                new ServiceUnavailable({
+                  detail: `${
+                    stale.vpc_id === null ? "the tenant's VPCs" : `VPC ${stale.vpc_id}`
+                  } kept changing while this request was decided; retry it`
+                })
+              )
+              : store.transaction(Effect.zipRight(
+                // The scope first, as every commit takes it: retries of one tenant go one at a time.
+                Effect.zipRight(
+                  store.tenants.lockScope(tenant),
+                  stale.vpc_id === null ? Effect.void : store.vpcs.lock(stale.vpc_id as VpcId)
+                ),
+                Effect.flatMap(readModel.refresh(tenant), attempt)
+              )).pipe(storeUnavailable, Effect.catchIf(isStale, decidedAgain(remaining - 1)))
           return yield* readModel.writing(
             tenant,
             Effect.gen(function*() {
@@ -219,22 +251,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 readModel.stateOf(tenant).pipe(storeUnavailable),
                 attempt
               ).pipe(
-                // Decided again on the store's state, read while what it found changed (a VPC, the
-                // tenant's scope) is held, so writers racing for it (across processes too) each
-                // get through in turn.
-                Effect.catchIf(isStale, (stale) =>
-                  store.transaction(Effect.zipRight(
-                    stale.vpc_id === null ? store.tenants.lockScope(tenant) : store.vpcs.lock(stale.vpc_id as VpcId),
-                    Effect.flatMap(readModel.refresh(tenant), attempt)
-                  )).pipe(storeUnavailable)),
-                Effect.catchIf(isStale, (stale) =>
-                  Effect.fail(
-                    new ServiceUnavailable({
-                      detail: `${
-                        stale.vpc_id === null ? "the tenant's VPCs" : `VPC ${stale.vpc_id}`
-                      } kept changing while this request was decided; retry it`
-                    })
-                  ))
+                Effect.catchIf(isStale, decidedAgain(STALE_RETRIES))
               )
               const made = yield* readModel.committed(tenant, state, writes, step)
               return { result: decision.result, state: made }

@@ -223,6 +223,11 @@ export class TenantState {
     return Table.has(this.tables[part] as Table.Table<unknown, string>, key)
   }
 
+  /** The row of `part` keyed `key`, of whatever kind it is. */
+  row(part: Part, key: string): object | undefined {
+    return Option.getOrUndefined(Table.get(this.tables[part] as Table.Table<object, string>, key))
+  }
+
   vpc(id: string): VpcRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.vpcs, id))
   }
