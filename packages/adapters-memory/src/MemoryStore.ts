@@ -37,12 +37,13 @@ const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
   indexes: { tenant: (d) => d.tenant_id, name: (d) => d.domain },
   retained: ["tenant"]
 })
-const Vpcs = Table.define<Vpc.VpcRecord, "tenant" | "name" | "unapplied">({
+const Vpcs = Table.define<Vpc.VpcRecord, "tenant" | "name" | "unapplied" | "deleting">({
   key: (v) => v.id,
   indexes: {
     tenant: (v) => v.tenant_id,
     name: (v) => `${v.tenant_id}/${v.name}`,
-    unapplied: (v) => v.applied ? null : ""
+    unapplied: (v) => v.applied ? null : "",
+    deleting: (v) => v.lifecycle === "deleting" ? "" : null
   },
   retained: ["tenant"]
 })
@@ -133,7 +134,7 @@ interface State {
   readonly domains: Table.Table<Domain.DomainRecord, "tenant" | "name">
   readonly providerConfig: Option.Option<ProviderConfig.ProviderConfigRecord>
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
-  readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied">
+  readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied" | "deleting">
   readonly subnets: Table.Table<Subnet.SubnetRecord, "tenant" | "vpc" | "name">
   readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">
   readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">
@@ -516,6 +517,7 @@ export const make = Effect.gen(function*() {
     find: (id) => read((s) => Table.get(s.vpcs, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
     listUnapplied: read((s) => ordered(s, Table.lookup(s.vpcs, "unapplied", ""))),
+    listDeleting: read((s) => ordered(s, Table.lookup(s.vpcs, "deleting", ""))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
     lock: (id) =>
       transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id))))

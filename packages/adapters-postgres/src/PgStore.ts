@@ -361,6 +361,11 @@ export const make = (options: Options = {}) =>
       listUnapplied: all(Schema.Void, VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(
         undefined
       ),
+      listDeleting: all(
+        Schema.Void,
+        VpcRow,
+        () => sql`SELECT * FROM vpcs WHERE lifecycle = 'deleting' ORDER BY created_at, seq`
+      )(undefined),
       lock: (id) =>
         unavailable(Effect.map(
           sql<{ revision: string }>`

@@ -1,6 +1,6 @@
 /**
- * The reconciler: a fiber that, every `interval`, applies again each VPC and pod whose last
- * apply failed and publishes again each tunnel that is not active, until the cluster and the
+ * The reconciler: a fiber that, every `interval`, finishes the VPC deletes a stopped process
+ * left marked, applies again each VPC and pod whose last apply failed and publishes again each tunnel that is not active, until the cluster and the
  * provider take them, and forgets the idempotency keys past their retention and the login
  * attempts past every throttling window and the change stream's events past its retention. It
  * stops with the server.
@@ -8,7 +8,7 @@
  * Each pass is counted and timed, and leaves the backlog it could not clear (and the tunnels
  * by status) in gauges: every replica measures them, also while another one holds the pass.
  */
-import { ChangeFeed, Idempotency, Identity, NetworkApplier, Pods, Store, Tunnels } from "@tenet/core"
+import { ChangeFeed, Idempotency, Identity, NetworkApplier, Pods, Store, Tunnels, Vpcs } from "@tenet/core"
 import type { Duration } from "effect"
 import { Effect, Exit, Layer, Metric, MetricBoundaries, Option, Schedule } from "effect"
 
@@ -21,6 +21,7 @@ export const RECONCILER_LOCK = "tenet.reconciler"
  */
 export const pass = Effect.gen(function*() {
   const applier = yield* NetworkApplier.NetworkApplier
+  const vpcs = yield* Vpcs.Vpcs
   const pods = yield* Pods.Pods
   const tunnels = yield* Tunnels.Tunnels
   const store = yield* Store.Store
@@ -30,7 +31,8 @@ export const pass = Effect.gen(function*() {
   return yield* store.exclusive(
     RECONCILER_LOCK,
     Effect.all({
-      vpcs: applier.reconcile,
+      // Deletes a stopped process left marked are finished first: they are not to be applied.
+      vpcs: Effect.zipWith(vpcs.reconcile, applier.reconcile, (finished, applied) => finished + applied),
       pods: pods.reconcile,
       tunnels: tunnels.reconcile,
       expired_keys: idempotency.purgeExpired,

@@ -1,5 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
+import type { Ids } from "@tenet/core"
+import { Pipeline } from "@tenet/core"
 import { Effect, Schedule } from "effect"
 import { newTenant, raw, testServer } from "./Harness.js"
 
@@ -24,5 +26,30 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
       )
       expect(converged.applied).toBe(true)
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
+    }))
+
+  it.effect("finishes a VPC delete a stopped process left marked: the cluster, then the store", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const headers = { "x-auth-token": session.api_token }
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const vpc = (yield* raw("POST", "/vpcs", {
+        headers,
+        body: { token: session.api_token, tenant_id: tenant.id, name: "abandoned", enable_internet: true }
+      })).body as { id: Ids.VpcId }
+      expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
+      // What a process that stopped right after marking the delete leaves behind.
+      const pipeline = yield* Pipeline.Pipeline
+      yield* pipeline.record(tenant.id as Ids.TenantId, (state) =>
+        Effect.succeed(
+          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({ ...latest, lifecycle: "deleting" }))
+        ))
+      const gone = yield* raw("GET", "/vpcs", { headers }).pipe(
+        Effect.map((r) => r.body as Array<{ id: string }>),
+        Effect.filterOrFail((vpcs) => !vpcs.some((v) => v.id === vpc.id), () => "still there"),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds")))
+      )
+      expect(gone.map((v) => v.id)).not.toContain(vpc.id)
+      expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).not.toContain(vpc.id)
     }))
 })

@@ -240,7 +240,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 // The scope first, as every commit takes it: retries of one tenant go one at a time.
                 Effect.zipRight(
                   store.tenants.lockScope(tenant),
-                  stale.vpc_id === null ? Effect.void : store.vpcs.lock(stale.vpc_id as VpcId)
+                  stale.vpc_id === null ? Effect.void : Effect.asVoid(store.vpcs.lock(stale.vpc_id as VpcId))
                 ),
                 Effect.flatMap(readModel.refresh(tenant), attempt)
               )).pipe(storeUnavailable, Effect.catchIf(isStale, decidedAgain(remaining - 1)))

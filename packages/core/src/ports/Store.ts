@@ -143,6 +143,8 @@ export interface VpcRepository {
   readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<VpcRecord>>
   /** VPCs whose last apply failed, for the reconciler. */
   readonly listUnapplied: Read<ReadonlyArray<VpcRecord>>
+  /** VPCs marked `deleting`, for the reconciler to finish what a stopped process left. */
+  readonly listDeleting: Read<ReadonlyArray<VpcRecord>>
   /**
    * Inside a transaction, holds the VPC against concurrent writers until it ends (a row
    * lock in SQL): a decision `commit` found stale is made again while it is held, so writers

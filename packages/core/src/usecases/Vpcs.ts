@@ -6,6 +6,7 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
+import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
@@ -14,6 +15,7 @@ import { toVpc } from "../domain/Vpc.js"
 import { Conflict, NotFound, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
@@ -61,6 +63,11 @@ export interface VpcsShape {
     caller: TenantPrincipal,
     id: VpcId
   ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError | GuardrailViolated>
+  /**
+   * Finishes the deletes a stopped process left marked (the cluster, the hostnames, the store):
+   * how many it finished, for the reconciler.
+   */
+  readonly reconcile: Effect.Effect<number, ServiceUnavailable>
   /** The caller's VPC, or 404. */
   readonly owned: (caller: TenantPrincipal, id: VpcId) => Effect.Effect<VpcRecord, NotFound | ServiceUnavailable>
 }
@@ -72,6 +79,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const identity = yield* Identity
       const applier = yield* NetworkApplier
       const orchestrator = yield* Orchestrator
+      const store = yield* Store
       const tunnels = yield* Tunnels
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
@@ -137,31 +145,61 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           // A mark adds no rule and no block: no limit or overlap can refuse it.
           Effect.catchTag("Conflict", Effect.die)
         )
-        const referencing = new Set((state ?? (yield* stateOf(caller))).rulesNaming(id).map((r) => r.vpc_id))
-        yield* orchestrator.deleteVpc(id).pipe(
+        yield* finish(caller.tenant_id, id, state).pipe(
+          // A cluster that cannot delete: the mark goes back, nothing was deleted.
           Effect.tapError(() =>
             pipeline.commit(caller.tenant_id, marking(id, "deleting", "active")).pipe(Effect.ignore)
-          ),
-          Effect.mapError((e) =>
-            new ServiceUnavailable({
-              detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
-            })
           )
         )
-        // Public hostnames of the VPC's pods go first; the store then drops everything beneath.
-        yield* tunnels.withdrawAll((yield* stateOf(caller)).tunnels.filter((t) => t.vpc_id === id))
-        yield* pipeline.record(caller.tenant_id, (now) => removing(now, "vpcs", id, `VPC ${id} not found`)).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
-        // Rules elsewhere that named this VPC are now unresolvable and leave enforcement.
-        yield* Effect.forEach(referencing, (vpcId) => applier.apply(caller.tenant_id, vpcId), { discard: true })
       })
+
+      /**
+       * A delete marked: the cluster lets the VPC go, its public hostnames are withdrawn, the
+       * store drops it with everything beneath, and rules elsewhere that named it are applied
+       * without it. Each step may be repeated: a removal another finisher made is done.
+       */
+      const finish = (tenantId: TenantId, id: VpcId, marked?: TenantState) =>
+        Effect.gen(function*() {
+          const referencing = new Set(
+            (marked ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))).rulesNaming(id).map((r) => r.vpc_id)
+          )
+          yield* orchestrator.deleteVpc(id).pipe(
+            Effect.mapError((e) =>
+              new ServiceUnavailable({
+                detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
+              })
+            )
+          )
+          const now = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
+          yield* tunnels.withdrawAll(now.tunnels.filter((t) => t.vpc_id === id))
+          yield* pipeline.record(tenantId, (state) => removing(state, "vpcs", id, `VPC ${id} not found`)).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die),
+            Effect.catchTag("NotFound", () => Effect.void)
+          )
+          yield* Effect.forEach(referencing, (vpcId) => applier.apply(tenantId, vpcId), { discard: true })
+        })
+
+      const reconcile = Effect.gen(function*() {
+        const marked = yield* store.vpcs.listDeleting.pipe(storeUnavailable)
+        const finished = yield* Effect.forEach(
+          marked,
+          (vpc) =>
+            finish(vpc.tenant_id, vpc.id).pipe(
+              Effect.as(1),
+              Effect.catchAll((e) =>
+                Effect.as(Effect.logWarning("finishing a VPC's delete failed; next pass retries", vpc.id, e), 0)
+              )
+            )
+        )
+        return finished.reduce((a, b) => a + b, 0)
+      }).pipe(Effect.withSpan("Vpcs.reconcile"))
 
       return Vpcs.of({
         create,
         list: (caller) => Effect.map(stateOf(caller), (state) => state.vpcs.map(toVpc)),
         delete: remove,
-        owned
+        owned,
+        reconcile
       })
     })
   )
