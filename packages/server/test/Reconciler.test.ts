@@ -28,6 +28,25 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
     }))
 
+  it.effect("a VPC delete the cluster refuses is 503 and takes its mark back: the VPC takes writes again", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const headers = { "x-auth-token": session.api_token }
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const vpc = (yield* raw("POST", "/vpcs", {
+        headers,
+        body: { token: session.api_token, tenant_id: tenant.id, name: "kept", enable_internet: true }
+      })).body as { id: string }
+      yield* cluster.failApplies("etcd is read-only")
+      const refused = yield* raw("DELETE", `/vpcs/${vpc.id}`, { headers })
+      yield* cluster.heal
+      expect(refused.status, refused.text).toBe(503)
+      expect((refused.body as { detail: string }).detail).toContain("nothing was deleted")
+      // A VPC still marked would be 404 to its rules' list.
+      expect((yield* raw("GET", `/security-rules?vpc_id=${vpc.id}`, { headers })).status).toBe(200)
+      expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
+    }))
+
   it.effect("finishes a VPC delete a stopped process left marked: the cluster, then the store", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()

@@ -132,7 +132,11 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const marking = (id: VpcId, from: VpcRecord["lifecycle"], to: VpcRecord["lifecycle"]) => (state: TenantState) => {
         const vpc = state.vpc(id)
         if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
-        if (vpc.lifecycle !== from) return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
+        if (vpc.lifecycle !== from) {
+          return Either.left(
+            new NotFound({ detail: `VPC ${id} ${from === "active" ? "is being deleted" : "is not being deleted"}` })
+          )
+        }
         return Either.right(updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: to })))
       }
 
@@ -145,18 +149,15 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           // A mark adds no rule and no block: no limit or overlap can refuse it.
           Effect.catchTag("Conflict", Effect.die)
         )
-        yield* finish(caller.tenant_id, id, state).pipe(
-          // A cluster that cannot delete: the mark goes back, nothing was deleted.
-          Effect.tapError(() =>
-            pipeline.commit(caller.tenant_id, marking(id, "deleting", "active")).pipe(Effect.ignore)
-          )
-        )
+        yield* finish(caller.tenant_id, id, state)
       })
 
       /**
        * A delete marked: the cluster lets the VPC go, its public hostnames are withdrawn, the
        * store drops it with everything beneath, and rules elsewhere that named it are applied
-       * without it. Each step may be repeated: a removal another finisher made is done.
+       * without it. Each step may be repeated: a removal another finisher made is done. A
+       * request's delete (`marked`: the state its mark made) that the cluster refuses takes its
+       * mark back, nothing deleted; the reconciler's keeps it and tries again next pass.
        */
       const finish = (tenantId: TenantId, id: VpcId, marked?: TenantState) =>
         Effect.gen(function*() {
@@ -164,6 +165,11 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             (marked ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))).rulesNaming(id).map((r) => r.vpc_id)
           )
           yield* orchestrator.deleteVpc(id).pipe(
+            Effect.tapError(() =>
+              marked === undefined
+                ? Effect.void
+                : pipeline.commit(tenantId, marking(id, "deleting", "active")).pipe(Effect.ignore)
+            ),
             Effect.mapError((e) =>
               new ServiceUnavailable({
                 detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
