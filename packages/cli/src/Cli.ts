@@ -11,8 +11,8 @@ import { FetchHttpClient, FileSystem } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
 import {
   Api,
-  Declaration,
   Errors,
+  Etag,
   FlowExplanation,
   Guardrail,
   InputProblems,
@@ -132,7 +132,8 @@ const exportRules = Command.make(
         return yield* Console.log(JSON.stringify(
           {
             rules: list.rules.map((r) => {
-              const { created_at: _c, status: _s, updated_at: _u, vpc_id: _v, ...rest } = Schema.encodeSync(
+              // A rules file declares what should hold, not the version it was read at.
+              const { created_at: _c, etag: _e, status: _s, updated_at: _u, vpc_id: _v, ...rest } = Schema.encodeSync(
                 SecurityRule.SecurityRule
               )(r)
               return rest
@@ -207,7 +208,7 @@ const applyRules = Command.make(
       const applied = yield* api.securityRules.replace({
         path: { vpc_id: target.id },
         payload,
-        ...(Option.isSome(ifMatch) ? { headers: { "if-match": Declaration.quotedTag(ifMatch.value) } } : {})
+        ...(Option.isSome(ifMatch) ? { headers: { "if-match": Etag.quoted(ifMatch.value) } } : {})
       })
       if (output === "json") yield* printJson(SecurityRule.RulesReplaced, applied)
       else yield* Console.log(Render.plan(target.name, applied, before.rules, yield* namesOf(api)))

@@ -9,8 +9,9 @@
  * document and the client share one definition.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Either, Schema } from "effect"
 import { Problem, summary } from "./api/InputProblems.js"
+import * as Etag from "./domain/Etag.js"
 import { GuardrailViolation } from "./domain/SecurityRule.js"
 
 const Detail = Schema.Struct({ detail: Schema.String })
@@ -108,6 +109,22 @@ export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()
     "PreconditionFailed",
     "The resource changed since the version If-Match names"
   )
+
+  /**
+   * Refused unless `ifMatch` (an `If-Match` header, when sent) names `etag`, the object's
+   * version now (none: the object is gone, which the decision answers itself).
+   */
+  static unmoved(
+    what: string,
+    etag: string | undefined,
+    ifMatch: string | undefined
+  ): Either.Either<void, PreconditionFailed> {
+    return ifMatch === undefined || etag === undefined || Etag.matches(ifMatch, etag)
+      ? Either.void
+      : Either.left(
+        new PreconditionFailed({ detail: `${what} changed since ${Etag.named(ifMatch)}: it is now at ${etag}` })
+      )
+  }
 }
 
 /**

@@ -244,4 +244,27 @@ layer(testServer(), { excludeTestServices: true })("declared rules", (it) => {
       expect(deleted.status, deleted.text).toBe(200)
       expect((yield* raw("GET", path, { headers: w.headers })).status).toBe(404)
     }))
+
+  it.effect("rules sent back as they were read: each item's etag is its If-Match; a rule moved or gone is 412", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      yield* put(w, [rule("a"), rule("b")])
+      const read = ((yield* list(w)).body as Json).rules as Array<Json>
+      const sentBack = read.map(({ created_at: _c, status: _s, updated_at: _u, vpc_id: _v, ...item }) => item)
+      expect(sentBack.every((item) => typeof item.etag === "string")).toBe(true)
+      const a = sentBack.find((item) => item.name === "a")!
+
+      const changed = yield* put(w, sentBack.map((item) => item === a ? { ...item, priority: 300 } : item))
+      expect(changed.status, changed.text).toBe(200)
+      expect((changed.body as Json).updated.map((r: Json) => r.id)).toEqual([a.id])
+
+      // The same items again: "a" moved since it was read.
+      const stale = yield* put(w, sentBack)
+      expect(stale.status, stale.text).toBe(412)
+      expect((stale.body as Json).detail).toContain(`rules[${sentBack.indexOf(a)}]`)
+      yield* raw("DELETE", `/security-rules/${a.id}`, { headers: w.headers })
+      const gone = yield* put(w, sentBack.filter((item) => item !== a).concat([{ ...a, id: undefined }]))
+      expect(gone.status, gone.text).toBe(412)
+      expect(((yield* list(w)).body as Json).rules.map((r: Json) => r.name)).toEqual(["b"])
+    }))
 })

@@ -148,7 +148,7 @@ layer(testServer(), { excludeTestServices: true })("pages", (it) => {
       for (const tenant of made.filter((t) => !removed.has(t.id))) {
         expect(seen.filter((t) => t.id === tenant.id)).toHaveLength(1)
       }
-      expect(Object.keys(seen[0]!).sort()).toEqual(["created_at", "description", "id", "name"])
+      expect(Object.keys(seen[0]!).sort()).toEqual(["created_at", "description", "etag", "id", "name"])
     }))
 
   it.effect("a rule list pages its rules in evaluation order, and keeps the whole list's ETag", () =>

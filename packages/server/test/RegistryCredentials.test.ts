@@ -23,6 +23,7 @@ layer(testServer(), { excludeTestServices: true })("registry credentials", (it) 
       expect(list.text).not.toContain("pull-secret-value")
       expect(Object.keys((list.body as Array<Json>)[0]!).sort()).toEqual([
         "created_at",
+        "etag",
         "name",
         "server",
         "tenant_id",

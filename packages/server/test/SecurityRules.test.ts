@@ -168,8 +168,10 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
         name: "renamed",
         enabled: false,
         status: "disabled",
-        updated_at: body.rule.updated_at
+        updated_at: body.rule.updated_at,
+        etag: patched.headers["etag"]
       })
+      expect(body.rule.etag).not.toBe(rule.etag)
       expect(body).toMatchObject({ applied: true, apply_error: null })
     }))
 

@@ -14,7 +14,7 @@ layer(testServer(), { excludeTestServices: true })("tenants", (it) => {
       })
       expect(response.status).toBe(201)
       expect(response.body).toMatchObject({ name, description: "Acme Corp" })
-      expect(Object.keys(response.body as object).sort()).toEqual(["created_at", "description", "id", "name"])
+      expect(Object.keys(response.body as object).sort()).toEqual(["created_at", "description", "etag", "id", "name"])
       expect(response.text).not.toContain("s3cret-password")
     }))
 

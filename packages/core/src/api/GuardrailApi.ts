@@ -1,10 +1,11 @@
 /** Guardrails: a VPC's (the tenant's) and tenant-wide ones (the administrator's). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import * as Etag from "../domain/Etag.js"
 import { Guardrail } from "../domain/Guardrail.js"
 import { GuardrailId, TenantId, VpcId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound, RuleValidation } from "../Errors.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, TenantAuth } from "./Security.js"
 
@@ -42,13 +43,16 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
   .add(
     HttpApiEndpoint.del("delete", "/guardrails/:guardrail_id")
       .setPath(Schema.Struct({ guardrail_id: GuardrailId }))
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
       .addError(Forbidden.Wire)
+      .addError(PreconditionFailed.Wire)
       .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
-        "Delete one of the VPC's guardrails (204); a tenant-wide one is the administrator's (403)"
+        "Delete one of the VPC's guardrails (204); a tenant-wide one is the administrator's (403); 412 when If-Match " +
+          "is not its etag"
       )
   )
   .middleware(TenantAuth)
@@ -82,9 +86,11 @@ export class TenantGuardrailsApi extends HttpApiGroup.make("tenantGuardrails")
   .add(
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id/guardrails/:guardrail_id")
       .setPath(Schema.Struct({ tenant_id: TenantId, guardrail_id: GuardrailId }))
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
-      .annotate(OpenApi.Summary, "Delete a tenant-wide guardrail (204)")
+      .addError(PreconditionFailed.Wire)
+      .annotate(OpenApi.Summary, "Delete a tenant-wide guardrail (204); 412 when If-Match is not its etag")
   )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Guardrails (admin)")

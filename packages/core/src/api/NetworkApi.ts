@@ -1,6 +1,7 @@
 /** Tenant networking: VPCs, subnets and security rules. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import * as Etag from "../domain/Etag.js"
 import { ExplainQuery, FlowExplanation } from "../domain/FlowExplanation.js"
 import { FlowVerdict } from "../domain/FlowReach.js"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
@@ -46,10 +47,15 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
   .add(
     HttpApiEndpoint.del("delete", "/vpcs/:vpc_id")
       .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
       .addError(GuardrailViolated.Wire)
-      .annotate(OpenApi.Summary, "Delete a VPC with its subnets, pods, tunnels and rules (204)")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Delete a VPC with its subnets, pods, tunnels and rules (204); 412 when If-Match is not its etag"
+      )
   )
   .add(
     HttpApiEndpoint.get("reachability", "/vpcs/:vpc_id/reachability")

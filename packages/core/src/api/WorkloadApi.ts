@@ -1,6 +1,7 @@
 /** Tenant workloads: pods, tunnels, registry credentials and topology. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import * as Etag from "../domain/Etag.js"
 import { PodId, TenantId, TunnelId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
 import { Pod, PodRestart } from "../domain/Pod.js"
@@ -8,7 +9,7 @@ import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCr
 import { DryRunQuery } from "../domain/SecurityRule.js"
 import { TopologyImpact, TopologyView } from "../domain/Topology.js"
 import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound } from "../Errors.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
@@ -33,27 +34,39 @@ export class PodsApi extends HttpApiGroup.make("pods")
   .add(
     HttpApiEndpoint.del("delete", "/pods/:pod_id")
       .setPath(PodPath)
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
       .addError(GuardrailViolated.Wire)
       .addError(Conflict.Wire)
-      .annotate(OpenApi.Summary, "Delete a pod with its service and tunnels (204)")
+      .addError(PreconditionFailed.Wire)
+      .annotate(OpenApi.Summary, "Delete a pod with its service and tunnels (204); 412 when If-Match is not its etag")
   )
   .add(
     HttpApiEndpoint.post("addReplica", "/pods/:pod_id/replicas")
       .setPath(PodPath)
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(Pod)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
-      .annotate(OpenApi.Summary, "One more replica (at most 10); 409 while autoscaling")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "One more replica (at most 10); 409 while autoscaling; 412 when If-Match is not its etag"
+      )
   )
   .add(
     HttpApiEndpoint.del("removeReplica", "/pods/:pod_id/replicas")
       .setPath(PodPath)
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(Pod)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
-      .annotate(OpenApi.Summary, "One replica fewer (at least 1); 409 while autoscaling")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "One replica fewer (at least 1); 409 while autoscaling; 412 when If-Match is not its etag"
+      )
   )
   .add(
     HttpApiEndpoint.post("restart", "/pods/:pod_id/restart")
@@ -67,10 +80,16 @@ export class PodsApi extends HttpApiGroup.make("pods")
     HttpApiEndpoint.patch("configure", "/pods/:pod_id/config")
       .setPath(PodPath)
       .setPayload(Payloads["pods.configure"])
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(Pod)
       .addError(NotFound.Wire)
       .addError(Conflict.Wire)
-      .annotate(OpenApi.Summary, "Change configuration and recreate the workload; 409 when stopped or being deleted")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Change configuration and recreate the workload; 409 when stopped or being deleted; 412 when If-Match is not " +
+          "its etag"
+      )
   )
   .middleware(TenantAuth)
   .annotate(OpenApi.Title, "Pods")
@@ -114,9 +133,11 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   .add(
     HttpApiEndpoint.del("delete", "/tunnels/:tunnel_id")
       .setPath(Schema.Struct({ tunnel_id: TunnelId }))
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
-      .annotate(OpenApi.Summary, "Delete a tunnel (204)")
+      .addError(PreconditionFailed.Wire)
+      .annotate(OpenApi.Summary, "Delete a tunnel (204); 412 when If-Match is not its etag")
   )
   .middleware(TenantAuth)
   .annotate(OpenApi.Title, "Tunnels")
@@ -145,9 +166,14 @@ export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentia
   .add(
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id/registry-credentials/:name")
       .setPath(RegistryCredentialPath)
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(RegistryCredential)
       .addError(NotFound.Wire)
-      .annotate(OpenApi.Summary, "Delete a credential by name; returns what was deleted")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Delete a credential by name; returns what was deleted; 412 when If-Match is not its etag"
+      )
   )
   .middleware(TenantAuth)
   .annotate(OpenApi.Title, "Registry credentials")

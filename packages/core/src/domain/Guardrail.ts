@@ -8,6 +8,7 @@
  */
 import { Schema } from "effect"
 import { nullable, oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { GuardrailId, PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { Ipv4NetworkNormalized } from "./Net.js"
 import { Direction, PortsExpression, RuleAction, RuleDescription, RuleName, RuleProtocol } from "./SecurityRule.js"
@@ -74,9 +75,13 @@ export const GuardrailScope = Schema.Literal("vpc", "tenant").annotations({
 
 export class Guardrail extends Schema.Class<Guardrail>("Guardrail")({
   ...GuardrailRecord.fields,
-  scope: GuardrailScope
+  scope: GuardrailScope,
+  etag: Etag.Field
 }) {}
 
+/** The guardrail's version, for `If-Match` on its delete. */
+export const etagOf = (record: GuardrailRecord): string => Etag.of(record)
+
 export const viewOf = oncePerRecord((record: GuardrailRecord): Guardrail =>
-  Guardrail.make({ ...record, scope: record.vpc_id === null ? "tenant" : "vpc" }, TRUSTED)
+  Guardrail.make({ ...record, scope: record.vpc_id === null ? "tenant" : "vpc", etag: etagOf(record) }, TRUSTED)
 )

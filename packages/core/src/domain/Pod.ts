@@ -1,6 +1,7 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
 import { Schema, Struct } from "effect"
 import { BodyTenantId, BodyToken, intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address } from "./Net.js"
 import { TunnelCreate } from "./Tunnel.js"
@@ -202,8 +203,13 @@ export const HIDDEN_FIELDS = [
 /** The pod as a user sees it: its record without what is hidden, with its status from the cluster. */
 export class Pod extends Schema.Class<Pod>("Pod")({
   ...Struct.omit(PodRecord.fields, ...HIDDEN_FIELDS),
-  status: PodStatus
+  status: PodStatus,
+  etag: Etag.Field
 }) {}
+
+/** The pod's version: what it declares (its sealed variables included), not how applying it went. */
+export const etagOf = (record: PodRecord): string =>
+  Etag.of(record, ["vip", "external_ip", "lifecycle", "applied", "apply_error"])
 
 export class PodRestart extends Schema.Class<PodRestart>("PodRestart")({
   pod_id: PodId,

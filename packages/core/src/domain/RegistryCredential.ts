@@ -1,6 +1,7 @@
 /** Container-registry credentials a tenant's pods pull private images with. */
 import { Schema, Struct } from "effect"
 import { Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
@@ -35,11 +36,15 @@ export interface RegistryCredentialRecord extends Schema.Schema.Type<typeof Regi
 export const HIDDEN_FIELDS = ["password_ciphertext"] as const
 
 /** A credential as returned: the password is never shown. */
-export class RegistryCredential extends Schema.Class<RegistryCredential>("RegistryCredential")(
-  Struct.omit(RegistryCredentialRecord.fields, ...HIDDEN_FIELDS)
-) {}
+export class RegistryCredential extends Schema.Class<RegistryCredential>("RegistryCredential")({
+  ...Struct.omit(RegistryCredentialRecord.fields, ...HIDDEN_FIELDS),
+  etag: Etag.Field
+}) {}
 
 export const RegistryCredentialPath = Schema.Struct({ tenant_id: TenantId, name: DnsLabel })
 
+/** The credential's version (its sealed password included), for `If-Match` on its delete. */
+export const etagOf = (record: RegistryCredentialRecord): string => Etag.of(record)
+
 export const toRegistryCredential = (record: RegistryCredentialRecord): RegistryCredential =>
-  RegistryCredential.make(Struct.omit(record, ...HIDDEN_FIELDS))
+  RegistryCredential.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), etag: etagOf(record) })

@@ -1,6 +1,7 @@
 /** Per-VPC security rules (the spec's section 2 table and section 4 rules). */
 import { Either, Schema, Struct } from "effect"
 import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { GuardrailId, PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
 import { PageParams } from "./Page.js"
@@ -95,10 +96,14 @@ export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
 /**
  * One rule of a VPC's declared policy (`PUT /vpcs/{vpc_id}/security-rules`): the create's
  * fields without `vpc_id`, and optionally the `id` of the existing rule it is (otherwise it is
- * the existing rule of the same name, or a new one).
+ * the existing rule of the same name, or a new one) and the `etag` it was read at (a rule's view
+ * sent back as it was read: that item's `If-Match`).
  */
 export const RuleDeclaration = Schema.Struct({
   id: Schema.optional(SecurityRuleId),
+  etag: Schema.optional(Schema.String).annotations({
+    description: "The rule's etag as read: 412 when the rule this item is changed since, or is gone"
+  }),
   ...Struct.omit(SecurityRuleCreate.fields, "vpc_id")
 }).annotations({ identifier: "RuleDeclaration" })
 export type RuleDeclaration = typeof RuleDeclaration.Type
@@ -191,8 +196,12 @@ export interface SecurityRuleRecord extends Schema.Schema.Type<typeof SecurityRu
 /** The rule as a user sees it: the record without its owner and creation order, with its status. */
 export class SecurityRule extends Schema.Class<SecurityRule>("SecurityRule")({
   ...Struct.omit(SecurityRuleRecord.fields, "tenant_id", "seq"),
-  status: RuleStatus
+  status: RuleStatus,
+  etag: Etag.Field
 }) {}
+
+/** A rule's version: what `If-Match` on a change to it names, and its view's `etag`. */
+export const etagOf = oncePerRecord((record: SecurityRuleRecord): string => Etag.of(record))
 
 /** A rule's views, one per status it has been shown with: the status follows its VPC's context. */
 const views = oncePerRecord((_: SecurityRuleRecord) => new Map<RuleStatus, SecurityRule>())
@@ -203,7 +212,7 @@ export const viewOf = (record: SecurityRuleRecord, status: RuleStatus): Security
   let view = byStatus.get(status)
   if (view === undefined) {
     const { seq: _seq, tenant_id: _tenant, ...fields } = record
-    view = SecurityRule.make({ ...fields, status }, TRUSTED)
+    view = SecurityRule.make({ ...fields, status, etag: etagOf(record) }, TRUSTED)
     byStatus.set(status, view)
   }
   return view

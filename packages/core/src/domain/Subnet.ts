@@ -1,6 +1,7 @@
 /** Subnets: IPv4 blocks inside a VPC. */
 import { Either, Schema } from "effect"
 import { BodyTenantId, BodyToken, oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { SubnetId, TenantId, VpcId } from "./Ids.js"
 import * as Net from "./Net.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
@@ -39,9 +40,11 @@ export const SubnetRecord = Schema.Struct({
 })
 export interface SubnetRecord extends Schema.Schema.Type<typeof SubnetRecord> {}
 
-export class Subnet extends Schema.Class<Subnet>("Subnet")(SubnetRecord.fields) {}
+export class Subnet extends Schema.Class<Subnet>("Subnet")({ ...SubnetRecord.fields, etag: Etag.Field }) {}
 
-export const toSubnet = oncePerRecord((record: SubnetRecord): Subnet => Subnet.make(record, TRUSTED))
+export const toSubnet = oncePerRecord((record: SubnetRecord): Subnet =>
+  Subnet.make({ ...record, etag: Etag.of(record) }, TRUSTED)
+)
 
 export const MIN_PREFIX = 8
 export const MAX_PREFIX = 30

@@ -1,6 +1,7 @@
 /** Tenants: the isolation boundary of every other resource. */
 import { Schema, Struct } from "effect"
 import { nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 import { Pod } from "./Pod.js"
@@ -38,7 +39,10 @@ export interface TenantRecord extends Schema.Schema.Type<typeof TenantRecord> {}
 /** The record's fields no answer carries: secrets, kept only as hashes and ciphertext. */
 export const HIDDEN_FIELDS = ["password_hash", "token_hash", "token_ciphertext"] as const
 
-export class Tenant extends Schema.Class<Tenant>("Tenant")(Struct.omit(TenantRecord.fields, ...HIDDEN_FIELDS)) {}
+export class Tenant extends Schema.Class<Tenant>("Tenant")({
+  ...Struct.omit(TenantRecord.fields, ...HIDDEN_FIELDS),
+  etag: Etag.Field
+}) {}
 
 /** `GET /tenants/{id}`: the tenant with everything it runs. Pods carry their status. */
 export class TenantDetail extends Schema.Class<TenantDetail>("TenantDetail")({
@@ -63,4 +67,8 @@ export class TenantSession extends Schema.Class<TenantSession>("TenantSession")(
   api_token: Schema.String
 }) {}
 
-export const toTenant = (record: TenantRecord): Tenant => Tenant.make(Struct.omit(record, ...HIDDEN_FIELDS))
+/** The tenant's version (a rotated token or password moves it), for `If-Match` on its delete. */
+export const etagOf = (record: TenantRecord): string => Etag.of(record)
+
+export const toTenant = (record: TenantRecord): Tenant =>
+  Tenant.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), etag: etagOf(record) })

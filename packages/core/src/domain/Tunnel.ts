@@ -1,6 +1,7 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
 import { Schema, Struct } from "effect"
 import { nullable, Port, Timestamp, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { PodId, TenantId, TunnelId, VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
 
@@ -78,8 +79,12 @@ export const HIDDEN_FIELDS = ["vpc_id"] as const
 /** The record with how a client reaches it. */
 export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
   ...Struct.omit(TunnelRecord.fields, ...HIDDEN_FIELDS),
-  access: TunnelAccess
+  access: TunnelAccess,
+  etag: Etag.Field
 }) {}
+
+/** The tunnel's version: what it declares, not its status at the provider. */
+export const etagOf = (record: TunnelRecord): string => Etag.of(record, ["status", "error"])
 
 export const TunnelListQuery = Schema.Struct({ pod_id: PodId })
 
@@ -105,5 +110,6 @@ export const accessOf = (
 export const toTunnel = (record: TunnelRecord): Tunnel =>
   Tunnel.make({
     ...Struct.omit(record, ...HIDDEN_FIELDS),
-    access: accessOf(record.protocol_type, record.hostname, record.service_port)
+    access: accessOf(record.protocol_type, record.hostname, record.service_port),
+    etag: etagOf(record)
   })

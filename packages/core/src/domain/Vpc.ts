@@ -1,6 +1,7 @@
 /** Virtual private clouds. */
 import { Schema } from "effect"
 import { BodyTenantId, BodyToken, oncePerRecord, Timestamp, TRUSTED, wireExample } from "./Common.js"
+import * as Etag from "./Etag.js"
 import { TenantId, VpcId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 
@@ -41,6 +42,12 @@ const VpcFields = {
 export const VpcRecord = Schema.Struct({ ...VpcFields, lifecycle: Schema.Literal("active", "deleting") })
 export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 
-export class Vpc extends Schema.Class<Vpc>("Vpc")(VpcFields) {}
+export class Vpc extends Schema.Class<Vpc>("Vpc")({ ...VpcFields, etag: Etag.Field }) {}
 
-export const toVpc = oncePerRecord(({ lifecycle: _lifecycle, ...view }: VpcRecord): Vpc => Vpc.make(view, TRUSTED))
+/** The VPC's version: what it declares, not whether it is applied. */
+export const etagOf = (record: VpcRecord): string => Etag.of(record, ["applied", "apply_error", "lifecycle"])
+
+export const toVpc = oncePerRecord((record: VpcRecord): Vpc => {
+  const { lifecycle: _lifecycle, ...view } = record
+  return Vpc.make({ ...view, etag: etagOf(record) }, TRUSTED)
+})

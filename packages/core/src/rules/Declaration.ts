@@ -8,8 +8,10 @@
  * rules, with one name) the declaration is refused: guessing would change the wrong rule.
  */
 import { Either } from "effect"
+import * as Etag from "../domain/Etag.js"
 import type { SecurityRuleId } from "../domain/Ids.js"
 import type { RuleDeclaration, SecurityRuleRecord } from "../domain/SecurityRule.js"
+import * as SecurityRule from "../domain/SecurityRule.js"
 import type { FieldError, References } from "./Validate.js"
 import { validate } from "./Validate.js"
 
@@ -34,7 +36,7 @@ export const FIELDS = [
 type Declared = Pick<SecurityRuleRecord, typeof FIELDS[number]>
 
 const declaredOf = (item: RuleDeclaration): Declared => {
-  const { id: _id, ...fields } = item
+  const { etag: _etag, id: _id, ...fields } = item
   return fields
 }
 
@@ -55,6 +57,11 @@ export interface Outcome {
   readonly unchanged: ReadonlyArray<SecurityRuleRecord>
   /** The VPC's rules after it, in creation order (`seq`). */
   readonly next: ReadonlyArray<SecurityRuleRecord>
+  /**
+   * The items whose `etag` does not name the rule they are as it is now (none: a rule that is
+   * gone), by index: a replace with any is refused (412).
+   */
+  readonly moved: ReadonlyArray<number>
 }
 
 /** Whether an outcome writes anything. */
@@ -135,6 +142,12 @@ export const plan = (
     const index = (p: FieldError) => Number(/^rules\[(\d+)\]/.exec(p.field)?.[1] ?? 0)
     return Either.left(problems.sort((a, b) => index(a) - index(b)))
   }
+  const moved = items.flatMap((item, i) => {
+    const current = match.get(i)
+    return item.etag === undefined || (current !== undefined && Etag.matches(item.etag, SecurityRule.etagOf(current)))
+      ? []
+      : [i]
+  })
   const created: Array<SecurityRuleRecord> = []
   const updated: Array<SecurityRuleRecord> = []
   const unchanged: Array<SecurityRuleRecord> = []
@@ -157,50 +170,12 @@ export const plan = (
   })
   const deleted = existing.filter((r) => !kept.has(r.id))
   const next = [...existing.flatMap((r) => kept.get(r.id) ?? []), ...created]
-  return Either.right({ created, updated, deleted, unchanged, next })
+  return Either.right({ created, updated, deleted, unchanged, next, moved })
 }
 
 /**
  * The ETag of a VPC's rules: a digest of every rule's fields in creation order, so it changes
- * with any change to them and is the same on every replica and store. Not a secret, nor a
- * defence against a chosen collision; it only tells one version of the rules from another.
+ * with any change to them and is the same on every replica and store.
  */
-export const etagOf = (rules: ReadonlyArray<SecurityRuleRecord>): string => {
-  const text = JSON.stringify(rules.map((r) => [r.id, r.seq, ...FIELDS.map((field) => r[field])]))
-  // cyrb128 (public domain): four 32-bit lanes over the text's UTF-16 units.
-  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762
-  for (let i = 0; i < text.length; i++) {
-    const k = text.charCodeAt(i)
-    h1 = h2 ^ Math.imul(h1 ^ k, 597399067)
-    h2 = h3 ^ Math.imul(h2 ^ k, 2869860233)
-    h3 = h4 ^ Math.imul(h3 ^ k, 951274213)
-    h4 = h1 ^ Math.imul(h4 ^ k, 2716044179)
-  }
-  h1 = Math.imul(h3 ^ (h1 >>> 18), 597399067)
-  h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233)
-  h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213)
-  h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179)
-  h1 ^= h2 ^ h3 ^ h4
-  h2 ^= h1
-  h3 ^= h1
-  h4 ^= h1
-  return `"${[h1, h2, h3, h4].map((h) => (h >>> 0).toString(16).padStart(8, "0")).join("")}"`
-}
-
-/**
- * An entity tag as RFC 9110 writes it: quoted. A tag copied without its quotes (as a shell
- * drops them from `--if-match "1a38..."`) is read as the same tag; a weak one (`W/"..."`) is
- * kept as it is.
- */
-export const quotedTag = (tag: string): string => {
-  const trimmed = tag.trim()
-  return trimmed.startsWith("\"") || trimmed.startsWith("W/") || trimmed === "*" ? trimmed : `"${trimmed}"`
-}
-
-/**
- * Whether an `If-Match` header value names `etag`: `*`, or a comma list holding it, quoted or
- * not. A weak tag (`W/"..."`) never matches: a replace needs the exact version (RFC 9110,
- * 13.1.1).
- */
-export const ifMatch = (header: string, etag: string): boolean =>
-  header.trim() === "*" || header.split(",").some((tag) => quotedTag(tag) === etag)
+export const etagOf = (rules: ReadonlyArray<SecurityRuleRecord>): string =>
+  Etag.digest(JSON.stringify(rules.map((r) => [r.id, r.seq, ...FIELDS.map((field) => r[field])])))

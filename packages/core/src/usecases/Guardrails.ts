@@ -10,13 +10,13 @@ import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { Guardrail, GuardrailCreate, GuardrailRecord } from "../domain/Guardrail.js"
-import { MAX_GUARDRAILS, viewOf } from "../domain/Guardrail.js"
+import { etagOf, MAX_GUARDRAILS, viewOf } from "../domain/Guardrail.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import { GuardrailId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { GuardrailViolated, IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
-import { Conflict, Forbidden, NotFound, RuleValidation } from "../Errors.js"
+import { Conflict, Forbidden, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
@@ -42,15 +42,20 @@ export interface GuardrailsShape {
   /** A VPC's guardrail; a tenant-wide one is the administrator's (403). */
   readonly delete: (
     caller: TenantPrincipal,
-    id: string
-  ) => Effect.Effect<void, NotFound | Forbidden | ServiceUnavailable>
+    id: string,
+    ifMatch?: string
+  ) => Effect.Effect<void, NotFound | Forbidden | PreconditionFailed | ServiceUnavailable>
   /** The administrator's: a tenant's tenant-wide guardrails. */
   readonly listForTenant: (tenantId: TenantId) => Effect.Effect<ReadonlyArray<Guardrail>, NotFound | ServiceUnavailable>
   readonly createForTenant: (
     tenantId: TenantId,
     input: GuardrailCreate
   ) => Effect.Effect<Guardrail, Failure | IdempotencyKeyReused>
-  readonly deleteForTenant: (tenantId: TenantId, id: string) => Effect.Effect<void, NotFound | ServiceUnavailable>
+  readonly deleteForTenant: (
+    tenantId: TenantId,
+    id: string,
+    ifMatch?: string
+  ) => Effect.Effect<void, NotFound | PreconditionFailed | ServiceUnavailable>
 }
 
 const invalid = (field: string, message: string) => Either.left(RuleValidation.field(field, message))
@@ -138,15 +143,23 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
           return viewOf(result)
         })
 
-      const remove = <E>(tenantId: TenantId, id: string, allowed: (g: GuardrailRecord) => Effect.Effect<void, E>) =>
+      const remove = <E>(
+        tenantId: TenantId,
+        id: string,
+        ifMatch: string | undefined,
+        allowed: (g: GuardrailRecord) => Effect.Effect<void, E>
+      ) =>
         Effect.gen(function*() {
           const guardrail = yield* found((yield* stateOf(tenantId)).guardrail(id), `guardrail ${id}`)
           yield* allowed(guardrail)
           // Taking a guardrail away refuses nothing: recorded, not checked.
-          yield* pipeline.record(
-            tenantId,
-            (state) => removing(state, "guardrails", id, `guardrail ${id} not found`, guardrail.vpc_id ?? undefined)
-          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          yield* pipeline.record(tenantId, (state) => {
+            const current = state.guardrail(id)
+            return Either.flatMap(
+              PreconditionFailed.unmoved(`guardrail ${id}`, current && etagOf(current), ifMatch),
+              () => removing(state, "guardrails", id, `guardrail ${id} not found`, guardrail.vpc_id ?? undefined)
+            )
+          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         })
 
       const forTenant = (tenantId: TenantId) =>
@@ -168,8 +181,8 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
             return yield* add(caller.tenant_id, vpcId, input, "tenant")
           }
         ),
-        delete: Effect.fn("Guardrails.delete")((caller: TenantPrincipal, id: string) =>
-          remove(caller.tenant_id, id, (g) =>
+        delete: Effect.fn("Guardrails.delete")((caller: TenantPrincipal, id: string, ifMatch?: string) =>
+          remove(caller.tenant_id, id, ifMatch, (g) =>
             g.vpc_id === null
               ? Effect.fail(
                 new Forbidden({ detail: `guardrail ${id} is tenant-wide: only the administrator removes it` })
@@ -184,14 +197,16 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
           yield* forTenant(tenantId)
           return yield* add(tenantId, null, input, "admin")
         }),
-        deleteForTenant: Effect.fn("Guardrails.deleteForTenant")(function*(tenantId: TenantId, id: string) {
-          yield* forTenant(tenantId)
-          const guardrail = (yield* stateOf(tenantId)).guardrail(id)
-          if (guardrail?.vpc_id !== null) {
-            return yield* new NotFound({ detail: `tenant-wide guardrail ${id} not found` })
+        deleteForTenant: Effect.fn("Guardrails.deleteForTenant")(
+          function*(tenantId: TenantId, id: string, ifMatch?: string) {
+            yield* forTenant(tenantId)
+            const guardrail = (yield* stateOf(tenantId)).guardrail(id)
+            if (guardrail?.vpc_id !== null) {
+              return yield* new NotFound({ detail: `tenant-wide guardrail ${id} not found` })
+            }
+            yield* remove(tenantId, id, ifMatch, () => Effect.void)
           }
-          yield* remove(tenantId, id, () => Effect.void)
-        })
+        )
       })
     })
   )

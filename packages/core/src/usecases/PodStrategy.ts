@@ -12,8 +12,8 @@ import type { Decision } from "../changes/Pipeline.js"
 import { creating } from "../changes/Pipeline.js"
 import type { PodId, VpcId } from "../domain/Ids.js"
 import type { PodConfigPatch, PodRecord } from "../domain/Pod.js"
-import { MAX_REPLICAS, MIN_REPLICAS } from "../domain/Pod.js"
-import { Conflict, InvalidInput, NotFound } from "../Errors.js"
+import { etagOf, MAX_REPLICAS, MIN_REPLICAS } from "../domain/Pod.js"
+import { Conflict, InvalidInput, NotFound, PreconditionFailed } from "../Errors.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 
 /** A new pod, in a subnet the state still holds. */
@@ -30,12 +30,15 @@ export const modify = <E>(
   id: PodId,
   vpcId: VpcId,
   change: (current: PodRecord) => Either.Either<PodRecord, E>,
-  keyed = false
+  keyed = false,
+  ifMatch?: string
 ) =>
-(state: TenantState): Either.Either<Decision<PodRecord>, NotFound | Conflict | E> => {
+(state: TenantState): Either.Either<Decision<PodRecord>, NotFound | Conflict | PreconditionFailed | E> => {
   const current = state.pod(id)
   if (current === undefined) return Either.left(new NotFound({ detail: `pod ${id} not found` }))
   if (current.lifecycle === "deleting") return Either.left(new Conflict({ detail: `pod ${id} is being deleted` }))
+  const moved = PreconditionFailed.unmoved(`pod ${id}`, etagOf(current), ifMatch)
+  if (Either.isLeft(moved)) return Either.left(moved.left)
   return Either.map(change(current), (next) => ({
     writes: [Change.update({ part: "pods", record: next })],
     decidedOn: [vpcId],

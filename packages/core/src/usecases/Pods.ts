@@ -12,7 +12,7 @@ import { PodId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
 import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
-import { HIDDEN_FIELDS, MIN_AUTOSCALE_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
+import { etagOf, HIDDEN_FIELDS, MIN_AUTOSCALE_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
 import type {
@@ -21,6 +21,7 @@ import type {
   IdempotencyKeyReused,
   InternalError,
   NotFound,
+  PreconditionFailed,
   Unauthorized
 } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
@@ -56,11 +57,29 @@ export interface PodsShape {
     input: PodCreate
   ) => Effect.Effect<Pod, KeyedFailure | Unauthorized | Forbidden>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Pod>, ServiceUnavailable>
-  readonly delete: (caller: TenantPrincipal, id: PodId) => Effect.Effect<void, Failure | GuardrailViolated>
-  readonly addReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
-  readonly removeReplica: (caller: TenantPrincipal, id: PodId) => Effect.Effect<Pod, KeyedFailure>
+  /** `ifMatch` (here and below): the pod's `etag` the change was made against; 412 when it moved since. */
+  readonly delete: (
+    caller: TenantPrincipal,
+    id: PodId,
+    ifMatch?: string
+  ) => Effect.Effect<void, Failure | PreconditionFailed | GuardrailViolated>
+  readonly addReplica: (
+    caller: TenantPrincipal,
+    id: PodId,
+    ifMatch?: string
+  ) => Effect.Effect<Pod, KeyedFailure | PreconditionFailed>
+  readonly removeReplica: (
+    caller: TenantPrincipal,
+    id: PodId,
+    ifMatch?: string
+  ) => Effect.Effect<Pod, KeyedFailure | PreconditionFailed>
   readonly restart: (caller: TenantPrincipal, id: PodId) => Effect.Effect<PodRestart, Failure>
-  readonly configure: (caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) => Effect.Effect<Pod, Failure>
+  readonly configure: (
+    caller: TenantPrincipal,
+    id: PodId,
+    patch: PodConfigPatch,
+    ifMatch?: string
+  ) => Effect.Effect<Pod, Failure | PreconditionFailed>
   /**
    * A new pod's record from its fields, with the spec's couplings applied (autoscaling starts
    * at 2 or more replicas and implies auto-healing); not yet stored.
@@ -165,7 +184,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       // runtime object while nothing changed (the simulated one does) costs no comparison.
       const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
       const podOf = (record: PodRecord, status: PodStatus) =>
-        Pod.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), status }, TRUSTED)
+        Pod.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), status, etag: etagOf(record) }, TRUSTED)
 
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
@@ -369,10 +388,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         caller: TenantPrincipal,
         id: PodId,
         change: (record: PodRecord) => Either.Either<PodRecord, E>,
-        keyed = false
+        keyed: boolean,
+        ifMatch: string | undefined
       ) =>
         Effect.flatMap(active(caller, id), (first) => {
-          const decide = PodStrategy.modify(id, first.vpc_id, change, keyed)
+          const decide = PodStrategy.modify(id, first.vpc_id, change, keyed, ifMatch)
           return (keyed
             ? pipeline.record(caller.tenant_id, decide, "keyed")
             : pipeline.record(caller.tenant_id, decide)).pipe(
@@ -383,11 +403,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       const scale = (delta: 1 | -1) =>
         Effect.fn(delta === 1 ? "Pods.addReplica" : "Pods.removeReplica")(
-          function*(caller: TenantPrincipal, id: PodId) {
+          function*(caller: TenantPrincipal, id: PodId, ifMatch?: string) {
             const made = yield* earlier(caller)
             const next = Option.isSome(made) ?
               made.value :
-              yield* modify(caller, id, PodStrategy.rescaled(delta, yield* DateTime.now), true)
+              yield* modify(caller, id, PodStrategy.rescaled(delta, yield* DateTime.now), true, ifMatch)
             return yield* Effect.flatMap(converge(next, "apply"), view)
           }
         )
@@ -403,7 +423,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       })
 
       const configure = Effect.fn("Pods.configure")(
-        function*(caller: TenantPrincipal, id: PodId, patch: PodConfigPatch) {
+        function*(caller: TenantPrincipal, id: PodId, patch: PodConfigPatch, ifMatch?: string) {
           const status = yield* Effect.flatMap(active(caller, id), statusOf)
           if (status.phase === "stopped") {
             return yield* new Conflict({ detail: `pod ${id} is stopped; restart it before changing its configuration` })
@@ -413,19 +433,19 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           }
           const env = patch.env_vars === undefined ? undefined : yield* encryptEnv(patch.env_vars)
           const now = yield* DateTime.now
-          const next = yield* modify(caller, id, PodStrategy.reconfigured(patch, env, now))
+          const next = yield* modify(caller, id, PodStrategy.reconfigured(patch, env, now), false, ifMatch)
           return yield* Effect.flatMap(converge(next, "recreate"), view)
         }
       )
 
-      const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId) {
+      const remove = Effect.fn("Pods.delete")(function*(caller: TenantPrincipal, id: PodId, ifMatch?: string) {
         // The mark is the decision: a pod being deleted has left enforcement (a rule that targets
         // it among others no longer covers it), so the mark is refused when that breaks a
         // guardrail, and of concurrent deletes one marks, the others are 409.
         const first = yield* active(caller, id)
         const { result: marked } = yield* pipeline.commit(
           caller.tenant_id,
-          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked, false)
+          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked, false, ifMatch)
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         yield* orchestrator.deletePod(id).pipe(
           Effect.tapError(() =>

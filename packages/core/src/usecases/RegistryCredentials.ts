@@ -3,7 +3,7 @@
  * password is encrypted at rest and never returned; the cluster receives it as an image
  * pull secret, applied again before every pod that uses it.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
@@ -14,8 +14,8 @@ import type {
   RegistryCredentialCreate,
   RegistryCredentialRecord
 } from "../domain/RegistryCredential.js"
-import { toRegistryCredential } from "../domain/RegistryCredential.js"
-import { Conflict, NotFound } from "../Errors.js"
+import { etagOf, toRegistryCredential } from "../domain/RegistryCredential.js"
+import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import type { OrchestratorError } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
@@ -36,11 +36,13 @@ export interface RegistryCredentialsShape {
     caller: TenantPrincipal,
     tenantId: TenantId
   ) => Effect.Effect<ReadonlyArray<RegistryCredential>, Failure>
+  /** `ifMatch`: the credential's `etag` the delete was made against; 412 when it moved since. */
   readonly delete: (
     caller: TenantPrincipal,
     tenantId: TenantId,
-    name: DnsLabel
-  ) => Effect.Effect<RegistryCredential, Failure>
+    name: DnsLabel,
+    ifMatch?: string
+  ) => Effect.Effect<RegistryCredential, Failure | PreconditionFailed>
   /**
    * Puts the tenant's credentials into the cluster and returns their names: what a pod that
    * uses registry credentials pulls with.
@@ -116,14 +118,17 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       )
 
       const remove = Effect.fn("RegistryCredentials.delete")(
-        function*(caller: TenantPrincipal, tenantId: TenantId, name: DnsLabel) {
+        function*(caller: TenantPrincipal, tenantId: TenantId, name: DnsLabel, ifMatch?: string) {
           yield* ownTenant(caller, tenantId)
           const found = (yield* stateOf(tenantId)).credential(name)
           if (found === undefined) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
-          yield* pipeline.record(
-            tenantId,
-            (state) => removing(state, "credentials", name, `registry credential '${name}' not found`)
-          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          yield* pipeline.record(tenantId, (state) => {
+            const current = state.credential(name)
+            return Either.flatMap(
+              PreconditionFailed.unmoved(`registry credential '${name}'`, current && etagOf(current), ifMatch),
+              () => removing(state, "credentials", name, `registry credential '${name}' not found`)
+            )
+          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
           )

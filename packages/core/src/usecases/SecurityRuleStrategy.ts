@@ -8,9 +8,10 @@ import { Either } from "effect"
 import * as Change from "../changes/Change.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, removing } from "../changes/Pipeline.js"
+import * as Etag from "../domain/Etag.js"
 import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { RuleDeclaration, SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
+import { etagOf, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
 import { Conflict, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as Declaration from "../rules/Declaration.js"
@@ -107,21 +108,9 @@ export const remove = (id: SecurityRuleId, vpcId: VpcId, ifMatch?: string) =>
   )
 }
 
-/** A rule's version, as its ETag: what `If-Match` on a change to it names. */
-export const etagOf = (rule: SecurityRuleRecord): string => Declaration.etagOf([rule])
-
 /** Refused (412) when `ifMatch` (an `If-Match` header) does not name the rule's ETag as the state holds it. */
-const unmoved = (rule: SecurityRuleRecord, ifMatch: string | undefined): Either.Either<void, PreconditionFailed> => {
-  if (ifMatch === undefined) return Either.void
-  const etag = etagOf(rule)
-  return Declaration.ifMatch(ifMatch, etag) ? Either.void : Either.left(
-    new PreconditionFailed({
-      detail: `security rule ${rule.id} changed since ${
-        ifMatch.split(",").map(Declaration.quotedTag).join(", ")
-      }: it is now at ${etag}`
-    })
-  )
-}
+const unmoved = (rule: SecurityRuleRecord, ifMatch: string | undefined): Either.Either<void, PreconditionFailed> =>
+  PreconditionFailed.unmoved(`security rule ${rule.id}`, etagOf(rule), ifMatch)
 
 /**
  * A reorder: `ruleIds` must list every rule of the VPC once; priorities become 10, 20, 30, ...
@@ -183,17 +172,24 @@ export const replace = (
   if (state.vpc(vpcId) === undefined) return Either.left(vpcNotFound(vpcId))
   const before = state.rulesOf(vpcId)
   const etag = Declaration.etagOf(before)
-  if (ifMatch !== undefined && !Declaration.ifMatch(ifMatch, etag)) {
+  if (ifMatch !== undefined && !Etag.matches(ifMatch, etag)) {
     return Either.left(
       new PreconditionFailed({
-        detail: `the rules of VPC ${vpcId} changed since ${
-          ifMatch.split(",").map(Declaration.quotedTag).join(", ")
-        }: they are now at ${etag}`
+        detail: `the rules of VPC ${vpcId} changed since ${Etag.named(ifMatch)}: they are now at ${etag}`
       })
     )
   }
   return Declaration.plan(before, items, references, making).pipe(
     Either.mapLeft((problems) => new RuleValidation({ ...problems[0]!, errors: problems })),
+    Either.filterOrLeft(
+      (outcome) => outcome.moved.length === 0,
+      (outcome) =>
+        new PreconditionFailed({
+          detail: `${
+            outcome.moved.map((i) => `rules[${i}]`).join(", ")
+          } changed since the etag given (or is gone): nothing was changed`
+        })
+    ),
     Either.filterOrLeft(
       (outcome) => outcome.next.length <= MAX_RULES_PER_VPC,
       (outcome) =>

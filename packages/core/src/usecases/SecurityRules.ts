@@ -24,6 +24,7 @@ import type {
 } from "../domain/SecurityRule.js"
 import type { GuardrailViolation } from "../domain/SecurityRule.js"
 import {
+  etagOf,
   ImpactRegion,
   IMPLIED_RULES,
   RuleAnalysis,
@@ -400,7 +401,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("Conflict", unchangedCount)
           )
-          return { answer: yield* mutation(vpc, result.saved), etag: Strategy.etagOf(result.saved) }
+          return { answer: yield* mutation(vpc, result.saved), etag: etagOf(result.saved) }
         }
       )
 
@@ -540,7 +541,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           Effect.gen(function*() {
             const rule = yield* ownedRule(caller, id)
             const vpc = yield* vpcs.owned(caller, rule.vpc_id)
-            return { rule: view(rule, yield* applier.context(vpc)), etag: Strategy.etagOf(rule) }
+            return { rule: view(rule, yield* applier.context(vpc)), etag: etagOf(rule) }
           }),
         create,
         update,

@@ -5,7 +5,7 @@
  * it yet (not configured, down, the pod has no address yet) it is kept with a non-active
  * status and the reason, and the reconciler retries.
  */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import * as Hostname from "../domain/Hostname.js"
@@ -16,8 +16,8 @@ import { DomainName } from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelRecord } from "../domain/Tunnel.js"
-import { toTunnel } from "../domain/Tunnel.js"
-import { Conflict, Forbidden, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
+import { etagOf, toTunnel } from "../domain/Tunnel.js"
+import { Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
@@ -45,10 +45,12 @@ export interface TunnelsShape {
     podId: PodId
   ) => Effect.Effect<ReadonlyArray<Tunnel>, NotFound | ServiceUnavailable>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Tunnel>, ServiceUnavailable>
+  /** `ifMatch`: the tunnel's `etag` the delete was made against; 412 when it moved since. */
   readonly delete: (
     caller: TenantPrincipal,
-    id: TunnelId
-  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
+    id: TunnelId,
+    ifMatch?: string
+  ) => Effect.Effect<void, NotFound | PreconditionFailed | ServiceUnavailable | InternalError>
   /** Checks tunnels given inline with a pod before the pod exists, so a bad one creates nothing. */
   readonly check: (caller: TenantPrincipal, inputs: ReadonlyArray<TunnelCreate>) => Effect.Effect<void, Failure>
   /** Creates tunnels for a new pod (already checked). */
@@ -290,11 +292,15 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           }
         })
 
-      const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId) {
+      const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId, ifMatch?: string) {
         const tunnel = yield* Effect.flatMap(
           stateOf(caller.tenant_id),
           (state) => found(state.tunnel(id), `tunnel ${id}`)
         )
+        // Checked before the provider is asked (a stale version withdraws nothing), and again in the decision.
+        const unmoved = (current: TunnelRecord | undefined) =>
+          PreconditionFailed.unmoved(`tunnel ${id}`, current && etagOf(current), ifMatch)
+        yield* unmoved(tunnel)
         // Withdraw first: while the provider is down the tunnel stays, so the delete can be retried.
         yield* withdraw(tunnel).pipe(
           Effect.catchTag(
@@ -304,7 +310,11 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         )
         yield* pipeline.record(
           caller.tenant_id,
-          (state) => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id)
+          (state) =>
+            Either.flatMap(
+              unmoved(state.tunnel(id)),
+              () => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id)
+            )
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 

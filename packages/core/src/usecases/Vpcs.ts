@@ -5,14 +5,15 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
+import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
-import { toVpc } from "../domain/Vpc.js"
-import { Conflict, NotFound, ServiceUnavailable } from "../Errors.js"
+import { etagOf, toVpc } from "../domain/Vpc.js"
+import { Conflict, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
@@ -61,8 +62,9 @@ export interface VpcsShape {
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Vpc>, ServiceUnavailable>
   readonly delete: (
     caller: TenantPrincipal,
-    id: VpcId
-  ) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError | GuardrailViolated>
+    id: VpcId,
+    ifMatch?: string
+  ) => Effect.Effect<void, NotFound | PreconditionFailed | ServiceUnavailable | InternalError | GuardrailViolated>
   /**
    * Finishes the deletes a stopped process left marked (the cluster, the hostnames, the store):
    * how many it finished, for the reconciler.
@@ -128,8 +130,14 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         return toVpc({ ...vpc, ...state })
       })
 
-      /** The VPC as `state` holds it with `lifecycle`, refused when it is not there (or already going). */
-      const marking = (id: VpcId, from: VpcRecord["lifecycle"], to: VpcRecord["lifecycle"]) => (state: TenantState) => {
+      /**
+       * The VPC as `state` holds it with `lifecycle`, refused when it is not there (or already
+       * going), or when `ifMatch` does not name its version.
+       */
+      const marking = (id: VpcId, from: VpcRecord["lifecycle"], to: VpcRecord["lifecycle"], ifMatch?: string) =>
+      (
+        state: TenantState
+      ): Either.Either<Decision<VpcRecord | undefined>, NotFound | PreconditionFailed> => {
         const vpc = state.vpc(id)
         if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
         if (vpc.lifecycle !== from) {
@@ -137,14 +145,17 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             new NotFound({ detail: `VPC ${id} ${from === "active" ? "is being deleted" : "is not being deleted"}` })
           )
         }
-        return Either.right(updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: to })))
+        return Either.map(
+          PreconditionFailed.unmoved(`VPC ${id}`, etagOf(vpc), ifMatch),
+          () => updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: to }))
+        )
       }
 
-      const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId) {
+      const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId, ifMatch?: string) {
         // The mark is the decision: a VPC being deleted has left enforcement (rules elsewhere that
         // name it match nothing), so the mark is refused when that breaks a guardrail, before
         // the cluster is touched; of concurrent deletes one marks, the others find it gone.
-        const { state } = yield* pipeline.commit(caller.tenant_id, marking(id, "active", "deleting")).pipe(
+        const { state } = yield* pipeline.commit(caller.tenant_id, marking(id, "active", "deleting", ifMatch)).pipe(
           Effect.catchTag("UniqueViolation", Effect.die),
           // A mark adds no rule and no block: no limit or overlap can refuse it.
           Effect.catchTag("Conflict", Effect.die)

@@ -25,7 +25,10 @@ export const GuardrailsHandlers = HttpApiBuilder.group(
             (page) => json("list")(Effect.succeed(page)),
             { vpc_id: path.vpc_id }
           ))
-        .handle("delete", ({ path }) => asTenant((caller) => guardrails.delete(caller, path.guardrail_id)))
+        .handle(
+          "delete",
+          ({ headers, path }) => asTenant((caller) => guardrails.delete(caller, path.guardrail_id, headers["if-match"]))
+        )
     })
 )
 
@@ -49,6 +52,9 @@ export const TenantGuardrailsHandlers = HttpApiBuilder.group(
             (page) => json("list")(Effect.succeed(page)),
             { tenant_id: path.tenant_id }
           ))
-        .handle("delete", ({ path }) => guardrails.deleteForTenant(path.tenant_id, path.guardrail_id))
+        .handle(
+          "delete",
+          ({ headers, path }) => guardrails.deleteForTenant(path.tenant_id, path.guardrail_id, headers["if-match"])
+        )
     })
 )

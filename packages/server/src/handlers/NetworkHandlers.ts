@@ -34,15 +34,17 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle("list", ({ urlParams }) =>
           Pages.paged("vpcs.list", urlParams, Page.byCreation, asTenant(vpcs.list), (page) =>
             json("list")(Effect.succeed(page))))
-        .handle("delete", ({ path }) =>
+        .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
-            vpcs.delete(caller, path.vpc_id)
+            vpcs.delete(caller, path.vpc_id, headers["if-match"])
           ))
         .handle(
           "reachability",
           ({ path }) =>
             Effect.flatMap(wanted("vpcs.reachability"), (format) => {
-              const matrix = asTenant((caller) => traffic.reachability(caller, path.vpc_id))
+              const matrix = asTenant((caller) =>
+                traffic.reachability(caller, path.vpc_id)
+              )
               return format === null
                 ? matrix.pipe(json("reachability"), Effect.map(withHeaders(VARIES)))
                 : Effect.map(

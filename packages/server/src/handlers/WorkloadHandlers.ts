@@ -13,23 +13,31 @@ export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers
       .handle("list", ({ urlParams }) =>
         Pages.paged("pods.list", urlParams, Page.byCreation, asTenant(pods.list), (page) =>
           json("list")(Effect.succeed(page))))
-      .handle("delete", ({ path }) =>
+      .handle("delete", ({ headers, path }) =>
         asTenant((caller) =>
-          pods.delete(caller, path.pod_id)
+          pods.delete(caller, path.pod_id, headers["if-match"])
         ))
       .handle(
         "addReplica",
-        ({ path }) => asTenant((caller) => pods.addReplica(caller, path.pod_id)).pipe(json("addReplica"))
+        ({ headers, path }) =>
+          asTenant((caller) =>
+            pods.addReplica(caller, path.pod_id, headers["if-match"])
+          ).pipe(json("addReplica"))
       )
       .handle(
         "removeReplica",
-        ({ path }) => asTenant((caller) => pods.removeReplica(caller, path.pod_id)).pipe(json("removeReplica"))
+        ({ headers, path }) =>
+          asTenant((caller) => pods.removeReplica(caller, path.pod_id, headers["if-match"])).pipe(
+            json("removeReplica")
+          )
       )
       .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)).pipe(json("restart")))
       .handle(
         "configure",
-        ({ path, payload }) =>
-          asTenant((caller) => pods.configure(caller, path.pod_id, payload)).pipe(json("configure"))
+        ({ headers, path, payload }) =>
+          asTenant((caller) => pods.configure(caller, path.pod_id, payload, headers["if-match"])).pipe(
+            json("configure")
+          )
       )
   }))
 
@@ -65,9 +73,9 @@ export const TunnelsHandlers = HttpApiBuilder.group(
         .handle("list", ({ urlParams }) =>
           Pages.paged("tunnels.list", urlParams, Page.byCreation, asTenant(tunnels.list), (page) =>
             json("list")(Effect.succeed(page))))
-        .handle("delete", ({ path }) =>
+        .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
-            tunnels.delete(caller, path.tunnel_id)
+            tunnels.delete(caller, path.tunnel_id, headers["if-match"])
           ))
     })
 )
@@ -92,9 +100,9 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
             (page) => json("list")(Effect.succeed(page)),
             { tenant_id: path.tenant_id }
           ))
-        .handle("delete", ({ path }) =>
+        .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
-            credentials.delete(caller, path.tenant_id, path.name)
+            credentials.delete(caller, path.tenant_id, path.name, headers["if-match"])
           ).pipe(json("delete")))
     })
 )
