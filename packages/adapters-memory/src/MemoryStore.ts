@@ -57,13 +57,14 @@ const Rules = Table.define<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "
   indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id },
   retained: ["tenant"]
 })
-const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">({
+const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied" | "deleting">({
   key: (p) => p.id,
   indexes: {
     tenant: (p) => p.tenant_id,
     vpc: (p) => p.vpc_id,
     name: (p) => `${p.vpc_id}/${p.name}`,
-    unapplied: (p) => p.applied ? null : ""
+    unapplied: (p) => p.applied ? null : "",
+    deleting: (p) => p.lifecycle === "deleting" ? "" : null
   },
   retained: ["tenant"]
 })
@@ -137,7 +138,7 @@ interface State {
   readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied" | "deleting">
   readonly subnets: Table.Table<Subnet.SubnetRecord, "tenant" | "vpc" | "name">
   readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">
-  readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied">
+  readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied" | "deleting">
   readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
@@ -579,7 +580,8 @@ export const make = Effect.gen(function*() {
     find: (id) => read((s) => Table.get(s.pods, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.pods, "tenant", tenantId))),
     listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.pods, "vpc", vpcId))),
-    listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", "")))
+    listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", ""))),
+    listDeleting: read((s) => ordered(s, Table.lookup(s.pods, "deleting", "")))
   }
 
   /** What commits write into `pods` (the port has no writes of a tenant's rows: `commit` is the one). */

@@ -418,7 +418,12 @@ export const make = (options: Options = {}) =>
       ),
       listUnapplied: all(Schema.Void, PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(
         undefined
-      )
+      ),
+      listDeleting: all(
+        Schema.Void,
+        PodRow,
+        () => sql`SELECT * FROM pods WHERE lifecycle = 'deleting' ORDER BY created_at, seq`
+      )(undefined)
     }
 
     const tunnels: Store.TunnelRepository = {

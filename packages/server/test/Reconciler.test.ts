@@ -3,7 +3,7 @@ import { SimulatedCluster } from "@tenet/adapters-memory"
 import type { Ids } from "@tenet/core"
 import { Pipeline } from "@tenet/core"
 import { Effect, Schedule } from "effect"
-import { newTenant, raw, testServer } from "./Harness.js"
+import { newTenant, raw, testServer, workspace } from "./Harness.js"
 
 layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
   it.effect("re-applies a VPC on its schedule once the cluster recovers", () =>
@@ -70,5 +70,30 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
       )
       expect(gone.map((v) => v.id)).not.toContain(vpc.id)
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).not.toContain(vpc.id)
+    }))
+
+  it.effect("finishes a pod delete a stopped process left marked, and never applies it again meanwhile", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const pod = (yield* w.createPod()).body as { id: Ids.PodId }
+      expect((yield* cluster.snapshot).pods.map((p) => p.spec.pod_id)).toContain(pod.id)
+      // What a process that stopped right after marking the delete leaves behind, its apply state failed.
+      const pipeline = yield* Pipeline.Pipeline
+      yield* pipeline.record(w.tenant.id as Ids.TenantId, (state) =>
+        Effect.succeed(
+          Pipeline.updatingLatest("pods", pod.id, state.pod(pod.id), (latest) => ({
+            ...latest,
+            lifecycle: "deleting",
+            applied: false
+          }))
+        ))
+      const gone = yield* raw("GET", "/pods", { headers: w.headers }).pipe(
+        Effect.map((r) => r.body as Array<{ id: string }>),
+        Effect.filterOrFail((pods) => !pods.some((p) => p.id === pod.id), () => "still there"),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds")))
+      )
+      expect(gone.map((p) => p.id)).not.toContain(pod.id)
+      expect((yield* cluster.snapshot).pods.map((p) => p.spec.pod_id)).not.toContain(pod.id)
     }))
 })

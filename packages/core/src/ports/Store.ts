@@ -178,6 +178,8 @@ export interface PodRepository {
   readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<PodRecord>>
   /** Pods whose last apply failed, for the reconciler. */
   readonly listUnapplied: Read<ReadonlyArray<PodRecord>>
+  /** Pods marked `deleting`, for the reconciler to finish what a stopped process left. */
+  readonly listDeleting: Read<ReadonlyArray<PodRecord>>
 }
 
 export interface TunnelRepository {

@@ -524,6 +524,38 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "VPCs and pods marked deleting are listed for the reconciler until removed or taken back",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        const subnet = Fixtures.subnet(vpc)
+        const pod = Fixtures.podRecord(subnet)
+        yield* commitWrites(
+          a.id,
+          Change.insert({ part: "vpcs", record: vpc }),
+          Change.insert({ part: "subnets", record: subnet }),
+          Change.insert({ part: "pods", record: pod })
+        )
+        const ids = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((r) => r.id)
+        const listed = Effect.all([store.vpcs.listDeleting, store.pods.listDeleting])
+        const before = yield* listed
+        expect(ids(before[0])).not.toContain(vpc.id)
+        expect(ids(before[1])).not.toContain(pod.id)
+        yield* update({ part: "pods", record: { ...pod, lifecycle: "deleting" } })
+        yield* update({ part: "vpcs", record: { ...vpc, lifecycle: "deleting" } })
+        const marked = yield* listed
+        expect(ids(marked[0])).toContain(vpc.id)
+        expect(ids(marked[1])).toContain(pod.id)
+        yield* update({ part: "vpcs", record: { ...vpc, lifecycle: "active" } })
+        yield* commitWrites(a.id, Change.remove("pods", pod.id, vpc.id))
+        const after = yield* listed
+        expect(ids(after[0])).not.toContain(vpc.id)
+        expect(ids(after[1])).not.toContain(pod.id)
+      })
+    )
+
+    test(
       "one index of routed hostnames: a tenant's tunnel and a service tunnel never share one, whichever comes first or at once",
       Effect.gen(function*() {
         const store = yield* Store

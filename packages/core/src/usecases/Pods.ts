@@ -89,7 +89,10 @@ export interface PodsShape {
   readonly view: (record: PodRecord) => Effect.Effect<Pod>
   /** Applies the stored pod to the cluster and records the outcome. */
   readonly apply: (tenantId: TenantId, id: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
-  /** Applies every pod whose last apply failed; returns how many are now applied. */
+  /**
+   * Finishes the deletes a stopped process left marked, then applies every pod whose last apply
+   * failed; returns how many it finished or applied.
+   */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
 
@@ -447,33 +450,56 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           caller.tenant_id,
           PodStrategy.modify(id, first.vpc_id, PodStrategy.marked, false, ifMatch)
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-        yield* orchestrator.deletePod(id).pipe(
-          Effect.tapError(() =>
-            pipeline.commit(caller.tenant_id, (state) =>
-              Effect.succeed(
-                updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const }))
-              )).pipe(Effect.ignore)
-          ),
-          Effect.mapError((e) =>
-            new ServiceUnavailable({
-              detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
-            })
-          )
-        )
-        yield* tunnels.withdrawAll((yield* stateOf(caller.tenant_id)).tunnelsOf(id))
-        // The pod left enforcement when it was marked: its removal is recorded.
-        yield* pipeline.record(
-          caller.tenant_id,
-          (state) => removing(state, "pods", id, `pod ${id} not found`, marked.vpc_id)
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-        // Rules that targeted the pod can no longer be enforced.
-        yield* applier.apply(caller.tenant_id, marked.vpc_id)
+        yield* finish(marked, true)
       })
 
+      /**
+       * A delete marked: the cluster lets the pod go, its tunnels are withdrawn, the store drops
+       * it, and rules that targeted it are applied without it. Each step may be repeated: a
+       * removal another finisher made is done. A request's delete (`request`) that the cluster
+       * refuses takes its mark back, nothing deleted; the reconciler's keeps it and tries again.
+       */
+      const finish = (marked: PodRecord, request: boolean) =>
+        Effect.gen(function*() {
+          const { id, tenant_id: tenantId, vpc_id: vpcId } = marked
+          yield* orchestrator.deletePod(id).pipe(
+            Effect.tapError(() =>
+              request
+                ? pipeline.commit(tenantId, (state) =>
+                  Effect.succeed(
+                    updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const }))
+                  )).pipe(Effect.ignore)
+                : Effect.void
+            ),
+            Effect.mapError((e) =>
+              new ServiceUnavailable({
+                detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
+              })
+            )
+          )
+          yield* tunnels.withdrawAll((yield* stateOf(tenantId)).tunnelsOf(id))
+          // The pod left enforcement when it was marked: its removal is recorded.
+          yield* pipeline.record(tenantId, (state) => removing(state, "pods", id, `pod ${id} not found`, vpcId)).pipe(
+            Effect.catchTag("UniqueViolation", Effect.die),
+            Effect.catchTag("NotFound", () => Effect.void)
+          )
+          // Rules that targeted the pod can no longer be enforced.
+          yield* applier.apply(tenantId, vpcId)
+        })
+
       const reconcile = Effect.gen(function*() {
-        const pending = yield* store.pods.listUnapplied.pipe(storeUnavailable)
+        const marked = yield* store.pods.listDeleting.pipe(storeUnavailable)
+        const finished = yield* Effect.forEach(marked, (pod) =>
+          finish(pod, false).pipe(
+            Effect.as(1),
+            Effect.catchAll((e) =>
+              Effect.as(Effect.logWarning("finishing a pod's delete failed; next pass retries", pod.id, e), 0)
+            )
+          ))
+        // A pod being deleted is not applied again.
+        const pending = (yield* store.pods.listUnapplied.pipe(storeUnavailable)).filter((p) => p.lifecycle === "active")
         const results = yield* Effect.forEach(pending, (pod) => converge(pod, "apply"))
-        return results.filter((p) => p.applied).length
+        return results.filter((p) => p.applied).length + finished.reduce((n, one) => n + one, 0)
       }).pipe(Effect.withSpan("Pods.reconcile"))
 
       return Pods.of({
