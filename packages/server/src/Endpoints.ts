@@ -16,15 +16,7 @@ import { Api, Audit, InputProblems, MatchedEndpoint } from "@tenet/core"
 import { Effect, FiberRef, Layer } from "effect"
 import * as RequestContext from "./RequestContext.js"
 
-/** An endpoint of the contract (`Api.endpoints`), and whether it takes a body. */
-export interface Endpoint extends Api.Endpoint {
-  readonly takesBody: boolean
-}
-
-const endpoints: ReadonlyArray<Endpoint> = Api.endpoints.map((entry) => ({
-  ...entry,
-  takesBody: entry.endpoint in Api.Payloads
-}))
+const endpoints = Api.endpoints
 
 /** Every endpoint's request series at its success status, served at 0 from the start. */
 export const registerMetrics = RequestContext.registerRoutes(endpoints)
@@ -45,7 +37,7 @@ const definedParams = (params: Readonly<Record<string, string | undefined>>) => 
  * not look as if it had been read. An empty object is no body. What is wrong with `body`
  * (parsed JSON) as such an endpoint's: none when it takes a body.
  */
-export const unreadBodyProblems = (endpoint: Endpoint, body: unknown): ReadonlyArray<InputProblems.Problem> => {
+export const unreadBodyProblems = (endpoint: Api.Endpoint, body: unknown): ReadonlyArray<InputProblems.Problem> => {
   if (endpoint.takesBody) return []
   if (body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) return []
   const takesNone = `${endpoint.method} ${endpoint.path} takes no body`
@@ -64,7 +56,7 @@ const undecodable = (problems: ReadonlyArray<InputProblems.Problem>) =>
   )
 
 /** The body of an endpoint that takes none: the platform never reads it, so this is its one read. */
-const refuseUnreadBody = (endpoint: Endpoint, request: HttpServerRequest.HttpServerRequest) => {
+const refuseUnreadBody = (endpoint: Api.Endpoint, request: HttpServerRequest.HttpServerRequest) => {
   const length = Number(request.headers["content-length"] ?? 0)
   if (endpoint.takesBody || !HttpMethod.hasBody(request.method) || !(length > 0)) return Effect.void
   return Effect.flatMap(Effect.orDie(request.json), (body) => undecodable(unreadBodyProblems(endpoint, body)))
@@ -74,7 +66,7 @@ const refuseUnreadBody = (endpoint: Endpoint, request: HttpServerRequest.HttpSer
  * A query parameter the endpoint does not take, or one sent twice, is refused rather than
  * ignored: `?dryrun=true` for `?dry_run=true` must not apply what was meant as a preview.
  */
-const refuseUnknownParameters = (endpoint: Endpoint, query: Readonly<Record<string, string | Array<string>>>) =>
+const refuseUnknownParameters = (endpoint: Api.Endpoint, query: Readonly<Record<string, string | Array<string>>>) =>
   undecodable(
     InputProblems.unknownParameters(
       Object.entries(query).map(([name, value]) => [name, Array.isArray(value) ? value.length : 1] as const),

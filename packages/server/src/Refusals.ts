@@ -54,7 +54,7 @@ const headerRefusal = (request: HttpServerRequest.HttpServerRequest, maxBytes: n
 }
 
 /** Bad input as the endpoint refuses it (`InvalidInput` outside the contract's endpoints). */
-const refusal = (endpoint: Endpoints.Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
+const refusal = (endpoint: Api.Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
   Errors.refusal(endpoint?.error ?? "InvalidInput", problems)
 
 /** A query string as name and values, every value of a repeated name kept. */
@@ -79,7 +79,7 @@ const parameterProblems = (
 }
 
 /** What is wrong with the query string: parameters the endpoint does not take, or sent twice, and values it refuses. */
-const queryProblems = (endpoint: Endpoints.Endpoint | undefined, url: string): ReadonlyArray<InputProblems.Problem> => {
+const queryProblems = (endpoint: Api.Endpoint | undefined, url: string): ReadonlyArray<InputProblems.Problem> => {
   if (endpoint === undefined) return []
   const query = queryOf(url)
   const names = InputProblems.unknownParameters(query.map(([name, values]) => [name, values.length]), endpoint.query)

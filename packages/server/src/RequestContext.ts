@@ -30,14 +30,13 @@ import {
 import { globalValue } from "effect/GlobalValue"
 import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
-import type { Endpoint } from "./Endpoints.js"
 
 const HEADER = "x-request-id"
 
 /** What the layers of the request path learn of a request. */
 export class RequestState {
   /** The contract's endpoint, once the platform's router has matched one (`Endpoints`). */
-  endpoint: Endpoint | undefined = undefined
+  endpoint: Api.Endpoint | undefined = undefined
   /** Its path parameters, as the router matched them (to word a refusal of them). */
   params: Readonly<Record<string, string | undefined>> = {}
   /** Its audit entry, when the endpoint changes something. */

@@ -184,6 +184,8 @@ export interface Endpoint {
   readonly querySchema: Parameters | undefined
   /** The query parameters it takes; any other is refused. */
   readonly query: ReadonlyArray<string>
+  /** Whether it reads a body: one sent to an endpoint that takes none is refused. */
+  readonly takesBody: boolean
 }
 
 const fieldNames = (schema: Schema.Schema.Any): ReadonlyArray<string> =>
@@ -205,7 +207,8 @@ export const endpoints: ReadonlyArray<Endpoint> = (() => {
         error: declares(endpoint.errorSchema.ast, RuleValidation.Wire.ast) ? "RuleValidation" : "InvalidInput",
         pathSchema: Option.getOrUndefined(endpoint.pathSchema) as Parameters | undefined,
         querySchema,
-        query: querySchema === undefined ? [] : fieldNames(querySchema)
+        query: querySchema === undefined ? [] : fieldNames(querySchema),
+        takesBody: Option.isSome(endpoint.payloadSchema)
       })
     }
   })
