@@ -113,7 +113,7 @@ describe("guarded rule changes", () => {
       creates.forEach((r, i) => {
         const { seq: _seq, ...made } = recordOf(r, i + 1)
         // What the pipeline does with a decision: the state it leaves, checked on what it reaches.
-        const decided = Either.flatMap(SecurityRuleStrategy.create(made)(state), (decision) => {
+        const decided = Either.flatMap(SecurityRuleStrategy.create(made, null)(state), (decision) => {
           const after = state.apply(decision.writes, state.revision)
           return Either.map(
             Invariants.check(state, after, Invariants.reachOf(state, after, decision.writes), null),

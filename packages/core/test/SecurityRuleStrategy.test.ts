@@ -31,7 +31,7 @@ describe("security-rule strategy", () => {
   it.prop("a create goes last in its VPC's order, decided on the VPC, and is refused at 200 rules", [
     fc.integer({ min: 0, max: 205 })
   ], ([count]) => {
-    const decided = SecurityRuleStrategy.create(newRule)(stateWith(count))
+    const decided = SecurityRuleStrategy.create(newRule, null)(stateWith(count))
     if (count >= 200) {
       expect(Either.isLeft(decided) && decided.left._tag).toBe("Conflict")
       return
@@ -63,15 +63,31 @@ describe("security-rule strategy", () => {
     expect(asked.map((id) => priority.get(id))).toEqual(asked.map((_, i) => 10 * (i + 1)))
   })
 
+  it("what a rule names is read from the state it is decided on: a subnet gone since is refused", () => {
+    const subnet = Fixtures.subnet(vpc)
+    const naming = { ...newRule, target_type: "subnet" as const, target_subnet_id: subnet.id }
+    const withSubnet = stateWith(0).apply([{ _tag: "Insert", part: "subnets", record: subnet }], "2")
+    expect(Either.isRight(SecurityRuleStrategy.create(naming, null)(withSubnet))).toBe(true)
+    const refused = SecurityRuleStrategy.create(naming, null)(stateWith(0))
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RuleValidation", field: "target_subnet_id" })
+    const rule = Fixtures.rule(vpc, 1)
+    const patched = SecurityRuleStrategy.update(
+      rule.id,
+      vpc.id,
+      { target_type: "subnet", target_subnet_id: subnet.id },
+      null,
+      rule.updated_at
+    )
+    const withRule = stateWith(0).apply([{ _tag: "Insert", part: "rules", record: rule }], "2")
+    expect(Either.isLeft(patched(withRule))).toBe(true)
+    expect(Either.isRight(patched(withRule.apply([{ _tag: "Insert", part: "subnets", record: subnet }], "3")))).toBe(true)
+  })
+
   it("a rule of another VPC or none is not found, for patches and deletes alike", () => {
     const state = stateWith(3)
     const unknown = Fixtures.rule(Fixtures.vpc(tenant.id), 1).id
     expect(Either.isLeft(SecurityRuleStrategy.remove(unknown, vpc.id)(state))).toBe(true)
-    const patched = SecurityRuleStrategy.update(unknown, vpc.id, {}, {
-      vpcs: new Set(),
-      subnets: new Set(),
-      pods: new Set()
-    }, vpc.created_at)(state)
+    const patched = SecurityRuleStrategy.update(unknown, vpc.id, {}, null, vpc.created_at)(state)
     expect(Either.isLeft(patched) && patched.left._tag).toBe("NotFound")
   })
 })

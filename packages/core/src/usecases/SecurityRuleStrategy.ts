@@ -13,6 +13,7 @@ import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { RuleDeclaration, SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { etagOf, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
 import { Conflict, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import { vpcContextOf } from "../readmodel/Derived.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as Declaration from "../rules/Declaration.js"
 import * as Reorder from "../rules/Reorder.js"
@@ -23,21 +24,38 @@ type Decided<A, E> = Either.Either<Decision<A>, E>
 const vpcNotFound = (vpcId: VpcId) => new NotFound({ detail: `VPC ${vpcId} not found` })
 const ruleNotFound = (id: SecurityRuleId) => new NotFound({ detail: `security rule ${id} not found` })
 
+/**
+ * What a rule of `vpcId` may name as `state` holds it (`peering`: the provider's peering block):
+ * the tenant's VPCs, the VPC's subnets and pods. Read in the decision, so a rule naming a subnet
+ * or pod deleted meanwhile is refused when the decision is made again on the newer state.
+ */
+export const referencesIn = (state: TenantState, vpcId: VpcId, peering: string | null): Validate.References => {
+  const context = vpcContextOf(state, vpcId, peering)
+  return {
+    vpcs: new Set(context.vpcs.keys()),
+    subnets: new Set(context.subnets.keys()),
+    pods: new Set(context.pods.keys())
+  }
+}
+
 /** The rule a create makes, before the state gives it its place (`seq`). */
 export type NewRule = Omit<SecurityRuleRecord, "seq">
 
 /**
- * A create: the rule goes last in its VPC's creation order; refused when the VPC is gone or
- * already holds `MAX_RULES_PER_VPC` rules. Answers the rule and the VPC's rules with it.
+ * A create: the rule goes last in its VPC's creation order; refused when the VPC is gone, when
+ * it names what the VPC does not have, or when the VPC already holds `MAX_RULES_PER_VPC` rules.
+ * Answers the rule and the VPC's rules with it.
  */
-export const create = (rule: NewRule) =>
+export const create = (rule: NewRule, peering: string | null) =>
 (
   state: TenantState
 ): Decided<
   { readonly record: SecurityRuleRecord; readonly rules: ReadonlyArray<SecurityRuleRecord> },
-  NotFound | Conflict
+  NotFound | Conflict | RuleValidation
 > => {
   if (state.vpc(rule.vpc_id) === undefined) return Either.left(vpcNotFound(rule.vpc_id))
+  const invalid = Validate.validate(rule, referencesIn(state, rule.vpc_id, peering))
+  if (Either.isLeft(invalid)) return Either.left(RuleValidation.field(invalid.left.field, invalid.left.message))
   const existing = state.rulesOf(rule.vpc_id)
   if (existing.length >= MAX_RULES_PER_VPC) {
     return Either.left(
@@ -60,14 +78,14 @@ export interface Updated {
 
 /**
  * A patch, applied to the rule as the state holds it (a reorder or another patch committed
- * meanwhile is kept), validated against `references`. Answers the rule saved and the VPC's
- * rules before it.
+ * meanwhile is kept), validated against what the state's VPC holds (`referencesIn`). Answers the
+ * rule saved and the VPC's rules before it.
  */
 export const update = (
   id: SecurityRuleId,
   vpcId: VpcId,
   patch: SecurityRulePatch,
-  references: Validate.References,
+  peering: string | null,
   now: SecurityRuleRecord["updated_at"],
   ifMatch?: string
 ) =>
@@ -78,7 +96,7 @@ export const update = (
   if (current === undefined || current.vpc_id !== vpcId) return Either.left(ruleNotFound(id))
   return unmoved(current, ifMatch).pipe(
     Either.flatMap(() => Validate.applyPatch(current, patch)),
-    Either.flatMap((next) => Either.map(Validate.validate(next, references), () => next)),
+    Either.flatMap((next) => Either.map(Validate.validate(next, referencesIn(state, vpcId, peering)), () => next)),
     Either.mapLeft((e) => e instanceof PreconditionFailed ? e : RuleValidation.field(e.field, e.message)),
     Either.map((next) => {
       const saved = { ...next, updated_at: now }
@@ -164,7 +182,7 @@ export interface Replacement extends Declaration.Outcome {
 export const replace = (
   vpcId: VpcId,
   items: ReadonlyArray<RuleDeclaration>,
-  references: Validate.References,
+  peering: string | null,
   ifMatch: string | undefined,
   making: Declaration.Making
 ) =>
@@ -179,7 +197,7 @@ export const replace = (
       })
     )
   }
-  return Declaration.plan(before, items, references, making).pipe(
+  return Declaration.plan(before, items, referencesIn(state, vpcId, peering), making).pipe(
     Either.mapLeft((problems) => new RuleValidation({ ...problems[0]!, errors: problems })),
     Either.filterOrLeft(
       (outcome) => outcome.moved.length === 0,

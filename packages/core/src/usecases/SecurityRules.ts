@@ -3,7 +3,8 @@
  * saved first and then applied through the NetworkApplier; the response says whether it is
  * in force (`applied`) or why not yet (`apply_error`).
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import type { Either } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Audit from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import { violationsOf } from "../changes/Invariants.js"
@@ -38,7 +39,7 @@ import {
   viewOf
 } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import { RuleValidation } from "../Errors.js"
+import type { RuleValidation } from "../Errors.js"
 import type {
   Conflict,
   GuardrailViolated,
@@ -55,7 +56,6 @@ import type * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
 import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import * as Validate from "../rules/Validate.js"
 import { storeUnavailable } from "./Failures.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier } from "./NetworkApplier.js"
@@ -153,8 +153,6 @@ export const explain = (finding: Analysis.Finding, names: ReadonlyMap<string, st
       }`
   }
 }
-
-const invalid = (e: Validate.FieldError) => RuleValidation.field(e.field, e.message)
 
 /** A finding as the API states it. */
 const findingOf = (f: Analysis.Finding, names: ReadonlyMap<string, string>) =>
@@ -292,12 +290,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
         Effect.flatMap(stateOf(caller), (state) => found(state.rule(id), `security rule ${id}`))
 
-      const references = (context: RuleSet.VpcContext): Validate.References => ({
-        vpcs: new Set(context.vpcs.keys()),
-        subnets: new Set(context.subnets.keys()),
-        pods: new Set(context.pods.keys())
-      })
-
       /** `rules` as the VPC's list: in evaluation order, with their statuses in its current context. */
       const listOf = (vpc: VpcRecord, rules: ReadonlyArray<SecurityRuleRecord>) =>
         Effect.gen(function*() {
@@ -359,18 +351,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value)
         const context = yield* applier.context(vpc)
         const now = yield* DateTime.now
-        const shape = { ...input, target_pod_ids: input.target_pod_ids }
-        yield* Either.match(Validate.validate(shape, references(context)), {
-          onLeft: (e) => Effect.fail(invalid(e)),
-          onRight: () => Effect.void
-        })
         const decide = Strategy.create({
           ...input,
           id: RuleId.make(randomUuid()),
           tenant_id: caller.tenant_id,
           created_at: now,
           updated_at: now
-        })
+        }, yield* applier.peeringCidr)
         const after = (result: { readonly rules: ReadonlyArray<SecurityRuleRecord> }) => result.rules
         if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
         const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
@@ -392,7 +379,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
           const now = yield* DateTime.now
-          const decide = Strategy.update(id, vpc.id, patch, references(context), now, ifMatch)
+          const decide = Strategy.update(id, vpc.id, patch, yield* applier.peeringCidr, now, ifMatch)
           const after = (result: Strategy.Updated) => result.before.map((r) => (r.id === id ? result.saved : r))
           if (dryRun) {
             return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
@@ -453,7 +440,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const vpc = yield* vpcs.owned(caller, vpcId)
         const context = yield* applier.context(vpc)
         const now = yield* DateTime.now
-        const decide = Strategy.replace(vpc.id, items, references(context), options.ifMatch, {
+        const decide = Strategy.replace(vpc.id, items, yield* applier.peeringCidr, options.ifMatch, {
           newId: () => RuleId.make(randomUuid()),
           stamp: (fields) => ({
             ...fields,
