@@ -80,7 +80,7 @@ export class Guardrail extends Schema.Class<Guardrail>("Guardrail")({
 }) {}
 
 /** The guardrail's version, for `If-Match` on its delete. */
-export const etagOf = (record: GuardrailRecord): string => Etag.of(record)
+export const etagOf = oncePerRecord((record: GuardrailRecord): string => Etag.of(record))
 
 export const viewOf = oncePerRecord((record: GuardrailRecord): Guardrail =>
   Guardrail.make({ ...record, scope: record.vpc_id === null ? "tenant" : "vpc", etag: etagOf(record) }, TRUSTED)

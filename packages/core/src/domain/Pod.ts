@@ -1,6 +1,15 @@
 /** Pods: containerized workloads with replicas behind one virtual-IP service. */
 import { Schema, Struct } from "effect"
-import { BodyTenantId, BodyToken, intBetween, Port, stringBetween, Timestamp, wireExample } from "./Common.js"
+import {
+  BodyTenantId,
+  BodyToken,
+  intBetween,
+  oncePerRecord,
+  Port,
+  stringBetween,
+  Timestamp,
+  wireExample
+} from "./Common.js"
 import * as Etag from "./Etag.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4Address } from "./Net.js"
@@ -208,8 +217,9 @@ export class Pod extends Schema.Class<Pod>("Pod")({
 }) {}
 
 /** The pod's version: what it declares (its sealed variables included), not how applying it went. */
-export const etagOf = (record: PodRecord): string =>
+export const etagOf = oncePerRecord((record: PodRecord): string =>
   Etag.of(record, ["vip", "external_ip", "lifecycle", "applied", "apply_error"])
+)
 
 export class PodRestart extends Schema.Class<PodRestart>("PodRestart")({
   pod_id: PodId,

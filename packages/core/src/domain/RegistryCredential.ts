@@ -1,6 +1,6 @@
 /** Container-registry credentials a tenant's pods pull private images with. */
 import { Schema, Struct } from "effect"
-import { Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
+import { oncePerRecord, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -44,7 +44,7 @@ export class RegistryCredential extends Schema.Class<RegistryCredential>("Regist
 export const RegistryCredentialPath = Schema.Struct({ tenant_id: TenantId, name: DnsLabel })
 
 /** The credential's version (its sealed password included), for `If-Match` on its delete. */
-export const etagOf = (record: RegistryCredentialRecord): string => Etag.of(record)
+export const etagOf = oncePerRecord((record: RegistryCredentialRecord): string => Etag.of(record))
 
 export const toRegistryCredential = (record: RegistryCredentialRecord): RegistryCredential =>
   RegistryCredential.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), etag: etagOf(record) })

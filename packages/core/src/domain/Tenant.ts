@@ -1,6 +1,6 @@
 /** Tenants: the isolation boundary of every other resource. */
 import { Schema, Struct } from "effect"
-import { nullable, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
+import { nullable, oncePerRecord, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -68,7 +68,7 @@ export class TenantSession extends Schema.Class<TenantSession>("TenantSession")(
 }) {}
 
 /** The tenant's version (a rotated token or password moves it), for `If-Match` on its delete. */
-export const etagOf = (record: TenantRecord): string => Etag.of(record)
+export const etagOf = oncePerRecord((record: TenantRecord): string => Etag.of(record))
 
 export const toTenant = (record: TenantRecord): Tenant =>
   Tenant.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), etag: etagOf(record) })

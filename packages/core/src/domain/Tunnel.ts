@@ -1,6 +1,6 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
 import { Schema, Struct } from "effect"
-import { nullable, Port, Timestamp, wireExample } from "./Common.js"
+import { nullable, oncePerRecord, Port, Timestamp, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
 import { PodId, TenantId, TunnelId, VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
@@ -84,7 +84,7 @@ export class Tunnel extends Schema.Class<Tunnel>("Tunnel")({
 }) {}
 
 /** The tunnel's version: what it declares, not its status at the provider. */
-export const etagOf = (record: TunnelRecord): string => Etag.of(record, ["status", "error"])
+export const etagOf = oncePerRecord((record: TunnelRecord): string => Etag.of(record, ["status", "error"]))
 
 export const TunnelListQuery = Schema.Struct({ pod_id: PodId })
 

@@ -45,7 +45,9 @@ export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 export class Vpc extends Schema.Class<Vpc>("Vpc")({ ...VpcFields, etag: Etag.Field }) {}
 
 /** The VPC's version: what it declares, not whether it is applied. */
-export const etagOf = (record: VpcRecord): string => Etag.of(record, ["applied", "apply_error", "lifecycle"])
+export const etagOf = oncePerRecord((record: VpcRecord): string =>
+  Etag.of(record, ["applied", "apply_error", "lifecycle"])
+)
 
 export const toVpc = oncePerRecord((record: VpcRecord): Vpc => {
   const { lifecycle: _lifecycle, ...view } = record
