@@ -80,7 +80,9 @@ describe("security-rule strategy", () => {
     )
     const withRule = stateWith(0).apply([{ _tag: "Insert", part: "rules", record: rule }], "2")
     expect(Either.isLeft(patched(withRule))).toBe(true)
-    expect(Either.isRight(patched(withRule.apply([{ _tag: "Insert", part: "subnets", record: subnet }], "3")))).toBe(true)
+    expect(Either.isRight(patched(withRule.apply([{ _tag: "Insert", part: "subnets", record: subnet }], "3")))).toBe(
+      true
+    )
   })
 
   it("a rule of another VPC or none is not found, for patches and deletes alike", () => {
