@@ -38,6 +38,21 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       )
     const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
     const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
+    /** A pod of the tenant's, in a subnet of a VPC of its own, committed. */
+    const podOf = (tenant: TenantId) => {
+      const vpc = Fixtures.vpc(tenant)
+      const subnet = Fixtures.subnet(vpc)
+      const pod = Fixtures.podRecord(subnet)
+      return Effect.as(
+        commitWrites(
+          tenant,
+          Change.insert({ part: "vpcs", record: vpc }),
+          Change.insert({ part: "subnets", record: subnet }),
+          Change.insert({ part: "pods", record: pod })
+        ),
+        { vpc, subnet, pod }
+      )
+    }
 
     const revisionOf = (id: TenantRecord["id"]) =>
       Effect.flatMap(Store, (store) => Effect.map(store.snapshots.tenant(id), (s) => Option.getOrThrow(s).revision))
@@ -528,15 +543,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       Effect.gen(function*() {
         const store = yield* Store
         const [a] = yield* twoTenants
-        const vpc = Fixtures.vpc(a.id)
-        const subnet = Fixtures.subnet(vpc)
-        const pod = Fixtures.podRecord(subnet)
-        yield* commitWrites(
-          a.id,
-          Change.insert({ part: "vpcs", record: vpc }),
-          Change.insert({ part: "subnets", record: subnet }),
-          Change.insert({ part: "pods", record: pod })
-        )
+        const { pod, vpc } = yield* podOf(a.id)
         const ids = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((r) => r.id)
         const listed = Effect.all([store.vpcs.listDeleting, store.pods.listDeleting])
         const before = yield* listed
@@ -560,15 +567,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       Effect.gen(function*() {
         const store = yield* Store
         const [a, b] = yield* twoTenants
-        const vpc = Fixtures.vpc(a.id)
-        const subnet = Fixtures.subnet(vpc)
-        const pod = Fixtures.podRecord(subnet)
-        yield* commitWrites(
-          a.id,
-          Change.insert({ part: "vpcs", record: vpc }),
-          Change.insert({ part: "subnets", record: subnet }),
-          Change.insert({ part: "pods", record: pod })
-        )
+        const { pod } = yield* podOf(a.id)
         // The tenant's first: the service tunnel is refused, naming the holder.
         const tunnel = Fixtures.tunnel(pod)
         yield* insert({ part: "tunnels", record: tunnel })
@@ -589,15 +588,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           .toEqual(new UniqueViolation({ constraint: Constraints.routedHostname }))
         // At once, one of each for a new hostname: exactly one takes it.
         const contested = `${Fixtures.label("contested")}.example.com` as typeof tunnel.hostname
-        const bVpc = Fixtures.vpc(b.id)
-        const bSubnet = Fixtures.subnet(bVpc)
-        const bPod = Fixtures.podRecord(bSubnet)
-        yield* commitWrites(
-          b.id,
-          Change.insert({ part: "vpcs", record: bVpc }),
-          Change.insert({ part: "subnets", record: bSubnet }),
-          Change.insert({ part: "pods", record: bPod })
-        )
+        const { pod: bPod } = yield* podOf(b.id)
         const outcomes = yield* Effect.all([
           Effect.either(store.serviceTunnels.insert(Fixtures.serviceTunnel({ hostname: contested }))),
           Effect.either(insert({ part: "tunnels", record: Fixtures.tunnel(pod, { hostname: contested }) })),
