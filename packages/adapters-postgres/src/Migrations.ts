@@ -416,6 +416,17 @@ const deciding = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     ALTER TABLE vpcs ADD COLUMN lifecycle text NOT NULL DEFAULT 'active';
   `))
 
+/**
+ * When a delete was marked: the marking process finishes it within a lease, after which the
+ * reconciler takes it over (`DeleteMark` in core). Marks made before this have none, and are
+ * the reconciler's at once.
+ */
+const deleteMarks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE vpcs ADD COLUMN deleting_since timestamptz;
+    ALTER TABLE pods ADD COLUMN deleting_since timestamptz;
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -428,5 +439,6 @@ export const loader = Migrator.fromRecord({
   "0008_tenant_pages": tenantPages,
   "0009_events": events,
   "0010_routed_hostnames": routedHostnames,
-  "0011_deciding": deciding
+  "0011_deciding": deciding,
+  "0012_delete_marks": deleteMarks
 })

@@ -51,7 +51,11 @@ const ProviderConfigRow = Schema.Struct({ ...ProviderConfig.ProviderConfigRecord
 
 const ServiceTunnelRow = Schema.Struct({ ...ServiceTunnel.ServiceTunnelRecord.fields, created_at: Timestamp })
 
-const VpcRow = Schema.Struct({ ...Vpc.VpcRecord.fields, created_at: Timestamp })
+const VpcRow = Schema.Struct({
+  ...Vpc.VpcRecord.fields,
+  deleting_since: Schema.NullOr(Timestamp),
+  created_at: Timestamp
+})
 
 const SubnetRow = Schema.Struct({ ...Subnet.SubnetRecord.fields, created_at: Timestamp })
 
@@ -61,7 +65,12 @@ const RuleRow = Schema.Struct({
   updated_at: Timestamp
 })
 
-const PodRow = Schema.Struct({ ...Pod.PodRecord.fields, created_at: Timestamp, updated_at: Timestamp })
+const PodRow = Schema.Struct({
+  ...Pod.PodRecord.fields,
+  deleting_since: Schema.NullOr(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
 
 const TunnelRow = Schema.Struct({ ...Tunnel.TunnelRecord.fields, created_at: Timestamp })
 const StatusCount = Schema.Struct({ status: Tunnel.TunnelStatus, count: Schema.Number })

@@ -1,8 +1,9 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import type { Ids } from "@tenet/core"
-import { Pipeline } from "@tenet/core"
-import { Effect, Schedule } from "effect"
+import { DeleteMark, Pipeline, Store } from "@tenet/core"
+import { DateTime, Effect, Option, Schedule } from "effect"
+import * as Reconciler from "../src/Reconciler.js"
 import { newTenant, raw, testServer, workspace } from "./Harness.js"
 
 layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
@@ -57,11 +58,16 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
         body: { token: session.api_token, tenant_id: tenant.id, name: "abandoned", enable_internet: true }
       })).body as { id: Ids.VpcId }
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
-      // What a process that stopped right after marking the delete leaves behind.
+      // What a process that stopped right after marking the delete, its lease ago, leaves behind.
       const pipeline = yield* Pipeline.Pipeline
+      const since = DateTime.subtractDuration(yield* DateTime.now, DeleteMark.LEASE)
       yield* pipeline.record(tenant.id as Ids.TenantId, (state) =>
         Effect.succeed(
-          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({ ...latest, lifecycle: "deleting" }))
+          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({
+            ...latest,
+            lifecycle: "deleting",
+            deleting_since: since
+          }))
         ))
       const gone = yield* raw("GET", "/vpcs", { headers }).pipe(
         Effect.map((r) => r.body as Array<{ id: string }>),
@@ -72,19 +78,52 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).not.toContain(vpc.id)
     }))
 
+  it.effect("leaves a delete marked within its lease to the request that marked it", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const headers = { "x-auth-token": session.api_token }
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const store = yield* Store.Store
+      const vpc = (yield* raw("POST", "/vpcs", {
+        headers,
+        body: { token: session.api_token, tenant_id: tenant.id, name: "in-flight", enable_internet: true }
+      })).body as { id: Ids.VpcId }
+      // What a request holds while the cluster deletes the VPC: a mark made just now.
+      const pipeline = yield* Pipeline.Pipeline
+      const since = yield* DateTime.now
+      yield* pipeline.record(tenant.id as Ids.TenantId, (state) =>
+        Effect.succeed(
+          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({
+            ...latest,
+            lifecycle: "deleting",
+            deleting_since: since
+          }))
+        ))
+      // Two passes of this test's own (one may find the scheduled pass running and skip).
+      yield* Reconciler.pass.pipe(
+        Effect.repeat({ until: Option.isSome, schedule: Schedule.spaced("10 millis") }),
+        Effect.repeat({ times: 1 })
+      )
+      expect(Option.map(yield* store.vpcs.find(vpc.id), (v) => v.lifecycle)).toEqual(Option.some("deleting"))
+      expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
+    }))
+
   it.effect("finishes a pod delete a stopped process left marked, and never applies it again meanwhile", () =>
     Effect.gen(function*() {
       const w = yield* workspace
       const cluster = yield* SimulatedCluster.ClusterSwitches
       const pod = (yield* w.createPod()).body as { id: Ids.PodId }
       expect((yield* cluster.snapshot).pods.map((p) => p.spec.pod_id)).toContain(pod.id)
-      // What a process that stopped right after marking the delete leaves behind, its apply state failed.
+      // What a process that stopped right after marking the delete, its lease ago, leaves behind, its apply
+      // state failed.
       const pipeline = yield* Pipeline.Pipeline
+      const since = DateTime.subtractDuration(yield* DateTime.now, DeleteMark.LEASE)
       yield* pipeline.record(w.tenant.id as Ids.TenantId, (state) =>
         Effect.succeed(
           Pipeline.updatingLatest("pods", pod.id, state.pod(pod.id), (latest) => ({
             ...latest,
             lifecycle: "deleting",
+            deleting_since: since,
             applied: false
           }))
         ))

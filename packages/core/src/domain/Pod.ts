@@ -191,6 +191,8 @@ export const PodRecord = Schema.Struct({
   external_ip: Schema.NullOr(Ipv4Address),
   /** `deleting` while a delete is under way: configuration changes are refused then. */
   lifecycle: Schema.Literal("active", "deleting"),
+  /** When the delete under way was marked (`DeleteMark`); null when none is. */
+  deleting_since: Schema.NullOr(Timestamp),
   applied: Schema.Boolean,
   apply_error: Schema.NullOr(Schema.String),
   created_at: Timestamp,
@@ -204,6 +206,7 @@ export const HIDDEN_FIELDS = [
   "vip",
   "external_ip",
   "lifecycle",
+  "deleting_since",
   "applied",
   "apply_error",
   "updated_at"
@@ -218,7 +221,7 @@ export class Pod extends Schema.Class<Pod>("Pod")({
 
 /** The pod's version: what it declares (its sealed variables included), not how applying it went. */
 export const etagOf = oncePerRecord((record: PodRecord): string =>
-  Etag.of(record, ["vip", "external_ip", "lifecycle", "applied", "apply_error"])
+  Etag.of(record, ["vip", "external_ip", "lifecycle", "deleting_since", "applied", "apply_error"])
 )
 
 export class PodRestart extends Schema.Class<PodRestart>("PodRestart")({

@@ -37,19 +37,23 @@ const VpcFields = {
 /**
  * What the store keeps of a VPC: what a user sees, and whether a delete is under way
  * (`deleting`: committed before the cluster is asked, so a refused delete touches nothing; a
- * VPC being deleted has left enforcement, and no write goes into it).
+ * VPC being deleted has left enforcement, and no write goes into it) since when (`DeleteMark`).
  */
-export const VpcRecord = Schema.Struct({ ...VpcFields, lifecycle: Schema.Literal("active", "deleting") })
+export const VpcRecord = Schema.Struct({
+  ...VpcFields,
+  lifecycle: Schema.Literal("active", "deleting"),
+  deleting_since: Schema.NullOr(Timestamp)
+})
 export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 
 export class Vpc extends Schema.Class<Vpc>("Vpc")({ ...VpcFields, etag: Etag.Field }) {}
 
 /** The VPC's version: what it declares, not whether it is applied. */
 export const etagOf = oncePerRecord((record: VpcRecord): string =>
-  Etag.of(record, ["applied", "apply_error", "lifecycle"])
+  Etag.of(record, ["applied", "apply_error", "lifecycle", "deleting_since"])
 )
 
 export const toVpc = oncePerRecord((record: VpcRecord): Vpc => {
-  const { lifecycle: _lifecycle, ...view } = record
+  const { deleting_since: _since, lifecycle: _lifecycle, ...view } = record
   return Vpc.make({ ...view, etag: etagOf(record) }, TRUSTED)
 })

@@ -154,6 +154,7 @@ export const vpc = (tenantId: TenantId, overrides: Partial<VpcRecord> = {}): Vpc
   applied: true,
   apply_error: null,
   lifecycle: "active",
+  deleting_since: null,
   created_at: at(),
   ...overrides
 })
@@ -239,6 +240,7 @@ export const podRecord = (subnet: SubnetRecord, overrides: Partial<PodRecord> = 
     vip: null,
     external_ip: null,
     lifecycle: "active",
+    deleting_since: null,
     applied: true,
     apply_error: null,
     created_at: created,

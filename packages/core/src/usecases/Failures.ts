@@ -1,6 +1,8 @@
 /** How port failures surface to callers: one mapping, used by every use-case. */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
+import * as DeleteMark from "../domain/DeleteMark.js"
 import { InternalError, ServiceUnavailable } from "../Errors.js"
+import { OrchestratorError } from "../ports/Orchestrator.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import type { VaultError } from "../ports/Vault.js"
 
@@ -32,3 +34,20 @@ export const vaultFailure = <A, E, R>(
         )
       )
   ) as Effect.Effect<A, Exclude<E, VaultError> | InternalError, R>
+
+/**
+ * A marked delete's cluster call, as the marking request waits on it: one the cluster does not
+ * answer within `DeleteMark.CLUSTER_WAIT` is refused, inside the mark's lease.
+ */
+export const clusterWaited = <A, R>(
+  operation: string,
+  self: Effect.Effect<A, OrchestratorError, R>
+): Effect.Effect<A, OrchestratorError, R> =>
+  Effect.timeoutFail(self, {
+    duration: DeleteMark.CLUSTER_WAIT,
+    onTimeout: () =>
+      new OrchestratorError({
+        operation,
+        detail: `no answer within ${Duration.format(DeleteMark.CLUSTER_WAIT)}`
+      })
+  })

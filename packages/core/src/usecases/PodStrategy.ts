@@ -102,6 +102,6 @@ export const reconfigured = (
   })
 }
 
-/** Marked for deletion: of concurrent deletes, one marks it, the others find it being deleted. */
-export const marked = (record: PodRecord): Either.Either<PodRecord> =>
-  Either.right({ ...record, lifecycle: "deleting" as const })
+/** Marked for deletion at `now`: of concurrent deletes, one marks it, the others find it being deleted. */
+export const marked = (now: DateTime.Utc) => (record: PodRecord): Either.Either<PodRecord> =>
+  Either.right({ ...record, lifecycle: "deleting" as const, deleting_since: now })

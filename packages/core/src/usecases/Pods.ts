@@ -8,6 +8,7 @@ import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
+import * as DeleteMark from "../domain/DeleteMark.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
@@ -31,7 +32,7 @@ import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
-import { storeUnavailable, vaultFailure } from "./Failures.js"
+import { clusterWaited, storeUnavailable, vaultFailure } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -326,6 +327,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             vip: null,
             external_ip: null,
             lifecycle: "active",
+            deleting_since: null,
             applied: false,
             apply_error: "not yet applied",
             created_at: now,
@@ -448,7 +450,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         const first = yield* active(caller, id)
         const { result: marked } = yield* pipeline.commit(
           caller.tenant_id,
-          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked, false, ifMatch)
+          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked(yield* DateTime.now), false, ifMatch)
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         yield* finish(marked, true)
       })
@@ -457,20 +459,27 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
        * A delete marked: the cluster lets the pod go, its tunnels are withdrawn, the store drops
        * it, and rules that targeted it are applied without it. Each step may be repeated: a
        * removal another finisher made is done. A request's delete (`request`) that the cluster
-       * refuses takes its mark back, nothing deleted; the reconciler's keeps it and tries again.
+       * refuses, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back, nothing
+       * deleted; the reconciler's keeps it and tries again.
        */
       const finish = (marked: PodRecord, request: boolean) =>
         Effect.gen(function*() {
           const { id, tenant_id: tenantId, vpc_id: vpcId } = marked
-          yield* orchestrator.deletePod(id).pipe(
-            Effect.tapError(() =>
-              request
-                ? pipeline.commit(tenantId, (state) =>
-                  Effect.succeed(
-                    updatingLatest("pods", id, state.pod(id), (latest) => ({ ...latest, lifecycle: "active" as const }))
-                  )).pipe(Effect.ignore)
-                : Effect.void
-            ),
+          const takeBack = pipeline.commit(tenantId, (state) => {
+            const latest = state.pod(id)
+            return Effect.succeed(
+              updatingLatest(
+                "pods",
+                id,
+                latest !== undefined && DeleteMark.same(latest.deleting_since, marked.deleting_since)
+                  ? latest
+                  : undefined,
+                (mine) => ({ ...mine, lifecycle: "active" as const, deleting_since: null })
+              )
+            )
+          }).pipe(Effect.ignore)
+          yield* (request ? clusterWaited("deletePod", orchestrator.deletePod(id)) : orchestrator.deletePod(id)).pipe(
+            Effect.tapError(() => request ? takeBack : Effect.void),
             Effect.mapError((e) =>
               new ServiceUnavailable({
                 detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
@@ -488,7 +497,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         })
 
       const reconcile = Effect.gen(function*() {
-        const marked = yield* store.pods.listDeleting.pipe(storeUnavailable)
+        const now = yield* DateTime.now
+        // A mark within its lease is its request's to finish.
+        const marked = (yield* store.pods.listDeleting.pipe(storeUnavailable)).filter((pod) =>
+          DeleteMark.abandoned(pod.deleting_since, now)
+        )
         const finished = yield* Effect.forEach(marked, (pod) =>
           finish(pod, false).pipe(
             Effect.as(1),

@@ -166,6 +166,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               applied: false,
               apply_error: "not yet applied",
               lifecycle: "active",
+              deleting_since: null,
               created_at: now
             }
             newVpcs.push(record)

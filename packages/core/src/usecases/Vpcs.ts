@@ -7,6 +7,7 @@ import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
+import * as DeleteMark from "../domain/DeleteMark.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -20,7 +21,7 @@ import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
-import { storeUnavailable } from "./Failures.js"
+import { clusterWaited, storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -113,6 +114,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           applied: false,
           apply_error: "not yet applied",
           lifecycle: "active",
+          deleting_since: null,
           created_at: yield* DateTime.now
         }
         // The tenant-wide guardrails hold in the new VPC from its first rule: the pipeline checks
@@ -130,63 +132,79 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         return toVpc({ ...vpc, ...state })
       })
 
-      /**
-       * The VPC as `state` holds it with `lifecycle`, refused when it is not there (or already
-       * going), or when `ifMatch` does not name its version.
-       */
-      const marking = (id: VpcId, from: VpcRecord["lifecycle"], to: VpcRecord["lifecycle"], ifMatch?: string) =>
+      /** The VPC as `state` holds it, marked for deletion at `now`: refused when it is not there (or already going), or when `ifMatch` does not name its version. */
+      const marking = (id: VpcId, now: DateTime.Utc, ifMatch?: string) =>
       (
         state: TenantState
       ): Either.Either<Decision<VpcRecord | undefined>, NotFound | PreconditionFailed> => {
         const vpc = state.vpc(id)
         if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
-        if (vpc.lifecycle !== from) {
-          return Either.left(
-            new NotFound({ detail: `VPC ${id} ${from === "active" ? "is being deleted" : "is not being deleted"}` })
-          )
-        }
+        if (vpc.lifecycle !== "active") return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
         return Either.map(
           PreconditionFailed.unmoved(`VPC ${id}`, etagOf(vpc), ifMatch),
-          () => updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: to }))
+          () => updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: "deleting", deleting_since: now }))
         )
+      }
+
+      /** The mark made at `since` taken back; nothing written when the VPC holds another mark, or none. */
+      const unmarking = (id: VpcId, since: DateTime.Utc | null) => (state: TenantState) => {
+        const vpc = state.vpc(id)
+        return Effect.succeed(updatingLatest(
+          "vpcs",
+          id,
+          vpc?.lifecycle === "deleting" && DeleteMark.same(vpc.deleting_since, since) ? vpc : undefined,
+          (latest) => ({ ...latest, lifecycle: "active", deleting_since: null })
+        ))
       }
 
       const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId, ifMatch?: string) {
         // The mark is the decision: a VPC being deleted has left enforcement (rules elsewhere that
         // name it match nothing), so the mark is refused when that breaks a guardrail, before
         // the cluster is touched; of concurrent deletes one marks, the others find it gone.
-        const { state } = yield* pipeline.commit(caller.tenant_id, marking(id, "active", "deleting", ifMatch)).pipe(
+        const { result, state } = yield* pipeline.commit(
+          caller.tenant_id,
+          marking(id, yield* DateTime.now, ifMatch)
+        ).pipe(
           Effect.catchTag("UniqueViolation", Effect.die),
           // A mark adds no rule and no block: no limit or overlap can refuse it.
           Effect.catchTag("Conflict", Effect.die)
         )
-        yield* finish(caller.tenant_id, id, state)
+        yield* finish(caller.tenant_id, id, { state, since: result?.deleting_since ?? null })
       })
 
       /**
        * A delete marked: the cluster lets the VPC go, its public hostnames are withdrawn, the
        * store drops it with everything beneath, and rules elsewhere that named it are applied
        * without it. Each step may be repeated: a removal another finisher made is done. A
-       * request's delete (`marked`: the state its mark made) that the cluster refuses takes its
-       * mark back, nothing deleted; the reconciler's keeps it and tries again next pass.
+       * request's delete (`marked`: the state its mark made, and the mark) that the cluster
+       * refuses, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back,
+       * nothing deleted; the reconciler's keeps it and tries again next pass.
        */
-      const finish = (tenantId: TenantId, id: VpcId, marked?: TenantState) =>
+      const finish = (
+        tenantId: TenantId,
+        id: VpcId,
+        marked?: { readonly state: TenantState | undefined; readonly since: DateTime.Utc | null }
+      ) =>
         Effect.gen(function*() {
           const referencing = new Set(
-            (marked ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))).rulesNaming(id).map((r) => r.vpc_id)
-          )
-          yield* orchestrator.deleteVpc(id).pipe(
-            Effect.tapError(() =>
-              marked === undefined
-                ? Effect.void
-                : pipeline.commit(tenantId, marking(id, "deleting", "active")).pipe(Effect.ignore)
-            ),
-            Effect.mapError((e) =>
-              new ServiceUnavailable({
-                detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
-              })
+            (marked?.state ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))).rulesNaming(id).map((r) =>
+              r.vpc_id
             )
           )
+          yield* (marked === undefined
+            ? orchestrator.deleteVpc(id)
+            : clusterWaited("deleteVpc", orchestrator.deleteVpc(id))).pipe(
+              Effect.tapError(() =>
+                marked === undefined
+                  ? Effect.void
+                  : pipeline.commit(tenantId, unmarking(id, marked.since)).pipe(Effect.ignore)
+              ),
+              Effect.mapError((e) =>
+                new ServiceUnavailable({
+                  detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
+                })
+              )
+            )
           const now = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           yield* tunnels.withdrawAll(now.tunnels.filter((t) => t.vpc_id === id))
           yield* pipeline.record(tenantId, (state) => removing(state, "vpcs", id, `VPC ${id} not found`)).pipe(
@@ -197,7 +215,11 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         })
 
       const reconcile = Effect.gen(function*() {
-        const marked = yield* store.vpcs.listDeleting.pipe(storeUnavailable)
+        const now = yield* DateTime.now
+        // A mark within its lease is its request's to finish.
+        const marked = (yield* store.vpcs.listDeleting.pipe(storeUnavailable)).filter((vpc) =>
+          DeleteMark.abandoned(vpc.deleting_since, now)
+        )
         const finished = yield* Effect.forEach(
           marked,
           (vpc) =>
