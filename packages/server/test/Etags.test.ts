@@ -5,8 +5,9 @@
  * changes made against one version at once, one goes through and the other is 412.
  */
 import { expect, layer } from "@effect/vitest"
+import { SimulatedEdge } from "@tenet/adapters-memory"
 import { Effect } from "effect"
-import { raw, testServer, workspace } from "./Harness.js"
+import { adminLogin, EDGE_ACCOUNT, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -127,5 +128,57 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       })
       expect(removed.status).toBe(200)
       expect((removed.body as Json).etag).toBe(credential.etag)
+    }))
+
+  it.effect("tunnels and tenant-wide guardrails: deleted only at their own etag, a stale one withdrawing nothing", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const admin = { "x-admin-token": (yield* adminLogin).api_token }
+      yield* setProviderConfig(EDGE_ACCOUNT)
+      const pod = (yield* w.createPod({ service_port: 8080 })).body as Json
+      const made = yield* raw("POST", `/pods/${pod.id}/tunnel`, {
+        headers: w.headers,
+        body: { tunnel_name: uniqueName("tun"), subdomain: uniqueName("sub"), protocol_type: "http" }
+      })
+      expect(made.status, JSON.stringify(made.body)).toBe(201)
+      const tunnel = made.body as Json
+      expect(tunnel).toMatchObject({ status: "active", etag: expect.stringMatching(/^"[0-9a-f]{32}"$/) })
+      refusedAsStale(
+        yield* raw("DELETE", `/tunnels/${tunnel.id}`, { headers: { ...w.headers, "if-match": STALE } }),
+        `tunnel ${tunnel.id}`
+      )
+      // Refused before the provider was asked: the hostname is still routed.
+      const edge = yield* SimulatedEdge.EdgeSwitches
+      expect((yield* edge.routes).some((r) => r.key === tunnel.id)).toBe(true)
+      const kept = (yield* raw("GET", "/tunnels", { headers: w.headers })).body as Array<Json>
+      expect(kept.find((t) => t.id === tunnel.id)).toMatchObject({ status: "active", etag: tunnel.etag })
+      expect(
+        (yield* raw("DELETE", `/tunnels/${tunnel.id}`, { headers: { ...w.headers, "if-match": tunnel.etag } })).status
+      ).toBe(204)
+      expect((yield* edge.routes).some((r) => r.key === tunnel.id)).toBe(false)
+
+      const guardrails = `/tenants/${w.tenant.id}/guardrails`
+      const wide = (yield* raw("POST", guardrails, {
+        headers: admin,
+        body: {
+          name: "no telnet from the office",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "23",
+          remote_cidr: "172.16.0.0/12"
+        }
+      })).body as Json
+      refusedAsStale(
+        yield* raw("DELETE", `${guardrails}/${wide.id}`, { headers: { ...admin, "if-match": STALE } }),
+        `guardrail ${wide.id}`
+      )
+      const seen = (yield* raw("GET", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers })).body as Array<Json>
+      expect(seen.map((g) => g.etag)).toEqual([wide.etag])
+      expect(
+        (yield* raw("DELETE", `${guardrails}/${wide.id}`, { headers: { ...admin, "if-match": wide.etag } })).status
+      )
+        .toBe(204)
+      expect((yield* raw("GET", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers })).body).toEqual([])
     }))
 })

@@ -65,18 +65,24 @@ export const creating = <R extends Change.Row>(row: R, ...more: ReadonlyArray<Ch
 /**
  * A delete of one row, with what it cascades to (`vpcId`: the VPC of a row of its contents),
  * decided like a create: `NotFound` (`missing`) when `state` no longer holds the row, so of
- * concurrent deletes one commits and the others, decided again, are not found.
+ * concurrent deletes one commits and the others, decided again, are not found; refused as
+ * `unmoved` answers when the row is no longer the version the caller named (`If-Match`).
  */
-export const removing = (
+export const removing = <P extends Change.Part, E = never>(
   state: TenantState,
-  part: Change.Part,
+  part: P,
   key: string,
   missing: string,
-  vpcId?: VpcId
-): Either.Either<Decision<void>, NotFound> =>
-  state.has(part, key)
-    ? Either.right({ writes: [Change.remove(part, key, vpcId)], decidedOn: [], subject: key, result: undefined })
-    : Either.left(new NotFound({ detail: missing }))
+  vpcId?: VpcId,
+  unmoved?: (row: RecordOf<P>) => Either.Either<void, E>
+): Either.Either<Decision<void>, NotFound | E> => {
+  const row = state.row(part, key) as RecordOf<P> | undefined
+  if (row === undefined) return Either.left(new NotFound({ detail: missing }))
+  return Either.map(
+    unmoved === undefined ? Either.void : unmoved(row),
+    () => ({ writes: [Change.remove(part, key, vpcId)], decidedOn: [], subject: key, result: undefined })
+  )
+}
 
 /**
  * A row as the state holds it now, changed by `change`; nothing written when it is gone (a

@@ -153,13 +153,15 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
           const guardrail = yield* found((yield* stateOf(tenantId)).guardrail(id), `guardrail ${id}`)
           yield* allowed(guardrail)
           // Taking a guardrail away refuses nothing: recorded, not checked.
-          yield* pipeline.record(tenantId, (state) => {
-            const current = state.guardrail(id)
-            return Either.flatMap(
-              PreconditionFailed.unmoved(`guardrail ${id}`, current && etagOf(current), ifMatch),
-              () => removing(state, "guardrails", id, `guardrail ${id} not found`, guardrail.vpc_id ?? undefined)
-            )
-          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          yield* pipeline.record(tenantId, (state) =>
+            removing(
+              state,
+              "guardrails",
+              id,
+              `guardrail ${id} not found`,
+              guardrail.vpc_id ?? undefined,
+              (current) => PreconditionFailed.unmoved(`guardrail ${id}`, etagOf(current), ifMatch)
+            )).pipe(Effect.catchTag("UniqueViolation", Effect.die))
         })
 
       const forTenant = (tenantId: TenantId) =>

@@ -3,7 +3,7 @@
  * password is encrypted at rest and never returned; the cluster receives it as an image
  * pull secret, applied again before every pod that uses it.
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
 import type { TenantId } from "../domain/Ids.js"
@@ -122,13 +122,15 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
           yield* ownTenant(caller, tenantId)
           const found = (yield* stateOf(tenantId)).credential(name)
           if (found === undefined) return yield* new NotFound({ detail: `registry credential '${name}' not found` })
-          yield* pipeline.record(tenantId, (state) => {
-            const current = state.credential(name)
-            return Either.flatMap(
-              PreconditionFailed.unmoved(`registry credential '${name}'`, current && etagOf(current), ifMatch),
-              () => removing(state, "credentials", name, `registry credential '${name}' not found`)
-            )
-          }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          yield* pipeline.record(tenantId, (state) =>
+            removing(
+              state,
+              "credentials",
+              name,
+              `registry credential '${name}' not found`,
+              undefined,
+              (current) => PreconditionFailed.unmoved(`registry credential '${name}'`, etagOf(current), ifMatch)
+            )).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
           )

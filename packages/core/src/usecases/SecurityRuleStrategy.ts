@@ -114,17 +114,11 @@ export const update = (
 export const remove = (id: SecurityRuleId, vpcId: VpcId, ifMatch?: string) =>
 (
   state: TenantState
-): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound | PreconditionFailed> => {
-  const current = state.rule(id)
-  return Either.flatMap(
-    current === undefined ? Either.void : unmoved(current, ifMatch),
-    () =>
-      Either.map(
-        removing(state, "rules", id, ruleNotFound(id).detail, vpcId),
-        (decision) => ({ ...decision, result: state.rulesOf(vpcId) })
-      )
+): Decided<ReadonlyArray<SecurityRuleRecord>, NotFound | PreconditionFailed> =>
+  Either.map(
+    removing(state, "rules", id, ruleNotFound(id).detail, vpcId, (current) => unmoved(current, ifMatch)),
+    (decision) => ({ ...decision, result: state.rulesOf(vpcId) })
   )
-}
 
 /** Refused (412) when `ifMatch` (an `If-Match` header) does not name the rule's ETag as the state holds it. */
 const unmoved = (rule: SecurityRuleRecord, ifMatch: string | undefined): Either.Either<void, PreconditionFailed> =>

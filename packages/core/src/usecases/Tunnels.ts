@@ -5,7 +5,7 @@
  * it yet (not configured, down, the pod has no address yet) it is kept with a non-active
  * status and the reason, and the reconciler retries.
  */
-import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import * as Hostname from "../domain/Hostname.js"
@@ -298,8 +298,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           (state) => found(state.tunnel(id), `tunnel ${id}`)
         )
         // Checked before the provider is asked (a stale version withdraws nothing), and again in the decision.
-        const unmoved = (current: TunnelRecord | undefined) =>
-          PreconditionFailed.unmoved(`tunnel ${id}`, current && etagOf(current), ifMatch)
+        const unmoved = (current: TunnelRecord) => PreconditionFailed.unmoved(`tunnel ${id}`, etagOf(current), ifMatch)
         yield* unmoved(tunnel)
         // Withdraw first: while the provider is down the tunnel stays, so the delete can be retried.
         yield* withdraw(tunnel).pipe(
@@ -310,11 +309,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         )
         yield* pipeline.record(
           caller.tenant_id,
-          (state) =>
-            Either.flatMap(
-              unmoved(state.tunnel(id)),
-              () => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id)
-            )
+          (state) => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id, unmoved)
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
       })
 
