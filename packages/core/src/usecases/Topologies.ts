@@ -51,7 +51,7 @@ import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import { impactOf } from "./SecurityRules.js"
+import { impactOf } from "./RulePresentation.js"
 import { seededRule } from "./Vpcs.js"
 
 type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
