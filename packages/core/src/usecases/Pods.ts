@@ -4,16 +4,15 @@
  * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
  * status is read from the cluster each time it is shown.
  */
-import { Context, DateTime, Effect, Either, Hash, Layer, Option, Struct } from "effect"
+import { Context, DateTime, Effect, Either, Hash, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
-import { TRUSTED } from "../domain/Common.js"
 import * as DeleteMark from "../domain/DeleteMark.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Ipv4Address } from "../domain/Net.js"
-import type { PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
-import { etagOf, HIDDEN_FIELDS, MIN_AUTOSCALE_REPLICAS, Pod, PodRestart } from "../domain/Pod.js"
+import type { Pod, PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
+import { MIN_AUTOSCALE_REPLICAS, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
 import type {
@@ -26,7 +25,7 @@ import type {
   Unauthorized
 } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
-import type { OrchestratorError, PodRuntime, PodSpec } from "../ports/Orchestrator.js"
+import type { PodRuntime, PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
@@ -36,6 +35,7 @@ import { clusterWaited, storeUnavailable, vaultFailure } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
+import { initialReplicas, podOf, sameStatus, statusFrom, statusUnknown } from "./PodPresentation.js"
 import * as PodStrategy from "./PodStrategy.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
@@ -97,18 +97,6 @@ export interface PodsShape {
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
 }
 
-/** Statuses are flat: equal when every field is (a time by its value). */
-const sameStatus = (a: PodStatus, b: PodStatus) =>
-  (Object.keys(b) as Array<keyof PodStatus>).every((k) => {
-    const x = a[k]
-    const y = b[k]
-    return x === y || (x instanceof Date && y instanceof Date && x.getTime() === y.getTime())
-  })
-
-/** The replica count a pod starts with: at least 2 when autoscaling (the spec's minimum). */
-const initialReplicas = (record: Pick<PodRecord, "auto_scaling" | "replica_count" | "autoscale_min_replicas">) =>
-  record.auto_scaling ? Math.max(record.replica_count, record.autoscale_min_replicas) : record.replica_count
-
 export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
   static readonly layer = Layer.effect(
     Pods,
@@ -138,36 +126,6 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           (id) => Effect.map(stateOf(caller.tenant_id), (state) => Option.fromNullable(state.pod(PodId.make(id))))
         )
 
-      /** The pod as the cluster reports it (none: the cluster does not know it). */
-      const statusFrom = (record: PodRecord, runtime: Option.Option<PodRuntime>): PodStatus =>
-        Option.match(runtime, {
-          onNone: (): PodStatus => ({
-            phase: record.applied ? "failed" : "pending",
-            ready_replicas: 0,
-            desired_replicas: initialReplicas(record),
-            vip: record.vip,
-            external_ip: record.external_ip,
-            last_error: record.applied ? "the cluster has no workload for this pod" : record.apply_error,
-            stale_since: null
-          }),
-          onSome: (runtime): PodStatus => ({
-            ...runtime,
-            phase: record.lifecycle === "deleting" ? "deleting" : runtime.phase,
-            last_error: runtime.last_error ?? (record.applied ? null : record.apply_error)
-          })
-        })
-
-      /** The pod when the cluster could not be asked. */
-      const statusUnknown = (record: PodRecord, error: OrchestratorError): PodStatus => ({
-        phase: "unknown",
-        ready_replicas: 0,
-        desired_replicas: initialReplicas(record),
-        vip: record.vip,
-        external_ip: record.external_ip,
-        last_error: error.message,
-        stale_since: null
-      })
-
       const statusOf = (record: PodRecord): Effect.Effect<PodStatus> =>
         orchestrator.podStatus(record.id).pipe(
           Effect.map((runtime) => statusFrom(record, runtime)),
@@ -187,9 +145,6 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       // What a list read of each record last saw: an orchestrator that hands out the same
       // runtime object while nothing changed (the simulated one does) costs no comparison.
       const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
-      const podOf = (record: PodRecord, status: PodStatus) =>
-        Pod.make({ ...Struct.omit(record, ...HIDDEN_FIELDS), status, etag: etagOf(record) }, TRUSTED)
-
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
       const specOf = (record: PodRecord) =>
