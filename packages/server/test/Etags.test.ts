@@ -13,6 +13,15 @@ type Json = Record<string, any>
 
 const STALE = "\"00000000000000000000000000000000\""
 
+const noTelnet = {
+  name: "no telnet",
+  require: "deny",
+  direction: "ingress",
+  protocol: "tcp",
+  ports: "23",
+  remote_cidr: "203.0.113.0/24"
+}
+
 const refusedAsStale = (response: { readonly status: number; readonly body: unknown }, what: string) => {
   expect(response.status, JSON.stringify(response.body)).toBe(412)
   expect((response.body as Json).detail).toContain(`${what} changed since ${STALE}`)
@@ -91,14 +100,7 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       const w = yield* workspace
       const made = yield* raw("POST", `/vpcs/${w.vpc.id}/guardrails`, {
         headers: w.headers,
-        body: {
-          name: "no telnet",
-          require: "deny",
-          direction: "ingress",
-          protocol: "tcp",
-          ports: "23",
-          remote_cidr: "203.0.113.0/24"
-        }
+        body: noTelnet
       })
       expect(made.status, JSON.stringify(made.body)).toBe(201)
       const guardrail = made.body as Json
@@ -160,14 +162,7 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       const guardrails = `/tenants/${w.tenant.id}/guardrails`
       const wide = (yield* raw("POST", guardrails, {
         headers: admin,
-        body: {
-          name: "no telnet from the office",
-          require: "deny",
-          direction: "ingress",
-          protocol: "tcp",
-          ports: "23",
-          remote_cidr: "172.16.0.0/12"
-        }
+        body: { ...noTelnet, name: "no telnet anywhere" }
       })).body as Json
       refusedAsStale(
         yield* raw("DELETE", `${guardrails}/${wide.id}`, { headers: { ...admin, "if-match": STALE } }),

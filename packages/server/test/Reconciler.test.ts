@@ -6,6 +6,18 @@ import { DateTime, Effect, Option, Schedule } from "effect"
 import * as Reconciler from "../src/Reconciler.js"
 import { newTenant, raw, testServer, workspace } from "./Harness.js"
 
+/** A VPC marked for deletion at `since`, as the process that marks a delete leaves it. */
+const markVpc = (tenantId: Ids.TenantId, id: Ids.VpcId, since: DateTime.Utc) =>
+  Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
+    pipeline.record(tenantId, (state) =>
+      Effect.succeed(
+        Pipeline.updatingLatest("vpcs", id, state.vpc(id), (latest) => ({
+          ...latest,
+          lifecycle: "deleting",
+          deleting_since: since
+        }))
+      )))
+
 layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
   it.effect("re-applies a VPC on its schedule once the cluster recovers", () =>
     Effect.gen(function*() {
@@ -59,16 +71,11 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
       })).body as { id: Ids.VpcId }
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
       // What a process that stopped right after marking the delete, its lease ago, leaves behind.
-      const pipeline = yield* Pipeline.Pipeline
-      const since = DateTime.subtractDuration(yield* DateTime.now, DeleteMark.LEASE)
-      yield* pipeline.record(tenant.id as Ids.TenantId, (state) =>
-        Effect.succeed(
-          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({
-            ...latest,
-            lifecycle: "deleting",
-            deleting_since: since
-          }))
-        ))
+      yield* markVpc(
+        tenant.id as Ids.TenantId,
+        vpc.id,
+        DateTime.subtractDuration(yield* DateTime.now, DeleteMark.LEASE)
+      )
       const gone = yield* raw("GET", "/vpcs", { headers }).pipe(
         Effect.map((r) => r.body as Array<{ id: string }>),
         Effect.filterOrFail((vpcs) => !vpcs.some((v) => v.id === vpc.id), () => "still there"),
@@ -89,16 +96,7 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
         body: { token: session.api_token, tenant_id: tenant.id, name: "in-flight", enable_internet: true }
       })).body as { id: Ids.VpcId }
       // What a request holds while the cluster deletes the VPC: a mark made just now.
-      const pipeline = yield* Pipeline.Pipeline
-      const since = yield* DateTime.now
-      yield* pipeline.record(tenant.id as Ids.TenantId, (state) =>
-        Effect.succeed(
-          Pipeline.updatingLatest("vpcs", vpc.id, state.vpc(vpc.id), (latest) => ({
-            ...latest,
-            lifecycle: "deleting",
-            deleting_since: since
-          }))
-        ))
+      yield* markVpc(tenant.id as Ids.TenantId, vpc.id, yield* DateTime.now)
       // Two passes of this test's own (one may find the scheduled pass running and skip).
       yield* Reconciler.pass.pipe(
         Effect.repeat({ until: Option.isSome, schedule: Schedule.spaced("10 millis") }),
