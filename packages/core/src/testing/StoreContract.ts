@@ -549,11 +549,12 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const before = yield* listed
         expect(ids(before[0])).not.toContain(vpc.id)
         expect(ids(before[1])).not.toContain(pod.id)
-        yield* update({ part: "pods", record: { ...pod, lifecycle: "deleting" } })
-        yield* update({ part: "vpcs", record: { ...vpc, lifecycle: "deleting" } })
+        const since = DateTime.unsafeMake("2026-01-02T03:04:05.678Z")
+        yield* update({ part: "pods", record: { ...pod, lifecycle: "deleting", deleting_since: since } })
+        yield* update({ part: "vpcs", record: { ...vpc, lifecycle: "deleting", deleting_since: since } })
         const marked = yield* listed
-        expect(ids(marked[0])).toContain(vpc.id)
-        expect(ids(marked[1])).toContain(pod.id)
+        expect(marked[0].find((v) => v.id === vpc.id)?.deleting_since).toEqual(since)
+        expect(marked[1].find((p) => p.id === pod.id)?.deleting_since).toEqual(since)
         yield* update({ part: "vpcs", record: { ...vpc, lifecycle: "active" } })
         yield* commitWrites(a.id, Change.remove("pods", pod.id, vpc.id))
         const after = yield* listed

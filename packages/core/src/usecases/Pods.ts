@@ -414,8 +414,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
        * A delete marked: the cluster lets the pod go, its tunnels are withdrawn, the store drops
        * it, and rules that targeted it are applied without it. Each step may be repeated: a
        * removal another finisher made is done. A request's delete (`request`) that the cluster
-       * refuses, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back, nothing
-       * deleted; the reconciler's keeps it and tries again.
+       * fails, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back (nothing
+       * deleted in the store, the pod applied again); the reconciler's keeps it and tries again.
        */
       const finish = (marked: PodRecord, request: boolean) =>
         Effect.gen(function*() {
@@ -429,15 +429,26 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
                 latest !== undefined && DeleteMark.same(latest.deleting_since, marked.deleting_since)
                   ? latest
                   : undefined,
-                (mine) => ({ ...mine, lifecycle: "active" as const, deleting_since: null })
+                // The cluster may have removed part of the pod before it failed: applied again.
+                (mine) => ({
+                  ...mine,
+                  lifecycle: "active" as const,
+                  deleting_since: null,
+                  applied: false,
+                  apply_error: DeleteMark.REFUSED
+                })
               )
             )
-          }).pipe(Effect.ignore)
+          }).pipe(
+            Effect.flatMap(({ result }) => result === undefined ? Effect.void : converge(result, "apply")),
+            Effect.ignore
+          )
           yield* (request ? clusterWaited("deletePod", orchestrator.deletePod(id)) : orchestrator.deletePod(id)).pipe(
             Effect.tapError(() => request ? takeBack : Effect.void),
             Effect.mapError((e) =>
               new ServiceUnavailable({
-                detail: `the cluster could not delete the pod (${e.message}); nothing was deleted`
+                detail: `the cluster could not delete the pod (${e.message}); the pod is kept, and applied again ` +
+                  "where the cluster removed part of it"
               })
             )
           )

@@ -4,6 +4,7 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
+import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
@@ -146,15 +147,30 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         )
       }
 
-      /** The mark made at `since` taken back; nothing written when the VPC holds another mark, or none. */
+      /**
+       * The mark made at `since` taken back after the cluster failed the delete; nothing written
+       * when the VPC holds another mark, or none. The cluster may have removed part of the VPC
+       * (its workloads go first) before it failed, so the VPC and its pods are to be applied
+       * again: the request applies the VPC at once, the reconciler the pods.
+       */
       const unmarking = (id: VpcId, since: DateTime.Utc | null) => (state: TenantState) => {
         const vpc = state.vpc(id)
-        return Effect.succeed(updatingLatest(
-          "vpcs",
-          id,
-          vpc?.lifecycle === "deleting" && DeleteMark.same(vpc.deleting_since, since) ? vpc : undefined,
-          (latest) => ({ ...latest, lifecycle: "active", deleting_since: null })
-        ))
+        if (vpc?.lifecycle !== "deleting" || !DeleteMark.same(vpc.deleting_since, since)) {
+          return Effect.succeed(updatingLatest<"vpcs">("vpcs", id, undefined, (latest) => latest))
+        }
+        const reapplied = { applied: false, apply_error: DeleteMark.REFUSED } as const
+        return Effect.succeed<Decision<VpcRecord | undefined>>({
+          writes: [
+            Change.update({
+              part: "vpcs",
+              record: { ...vpc, ...reapplied, lifecycle: "active", deleting_since: null }
+            }),
+            ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } }))
+          ],
+          decidedOn: [],
+          subject: id,
+          result: vpc
+        })
       }
 
       const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId, ifMatch?: string) {
@@ -177,8 +193,9 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
        * store drops it with everything beneath, and rules elsewhere that named it are applied
        * without it. Each step may be repeated: a removal another finisher made is done. A
        * request's delete (`marked`: the state its mark made, and the mark) that the cluster
-       * refuses, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back,
-       * nothing deleted; the reconciler's keeps it and tries again next pass.
+       * fails, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back (nothing
+       * deleted in the store, the VPC applied again); the reconciler's keeps it and tries again
+       * next pass.
        */
       const finish = (
         tenantId: TenantId,
@@ -197,11 +214,17 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
               Effect.tapError(() =>
                 marked === undefined
                   ? Effect.void
-                  : pipeline.commit(tenantId, unmarking(id, marked.since)).pipe(Effect.ignore)
+                  : pipeline.commit(tenantId, unmarking(id, marked.since)).pipe(
+                    Effect.flatMap(({ result }) =>
+                      result === undefined ? Effect.void : Effect.asVoid(applier.apply(tenantId, id))
+                    ),
+                    Effect.ignore
+                  )
               ),
               Effect.mapError((e) =>
                 new ServiceUnavailable({
-                  detail: `the cluster could not delete the VPC (${e.message}); nothing was deleted`
+                  detail: `the cluster could not delete the VPC (${e.message}); the VPC is kept, and applied again ` +
+                    "where the cluster removed part of it"
                 })
               )
             )
