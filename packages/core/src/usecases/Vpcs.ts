@@ -153,25 +153,25 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
        * (its workloads go first) before it failed, so the VPC and its pods are to be applied
        * again: the request applies the VPC at once, the reconciler the pods.
        */
-      const unmarking = (id: VpcId, since: DateTime.Utc | null) => (state: TenantState) => {
-        const vpc = state.vpc(id)
-        if (vpc?.lifecycle !== "deleting" || !DeleteMark.same(vpc.deleting_since, since)) {
-          return Effect.succeed(updatingLatest<"vpcs">("vpcs", id, undefined, (latest) => latest))
+      const unmarking =
+        (id: VpcId, since: DateTime.Utc | null) =>
+        (state: TenantState): Effect.Effect<Decision<VpcRecord | undefined>> => {
+          const vpc = state.vpc(id)
+          const mine = vpc?.lifecycle === "deleting" && DeleteMark.same(vpc.deleting_since, since) ? vpc : undefined
+          const reapplied = { applied: false, apply_error: DeleteMark.REFUSED } as const
+          return Effect.succeed({
+            writes: mine === undefined ? [] : [
+              Change.update({
+                part: "vpcs",
+                record: { ...mine, ...reapplied, lifecycle: "active", deleting_since: null }
+              }),
+              ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } }))
+            ],
+            decidedOn: [],
+            subject: id,
+            result: mine
+          })
         }
-        const reapplied = { applied: false, apply_error: DeleteMark.REFUSED } as const
-        return Effect.succeed<Decision<VpcRecord | undefined>>({
-          writes: [
-            Change.update({
-              part: "vpcs",
-              record: { ...vpc, ...reapplied, lifecycle: "active", deleting_since: null }
-            }),
-            ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } }))
-          ],
-          decidedOn: [],
-          subject: id,
-          result: vpc
-        })
-      }
 
       const remove = Effect.fn("Vpcs.delete")(function*(caller: TenantPrincipal, id: VpcId, ifMatch?: string) {
         // The mark is the decision: a VPC being deleted has left enforcement (rules elsewhere that
