@@ -16,7 +16,12 @@ const markVpc = (tenantId: Ids.TenantId, id: Ids.VpcId, since: DateTime.Utc) =>
           lifecycle: "deleting",
           deleting_since: since
         }))
-      )))
+      )).pipe(
+        // A decision on a state that does not hold the VPC yet writes nothing: made again until
+        // the mark is written, so a test never waits on a mark that was never made.
+        Effect.filterOrFail(({ result }) => result !== undefined, () => "the VPC was not there to mark"),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+      ))
 
 layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
   it.effect("re-applies a VPC on its schedule once the cluster recovers", () =>
