@@ -22,10 +22,18 @@ import type {
   Tunnel,
   Vpc
 } from "@tenet/core"
-import { AuditLog, Change, Common, LoginThrottle, Page, Store, Table } from "@tenet/core"
+import { AuditLog, Change, Common, Kind, LoginThrottle, Page, Store, Table } from "@tenet/core"
 import { Chunk, Clock, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 /** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
+interface Storage<R> {
+  readonly table: (s: State) => Table.Table<R, string>
+  readonly insert: (record: R) => Effect.Effect<void, Store.StoreUnavailable | Store.UniqueViolation>
+  readonly update: (record: R) => Effect.Effect<boolean, Store.StoreUnavailable>
+  readonly remove: (key: string, tenant: Ids.TenantId) => Effect.Effect<boolean, Store.StoreUnavailable>
+}
+
+/** A repository's writes of one kind of rows. */
 interface RowWrites<R, K> {
   readonly insert: (record: R) => Effect.Effect<void, Store.StoreUnavailable | Store.UniqueViolation>
   readonly update: (record: R) => Effect.Effect<boolean, Store.StoreUnavailable>
@@ -100,28 +108,6 @@ const IdempotencyKeys = Table.define<IdempotencyKey.IdempotencyKeyRecord, "scope
   key: (k) => idempotencyKeyOf(k.scope, k.key),
   indexes: { scope: (k) => k.scope }
 })
-
-/** Whether the state holds the row a removal names (a credential by its tenant and name). */
-const holds = (s: State, tenant: string, part: Change.Part, key: string): boolean => {
-  switch (part) {
-    case "vpcs":
-      return Table.has(s.vpcs, key)
-    case "subnets":
-      return Table.has(s.subnets, key)
-    case "rules":
-      return Table.has(s.rules, key)
-    case "pods":
-      return Table.has(s.pods, key)
-    case "tunnels":
-      return Table.has(s.tunnels, key)
-    case "credentials":
-      return Table.has(s.credentials, `${tenant}/${key}`)
-    case "domains":
-      return Table.has(s.domains, key)
-    case "guardrails":
-      return Table.has(s.guardrails, key)
-  }
-}
 
 /** The tenant's scope version (`TenantSnapshot.scopeVersion`). */
 const scopeOf = (s: State, tenant: string): number => Option.getOrElse(HashMap.get(s.scopeVersions, tenant), () => 0)
@@ -798,76 +784,90 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  /** One committed write, through the repositories (which keep the uniqueness rules). */
+  /**
+   * Each kind of a tenant's rows as this store keeps it: its table (a credential keyed by
+   * `tenant/name`, `Kind.keyField`) and how a commit writes it, through the repositories'
+   * writes, which keep the uniqueness rules.
+   */
+  const storage: { readonly [P in Change.Part]: Storage<Kind.RecordOf<P>> } = {
+    vpcs: {
+      table: (s) => s.vpcs,
+      insert: vpcsWrites.insert,
+      update: replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs })),
+      remove: (key) => vpcsWrites.delete(key as Ids.VpcId)
+    },
+    subnets: {
+      table: (s) => s.subnets,
+      insert: subnetsWrites.insert,
+      update: replace(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets })),
+      remove: (key) =>
+        drop((s) => Table.has(s.subnets, key), (s) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, key) }))
+    },
+    rules: {
+      table: (s) => s.rules,
+      insert: securityRulesWrites.insert,
+      update: securityRulesWrites.update,
+      remove: (key) => securityRulesWrites.delete(key as Ids.SecurityRuleId)
+    },
+    pods: {
+      table: (s) => s.pods,
+      insert: podsWrites.insert,
+      update: podsWrites.update,
+      remove: (key) => podsWrites.delete(key as Ids.PodId)
+    },
+    tunnels: {
+      table: (s) => s.tunnels,
+      insert: tunnelsWrites.insert,
+      update: tunnelsWrites.update,
+      remove: (key) => tunnelsWrites.delete(key as Ids.TunnelId)
+    },
+    credentials: {
+      table: (s) => s.credentials,
+      insert: registryCredentialsWrites.insert,
+      update: replace(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials })),
+      remove: (key, tenant) => registryCredentialsWrites.delete(tenant, key)
+    },
+    domains: {
+      table: (s) => s.domains,
+      insert: domainsWrites.insert,
+      update: replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains })),
+      remove: (key) => domainsWrites.delete(key as Ids.DomainId)
+    },
+    guardrails: {
+      table: (s) => s.guardrails,
+      insert: (record) =>
+        write((s) =>
+          Effect.succeed(
+            [undefined, { ...inserted(s, record.id), guardrails: Table.put(Guardrails, s.guardrails, record) }] as const
+          )
+        ),
+      update: replace(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails })),
+      remove: (key) =>
+        drop(
+          (s) => Table.has(s.guardrails, key),
+          (s) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, key) })
+        )
+    }
+  }
+
+  /** A row's key in its table: a tenant's key, within the tenant where the kind is named (`Kind.keyField`). */
+  const storedKey = (tenant: string, part: Change.Part, key: string) =>
+    Kind.KINDS[part].keyField === "name" ? `${tenant}/${key}` : key
+
+  /** Whether the state holds the row a removal names. */
+  const holds = (s: State, tenant: string, part: Change.Part, key: string): boolean =>
+    Table.has(storage[part].table(s) as Table.Table<unknown, string>, storedKey(tenant, part, key))
+
+  /** One committed write. */
   const writeRow = (
     tenantId: Ids.TenantId,
     w: Change.Write
   ): Effect.Effect<unknown, Store.StoreUnavailable | Store.UniqueViolation> => {
     if (w._tag === "Touch") return Effect.void
-    if (w._tag === "Remove") {
-      switch (w.part) {
-        case "vpcs":
-          return vpcsWrites.delete(w.key as Ids.VpcId)
-        case "subnets":
-          return drop(
-            (s) => Table.has(s.subnets, w.key),
-            (s) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, w.key) })
-          )
-        case "rules":
-          return securityRulesWrites.delete(w.key as Ids.SecurityRuleId)
-        case "pods":
-          return podsWrites.delete(w.key as Ids.PodId)
-        case "tunnels":
-          return tunnelsWrites.delete(w.key as Ids.TunnelId)
-        case "credentials":
-          return registryCredentialsWrites.delete(tenantId, w.key)
-        case "domains":
-          return domainsWrites.delete(w.key as Ids.DomainId)
-        case "guardrails":
-          return drop(
-            (s) => Table.has(s.guardrails, w.key),
-            (s) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, w.key) })
-          )
-      }
-    }
-    const insert = w._tag === "Insert"
-    switch (w.part) {
-      case "vpcs":
-        return insert
-          ? vpcsWrites.insert(w.record)
-          : replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs }))(w.record)
-      case "subnets":
-        return insert
-          ? subnetsWrites.insert(w.record)
-          : replace(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets }))(w.record)
-      case "rules":
-        return insert ? securityRulesWrites.insert(w.record) : securityRulesWrites.update(w.record)
-      case "pods":
-        return insert ? podsWrites.insert(w.record) : podsWrites.update(w.record)
-      case "tunnels":
-        return insert ? tunnelsWrites.insert(w.record) : tunnelsWrites.update(w.record)
-      case "credentials":
-        return insert
-          ? registryCredentialsWrites.insert(w.record)
-          : replace(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials }))(w.record)
-      case "domains":
-        return insert
-          ? domainsWrites.insert(w.record)
-          : replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains }))(w.record)
-      case "guardrails": {
-        const record = w.record
-        return insert
-          ? write((s) =>
-            Effect.succeed(
-              [undefined, {
-                ...inserted(s, record.id),
-                guardrails: Table.put(Guardrails, s.guardrails, record)
-              }] as const
-            )
-          )
-          : replace(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails }))(record)
-      }
-    }
+    // The part's storage is of the part's record; TypeScript cannot relate them through `w.part`.
+    const rows = storage[w.part] as Storage<object>
+    if (w._tag === "Remove") return rows.remove(w.key, tenantId)
+    return w._tag === "Insert" ? rows.insert(w.record) : rows.update(w.record)
   }
 
   const events: Store.EventRepository = {

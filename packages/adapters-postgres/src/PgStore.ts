@@ -16,6 +16,7 @@ import {
   Guardrail,
   IdempotencyKey,
   Ids,
+  Kind,
   LoginThrottle,
   OperationLog,
   OperationsLog,
@@ -733,9 +734,9 @@ export const make = (options: Options = {}) =>
       guardrails: { table: "guardrails", encode: encoded(GuardrailRow), fixed: ["tenant_id", "vpc_id", "created_at"] }
     }
 
-    /** A row's key as a condition: a credential by its tenant and name, every other row by id. */
+    /** A row's key as a condition: by its kind's key field (`Kind.keyField`), within its tenant. */
     const whereKey = (tenant: string, part: Change.Part, key: string) =>
-      part === "credentials" ? sql`tenant_id = ${tenant} AND name = ${key}` : sql`id = ${key}`
+      sql`tenant_id = ${tenant} AND ${sql(Kind.KINDS[part].keyField)} = ${key}`
 
     /** The data-modifying statement of one row write, for a `WITH` list. */
     const statementOf = (tenant: string, w: Exclude<Change.Write, { readonly _tag: "Touch" }>, alsoStep: boolean) =>

@@ -6,6 +6,7 @@ export * as Errors from "./Errors.js"
 
 export * as Change from "./changes/Change.js"
 export * as Invariants from "./changes/Invariants.js"
+export * as Kind from "./changes/Kind.js"
 export * as Pipeline from "./changes/Pipeline.js"
 
 export * as Admin from "./domain/Admin.js"

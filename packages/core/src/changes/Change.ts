@@ -11,28 +11,11 @@
  * commit ends), so a limit counted, an order read or a rule patched on the request's state
  * holds exactly, across server processes, without reading the rows again.
  */
-import type { DomainRecord } from "../domain/Domain.js"
-import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { VpcId } from "../domain/Ids.js"
-import type { PodRecord } from "../domain/Pod.js"
-import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
-import type { SubnetRecord } from "../domain/Subnet.js"
-import type { TunnelRecord } from "../domain/Tunnel.js"
-import type { VpcRecord } from "../domain/Vpc.js"
+import * as Kind from "./Kind.js"
 
-/** A row a tenant owns, by the part of its state it belongs to. */
-export type Row =
-  | { readonly part: "vpcs"; readonly record: VpcRecord }
-  | { readonly part: "subnets"; readonly record: SubnetRecord }
-  | { readonly part: "rules"; readonly record: SecurityRuleRecord }
-  | { readonly part: "pods"; readonly record: PodRecord }
-  | { readonly part: "tunnels"; readonly record: TunnelRecord }
-  | { readonly part: "credentials"; readonly record: RegistryCredentialRecord }
-  | { readonly part: "domains"; readonly record: DomainRecord }
-  | { readonly part: "guardrails"; readonly record: GuardrailRecord }
-
-export type Part = Row["part"]
+export type Row = Kind.Row
+export type Part = Kind.Part
 
 /**
  * One row written: inserted (a unique rule may refuse it), replaced, or removed with what it
@@ -58,20 +41,11 @@ export const touch = (vpcId: VpcId): Write => ({ _tag: "Touch", vpc_id: vpcId })
 export const remove = (part: Part, key: string, vpcId?: VpcId): Write =>
   vpcId === undefined ? { _tag: "Remove", part, key } : { _tag: "Remove", part, key, vpc_id: vpcId }
 
-/** What removing a row takes with it, and by which of their fields: every store's one definition. */
-export const CASCADES: { readonly [P in Part]?: ReadonlyArray<readonly [Part, "vpc_id" | "pod_id"]> } = {
-  vpcs: [["subnets", "vpc_id"], ["rules", "vpc_id"], ["pods", "vpc_id"], ["tunnels", "vpc_id"], [
-    "guardrails",
-    "vpc_id"
-  ]],
-  pods: [["tunnels", "pod_id"]]
-}
-
-/** The parts that are a VPC's contents: writing one changes the VPC's version. */
-const CONTENTS: ReadonlySet<Part> = new Set(["subnets", "rules", "pods", "tunnels", "guardrails"])
+/** What removing a row takes with it, and by which of their fields (`Kind.CASCADES`). */
+export const CASCADES = Kind.CASCADES
 
 /** The key of a row within its tenant: a registry credential's name, every other row's id. */
-export const keyOf = (row: Row): string => row.part === "credentials" ? row.record.name : row.record.id
+export const keyOf = Kind.keyOf
 
 /**
  * Whether `writes` change the tenant's scope: add or remove a VPC, or write a tenant-wide
@@ -99,7 +73,7 @@ export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> =>
       continue
     }
     if (write._tag === "Insert" && write.part === "vpcs") inserted.add(write.record.id)
-    if (!CONTENTS.has(write.part)) continue
+    if (!Kind.KINDS[write.part].contents) continue
     // A tenant-wide guardrail (no VPC) is in no VPC's contents.
     const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
     if (vpc !== undefined && vpc !== null && !inserted.has(vpc)) vpcs.add(vpc)

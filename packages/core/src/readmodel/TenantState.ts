@@ -12,6 +12,7 @@
  */
 import { HashMap, Option } from "effect"
 import * as Change from "../changes/Change.js"
+import * as Kind from "../changes/Kind.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
@@ -24,52 +25,16 @@ import type { VpcRecord } from "../domain/Vpc.js"
 import type { Revision, TenantSnapshot } from "../ports/Store.js"
 import * as Table from "./Table.js"
 
-const Vpcs = Table.define<VpcRecord, never>({ key: (v) => v.id, indexes: {} })
-const Subnets = Table.define<SubnetRecord, "vpc">({ key: (s) => s.id, indexes: { vpc: (s) => s.vpc_id } })
-const Rules = Table.define<SecurityRuleRecord, "vpc" | "remote">({
-  key: (r) => r.id,
-  // A rule naming its own VPC as the remote is not another VPC's reference to it.
-  indexes: { vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id === r.vpc_id ? null : r.remote_vpc_id }
-})
-const Pods = Table.define<PodRecord, "vpc">({ key: (p) => p.id, indexes: { vpc: (p) => p.vpc_id } })
-const Tunnels = Table.define<TunnelRecord, "vpc" | "pod">({
-  key: (t) => t.id,
-  indexes: { vpc: (t) => t.vpc_id, pod: (t) => t.pod_id }
-})
-/** A registry credential is named within its tenant. */
-const Credentials = Table.define<RegistryCredentialRecord, never>({ key: (c) => c.name, indexes: {} })
-const Domains = Table.define<DomainRecord, never>({ key: (d) => d.id, indexes: {} })
-/** A tenant-wide guardrail (no VPC) is in no VPC's index entry. */
-const Guardrails = Table.define<GuardrailRecord, "vpc">({ key: (g) => g.id, indexes: { vpc: (g) => g.vpc_id } })
-
 /** The kinds of rows a tenant owns, as changes name them. */
-export type Part = Change.Part
+export type Part = Kind.Part
 
-/** A removed row's dependents, by the index on the field `Change.CASCADES` names. */
-const INDEX_OF = { vpc_id: "vpc", pod_id: "pod" } as const
+type Tables = { readonly [P in Part]: Table.Table<Kind.RecordOf<P>, Kind.IndexOf<P>> }
 
-interface Tables {
-  readonly vpcs: Table.Table<VpcRecord, never>
-  readonly subnets: Table.Table<SubnetRecord, "vpc">
-  readonly rules: Table.Table<SecurityRuleRecord, "vpc" | "remote">
-  readonly pods: Table.Table<PodRecord, "vpc">
-  readonly tunnels: Table.Table<TunnelRecord, "vpc" | "pod">
-  readonly credentials: Table.Table<RegistryCredentialRecord, never>
-  readonly domains: Table.Table<DomainRecord, never>
-  readonly guardrails: Table.Table<GuardrailRecord, "vpc">
-}
-
+/** Each part's table, keyed and indexed as its kind says. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one definition per table, rows of any kind
-const DEFINITIONS: { readonly [P in Part]: Table.Definition<any, any> } = {
-  vpcs: Vpcs,
-  subnets: Subnets,
-  rules: Rules,
-  pods: Pods,
-  tunnels: Tunnels,
-  credentials: Credentials,
-  domains: Domains,
-  guardrails: Guardrails
-}
+const DEFINITIONS: { readonly [P in Part]: Table.Definition<any, any> } = Kind.byPart((part) =>
+  Table.define({ key: (record) => Kind.keyOf({ part, record } as Change.Row), indexes: Kind.of(part).indexes })
+)
 
 /**
  * A value derived from a state: `compute` is run again only when one of `inputs` (compared by
@@ -111,25 +76,14 @@ export class TenantState {
   static fromSnapshot(tenantId: TenantId, snapshot: TenantSnapshot): TenantState {
     let order = HashMap.empty<string, number>().pipe(HashMap.beginMutation)
     let next = 0
-    const load = <R>(definition: Table.Definition<R, never> | Table.Definition<R, string>, rows: ReadonlyArray<R>) => {
-      let table = Table.empty(definition as Table.Definition<R, string>)
-      for (const row of rows) {
-        const key = definition.key(row)
-        table = Table.put(definition as Table.Definition<R, string>, table, row)
-        order = HashMap.set(order, key, next++)
+    const tables = Kind.byPart((part) => {
+      let table = Table.empty(DEFINITIONS[part])
+      for (const row of snapshot[Kind.KINDS[part].snapshot]) {
+        table = Table.put(DEFINITIONS[part], table, row)
+        order = HashMap.set(order, DEFINITIONS[part].key(row), next++)
       }
       return table
-    }
-    const tables = {
-      vpcs: load(Vpcs, snapshot.vpcs),
-      subnets: load(Subnets, snapshot.subnets),
-      rules: load(Rules, snapshot.securityRules),
-      pods: load(Pods, snapshot.pods),
-      tunnels: load(Tunnels, snapshot.tunnels),
-      credentials: load(Credentials, snapshot.registryCredentials),
-      domains: load(Domains, snapshot.domains),
-      guardrails: load(Guardrails, snapshot.guardrails)
-    } as Tables
+    }) as Tables
     return new TenantState(
       tenantId,
       snapshot.revision,
@@ -144,15 +98,15 @@ export class TenantState {
 
   /** This state with `writes` made, in order, at `revision`: what the store holds after them. */
   apply(writes: ReadonlyArray<Change.Write>, revision: Revision): TenantState {
-    const tables: Record<Part, Table.Table<object, string>> = { ...this.tables }
+    const tables = { ...this.tables } as Record<Part, Table.Table<object, string>>
     let order = this.order
     let next = this.nextOrder
     let versions = this.versions
     const remove = (part: Part, key: string) => {
       const row = Option.getOrUndefined(Table.get(tables[part], key))
       if (row === undefined) return
-      for (const [child, by] of Change.CASCADES[part] ?? []) {
-        for (const dependent of Table.lookup(tables[child], INDEX_OF[by], key)) {
+      for (const [child, by] of Kind.CASCADES[part]) {
+        for (const dependent of Table.lookup(tables[child], Kind.OWNER_INDEX[by], key)) {
           remove(child, DEFINITIONS[child].key(dependent))
         }
       }
@@ -319,21 +273,48 @@ export class TenantState {
     return value
   }
 
+  /** Every row of `part` in the store's order: oldest first; rules VPC by VPC, each VPC's by `seq`. */
+  list<P extends Part>(part: P): ReadonlyArray<Kind.RecordOf<P>> {
+    const table = this.tables[part] as Table.Table<Kind.RecordOf<P>, string>
+    return Kind.KINDS[part].order === "seq"
+      ? this.vpcs.flatMap((v) => this.owned(part, table, "vpc", v.id))
+      : this.inOrder(table.rows as HashMap.HashMap<string, Kind.RecordOf<P> & Created>)
+  }
+
+  /** The rows of `part` whose index `index` is `value`, in the order its kind lists them. */
+  private owned<P extends Part>(part: P, table: Table.Table<Kind.RecordOf<P>, string>, index: string, value: string) {
+    const entry = this.grouped(table, index, value)
+    return Kind.KINDS[part].order === "seq"
+      ? this.sorted(entry as HashMap.HashMap<string, { readonly seq: number }>, (r) => r.seq) as ReadonlyArray<
+        Kind.RecordOf<P>
+      >
+      : this.inOrder(entry as HashMap.HashMap<string, Kind.RecordOf<P> & Created>)
+  }
+
+  /**
+   * What removing the row `part`/`key` takes along (`Kind.CASCADES`), in `KINDS` order, each
+   * owned row followed by what it owns in turn.
+   */
+  cascadeOf(part: Part, key: string): ReadonlyArray<Change.Row> {
+    return Kind.CASCADES[part].flatMap(([child, by]) =>
+      this.owned(child, this.tables[child] as Table.Table<Kind.RecordOf<Part>, string>, Kind.OWNER_INDEX[by], key)
+        .flatMap((record) => {
+          const row = { part: child, record } as Change.Row
+          return [row, ...this.cascadeOf(child, Kind.keyOf(row))]
+        })
+    )
+  }
+
   /**
    * The state as a snapshot, each list in the store's order (rules by VPC, then `seq`): two
    * states hold the same rows exactly when their snapshots are equal.
    */
   toSnapshot(): TenantSnapshot {
+    const lists: Partial<Record<Kind.SnapshotList, ReadonlyArray<unknown>>> = {}
+    for (const part of Kind.PARTS) lists[Kind.KINDS[part].snapshot] = this.list(part)
     return {
+      ...(lists as Pick<TenantSnapshot, Kind.SnapshotList>),
       revision: this.revision,
-      vpcs: this.vpcs,
-      subnets: this.subnets,
-      securityRules: this.vpcs.flatMap((v) => this.rulesOf(v.id)),
-      pods: this.pods,
-      tunnels: this.tunnels,
-      registryCredentials: this.credentials,
-      domains: this.domains,
-      guardrails: this.guardrails,
       vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!])),
       scopeVersion: this.scopeVersion
     }
