@@ -209,23 +209,28 @@ export type Endpoints = {
   readonly [G in keyof Raw]: { readonly [E in keyof Raw[G]]: Endpoint<Raw[G][E], `${G & string}.${E & string}`> }
 }
 
-/** The lists that take `limit` and `page_token` (`Page`), as `group.endpoint`. */
-export const LISTS = [
-  "tenants.list",
-  "domains.list",
-  "serviceTunnels.list",
-  "vpcs.list",
-  "subnets.list",
-  "securityRules.list",
-  "pods.list",
-  "tunnels.list",
-  "tunnels.listForPod",
-  "registryCredentials.list",
-  "guardrails.list",
-  "tenantGuardrails.list"
-] as const
+/** Whether an endpoint's request takes a page (`limit`, `page_token`: the contract's `PageQuery`). */
+type TakesPages<F> = F extends (...args: infer Args) => unknown
+  ? NonNullable<Args[0]> extends { readonly urlParams?: infer Query } ?
+    "page_token" extends keyof NonNullable<Query> ? true
+    : false
+  : false
+  : false
 
-export type ListKey = typeof LISTS[number]
+/**
+ * The lists that go a page at a time, as `group.endpoint`: every endpoint whose query the
+ * contract declares with `page_token`, read from the contract's types.
+ */
+export type ListKey = {
+  readonly [G in keyof Endpoints & string]: {
+    readonly [E in keyof Endpoints[G] & string]: TakesPages<Endpoints[G][E]> extends true ? `${G}.${E}` : never
+  }[keyof Endpoints[G] & string]
+}[keyof Endpoints & string]
+
+/** The same lists, read from the contract itself. */
+export const LISTS: ReadonlyArray<ListKey> = Api.endpoints.filter((e) => e.query.includes("page_token")).map((e) =>
+  e.endpoint as ListKey
+)
 
 type Call<K extends ListKey> = K extends `${infer G}.${infer E}`
   ? G extends keyof Endpoints ? E extends keyof Endpoints[G] ? Endpoints[G][E] : never : never

@@ -4,7 +4,7 @@
  * and together answer the whole list, in order, typed as the list's items.
  */
 import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { expect, layer } from "@effect/vitest"
+import { expect, it as plain, layer } from "@effect/vitest"
 import { createTenetClient, TenetClient } from "@tenet/client"
 import { TestServer } from "@tenet/server"
 import { Chunk, Effect, Stream } from "effect"
@@ -13,6 +13,26 @@ const baseUrl = Effect.map(
   HttpServer.HttpServer,
   (server) => server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
 )
+
+/** Every list of the contract that goes a page at a time, as the type `ListKey` has them: no more, no fewer. */
+const PAGED: Record<TenetClient.ListKey, true> = {
+  "tenants.list": true,
+  "domains.list": true,
+  "serviceTunnels.list": true,
+  "vpcs.list": true,
+  "subnets.list": true,
+  "securityRules.list": true,
+  "pods.list": true,
+  "tunnels.list": true,
+  "tunnels.listForPod": true,
+  "registryCredentials.list": true,
+  "guardrails.list": true,
+  "tenantGuardrails.list": true
+}
+
+plain("the paged lists are read from the contract, the same in its types and at run time", () => {
+  expect([...TenetClient.LISTS].sort()).toEqual(Object.keys(PAGED).sort())
+})
 
 layer(TestServer.layer(), { excludeTestServices: true })("pages through the SDK", (it) => {
   it.effect("stream, page and async iterator follow the Link headers over the whole list", () =>

@@ -91,6 +91,7 @@ export * as Vpcs from "./usecases/Vpcs.js"
 
 export * as AdminApi from "./api/AdminApi.js"
 export * as Api from "./api/Api.js"
+export * as Audited from "./api/Audited.js"
 export * as Exports from "./api/Exports.js"
 export * as GuardrailApi from "./api/GuardrailApi.js"
 export * as IdentityApi from "./api/IdentityApi.js"

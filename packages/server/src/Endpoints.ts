@@ -87,7 +87,7 @@ export const layer = Layer.succeed(
     if (endpoint === undefined || state === undefined) return
     state.endpoint = endpoint
     state.params = params
-    state.audit = Audit.open(endpoint.endpoint, state.id, () => definedParams(params))
+    state.audit = Audit.open(endpoint.endpoint, endpoint.audit, state.id, () => definedParams(params))
     yield* FiberRef.set(Audit.CurrentEntry, state.audit)
     yield* refuseUnknownParameters(endpoint, yield* HttpServerRequest.ParsedSearchParams)
     yield* refuseUnreadBody(endpoint, yield* HttpServerRequest.HttpServerRequest)

@@ -8,7 +8,8 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Errors, Page, Principal, Vault } from "@tenet/core"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, FiberRef, Option } from "effect"
+import * as RequestContext from "./RequestContext.js"
 
 /** Who is asking: the tenant's id, or `admin`. */
 const callerKey = Effect.map(
@@ -27,17 +28,23 @@ export interface Request {
   readonly after: Page.Key | undefined
 }
 
+/** The list the router matched (`group.endpoint`), which a page's token is bound to. */
+const listed = Effect.flatMap(FiberRef.get(RequestContext.Current), (state) =>
+  state?.endpoint === undefined
+    ? Effect.dieMessage("a page was asked outside a request the contract matched")
+    : Effect.succeed(state.endpoint.endpoint))
+
 /**
- * The page `query` asks of the list `endpoint` (with `filters`, which its tokens are bound to);
- * none when it asks for the whole list.
+ * The page `query` asks of the list the request is to (with `filters`, which its tokens are
+ * bound to); none when it asks for the whole list.
  */
 export const requestOf = (
-  endpoint: string,
   query: Page.PageQuery,
   filters: Readonly<Record<string, string>> = {}
 ): Effect.Effect<Option.Option<Request>, Errors.InvalidInput, Vault.Vault> =>
   Effect.gen(function*() {
     if (query.limit === undefined && query.page_token === undefined) return Option.none()
+    const endpoint = yield* listed
     const vault = yield* Vault.Vault
     const list = [endpoint, ...Object.entries(filters).map(([k, v]) => `${k}=${v}`)].join("?")
     const limit = query.limit ?? Page.MAX_LIMIT
@@ -72,14 +79,13 @@ export const withLink = (headers: Record<string, string>) => <A>(answer: A | Htt
  * already: a tenant's state), `answer` writes the items as the endpoint's JSON.
  */
 export const paged = <A, E, R, B, E2, R2>(
-  endpoint: string,
   query: Page.PageQuery,
   keyOf: (item: A) => Page.Key,
   list: Effect.Effect<ReadonlyArray<A>, E, R>,
   answer: (items: ReadonlyArray<A>) => Effect.Effect<B, E2, R2>,
   filters: Readonly<Record<string, string>> = {}
 ) =>
-  Effect.flatMap(requestOf(endpoint, query, filters), (request) =>
+  Effect.flatMap(requestOf(query, filters), (request) =>
     Option.match(request, {
       onNone: () => Effect.flatMap(list, answer),
       onSome: (request) =>

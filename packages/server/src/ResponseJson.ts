@@ -13,7 +13,8 @@
  */
 import { HttpApi, HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Api, Common } from "@tenet/core"
-import { Effect, Schema, SchemaAST as AST } from "effect"
+import { Effect, FiberRef, Schema, SchemaAST as AST } from "effect"
+import * as RequestContext from "./RequestContext.js"
 
 /** A value's JSON, as the bytes of its UTF-8 text, when the value is of the schema this was made for. */
 type Writer = (value: unknown) => Uint8Array
@@ -95,16 +96,12 @@ HttpApi.reflect(Api.TenetApi, {
   }
 })
 
-/**
- * For the endpoints of `group`: `respond(name)` turns a handler's success into the answer
- * the platform would give for it. A value none of the endpoint's successes describes is left
- * to the platform, as is a success without a body.
- */
-export const group = (groupName: string) => (name: string) => {
-  const known = successes.get(`${groupName}.${name}`)
-  if (known === undefined) throw new Error(`the contract has no endpoint ${groupName}.${name}`)
+/** A handler's success turned into the answer the platform would give for it. */
+type Respond = (value: unknown) => unknown
+
+const respondOf = (known: ReadonlyArray<Success>): Respond => {
   const single = known.length === 1 ? known[0]! : undefined
-  const answer = <A>(value: A): A | HttpServerResponse.HttpServerResponse => {
+  return (value) => {
     const success = single ?? known.find((s) => s.is(value))
     return success === undefined
       ? value
@@ -113,6 +110,29 @@ export const group = (groupName: string) => (name: string) => {
         contentType: success.contentType
       })
   }
-  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E, R> =>
-    Effect.map(self, answer)
 }
+
+const responders = new Map([...successes].map(([endpoint, known]) => [endpoint, respondOf(known)]))
+
+/**
+ * How `endpoint` (`group.endpoint`) answers a success: a value none of its successes describes
+ * is left to the platform, as is a success without a body.
+ */
+export const forEndpoint = (endpoint: string): Respond => {
+  const respond = responders.get(endpoint)
+  if (respond === undefined) throw new Error(`the contract has no endpoint ${endpoint}`)
+  return respond
+}
+
+/**
+ * A handler's success, answered as the endpoint the router matched (`RequestContext`) answers
+ * it; outside a matched request, left to the platform.
+ */
+export const answer = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.flatMap(self, (value) =>
+    Effect.map(FiberRef.get(RequestContext.Current), (state) => {
+      const respond = state?.endpoint === undefined ? undefined : responders.get(state.endpoint.endpoint)
+      return (respond === undefined ? value : respond(value)) as A | HttpServerResponse.HttpServerResponse
+    }))

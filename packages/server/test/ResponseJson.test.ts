@@ -1,8 +1,9 @@
 import type { HttpApiEndpoint } from "@effect/platform"
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Api, SecurityRule } from "@tenet/core"
+import { Api, SecurityRule, Vpc } from "@tenet/core"
 import { Arbitrary, Effect, FastCheck, Schema } from "effect"
+import * as RequestContext from "../src/RequestContext.js"
 import * as ResponseJson from "../src/ResponseJson.js"
 
 const endpoints = Object.values(Api.TenetApi.groups).flatMap((group) =>
@@ -14,8 +15,7 @@ const endpoints = Object.values(Api.TenetApi.groups).flatMap((group) =>
 )
 
 /** What a handler of `group.name` answers for `value`: a response, or the value left to the platform. */
-const answer = (group: string, name: string, value: unknown) =>
-  Effect.runSync(ResponseJson.group(group)(name)(Effect.succeed(value)))
+const answer = (group: string, name: string, value: unknown) => ResponseJson.forEndpoint(`${group}.${name}`)(value)
 
 const text = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : undefined
@@ -58,7 +58,20 @@ describe("ResponseJson", () => {
     expect(answer("vpcs", "delete", undefined)).toBeUndefined()
   })
 
-  it("an endpoint the contract does not have is a mistake found when the handlers are built", () => {
-    expect(() => ResponseJson.group("vpcs")("lsit")).toThrow("the contract has no endpoint vpcs.lsit")
+  it("an endpoint the contract does not have is a mistake, not an answer", () => {
+    expect(() => ResponseJson.forEndpoint("vpcs.lsit")).toThrow("the contract has no endpoint vpcs.lsit")
+  })
+
+  it("a handler's answer is the endpoint the router matched; outside a matched request, the platform's", () => {
+    const vpcs = Schema.Array(Vpc.Vpc)
+    const value = FastCheck.sample(Arbitrary.make(vpcs), 1)[0]!
+    const state = new RequestContext.RequestState("test")
+    state.endpoint = Api.endpoints.find((e) => e.endpoint === "vpcs.list")
+    const matched = Effect.runSync(
+      Effect.locally(ResponseJson.answer(Effect.succeed(value)), RequestContext.Current, state)
+    )
+    if (!HttpServerResponse.isServerResponse(matched)) throw new Error("left to the platform")
+    expect(text(matched)).toBe(JSON.stringify(Schema.encodeSync(vpcs)(value)))
+    expect(Effect.runSync(ResponseJson.answer(Effect.succeed(value)))).toBe(value)
   })
 })

@@ -10,6 +10,7 @@ import { ProviderConfig } from "../domain/ProviderConfig.js"
 import { ServiceTunnel } from "../domain/ServiceTunnel.js"
 import { Tenant, TenantDetail } from "../domain/Tenant.js"
 import { Conflict, NotFound } from "../Errors.js"
+import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, AdminOrTenantAuth } from "./Security.js"
 
@@ -18,6 +19,7 @@ const TenantPath = Schema.Struct({ tenant_id: TenantId })
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
     HttpApiEndpoint.post("create", "/tenants")
+      .annotate(Audited.Audited, Audited.made("tenant"))
       .setPayload(Payloads["tenants.create"])
       .addSuccess(Tenant, { status: 201 })
       .addError(Conflict.Wire)
@@ -38,6 +40,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .add(
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id")
+      .annotate(Audited.Audited, Audited.path("tenant", "tenant_id"))
       .setPath(TenantPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
@@ -50,6 +53,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
 export class DomainsApi extends HttpApiGroup.make("domains")
   .add(
     HttpApiEndpoint.post("assign", "/tenants/:tenant_id/domains")
+      .annotate(Audited.Audited, Audited.made("domain"))
       .setPath(TenantPath)
       .setPayload(Payloads["domains.assign"])
       .addSuccess(DomainRecord)
@@ -73,6 +77,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
   )
   .add(
     HttpApiEndpoint.del("remove", "/tenants/:tenant_id/domains/:domain")
+      .annotate(Audited.Audited, Audited.path("domain", "domain"))
       .setPath(Schema.Struct({ tenant_id: TenantId, domain: DomainName }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
@@ -85,6 +90,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
 export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")
   .add(
     HttpApiEndpoint.post("put", "/provider-config")
+      .annotate(Audited.Audited, Audited.unnamed("provider_config"))
       .setPayload(Payloads["providerConfig.put"])
       .addSuccess(ProviderConfig)
       .annotate(
@@ -105,6 +111,7 @@ export class ProviderConfigApi extends HttpApiGroup.make("providerConfig")
 export class ServiceTunnelsApi extends HttpApiGroup.make("serviceTunnels")
   .add(
     HttpApiEndpoint.post("create", "/service-tunnels")
+      .annotate(Audited.Audited, Audited.made("service_tunnel"))
       .setPayload(Payloads["serviceTunnels.create"])
       .addSuccess(ServiceTunnel, { status: 201 })
       .addError(Conflict.Wire)
@@ -121,6 +128,7 @@ export class ServiceTunnelsApi extends HttpApiGroup.make("serviceTunnels")
   )
   .add(
     HttpApiEndpoint.del("delete", "/service-tunnels/:service_tunnel_id")
+      .annotate(Audited.Audited, Audited.path("service_tunnel", "service_tunnel_id"))
       .setPath(Schema.Struct({ service_tunnel_id: ServiceTunnelId }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)

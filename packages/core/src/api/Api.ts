@@ -3,7 +3,7 @@
  * derived from it) and the OpenAPI document (which is generated from it).
  */
 import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Option, type Schema, SchemaAST as AST } from "effect"
+import { Context, Option, type Schema, SchemaAST as AST } from "effect"
 import {
   Conflict,
   Forbidden,
@@ -21,6 +21,7 @@ import {
 } from "../Errors.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
+import * as Audited from "./Audited.js"
 import * as Exports from "./Exports.js"
 import { GuardrailsApi, TenantGuardrailsApi } from "./GuardrailApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
@@ -82,6 +83,8 @@ const linkHeader = {
  * and a reused `Idempotency-Key` (422) on POST and DELETE, which alone read the header.
  */
 const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, unknown> => {
+  // Made when the document is, after the contract (and `endpoints`, read from it) is whole.
+  const formatsOf = new Map(endpoints.map((e) => [e.endpoint, e.formats]))
   for (const operations of Object.values(spec.paths as Operations)) {
     for (const [method, operation] of Object.entries(operations)) {
       if (method === "post" || method === "delete") {
@@ -89,7 +92,7 @@ const failuresWhereTheyHappen = (spec: Record<string, unknown>): Record<string, 
       } else {
         withoutKeyReused(operation)
       }
-      for (const format of Exports.FORMATS[operation.operationId ?? ""] ?? []) {
+      for (const format of formatsOf.get(operation.operationId ?? "") ?? []) {
         const content = operation.responses?.["200"]?.content
         if (content !== undefined) {
           content[format.type] = { schema: { type: "string", description: format.description } }
@@ -186,6 +189,10 @@ export interface Endpoint {
   readonly query: ReadonlyArray<string>
   /** Whether it reads a body: one sent to an endpoint that takes none is refused. */
   readonly takesBody: boolean
+  /** What it leaves in the audit trail (`Audited`); none for an endpoint that changes nothing. */
+  readonly audit: Audited.Subject | undefined
+  /** The formats it answers besides JSON (`Exports.Formats`), asked for with `Accept`. */
+  readonly formats: ReadonlyArray<Exports.Offered>
 }
 
 const fieldNames = (schema: Schema.Schema.Any): ReadonlyArray<string> =>
@@ -208,7 +215,9 @@ export const endpoints: ReadonlyArray<Endpoint> = (() => {
         pathSchema: Option.getOrUndefined(endpoint.pathSchema) as Parameters | undefined,
         querySchema,
         query: querySchema === undefined ? [] : fieldNames(querySchema),
-        takesBody: Option.isSome(endpoint.payloadSchema)
+        takesBody: Option.isSome(endpoint.payloadSchema),
+        audit: Option.getOrUndefined(Context.getOption(endpoint.annotations, Audited.Audited)),
+        formats: Option.getOrElse(Context.getOption(endpoint.annotations, Exports.Formats), () => [])
       })
     }
   })

@@ -4,8 +4,10 @@
  * (`GET /vpcs/{id}/reachability`), the analysis as SARIF 2.1.0 (`GET /security-rules/analysis`),
  * so code-scanning tools show shadowed, redundant and conflicting rules as findings. Asked for
  * with `Accept`; JSON stays the default. Renderers are pure functions of the JSON answer's
- * values; `FORMATS` is what the OpenAPI document declares and the server serves.
+ * values; the `Formats` an endpoint declares (its annotation) are what the OpenAPI document
+ * declares and the server serves.
  */
+import { Context } from "effect"
 import type { ReachabilityEndpoint, ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import type { RuleAnalysis, RuleList } from "../domain/SecurityRule.js"
 import * as Declaration from "../rules/Declaration.js"
@@ -16,20 +18,32 @@ export const SARIF = "application/sarif+json"
 
 export type Format = typeof CSV | typeof DOT | typeof SARIF
 
-/** The formats each endpoint answers besides JSON, by `group.endpoint`. */
-export const FORMATS: Readonly<Record<string, ReadonlyArray<{ readonly type: Format; readonly description: string }>>> =
+/** A format an endpoint answers besides JSON, with what it holds. */
+export interface Offered {
+  readonly type: Format
+  readonly description: string
+}
+
+/** The formats an endpoint answers besides JSON, declared on it as an annotation (`Api.Endpoint.formats`). */
+export class Formats extends Context.Tag("@tenet/core/api/Exports/Formats")<Formats, ReadonlyArray<Offered>>() {}
+
+/** `GET /security-rules?vpc_id=`'s. */
+export const RULE_LIST: ReadonlyArray<Offered> = [{
+  type: CSV,
+  description: "The rules in evaluation order, one per row"
+}]
+
+/** `GET /vpcs/{id}/reachability`'s. */
+export const REACHABILITY: ReadonlyArray<Offered> = [
   {
-    "securityRules.list": [{ type: CSV, description: "The rules in evaluation order, one per row" }],
-    "vpcs.reachability": [
-      {
-        type: CSV,
-        description:
-          "One row per pair: from, to, the tcp/udp ports every flow and some flows get through on, icmp's reach"
-      },
-      { type: DOT, description: "A Graphviz digraph: an edge per pair with anything reachable, labelled with it" }
-    ],
-    "securityRules.analysis": [{ type: SARIF, description: "SARIF 2.1.0: one result per finding" }]
-  }
+    type: CSV,
+    description: "One row per pair: from, to, the tcp/udp ports every flow and some flows get through on, icmp's reach"
+  },
+  { type: DOT, description: "A Graphviz digraph: an edge per pair with anything reachable, labelled with it" }
+]
+
+/** `GET /security-rules/analysis`'s. */
+export const ANALYSIS: ReadonlyArray<Offered> = [{ type: SARIF, description: "SARIF 2.1.0: one result per finding" }]
 
 /**
  * The format an `Accept` header asks for among `offered`, or null for JSON: the first media

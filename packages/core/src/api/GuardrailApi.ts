@@ -6,6 +6,7 @@ import { Guardrail } from "../domain/Guardrail.js"
 import { GuardrailId, TenantId, VpcId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
 import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, TenantAuth } from "./Security.js"
 
@@ -15,6 +16,7 @@ const TenantPath = Schema.Struct({ tenant_id: TenantId })
 export class GuardrailsApi extends HttpApiGroup.make("guardrails")
   .add(
     HttpApiEndpoint.post("create", "/vpcs/:vpc_id/guardrails")
+      .annotate(Audited.Audited, Audited.made("guardrail"))
       .setPath(VpcPath)
       .setPayload(Payloads["guardrails.create"])
       .addSuccess(Guardrail, { status: 201 })
@@ -42,6 +44,7 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
   )
   .add(
     HttpApiEndpoint.del("delete", "/guardrails/:guardrail_id")
+      .annotate(Audited.Audited, Audited.path("guardrail", "guardrail_id"))
       .setPath(Schema.Struct({ guardrail_id: GuardrailId }))
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
@@ -62,6 +65,7 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
 export class TenantGuardrailsApi extends HttpApiGroup.make("tenantGuardrails")
   .add(
     HttpApiEndpoint.post("create", "/tenants/:tenant_id/guardrails")
+      .annotate(Audited.Audited, Audited.made("guardrail"))
       .setPath(TenantPath)
       .setPayload(Payloads["tenantGuardrails.create"])
       .addSuccess(Guardrail, { status: 201 })
@@ -85,6 +89,7 @@ export class TenantGuardrailsApi extends HttpApiGroup.make("tenantGuardrails")
   )
   .add(
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id/guardrails/:guardrail_id")
+      .annotate(Audited.Audited, Audited.path("guardrail", "guardrail_id"))
       .setPath(Schema.Struct({ tenant_id: TenantId, guardrail_id: GuardrailId }))
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)

@@ -5,12 +5,14 @@ import { AdminSession } from "../domain/Admin.js"
 import { TenantId } from "../domain/Ids.js"
 import { TenantSession } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
+import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, AdminOrTenantAuth, TenantLogoutAuth } from "./Security.js"
 
 export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
   .add(
     HttpApiEndpoint.post("login", "/admin/login")
+      .annotate(Audited.Audited, Audited.actor("admin"))
       .setPayload(Payloads["adminIdentity.login"])
       .addSuccess(AdminSession)
       .addError(Unauthorized.Wire)
@@ -19,12 +21,14 @@ export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
   )
   .add(
     HttpApiEndpoint.post("logout", "/admin/logout")
+      .annotate(Audited.Audited, Audited.actor("admin"))
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(AdminAuth)
       .annotate(OpenApi.Summary, "Admin logout: records the logout; tokens stay valid until rotated")
   )
   .add(
     HttpApiEndpoint.post("rotateToken", "/admin/rotate-token")
+      .annotate(Audited.Audited, Audited.actor("admin"))
       .addSuccess(AdminSession)
       .middleware(AdminAuth)
       .annotate(OpenApi.Summary, "Issue a new admin token; the old one stops working at once")
@@ -35,6 +39,7 @@ export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
 export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
   .add(
     HttpApiEndpoint.post("login", "/tenants/login")
+      .annotate(Audited.Audited, Audited.actor("tenant"))
       .setPayload(Payloads["tenantIdentity.login"])
       .addSuccess(TenantSession)
       .addError(Unauthorized.Wire)
@@ -43,12 +48,14 @@ export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
   )
   .add(
     HttpApiEndpoint.post("logout", "/tenants/logout")
+      .annotate(Audited.Audited, Audited.actor("tenant"))
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(TenantLogoutAuth)
       .annotate(OpenApi.Summary, "Tenant logout (header X-API-Token): records the logout")
   )
   .add(
     HttpApiEndpoint.post("rotateToken", "/tenants/:tenant_id/rotate-token")
+      .annotate(Audited.Audited, Audited.path("tenant", "tenant_id"))
       .setPath(Schema.Struct({ tenant_id: TenantId }))
       .addSuccess(TenantSession)
       .addError(Forbidden.Wire)

@@ -25,12 +25,15 @@ import {
 import { Subnet } from "../domain/Subnet.js"
 import { Vpc } from "../domain/Vpc.js"
 import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import * as Audited from "./Audited.js"
+import * as Exports from "./Exports.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
 export class VpcsApi extends HttpApiGroup.make("vpcs")
   .add(
     HttpApiEndpoint.post("create", "/vpcs")
+      .annotate(Audited.Audited, Audited.made("vpc"))
       .setPayload(Payloads["vpcs.create"])
       .addSuccess(Vpc)
       .addError(GuardrailViolated.Wire)
@@ -46,6 +49,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
   )
   .add(
     HttpApiEndpoint.del("delete", "/vpcs/:vpc_id")
+      .annotate(Audited.Audited, Audited.path("vpc", "vpc_id"))
       .setPath(Schema.Struct({ vpc_id: VpcId }))
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
@@ -59,6 +63,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
   )
   .add(
     HttpApiEndpoint.get("reachability", "/vpcs/:vpc_id/reachability")
+      .annotate(Exports.Formats, Exports.REACHABILITY)
       .setPath(Schema.Struct({ vpc_id: VpcId }))
       .addSuccess(ReachabilityMatrix)
       .addError(NotFound.Wire)
@@ -88,6 +93,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
 export class SubnetsApi extends HttpApiGroup.make("subnets")
   .add(
     HttpApiEndpoint.post("create", "/subnets")
+      .annotate(Audited.Audited, Audited.made("subnet"))
       .setPayload(Payloads["subnets.create"])
       .addSuccess(Subnet)
       .addError(NotFound.Wire)
@@ -111,6 +117,7 @@ const RulePath = Schema.Struct({ rule_id: SecurityRuleId })
 export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   .add(
     HttpApiEndpoint.get("list", "/security-rules")
+      .annotate(Exports.Formats, Exports.RULE_LIST)
       .setUrlParams(RulePageQuery)
       .addSuccess(RuleList)
       .addError(NotFound.Wire)
@@ -123,6 +130,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.get("analysis", "/security-rules/analysis")
+      .annotate(Exports.Formats, Exports.ANALYSIS)
       .setUrlParams(RuleListQuery)
       .addSuccess(RuleAnalysis)
       .addError(NotFound.Wire)
@@ -142,6 +150,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.post("create", "/security-rules")
+      .annotate(Audited.Audited, Audited.made("security_rule"))
       .setPayload(Payloads["securityRules.create"])
       .setUrlParams(DryRunQuery)
       .addSuccess(RuleMutation, { status: 201 })
@@ -157,6 +166,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.patch("update", "/security-rules/:rule_id")
+      .annotate(Audited.Audited, Audited.path("security_rule", "rule_id"))
       .setPath(RulePath)
       .setPayload(Payloads["securityRules.update"])
       .setUrlParams(DryRunQuery)
@@ -175,6 +185,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.del("delete", "/security-rules/:rule_id")
+      .annotate(Audited.Audited, Audited.path("security_rule", "rule_id"))
       .setPath(RulePath)
       .setUrlParams(DryRunQuery)
       .setHeaders(RuleIfMatchHeaders)
@@ -192,6 +203,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.post("reorder", "/security-rules/reorder")
+      .annotate(Audited.Audited, Audited.made("vpc"))
       .setPayload(Payloads["securityRules.reorder"])
       .setUrlParams(DryRunQuery)
       .addSuccess(RuleList)
@@ -203,6 +215,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
   )
   .add(
     HttpApiEndpoint.put("replace", "/vpcs/:vpc_id/security-rules")
+      .annotate(Audited.Audited, Audited.made("security_rule"))
       .setPath(Schema.Struct({ vpc_id: VpcId }))
       .setPayload(Payloads["securityRules.replace"])
       .setUrlParams(DryRunQuery)

@@ -10,6 +10,7 @@ import { DryRunQuery } from "../domain/SecurityRule.js"
 import { TopologyImpact, TopologyView } from "../domain/Topology.js"
 import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
 import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
+import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
 
@@ -18,6 +19,7 @@ const PodPath = Schema.Struct({ pod_id: PodId })
 export class PodsApi extends HttpApiGroup.make("pods")
   .add(
     HttpApiEndpoint.post("create", "/pods")
+      .annotate(Audited.Audited, Audited.made("pod"))
       .setPayload(Payloads["pods.create"])
       .addSuccess(Pod)
       .addError(NotFound.Wire)
@@ -33,6 +35,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.del("delete", "/pods/:pod_id")
+      .annotate(Audited.Audited, Audited.path("pod", "pod_id"))
       .setPath(PodPath)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
@@ -44,6 +47,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.post("addReplica", "/pods/:pod_id/replicas")
+      .annotate(Audited.Audited, Audited.path("pod", "pod_id"))
       .setPath(PodPath)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(Pod)
@@ -57,6 +61,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.del("removeReplica", "/pods/:pod_id/replicas")
+      .annotate(Audited.Audited, Audited.path("pod", "pod_id"))
       .setPath(PodPath)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(Pod)
@@ -70,6 +75,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.post("restart", "/pods/:pod_id/restart")
+      .annotate(Audited.Audited, Audited.path("pod", "pod_id"))
       .setPath(PodPath)
       .addSuccess(PodRestart)
       .addError(NotFound.Wire)
@@ -78,6 +84,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
   )
   .add(
     HttpApiEndpoint.patch("configure", "/pods/:pod_id/config")
+      .annotate(Audited.Audited, Audited.path("pod", "pod_id"))
       .setPath(PodPath)
       .setPayload(Payloads["pods.configure"])
       .setHeaders(Etag.IfMatchHeaders)
@@ -98,6 +105,7 @@ export class PodsApi extends HttpApiGroup.make("pods")
 export class TunnelsApi extends HttpApiGroup.make("tunnels")
   .add(
     HttpApiEndpoint.post("createForPod", "/pods/:pod_id/tunnel")
+      .annotate(Audited.Audited, Audited.made("tunnel"))
       .setPath(PodPath)
       .setPayload(Payloads["tunnels.createForPod"])
       .addSuccess(Tunnel, { status: 201 })
@@ -108,6 +116,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   )
   .add(
     HttpApiEndpoint.post("create", "/tunnels")
+      .annotate(Audited.Audited, Audited.made("tunnel"))
       .setUrlParams(TunnelListQuery)
       .setPayload(Payloads["tunnels.create"])
       .addSuccess(Tunnel)
@@ -132,6 +141,7 @@ export class TunnelsApi extends HttpApiGroup.make("tunnels")
   )
   .add(
     HttpApiEndpoint.del("delete", "/tunnels/:tunnel_id")
+      .annotate(Audited.Audited, Audited.path("tunnel", "tunnel_id"))
       .setPath(Schema.Struct({ tunnel_id: TunnelId }))
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
@@ -148,6 +158,7 @@ const TenantPath = Schema.Struct({ tenant_id: TenantId })
 export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentials")
   .add(
     HttpApiEndpoint.post("create", "/tenants/:tenant_id/registry-credentials")
+      .annotate(Audited.Audited, Audited.made("registry_credential"))
       .setPath(TenantPath)
       .setPayload(Payloads["registryCredentials.create"])
       .addSuccess(RegistryCredential)
@@ -165,6 +176,7 @@ export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentia
   )
   .add(
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id/registry-credentials/:name")
+      .annotate(Audited.Audited, Audited.path("registry_credential", "name"))
       .setPath(RegistryCredentialPath)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(RegistryCredential)
@@ -182,6 +194,7 @@ export class RegistryCredentialsApi extends HttpApiGroup.make("registryCredentia
 export class TopologyApi extends HttpApiGroup.make("topology")
   .add(
     HttpApiEndpoint.post("deploy", "/tenants/:tenant_id/topology")
+      .annotate(Audited.Audited, Audited.path("topology", "tenant_id"))
       .setPath(TenantPath)
       .setPayload(Payloads["topology.deploy"])
       .setUrlParams(DryRunQuery)

@@ -3,7 +3,8 @@
  * something, written in the store with the change.
  *
  * Whoever serves a request (the server's `RequestContext`) opens a `Pending` entry for it: the
- * action (the contract's endpoint), the request id and the path's parameters; authentication
+ * action (the contract's endpoint) with the subject its `Audited` annotation declares, the
+ * request id and the path's parameters; authentication
  * names the actor. The write path (`changes/Pipeline.ts`) commits the entry with the first
  * change the request makes, naming the resource the change is about: the entry commits if
  * and only if the change does. What the request did not
@@ -14,7 +15,8 @@
  */
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
 import { globalValue } from "effect/GlobalValue"
-import type { ActorType, AuditFilter, AuditQuery, ResourceKind } from "../domain/AuditLog.js"
+import type { Subject } from "../api/Audited.js"
+import type { ActorType, AuditFilter, AuditQuery } from "../domain/AuditLog.js"
 import { AuditPage } from "../domain/AuditLog.js"
 import type { Principal } from "../domain/Principal.js"
 import type { NotFound, ServiceUnavailable } from "../Errors.js"
@@ -22,65 +24,6 @@ import type { StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "../usecases/Failures.js"
 import { ownTenant } from "../usecases/Ownership.js"
-
-/** Where an action's resource id comes from. */
-type Subject =
-  /** A parameter of the request's path. */
-  | { readonly kind: ResourceKind; readonly from: "path"; readonly param: string }
-  /** The change the request commits: what it makes or the resource it is about (the pipeline names it). */
-  | { readonly kind: ResourceKind; readonly from: "change" }
-  /** The caller itself (logins, logouts, the admin's rotation). */
-  | { readonly kind: ResourceKind; readonly from: "actor" }
-  /** Nothing with an id (the provider configuration). */
-  | { readonly kind: ResourceKind; readonly from: "none" }
-
-const path = (kind: ResourceKind, param: string): Subject => ({ kind, from: "path", param })
-const made = (kind: ResourceKind): Subject => ({ kind, from: "change" })
-
-/**
- * Every endpoint that changes something, by `group.endpoint`, with what it changes. The
- * contract's other POST (`securityRules.evaluate`) only reads. A test holds this table and the
- * contract together.
- */
-export const ACTIONS: Readonly<Record<string, Subject>> = {
-  "adminIdentity.login": { kind: "admin", from: "actor" },
-  "adminIdentity.logout": { kind: "admin", from: "actor" },
-  "adminIdentity.rotateToken": { kind: "admin", from: "actor" },
-  "tenantIdentity.login": { kind: "tenant", from: "actor" },
-  "tenantIdentity.logout": { kind: "tenant", from: "actor" },
-  "tenantIdentity.rotateToken": path("tenant", "tenant_id"),
-  "tenants.create": made("tenant"),
-  "tenants.delete": path("tenant", "tenant_id"),
-  "domains.assign": made("domain"),
-  "domains.remove": path("domain", "domain"),
-  "providerConfig.put": { kind: "provider_config", from: "none" },
-  "serviceTunnels.create": made("service_tunnel"),
-  "serviceTunnels.delete": path("service_tunnel", "service_tunnel_id"),
-  "vpcs.create": made("vpc"),
-  "vpcs.delete": path("vpc", "vpc_id"),
-  "subnets.create": made("subnet"),
-  "securityRules.create": made("security_rule"),
-  "securityRules.update": path("security_rule", "rule_id"),
-  "securityRules.delete": path("security_rule", "rule_id"),
-  "securityRules.reorder": made("vpc"),
-  "securityRules.replace": made("security_rule"),
-  "pods.create": made("pod"),
-  "pods.delete": path("pod", "pod_id"),
-  "pods.addReplica": path("pod", "pod_id"),
-  "pods.removeReplica": path("pod", "pod_id"),
-  "pods.restart": path("pod", "pod_id"),
-  "pods.configure": path("pod", "pod_id"),
-  "tunnels.createForPod": made("tunnel"),
-  "tunnels.create": made("tunnel"),
-  "tunnels.delete": path("tunnel", "tunnel_id"),
-  "registryCredentials.create": made("registry_credential"),
-  "registryCredentials.delete": path("registry_credential", "name"),
-  "topology.deploy": path("topology", "tenant_id"),
-  "guardrails.create": made("guardrail"),
-  "guardrails.delete": path("guardrail", "guardrail_id"),
-  "tenantGuardrails.create": made("guardrail"),
-  "tenantGuardrails.delete": path("guardrail", "guardrail_id")
-}
 
 export interface Actor {
   readonly type: ActorType
@@ -144,15 +87,16 @@ export const CurrentEntry = globalValue(
   () => FiberRef.unsafeMake<Pending | undefined>(undefined)
 )
 
-/** A pending entry for the request, when `action` changes something (`params` read only then). */
+/**
+ * A pending entry for the request to `action`, when the endpoint changes something: when the
+ * contract declares its audit subject (`Audited`; `params` read only then).
+ */
 export const open = (
   action: string,
+  subject: Subject | undefined,
   requestId: string,
   params: () => Readonly<Record<string, string>>
-): Pending | undefined => {
-  const subject = ACTIONS[action]
-  return subject === undefined ? undefined : new Pending(action, subject, requestId, params())
-}
+): Pending | undefined => subject === undefined ? undefined : new Pending(action, subject, requestId, params())
 
 /** Names who is acting, for the current request's entry (authentication calls this). */
 export const noteActor = (principal: Principal) =>

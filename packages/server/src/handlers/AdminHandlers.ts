@@ -22,19 +22,18 @@ export const TenantsHandlers = HttpApiBuilder.group(
   "tenants",
   (handlers) =>
     Effect.map(Tenants.Tenants, (tenants) => {
-      const json = ResponseJson.group("tenants")
       return handlers
-        .handle("create", ({ payload }) => tenants.create(payload).pipe(json("create")))
+        .handle("create", ({ payload }) => tenants.create(payload).pipe(ResponseJson.answer))
         .handle("list", ({ urlParams }) =>
-          Effect.flatMap(Pages.requestOf("tenants.list", urlParams), (request) => {
-            const answer = (items: ReadonlyArray<Tenant.Tenant>) => json("list")(Effect.succeed(items))
+          Effect.flatMap(Pages.requestOf(urlParams), (request) => {
+            const answer = (items: ReadonlyArray<Tenant.Tenant>) => ResponseJson.answer(Effect.succeed(items))
             // The store reads the page itself (a key range, LIMIT n + 1): a page of 100 is 100 rows.
             return Option.match(request, {
               onNone: () => Effect.flatMap(tenants.list, answer),
               onSome: (request) => Pages.fromStore(request, tenants.page(request.after, request.limit), answer)
             })
           }))
-        .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(json("get")))
+        .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(ResponseJson.answer))
         .handle("delete", ({ path }) => tenants.delete(path.tenant_id))
     })
 )
@@ -44,16 +43,17 @@ export const DomainsHandlers = HttpApiBuilder.group(
   "domains",
   (handlers) =>
     Effect.map(Domains.Domains, (domains) => {
-      const json = ResponseJson.group("domains")
       return handlers
-        .handle("assign", ({ path, payload }) => domains.assign(path.tenant_id, payload.domain).pipe(json("assign")))
+        .handle(
+          "assign",
+          ({ path, payload }) => domains.assign(path.tenant_id, payload.domain).pipe(ResponseJson.answer)
+        )
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(
-            "domains.list",
             urlParams,
             Page.byCreation,
             Effect.flatMap(Principal.CurrentPrincipal, (caller) => domains.list(caller, path.tenant_id)),
-            (page) => json("list")(Effect.succeed(page)),
+            (page) => ResponseJson.answer(Effect.succeed(page)),
             { tenant_id: path.tenant_id }
           ))
         .handle("remove", ({ path }) => domains.remove(path.tenant_id, path.domain))
@@ -65,10 +65,9 @@ export const ProviderConfigHandlers = HttpApiBuilder.group(
   "providerConfig",
   (handlers) =>
     Effect.map(ProviderConfigs.ProviderConfigs, (configs) => {
-      const json = ResponseJson.group("providerConfig")
       return handlers
-        .handle("put", ({ payload }) => configs.put(payload).pipe(json("put")))
-        .handle("get", () => configs.get.pipe(json("get")))
+        .handle("put", ({ payload }) => configs.put(payload).pipe(ResponseJson.answer))
+        .handle("get", () => configs.get.pipe(ResponseJson.answer))
     })
 )
 
@@ -77,12 +76,11 @@ export const ServiceTunnelsHandlers = HttpApiBuilder.group(
   "serviceTunnels",
   (handlers) =>
     Effect.map(ServiceTunnels.ServiceTunnels, (tunnels) => {
-      const json = ResponseJson.group("serviceTunnels")
       return handlers
-        .handle("create", ({ payload }) => tunnels.create(payload).pipe(json("create")))
+        .handle("create", ({ payload }) => tunnels.create(payload).pipe(ResponseJson.answer))
         .handle("list", ({ urlParams }) =>
-          Pages.paged("serviceTunnels.list", urlParams, Page.byCreation, tunnels.list, (page) =>
-            json("list")(Effect.succeed(page))))
+          Pages.paged(urlParams, Page.byCreation, tunnels.list, (page) =>
+            ResponseJson.answer(Effect.succeed(page))))
         .handle("delete", ({ path }) =>
           tunnels.delete(path.service_tunnel_id))
     })
@@ -93,14 +91,13 @@ export const OperationsLogHandlers = HttpApiBuilder.group(
   "operationsLog",
   (handlers) =>
     Effect.map(OperationsLog.OperationsLog, (log) => {
-      const json = ResponseJson.group("operationsLog")
       return handlers.handle("list", ({ urlParams }) =>
         log.page({ limit: urlParams.limit, before: urlParams.before }).pipe(
           Effect.map((page) =>
             OperationLog.OperationLogPage.make(page)
           ),
           Failures.storeUnavailable,
-          json("list")
+          ResponseJson.answer
         ))
     })
 )
@@ -110,12 +107,11 @@ export const AuditLogHandlers = HttpApiBuilder.group(
   "auditLog",
   (handlers) =>
     Effect.map(Audit.AuditTrail, (trail) => {
-      const json = ResponseJson.group("auditLog")
       return handlers
-        .handle("list", ({ urlParams }) => trail.list(urlParams).pipe(json("list")))
+        .handle("list", ({ urlParams }) => trail.list(urlParams).pipe(ResponseJson.answer))
         .handle("listForTenant", ({ path, urlParams }) =>
           Effect.flatMap(Principal.CurrentPrincipal, (caller) =>
             trail.listForTenant(caller, path.tenant_id, urlParams))
-            .pipe(json("listForTenant")))
+            .pipe(ResponseJson.answer))
     })
 )

@@ -10,19 +10,17 @@ export const GuardrailsHandlers = HttpApiBuilder.group(
   "guardrails",
   (handlers) =>
     Effect.map(Guardrails.Guardrails, (guardrails) => {
-      const json = ResponseJson.group("guardrails")
       return handlers
         .handle("create", ({ path, payload }) =>
           asTenant((caller) =>
             guardrails.create(caller, path.vpc_id, payload)
-          ).pipe(json("create")))
+          ).pipe(ResponseJson.answer))
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(
-            "guardrails.list",
             urlParams,
             Page.byCreation,
             asTenant((caller) => guardrails.list(caller, path.vpc_id)),
-            (page) => json("list")(Effect.succeed(page)),
+            (page) => ResponseJson.answer(Effect.succeed(page)),
             { vpc_id: path.vpc_id }
           ))
         .handle(
@@ -37,24 +35,18 @@ export const TenantGuardrailsHandlers = HttpApiBuilder.group(
   "tenantGuardrails",
   (handlers) =>
     Effect.map(Guardrails.Guardrails, (guardrails) => {
-      const json = ResponseJson.group("tenantGuardrails")
       return handlers
         .handle(
           "create",
-          ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(json("create"))
+          ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(ResponseJson.answer)
         )
         .handle("list", ({ path, urlParams }) =>
-          Pages.paged(
-            "tenantGuardrails.list",
-            urlParams,
-            Page.byCreation,
-            guardrails.listForTenant(path.tenant_id),
-            (page) => json("list")(Effect.succeed(page)),
-            { tenant_id: path.tenant_id }
-          ))
+          Pages.paged(urlParams, Page.byCreation, guardrails.listForTenant(path.tenant_id), (page) =>
+            ResponseJson.answer(Effect.succeed(page)), { tenant_id: path.tenant_id }))
         .handle(
           "delete",
-          ({ headers, path }) => guardrails.deleteForTenant(path.tenant_id, path.guardrail_id, headers["if-match"])
+          ({ headers, path }) =>
+            guardrails.deleteForTenant(path.tenant_id, path.guardrail_id, headers["if-match"])
         )
     })
 )

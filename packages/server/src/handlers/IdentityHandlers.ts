@@ -9,12 +9,11 @@ export const AdminIdentityHandlers = HttpApiBuilder.group(
   "adminIdentity",
   (handlers) =>
     Effect.map(Identity.Identity, (identity) => {
-      const json = ResponseJson.group("adminIdentity")
       return handlers
         .handle("login", ({ payload, request }) =>
           identity.adminLogin(payload, originOf(request)).pipe(
             Effect.tap((session) => Audit.noteActor({ _tag: "Admin", username: session.username })),
-            json("login")
+            ResponseJson.answer
           ))
         .handle(
           "logout",
@@ -24,7 +23,7 @@ export const AdminIdentityHandlers = HttpApiBuilder.group(
         .handle("rotateToken", ({ request }) =>
           Effect.flatMap(Principal.CurrentAdmin, (admin) =>
             identity.adminRotate(admin, originOf(request))).pipe(
-              json("rotateToken")
+              ResponseJson.answer
             ))
     })
 )
@@ -34,12 +33,11 @@ export const TenantIdentityHandlers = HttpApiBuilder.group(
   "tenantIdentity",
   (handlers) =>
     Effect.map(Identity.Identity, (identity) => {
-      const json = ResponseJson.group("tenantIdentity")
       return handlers
         .handle("login", ({ payload, request }) =>
           identity.tenantLogin(payload, originOf(request)).pipe(
             Effect.tap((session) => Audit.noteActor({ _tag: "Tenant", tenant_id: session.id, name: session.name })),
-            json("login")
+            ResponseJson.answer
           ))
         .handle(
           "logout",
@@ -50,6 +48,6 @@ export const TenantIdentityHandlers = HttpApiBuilder.group(
           Effect.flatMap(
             Principal.CurrentPrincipal,
             (caller) => identity.tenantRotate(caller, path.tenant_id, originOf(request))
-          ).pipe(json("rotateToken")))
+          ).pipe(ResponseJson.answer))
     })
 )

@@ -1,16 +1,17 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Api, Common, Exports, Page, SecurityRule, SecurityRules, Subnets, Traffic, Vpcs } from "@tenet/core"
-import { Effect, identity } from "effect"
+import { Effect, FiberRef, identity } from "effect"
 import * as Pages from "../Pages.js"
+import * as RequestContext from "../RequestContext.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
-/** The export format the request's `Accept` asks for among the endpoint's (`Exports.FORMATS`), or null for JSON. */
-const wanted = (endpoint: string) =>
-  Effect.map(
-    HttpServerRequest.HttpServerRequest,
-    (request) => Exports.negotiate(request.headers["accept"], (Exports.FORMATS[endpoint] ?? []).map((f) => f.type))
-  )
+/** The export format the request's `Accept` asks for among the matched endpoint's (`Exports.Formats`), or null for JSON. */
+const wanted = Effect.map(
+  Effect.all([HttpServerRequest.HttpServerRequest, FiberRef.get(RequestContext.Current)]),
+  ([request, state]) =>
+    Exports.negotiate(request.headers["accept"], (state?.endpoint?.formats ?? []).map((f) => f.type))
+)
 
 /** Every answer of an endpoint with exports varies with `Accept`. */
 const VARIES = { vary: "Accept" }
@@ -28,12 +29,11 @@ export const VpcsHandlers = HttpApiBuilder.group(
   "vpcs",
   (handlers) =>
     Effect.map(Effect.all([Vpcs.Vpcs, Traffic.Traffic]), ([vpcs, traffic]) => {
-      const json = ResponseJson.group("vpcs")
       return handlers
-        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(json("create")))
+        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(ResponseJson.answer))
         .handle("list", ({ urlParams }) =>
-          Pages.paged("vpcs.list", urlParams, Page.byCreation, asTenant(vpcs.list), (page) =>
-            json("list")(Effect.succeed(page))))
+          Pages.paged(urlParams, Page.byCreation, asTenant(vpcs.list), (page) =>
+            ResponseJson.answer(Effect.succeed(page))))
         .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
             vpcs.delete(caller, path.vpc_id, headers["if-match"])
@@ -41,12 +41,12 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle(
           "reachability",
           ({ path }) =>
-            Effect.flatMap(wanted("vpcs.reachability"), (format) => {
+            Effect.flatMap(wanted, (format) => {
               const matrix = asTenant((caller) =>
                 traffic.reachability(caller, path.vpc_id)
               )
               return format === null
-                ? matrix.pipe(json("reachability"), Effect.map(withHeaders(VARIES)))
+                ? matrix.pipe(ResponseJson.answer, Effect.map(withHeaders(VARIES)))
                 : Effect.map(
                   matrix,
                   (m) =>
@@ -57,7 +57,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
         .handle(
           "explain",
           ({ path, urlParams }) =>
-            asTenant((caller) => traffic.explain(caller, path.vpc_id, urlParams)).pipe(json("explain"))
+            asTenant((caller) => traffic.explain(caller, path.vpc_id, urlParams)).pipe(ResponseJson.answer)
         )
     })
 )
@@ -67,12 +67,12 @@ export const SubnetsHandlers = HttpApiBuilder.group(
   "subnets",
   (handlers) =>
     Effect.map(Subnets.Subnets, (subnets) => {
-      const json = ResponseJson.group("subnets")
       return handlers
-        .handle("create", ({ payload }) => asTenant((caller) => subnets.create(caller, payload)).pipe(json("create")))
+        .handle("create", ({ payload }) =>
+          asTenant((caller) => subnets.create(caller, payload)).pipe(ResponseJson.answer))
         .handle("list", ({ urlParams }) =>
-          Pages.paged("subnets.list", urlParams, Page.byCreation, asTenant(subnets.list), (page) =>
-            json("list")(Effect.succeed(page))))
+          Pages.paged(urlParams, Page.byCreation, asTenant(subnets.list), (page) =>
+            ResponseJson.answer(Effect.succeed(page))))
     })
 )
 
@@ -81,42 +81,32 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
   "securityRules",
   (handlers) =>
     Effect.map(Effect.all([SecurityRules.SecurityRules, Traffic.Traffic]), ([rules, traffic]) => {
-      const json = ResponseJson.group("securityRules")
       return handlers
         .handle(
           "list",
           ({ urlParams }) =>
-            Effect.flatMap(wanted("securityRules.list"), (format) =>
-              asTenant((caller) =>
-                rules.list(caller, urlParams.vpc_id)
-              ).pipe(
+            Effect.flatMap(wanted, (format) =>
+              asTenant((caller) => rules.list(caller, urlParams.vpc_id)).pipe(
                 // A page is of `rules`; the ETag stays the whole list's (a declaration's If-Match).
                 Effect.flatMap(({ etag, keyOf, list }) =>
-                  Pages.paged(
-                    "securityRules.list",
-                    urlParams,
-                    keyOf,
-                    Effect.succeed(list.rules),
-                    (page) => {
-                      const answer = page === list.rules
-                        ? list
-                        : SecurityRule.RuleList.make({ ...list, rules: page }, Common.TRUSTED)
-                      return format === null
-                        ? Effect.map(json("list")(Effect.succeed(answer)), withHeaders({ ...VARIES, etag }))
-                        : Effect.succeed(exportOf(format, Exports.rulesCsv(answer), { etag }))
-                    },
-                    { vpc_id: urlParams.vpc_id }
-                  )
+                  Pages.paged(urlParams, keyOf, Effect.succeed(list.rules), (page) => {
+                    const answer = page === list.rules
+                      ? list
+                      : SecurityRule.RuleList.make({ ...list, rules: page }, Common.TRUSTED)
+                    return format === null
+                      ? Effect.map(ResponseJson.answer(Effect.succeed(answer)), withHeaders({ ...VARIES, etag }))
+                      : Effect.succeed(exportOf(format, Exports.rulesCsv(answer), { etag }))
+                  }, { vpc_id: urlParams.vpc_id })
                 )
               ))
         )
         .handle(
           "analysis",
           ({ urlParams }) =>
-            Effect.flatMap(wanted("securityRules.analysis"), (format) => {
+            Effect.flatMap(wanted, (format) => {
               const analysis = asTenant((caller) => rules.analysis(caller, urlParams.vpc_id))
               return format === null
-                ? analysis.pipe(json("analysis"), Effect.map(withHeaders(VARIES)))
+                ? analysis.pipe(ResponseJson.answer, Effect.map(withHeaders(VARIES)))
                 : asTenant((caller) =>
                   Effect.zipWith(
                     analysis,
@@ -128,29 +118,31 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
         )
         .handle("get", ({ path }) =>
           asTenant((caller) => rules.get(caller, path.rule_id)).pipe(
-            Effect.flatMap(({ etag, rule }) => Effect.map(json("get")(Effect.succeed(rule)), withHeaders({ etag })))
+            Effect.flatMap(({ etag, rule }) =>
+              Effect.map(ResponseJson.answer(Effect.succeed(rule)), withHeaders({ etag }))
+            )
           ))
         .handle("create", ({ payload, urlParams }) =>
           asTenant((caller) =>
             rules.create(caller, payload, urlParams.dry_run === true)
-          ).pipe(json("create")))
+          ).pipe(ResponseJson.answer))
         .handle("update", ({ headers, path, payload, urlParams }) =>
           asTenant((caller) =>
             rules.update(caller, path.rule_id, payload, urlParams.dry_run === true, headers["if-match"])
           ).pipe(
             Effect.flatMap(({ answer, etag }) =>
-              Effect.map(json("update")(Effect.succeed(answer)), etag === null ? identity : withHeaders({ etag }))
+              Effect.map(ResponseJson.answer(Effect.succeed(answer)), etag === null ? identity : withHeaders({ etag }))
             )
           ))
         .handle("delete", ({ headers, path, urlParams }) =>
           asTenant((caller) =>
             rules.delete(caller, path.rule_id, urlParams.dry_run === true, headers["if-match"])
-          ).pipe(json("delete")))
+          ).pipe(ResponseJson.answer))
         .handle("reorder", ({ payload, urlParams }) =>
           asTenant((caller) =>
             rules.reorder(caller, payload.vpc_id, payload.rule_ids, urlParams.dry_run === true)
           )
-            .pipe(json("reorder")))
+            .pipe(ResponseJson.answer))
         .handle("replace", ({ headers, path, payload, urlParams }) =>
           asTenant((caller) =>
             rules.replace(caller, path.vpc_id, payload.rules, {
@@ -160,7 +152,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
           ).pipe(
             Effect.flatMap((answer) =>
               Effect.map(
-                json("replace")(Effect.succeed(answer)),
+                ResponseJson.answer(Effect.succeed(answer)),
                 answer.dry_run ? identity : withHeaders({ etag: answer.etag })
               )
             )
@@ -168,6 +160,6 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
         .handle("evaluate", ({ payload }) =>
           asTenant((caller) =>
             traffic.evaluate(caller, payload)
-          ).pipe(json("evaluate")))
+          ).pipe(ResponseJson.answer))
     })
 )

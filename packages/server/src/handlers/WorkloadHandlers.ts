@@ -7,12 +7,11 @@ import { asTenant } from "./AsTenant.js"
 
 export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers) =>
   Effect.map(Pods.Pods, (pods) => {
-    const json = ResponseJson.group("pods")
     return handlers
-      .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)).pipe(json("create")))
+      .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)).pipe(ResponseJson.answer))
       .handle("list", ({ urlParams }) =>
-        Pages.paged("pods.list", urlParams, Page.byCreation, asTenant(pods.list), (page) =>
-          json("list")(Effect.succeed(page))))
+        Pages.paged(urlParams, Page.byCreation, asTenant(pods.list), (page) =>
+          ResponseJson.answer(Effect.succeed(page))))
       .handle("delete", ({ headers, path }) =>
         asTenant((caller) =>
           pods.delete(caller, path.pod_id, headers["if-match"])
@@ -22,21 +21,24 @@ export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers
         ({ headers, path }) =>
           asTenant((caller) =>
             pods.addReplica(caller, path.pod_id, headers["if-match"])
-          ).pipe(json("addReplica"))
+          ).pipe(ResponseJson.answer)
       )
       .handle(
         "removeReplica",
         ({ headers, path }) =>
           asTenant((caller) => pods.removeReplica(caller, path.pod_id, headers["if-match"])).pipe(
-            json("removeReplica")
+            ResponseJson.answer
           )
       )
-      .handle("restart", ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)).pipe(json("restart")))
+      .handle(
+        "restart",
+        ({ path }) => asTenant((caller) => pods.restart(caller, path.pod_id)).pipe(ResponseJson.answer)
+      )
       .handle(
         "configure",
         ({ headers, path, payload }) =>
           asTenant((caller) => pods.configure(caller, path.pod_id, payload, headers["if-match"])).pipe(
-            json("configure")
+            ResponseJson.answer
           )
       )
   }))
@@ -46,33 +48,31 @@ export const TunnelsHandlers = HttpApiBuilder.group(
   "tunnels",
   (handlers) =>
     Effect.map(Tunnels.Tunnels, (tunnels) => {
-      const json = ResponseJson.group("tunnels")
       return handlers
         .handle("createForPod", ({ path, payload }) =>
           asTenant((caller) =>
             tunnels.createForPod(caller, path.pod_id, payload)
-          ).pipe(json("createForPod")))
+          ).pipe(ResponseJson.answer))
         .handle("create", ({ payload, urlParams }) =>
           asTenant((caller) =>
             tunnels.createDerived(caller, urlParams.pod_id, payload)
-          ).pipe(json("create")))
+          ).pipe(ResponseJson.answer))
         .handle(
           "listForPod",
           ({ path, urlParams }) =>
             Pages.paged(
-              "tunnels.listForPod",
               urlParams,
               Page.byCreation,
               asTenant((caller) =>
                 tunnels.listForPod(caller, path.pod_id)
               ),
-              (page) => json("listForPod")(Effect.succeed(page)),
+              (page) => ResponseJson.answer(Effect.succeed(page)),
               { pod_id: path.pod_id }
             )
         )
         .handle("list", ({ urlParams }) =>
-          Pages.paged("tunnels.list", urlParams, Page.byCreation, asTenant(tunnels.list), (page) =>
-            json("list")(Effect.succeed(page))))
+          Pages.paged(urlParams, Page.byCreation, asTenant(tunnels.list), (page) =>
+            ResponseJson.answer(Effect.succeed(page))))
         .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
             tunnels.delete(caller, path.tunnel_id, headers["if-match"])
@@ -85,25 +85,23 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
   "registryCredentials",
   (handlers) =>
     Effect.map(RegistryCredentials.RegistryCredentials, (credentials) => {
-      const json = ResponseJson.group("registryCredentials")
       return handlers
         .handle("create", ({ path, payload }) =>
           asTenant((caller) =>
             credentials.create(caller, path.tenant_id, payload)
-          ).pipe(json("create")))
+          ).pipe(ResponseJson.answer))
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(
-            "registryCredentials.list",
             urlParams,
             (credential) => [credential.created_at.epochMillis, credential.name],
             asTenant((caller) => credentials.list(caller, path.tenant_id)),
-            (page) => json("list")(Effect.succeed(page)),
+            (page) => ResponseJson.answer(Effect.succeed(page)),
             { tenant_id: path.tenant_id }
           ))
         .handle("delete", ({ headers, path }) =>
           asTenant((caller) =>
             credentials.delete(caller, path.tenant_id, path.name, headers["if-match"])
-          ).pipe(json("delete")))
+          ).pipe(ResponseJson.answer))
     })
 )
 
@@ -112,7 +110,6 @@ export const TopologyHandlers = HttpApiBuilder.group(
   "topology",
   (handlers) =>
     Effect.map(Topologies.Topologies, (topology) => {
-      const json = ResponseJson.group("topology")
       return handlers
         // Read item by item (`TopologyBody`), so that the answer names every problem at once,
         // the schema's with the deploy's.
@@ -123,8 +120,8 @@ export const TopologyHandlers = HttpApiBuilder.group(
                 Effect.fail(Errors.InvalidInput.of(problems)),
               onRight: (decoded) =>
                 asTenant((caller) => topology.deploy(caller, path.tenant_id, decoded, urlParams.dry_run === true))
-            })).pipe(json("deploy")))
+            })).pipe(ResponseJson.answer))
         .handle("get", ({ path }) =>
-          asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(json("get")))
+          asTenant((caller) => topology.get(caller, path.tenant_id)).pipe(ResponseJson.answer))
     })
 )
