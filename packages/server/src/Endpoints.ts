@@ -74,9 +74,13 @@ const refuseUnknownParameters = (endpoint: Api.Endpoint, query: Readonly<Record<
     )
   )
 
+/** Whether the request is the endpoint's dry run (`?dry_run=true`, where the contract's query takes it). */
+const isDryRun = (endpoint: Api.Endpoint, query: Readonly<Record<string, string | Array<string>>>) =>
+  endpoint.query.includes("dry_run") && query["dry_run"] === "true"
+
 /**
  * Names the matched endpoint on the request's state, opens its audit entry (for the endpoints
- * that change something), and refuses a query parameter or a body the endpoint does not take.
+ * that change something, but not for a dry run), and refuses a query parameter or a body the endpoint does not take.
  */
 export const layer = Layer.succeed(
   MatchedEndpoint.MatchedEndpoint,
@@ -85,11 +89,15 @@ export const layer = Layer.succeed(
     const endpoint = byRoute.get(`${route.method} ${route.path}`)
     const state = yield* FiberRef.get(RequestContext.Current)
     if (endpoint === undefined || state === undefined) return
+    const query = yield* HttpServerRequest.ParsedSearchParams
     state.endpoint = endpoint
     state.params = params
-    state.audit = Audit.open(endpoint.endpoint, endpoint.audit, state.id, () => definedParams(params))
+    // A dry run changes nothing, so it leaves no entry, whatever its answer.
+    state.audit = isDryRun(endpoint, query)
+      ? undefined
+      : Audit.open(endpoint.endpoint, endpoint.audit, state.id, () => definedParams(params))
     yield* FiberRef.set(Audit.CurrentEntry, state.audit)
-    yield* refuseUnknownParameters(endpoint, yield* HttpServerRequest.ParsedSearchParams)
+    yield* refuseUnknownParameters(endpoint, query)
     yield* refuseUnreadBody(endpoint, yield* HttpServerRequest.HttpServerRequest)
   })
 )

@@ -531,6 +531,28 @@ layer(testServer(), { excludeTestServices: true })("audit trail", (it) => {
       }
     }), 120_000)
 
+  it.effect(
+    "a dry run leaves no entry, answered or refused, on every endpoint that takes one",
+    () =>
+      Effect.gen(function*() {
+        const c = yield* callers
+        const dryRunnable = Api.endpoints.filter((e) => e.query.includes("dry_run")).map((e) => e.endpoint)
+        expect(dryRunnable.length).toBeGreaterThan(0)
+        for (const action of dryRunnable) {
+          const endpoint = ENDPOINTS[action]!
+          for (const setUp of [endpoint.ok, endpoint.refused ?? endpoint.ok]) {
+            const measured = yield* setUp(c)
+            const sent = yield* send(c, { ...measured, path: `${measured.path}?dry_run=true` }, "ok")
+            expect(yield* entriesOf(c, sent.requestId), `${action} dry run: ${sent.status}`).toEqual([])
+          }
+          // The same call for real leaves its entry: the dry run's absence is not the trail's.
+          const sent = yield* send(c, yield* endpoint.ok(c), "ok")
+          expect(yield* entriesOf(c, sent.requestId), action).toHaveLength(1)
+        }
+      }),
+    120_000
+  )
+
   it.effect.prop(
     "a success leaves exactly one entry; a refusal of a known caller one with its error; no credentials, none",
     [

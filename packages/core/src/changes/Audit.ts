@@ -110,7 +110,10 @@ export const noteResource = (id: string) =>
     if (pending !== undefined && pending.resourceId === undefined) pending.resourceId = id
   })
 
-/** The current request is a dry run (it changes nothing): it leaves no entry, whatever its answer. */
+/**
+ * The current request changed nothing after all (a rule declaration applied again): it leaves
+ * no entry. A dry run opens none (the server reads `?dry_run=true` where the contract takes it).
+ */
 export const dismiss = Effect.map(FiberRef.get(CurrentEntry), (pending) => {
   if (pending !== undefined) pending.dismissed = true
 })

@@ -193,7 +193,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         input: SecurityRuleCreate,
         dryRun = false
       ) {
-        if (dryRun) yield* Audit.dismiss
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
         const earlier = dryRun ? Option.none() : yield* idempotency.replay(
           caller.tenant_id,
@@ -225,7 +224,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           dryRun = false,
           ifMatch?: string
         ) {
-          if (dryRun) yield* Audit.dismiss
           const first = yield* ownedRule(caller, id)
           const vpc = yield* vpcs.owned(caller, first.vpc_id)
           const context = yield* applier.context(vpc)
@@ -249,7 +247,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         dryRun = false,
         ifMatch?: string
       ) {
-        if (dryRun) yield* Audit.dismiss
         const rule = yield* ownedRule(caller, id)
         const vpc = yield* vpcs.owned(caller, rule.vpc_id)
         const decide = Strategy.remove(id, vpc.id, ifMatch)
@@ -265,7 +262,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
 
       const reorder = Effect.fn("SecurityRules.reorder")(
         function*(caller: TenantPrincipal, vpcId: VpcId, ruleIds: ReadonlyArray<SecurityRuleId>, dryRun = false) {
-          if (dryRun) yield* Audit.dismiss
           const vpc = yield* vpcs.owned(caller, vpcId)
           const now = yield* DateTime.now
           const context = yield* applier.context(vpc)
@@ -310,7 +306,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           deleted: outcome.deleted.map((r) => r.id),
           unchanged: outcome.unchanged.map((r) => view(r, context))
         })
-        if (options.dryRun === true || !Declaration.changes(planned)) yield* Audit.dismiss
+        // The same declaration again changes nothing: it leaves no audit entry (a dry run opened none).
+        if (!Declaration.changes(planned)) yield* Audit.dismiss
         if (options.dryRun === true) {
           return RulesPlan.make({
             dry_run: true,

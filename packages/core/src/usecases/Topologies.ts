@@ -8,7 +8,6 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { Problem } from "../api/InputProblems.js"
-import * as Audit from "../changes/Audit.js"
 import * as Change from "../changes/Change.js"
 import { violationsOf } from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
@@ -121,7 +120,6 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       const deploy = Effect.fn("Topologies.deploy")(
         function*(caller: TenantPrincipal, tenantId: TenantId, given: TopologyRequest | Decoded, dryRun = false) {
-          if (dryRun) yield* Audit.dismiss
           const input = "problems" in given ? given : decodedOf(given)
           yield* ownTenant(caller, tenantId)
           // A token the body's schema refused is among the problems already.
