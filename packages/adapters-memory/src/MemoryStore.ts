@@ -387,9 +387,10 @@ export const make = Effect.gen(function*() {
         }))
       ),
     delete: (id) =>
-      write((s) =>
-        Effect.succeed(HashMap.has(s.tenants, id) ? [true, removeTenant(s, id)] as const : [false, s] as const)
-      ),
+      write((s) => {
+        const found: Option.Option<Tenant.TenantRecord> = HashMap.get(s.tenants, id)
+        return Effect.succeed([found, Option.isSome(found) ? removeTenant(s, id) : s] as const)
+      }),
     // Writers are already serialized: a commit decided on the scope compares its version alone.
     lockScope: () => Effect.void
   }

@@ -294,12 +294,16 @@ export const make = (options: Options = {}) =>
       lockScope: (id) => unavailable(Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${SCOPE_LOCK}, hashtext(${id}))`)),
       // The VPCs are held before the tenant's row (the subquery runs first), the order every
       // commit locks in: a commit racing the delete waits instead of deadlocking.
-      delete: (id) =>
-        affected(sql`
+      delete: one(
+        Schema.String,
+        TenantRow,
+        (id) =>
+          sql`
         WITH held AS (SELECT id FROM vpcs WHERE tenant_id = ${id} ORDER BY id FOR UPDATE),
           keys AS (DELETE FROM idempotency_keys WHERE scope = ${id})
-        DELETE FROM tenants WHERE id = ${id} AND (SELECT count(*) FROM held) >= 0 RETURNING id
-      `)
+        DELETE FROM tenants WHERE id = ${id} AND (SELECT count(*) FROM held) >= 0 RETURNING *
+      `
+      )
     }
 
     const domains: Store.DomainRepository = {

@@ -7,7 +7,17 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
 import { Effect } from "effect"
-import { adminLogin, EDGE_ACCOUNT, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
+import {
+  adminLogin,
+  asAdmin,
+  EDGE_ACCOUNT,
+  newTenant,
+  raw,
+  setProviderConfig,
+  testServer,
+  uniqueName,
+  workspace
+} from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -175,5 +185,27 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       )
         .toBe(204)
       expect((yield* raw("GET", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers })).body).toEqual([])
+    }))
+
+  it.effect("tenants: a rotated token moves the etag; a delete against the old one is 412 and keeps everything", () =>
+    Effect.gen(function*() {
+      const admin = { "x-admin-token": (yield* adminLogin).api_token }
+      const { session, tenant } = yield* newTenant("etag")
+      expect(tenant.etag).toMatch(/^"[0-9a-f]{32}"$/)
+      const rotated = yield* raw("POST", `/tenants/${tenant.id}/rotate-token`, {
+        headers: { "x-auth-token": session.api_token }
+      })
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200)
+      const now = (yield* raw("GET", `/tenants/${tenant.id}`, { headers: admin })).body as Json
+      expect(now.etag).not.toBe(tenant.etag)
+
+      const stale = yield* raw("DELETE", `/tenants/${tenant.id}`, { headers: { ...admin, "if-match": tenant.etag } })
+      expect(stale.status, JSON.stringify(stale.body)).toBe(412)
+      expect((stale.body as Json).detail).toContain(`tenant ${tenant.id} changed since ${tenant.etag}`)
+      expect((yield* raw("GET", `/tenants/${tenant.id}`, { headers: admin })).status).toBe(200)
+
+      // Through the SDK, at its own version: gone.
+      yield* (yield* asAdmin).tenants.delete({ path: { tenant_id: tenant.id }, headers: { "if-match": now.etag } })
+      expect((yield* raw("GET", `/tenants/${tenant.id}`, { headers: admin })).status).toBe(404)
     }))
 })

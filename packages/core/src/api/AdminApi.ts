@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DomainRecord } from "../domain/Domain.js"
+import * as Etag from "../domain/Etag.js"
 import { ServiceTunnelId, TenantId } from "../domain/Ids.js"
 import { DomainName } from "../domain/Net.js"
 import { OperationLogPage, OperationLogQuery } from "../domain/OperationLog.js"
@@ -9,7 +10,7 @@ import { PageQuery } from "../domain/Page.js"
 import { ProviderConfig } from "../domain/ProviderConfig.js"
 import { ServiceTunnel } from "../domain/ServiceTunnel.js"
 import { Tenant, TenantDetail } from "../domain/Tenant.js"
-import { Conflict, NotFound } from "../Errors.js"
+import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { AdminAuth, AdminOrTenantAuth } from "./Security.js"
@@ -42,9 +43,14 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
     HttpApiEndpoint.del("delete", "/tenants/:tenant_id")
       .annotate(Audited.Audited, Audited.path("tenant", "tenant_id"))
       .setPath(TenantPath)
+      .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
-      .annotate(OpenApi.Summary, "Delete a tenant and everything it owns (204)")
+      .addError(PreconditionFailed.Wire)
+      .annotate(
+        OpenApi.Summary,
+        "Delete a tenant and everything it owns (204); 412 when If-Match is not its etag (a token or password rotated since)"
+      )
   )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Tenants (admin)")

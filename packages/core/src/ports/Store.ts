@@ -99,9 +99,10 @@ export interface TenantRepository {
   readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
   /**
    * Deletes the tenant and, in the same step, everything it owns (VPCs down, and its
-   * idempotency keys); false when absent.
+   * idempotency keys): the record it deleted, as it was when deleted (so a transaction can
+   * refuse the delete of a version it did not expect); none when absent.
    */
-  readonly delete: (id: TenantId) => Read<boolean>
+  readonly delete: (id: TenantId) => Read<Option.Option<TenantRecord>>
   /**
    * Holds the tenant's scope (`TenantSnapshot.scopeVersion`) against commits decided on it
    * until the enclosing transaction ends.

@@ -10,11 +10,11 @@ import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
 import * as Page from "../domain/Page.js"
-import { TenantDetail, toTenant } from "../domain/Tenant.js"
-import type { Tenant, TenantCreate } from "../domain/Tenant.js"
+import { etagOf, TenantDetail, toTenant } from "../domain/Tenant.js"
+import type { Tenant, TenantCreate, TenantRecord } from "../domain/Tenant.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import { toVpc } from "../domain/Vpc.js"
-import { Conflict, NotFound } from "../Errors.js"
+import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
@@ -30,7 +30,11 @@ export interface TenantsShape {
   /** The `limit` tenants after `after` in `Page.byCreation` order, read by the store as one range. */
   readonly page: (after: Page.Key | undefined, limit: number) => Effect.Effect<Page.Slice<Tenant>, ServiceUnavailable>
   readonly get: (id: TenantId) => Effect.Effect<TenantDetail, NotFound | ServiceUnavailable>
-  readonly delete: (id: TenantId) => Effect.Effect<void, NotFound | ServiceUnavailable | InternalError>
+  /** `ifMatch`: the tenant's `etag` the delete was asked against (412 when the tenant moved since). */
+  readonly delete: (
+    id: TenantId,
+    ifMatch?: string
+  ) => Effect.Effect<void, NotFound | PreconditionFailed | ServiceUnavailable | InternalError>
 }
 
 export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, TenantsShape>() {
@@ -91,16 +95,24 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
         })
       })
 
-      const remove = Effect.fn("Tenants.delete")(function*(id: TenantId) {
+      const remove = Effect.fn("Tenants.delete")(function*(id: TenantId, ifMatch?: string) {
         const exists = yield* store.tenants.find(id).pipe(storeUnavailable)
         if (Option.isNone(exists)) return yield* notFound(id)
+        const unmoved = (record: TenantRecord) => PreconditionFailed.unmoved(`tenant ${id}`, etagOf(record), ifMatch)
+        // Asked against another version: refused before anything is withdrawn.
+        yield* unmoved(exists.value)
         // Public hostnames first: they are what outlives a tenant if forgotten.
         yield* tunnels.withdrawAll((yield* readModel.stateOf(id).pipe(storeUnavailable)).tunnels)
         // The event is appended first: its lock comes before the tenant's row, as in every commit.
+        // The version is checked on the row the delete took: a rotation meanwhile rolls it back.
         yield* pipeline.commitGlobal(
           Effect.zipRight(
             store.events.append([Events.ofTenant("DELETED", exists.value)]),
-            Effect.filterOrFail(store.tenants.delete(id), (deleted) => deleted, () => notFound(id))
+            Effect.flatMap(
+              store.tenants.delete(id),
+              (deleted): Effect.Effect<void, NotFound | PreconditionFailed> =>
+                Option.isNone(deleted) ? notFound(id) : unmoved(deleted.value)
+            )
           ),
           () => id
         )

@@ -34,7 +34,7 @@ export const TenantsHandlers = HttpApiBuilder.group(
             })
           }))
         .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(ResponseJson.answer))
-        .handle("delete", ({ path }) => tenants.delete(path.tenant_id))
+        .handle("delete", ({ headers, path }) => tenants.delete(path.tenant_id, headers["if-match"]))
     })
 )
 
