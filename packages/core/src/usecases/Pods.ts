@@ -1,16 +1,15 @@
 /**
  * Pods (tenant): containerized workloads in one of the caller's subnets, with replicas
  * behind one virtual IP. The store holds the desired pod; the cluster is asked to run it and
- * the outcome is recorded (`applied` / `apply_error`, retried by the reconciler). A pod's
- * status is read from the cluster each time it is shown.
+ * the outcome is recorded (`PodConvergence`: `applied` / `apply_error`, retried by the
+ * reconciler). A pod's status is read from the cluster each time it is shown (`PodPresentation`).
  */
-import { Context, DateTime, Effect, Either, Hash, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
 import * as DeleteMark from "../domain/DeleteMark.js"
 import { PodId, randomUuid } from "../domain/Ids.js"
 import type { TenantId } from "../domain/Ids.js"
-import type { Ipv4Address } from "../domain/Net.js"
 import type { Pod, PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
 import { MIN_AUTOSCALE_REPLICAS, PodRestart } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -24,21 +23,20 @@ import type {
   PreconditionFailed,
   Unauthorized
 } from "../Errors.js"
-import * as Metrics from "../observability/Metrics.js"
-import type { PodRuntime, PodSpec } from "../ports/Orchestrator.js"
+import type { PodRuntime } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
-import { clusterWaited, storeUnavailable, vaultFailure } from "./Failures.js"
+import { clusterWaited, storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
-import { initialReplicas, podOf, sameStatus, statusFrom, statusUnknown } from "./PodPresentation.js"
+import { PodConvergence } from "./PodConvergence.js"
+import { podOf, sameStatus, statusFrom, statusUnknown } from "./PodPresentation.js"
 import * as PodStrategy from "./PodStrategy.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import { RegistryCredentials } from "./RegistryCredentials.js"
 import { Tunnels } from "./Tunnels.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -112,7 +110,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const configs = yield* ProviderConfigs
       const applier = yield* NetworkApplier
       const tunnels = yield* Tunnels
-      const credentials = yield* RegistryCredentials
+      const convergence = yield* PodConvergence
 
       const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
@@ -147,96 +145,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
-      const specOf = (record: PodRecord) =>
-        Effect.gen(function*() {
-          const env = record.env_ciphertext === null
-            ? {}
-            : JSON.parse(yield* vault.decrypt(record.env_ciphertext).pipe(vaultFailure)) as Record<string, string>
-          const config = yield* configs.current
-          return {
-            tenant_id: record.tenant_id,
-            vpc_id: record.vpc_id,
-            subnet_id: record.subnet_id,
-            pod_id: record.id,
-            name: record.name,
-            image: record.container_image,
-            replicas: initialReplicas(record),
-            service_port: record.service_port,
-            env,
-            registry_credentials: [],
-            auto_healing: record.auto_healing,
-            autoscaling: record.auto_scaling
-              ? {
-                min_replicas: record.autoscale_min_replicas,
-                max_replicas: record.autoscale_max_replicas,
-                cpu_target_millicores: record.autoscale_cpu_target_millicores
-              }
-              : null,
-            persistent_mount_path: record.persistent ? record.persistent_mount_path : null,
-            gpu_count: record.gpu_count,
-            external_access: record.external_access,
-            external_inbound: record.external_inbound && Option.isSome(config)
-              ? { subnet_cidr: config.value.external_subnet_cidr, gateway: config.value.external_subnet_gateway }
-              : null,
-            dns: Option.match(config, {
-              onNone: () => ({ nameservers: [], ndots: null }),
-              onSome: (c) => ({ nameservers: c.pod_dns_nameservers, ndots: c.pod_dns_ndots })
-            })
-          } satisfies PodSpec
-        })
-
-      // Applies of one pod run one at a time, each with the pod as stored when it starts, so
-      // the cluster ends with the latest record even when changes race. Striped, so bounded.
-      const stripes = yield* Effect.forEach(Array.from({ length: 64 }), () => Effect.makeSemaphore(1))
-      const stripeOf = (id: PodId) => stripes[Math.abs(Hash.string(id)) % stripes.length]!
-
-      /** What the cluster is asked to run: the record without the outcome of applying it. */
-      const desired = (record: PodRecord) =>
-        JSON.stringify({ ...record, vip: null, external_ip: null, applied: null, apply_error: null, updated_at: null })
-
-      /**
-       * Runs the pod as stored now (recreating it when asked) and records where it is reachable.
-       * The outcome is written onto the latest record under the VPC's lock; a change saved
-       * meanwhile is not in force yet (its own apply follows).
-       */
-      const converge = (record: PodRecord, mode: "apply" | "recreate") =>
-        Effect.gen(function*() {
-          const current = (yield* stateOf(record.tenant_id)).pod(record.id) ?? record
-          const spec = yield* specOf(current)
-          const outcome = yield* Effect.gen(function*() {
-            const pullSecrets = current.use_registry_credentials
-              ? yield* credentials.ensureInCluster(current.tenant_id)
-              : []
-            const full = { ...spec, registry_credentials: pullSecrets }
-            return yield* mode === "apply" ? orchestrator.applyPod(full) : orchestrator.recreatePod(full)
-          }).pipe(
-            Effect.map(Either.right),
-            Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
-            Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
-          )
-          const saved = yield* pipeline.record(current.tenant_id, (state) =>
-            Effect.succeed({
-              ...updatingLatest("pods", current.id, state.pod(current.id), (latest) =>
-                Either.isRight(outcome)
-                  ? {
-                    ...latest,
-                    vip: outcome.right.vip as Ipv4Address,
-                    external_ip: outcome.right.external_ip as Ipv4Address | null,
-                    applied: desired(latest) === desired(current),
-                    apply_error: null
-                  }
-                  : { ...latest, applied: false, apply_error: outcome.left.message }),
-              decidedOn: [current.vpc_id]
-            })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-          // A pod deleted meanwhile had nothing to record.
-          return saved.result ?? current
-        }).pipe(stripeOf(record.id).withPermits(1))
-
-      const apply = (tenantId: TenantId, id: PodId) =>
-        Effect.flatMap(stateOf(tenantId), (state) => {
-          const pod = state.pod(id)
-          return pod !== undefined && pod.lifecycle === "active" ? Effect.asVoid(converge(pod, "apply")) : Effect.void
-        })
+      const { apply, converge } = convergence
 
       const encryptEnv = (env: Readonly<Record<string, string>> | undefined) =>
         env === undefined || Object.keys(env).length === 0
@@ -440,7 +349,9 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
               )
             )
           }).pipe(
-            Effect.flatMap(({ result }) => result === undefined ? Effect.void : converge(result, "apply")),
+            Effect.flatMap(({ result }) =>
+              result === undefined ? Effect.void : Effect.asVoid(converge(result, "apply"))
+            ),
             Effect.ignore
           )
           yield* (request ? clusterWaited("deletePod", orchestrator.deletePod(id)) : orchestrator.deletePod(id)).pipe(

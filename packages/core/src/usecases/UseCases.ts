@@ -14,6 +14,7 @@ import { Domains } from "./Domains.js"
 import { Guardrails } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
+import { PodConvergence } from "./PodConvergence.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
@@ -51,6 +52,7 @@ export const layer = Layer.mergeAll(
   Layer.effectDiscard(Metrics.registerInitial)
 ).pipe(
   Layer.provideMerge(Pods.layer),
+  Layer.provideMerge(PodConvergence.layer),
   Layer.provideMerge(Vpcs.layer),
   Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
   Layer.provideMerge(WithApplier),
