@@ -65,6 +65,12 @@ export interface NewDnsRecord {
   readonly comment: string
 }
 
+/**
+ * A DNS record's `ttl`: 1 is Cloudflare's "automatic" (the only value a proxied record takes).
+ * The published contract requires the field on every create.
+ */
+export const AUTOMATIC_TTL = 1
+
 export const DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 
 export interface Options {
@@ -201,13 +207,17 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
     dnsRecords: (a: EdgeTunnels.EdgeAccount, zoneId: string, name: string) =>
       call(
         a,
-        HttpClientRequest.get(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.setUrlParams({ name })),
+        HttpClientRequest.get(`/zones/${zoneId}/dns_records`).pipe(
+          HttpClientRequest.setUrlParams({ "name.exact": name })
+        ),
         Schema.Array(DnsRecord)
       ),
     createDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, record: NewDnsRecord) =>
       call(
         a,
-        HttpClientRequest.post(`/zones/${zoneId}/dns_records`).pipe(HttpClientRequest.bodyUnsafeJson(record)),
+        HttpClientRequest.post(`/zones/${zoneId}/dns_records`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ ...record, ttl: AUTOMATIC_TTL })
+        ),
         DnsRecord
       ),
     deleteDnsRecord: (a: EdgeTunnels.EdgeAccount, zoneId: string, recordId: string) =>

@@ -76,8 +76,9 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
   const claimRecord = (
     account: EdgeTunnels.EdgeAccount,
     key: string,
-    record: Omit<CloudflareApi.NewDnsRecord, "comment">
-  ) =>
+    record: Omit<CloudflareApi.NewDnsRecord, "comment">,
+    again = true
+  ): Effect.Effect<void, CloudflareApi.ProviderFailure> =>
     Effect.gen(function*() {
       const zone = yield* zoneOf(account, record.name)
       const existing = yield* api.dnsRecords(account, zone.id, record.name)
@@ -92,7 +93,14 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
       const current = existing.find((r) => r.type === record.type && r.content === record.content)
       for (const stale of existing.filter((r) => r !== current)) yield* api.deleteDnsRecord(account, zone.id, stale.id)
       if (current === undefined) {
-        yield* api.createDnsRecord(account, zone.id, { ...record, comment: ownerComment(key) })
+        yield* api.createDnsRecord(account, zone.id, { ...record, comment: ownerComment(key) }).pipe(
+          // Another writer (a replica publishing the same route) made the identical record
+          // between the list and the create: claimed again on what is there now, once.
+          Effect.catchIf(
+            (e) => again && e.has(CloudflareApi.ErrorCodes.dnsRecordIdentical),
+            () => claimRecord(account, key, record, false)
+          )
+        )
       }
     })
 

@@ -151,6 +151,27 @@ describe("CloudflareEdge", () => {
       yield* edge.unpublish(account, route(vpc, "k2", "two.example.com"))
     }).pipe(Effect.provide(edgeLayer)))
 
+  it.effect("DNS records are made as the provider's contract asks, and a replica's identical record is adopted", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      const vpc = yield* inVpc
+      // Every create carries a ttl (the fake refuses one without, as Cloudflare's schema does),
+      // and lists filter by `name.exact`.
+      yield* edge.publish(account, route(vpc, "k1", "first.example.com"))
+      const creates = provider.requests.filter((r) => r.method === "POST" && r.path.endsWith("/dns_records"))
+      expect(creates.map((r) => (r.body as { ttl?: unknown }).ttl)).toEqual([1])
+      // Another replica makes the same record between this one's list and create (81057).
+      provider.raceNextRecord()
+      yield* edge.publish(account, route(vpc, "k2", "second.example.com"))
+      const second = [...provider.records.values()].filter((r) => r.name === "second.example.com")
+      expect(second).toHaveLength(1)
+      expect(second[0]!.type).toBe("CNAME")
+      // Only this route's record is withdrawn with it.
+      yield* edge.unpublish(account, route(vpc, "k2", "second.example.com"))
+      expect([...provider.records.values()].map((r) => r.name)).toEqual(["first.example.com"])
+    }).pipe(Effect.provide(edgeLayer)))
+
   it.effect("udp routes get an external IP, a DNAT to the VIP and an A record", () =>
     Effect.gen(function*() {
       const edge = yield* EdgeTunnels.EdgeTunnels

@@ -47,6 +47,8 @@ export interface FakeProvider {
   /** The next listing of tunnels omits this one (another writer created it meanwhile). */
   readonly hideOnce: (name: string) => void
   readonly addRecord: (record: Omit<RecordState, "id">) => void
+  /** Another writer makes the next DNS record created first, identically: the create itself is 81057. */
+  readonly raceNextRecord: () => void
 }
 
 export class Provider extends Context.Tag("test/FakeProvider")<Provider, FakeProvider>() {}
@@ -64,6 +66,8 @@ const MESSAGES: Record<number, string> = {
     "You already have a tunnel with this name. Delete the existing tunnel, or choose a different name for your new tunnel",
   1022: "Cannot delete tunnel because it has active connections",
   81053: "An A, AAAA, or CNAME record with that host already exists.",
+  81057: "Record already exists.",
+  9021: "Invalid TTL. Must be between 60 and 86400 seconds, or 1 for Automatic.",
   10000: "Authentication error"
 }
 
@@ -75,6 +79,7 @@ export const make = Effect.acquireRelease(
     const zones = [{ id: "zone-example", name: "example.com" }, { id: "zone-apps", name: "apps.example.net" }]
     let failures: Array<{ status: number; code: number; match: (r: Request) => boolean }> = []
     const hidden = new Set<string>()
+    let racing = false
     let next = 1
     const newId = () => `00000000-0000-4000-9000-${(next++).toString().padStart(12, "0")}`
 
@@ -140,16 +145,28 @@ export const make = Effect.acquireRelease(
         const zone = m[1]!
         if (!zones.some((z) => z.id === zone)) return { code: 404, json: failure(7003, "Could not route to zone") }
         if (m[2] === undefined && method === "GET") {
-          const name = url.searchParams.get("name")
+          // The current API filters a name by `name.exact` (a plain `name` filters nothing here).
+          const name = url.searchParams.get("name.exact")
           return {
             code: 200,
             json: envelope([...records.values()].filter((r) => r.zone === zone && (name === null || r.name === name)))
           }
         }
         if (m[2] === undefined && method === "POST") {
-          if ([...records.values()].some((r) => r.zone === zone && r.name === body.name)) {
-            return { code: 400, json: failure(81053, MESSAGES[81053]!) }
+          // The published contract requires `ttl`: 1 (automatic) or 60-86400 seconds.
+          if (typeof body.ttl !== "number" || (body.ttl !== 1 && (body.ttl < 60 || body.ttl > 86400))) {
+            return { code: 400, json: failure(9021, MESSAGES[9021]!) }
           }
+          if (racing) {
+            racing = false
+            const first = { id: newId(), zone, comment: null, ...body }
+            records.set(first.id, first)
+          }
+          const same = [...records.values()].filter((r) => r.zone === zone && r.name === body.name)
+          if (same.some((r) => r.type === body.type && r.content === body.content)) {
+            return { code: 400, json: failure(81057, MESSAGES[81057]!) }
+          }
+          if (same.length > 0) return { code: 400, json: failure(81053, MESSAGES[81053]!) }
           const record = { id: newId(), zone, comment: null, ...body }
           records.set(record.id, record)
           return { code: 200, json: envelope(record) }
@@ -195,6 +212,9 @@ export const make = Effect.acquireRelease(
             for (let i = 0; i < count; i++) failures.push({ status, code, match })
           },
           hideOnce: (name) => void hidden.add(name),
+          raceNextRecord: () => {
+            racing = true
+          },
           addRecord: (record) => {
             const id = newId()
             records.set(id, { id, ...record })
