@@ -14,7 +14,8 @@ export const storeSpecific = [
   "test/Walkthrough.test.ts",
   "test/WritePath.test.ts",
   "test/Invariants.test.ts",
-  "test/KubernetesReal.test.ts"
+  "test/KubernetesReal.test.ts",
+  "test/ClusterDrift.test.ts"
 ]
 
 /**
@@ -43,7 +44,8 @@ export const clusterSpecific = [
   "test/RegistryCredentials.test.ts",
   "test/SecurityRules.test.ts",
   "test/Topology.test.ts",
-  "test/Kubernetes.test.ts"
+  "test/Kubernetes.test.ts",
+  "test/ClusterController.test.ts"
 ]
 
 /**

@@ -5,7 +5,7 @@
  */
 import { Net, Orchestrator } from "@tenet/core"
 import type { Ids, Plan } from "@tenet/core"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Stream } from "effect"
 
 export interface Applied {
   readonly vpcs: Map<string, Orchestrator.VpcSpec>
@@ -64,7 +64,9 @@ export const layer = (vipRange = "172.30.0.0/16") =>
       deleteTenant: (tenantId) =>
         Effect.sync(() => {
           for (const [id, vpc] of state.vpcs) if (vpc.tenant_id === tenantId) state.vpcs.delete(id)
-        })
+        }),
+      // Nothing changes this host's state but Tenet: there is no drift to announce.
+      changes: Stream.empty
     })
     return Context.make(HostState, state).pipe(Context.add(Orchestrator.Orchestrator, orchestrator))
   }))

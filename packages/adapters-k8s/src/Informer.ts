@@ -42,6 +42,18 @@ export interface Options {
   readonly backoff?: Duration.DurationInput
   /** What is kept of an object: the fields its readers read (default: all but `managedFields`). */
   readonly keep?: (object: LiveObject) => LiveObject
+  /**
+   * Each change a watch delivers, with the object whole and as the cache held it before (as
+   * `keep` projected it; none when it was not held). Not called for lists, nor for events
+   * older than what the cache holds (Tenet's own writes, observed as they returned).
+   */
+  readonly onChange?: (change: Change) => void
+}
+
+export interface Change {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED"
+  readonly object: LiveObject
+  readonly previous: LiveObject | undefined
 }
 
 const keyOf = (name: string | undefined, namespace: string | undefined) => `${namespace ?? ""}/${name ?? ""}`
@@ -120,10 +132,17 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     for (const item of items) put(objectKey(item), item)
   }
 
-  const apply = (event: WatchEvent) => {
+  const apply = (event: WatchEvent & { readonly type: Change["type"] }) => {
     const key = objectKey(event.object)
-    if (event.type !== "DELETED") return put(key, event.object)
-    if (!older(versionOf(event.object), versionOf(entries.get(key)))) remove(key)
+    const held = entries.get(key)
+    if (older(versionOf(event.object), versionOf(held))) return
+    // A version already held is Tenet's own write, observed as it returned; a delete of what
+    // Tenet deleted (a tombstone) is its own too.
+    const own = (versionOf(held) !== undefined && versionOf(event.object) === versionOf(held)) ||
+      (event.type === "DELETED" && held !== undefined && "tombstone" in held)
+    if (event.type === "DELETED") remove(key)
+    else if (!own) put(key, event.object)
+    if (!own) options.onChange?.({ type: event.type, object: event.object, previous: live(held) })
   }
 
   const stale = (reason: string) =>
@@ -161,7 +180,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
           if (event.object.code === 410) version = null
           return
         }
-        if (event.type !== "BOOKMARK") apply(event)
+        if (event.type !== "BOOKMARK") apply(event as WatchEvent & { readonly type: Change["type"] })
         version = versionOf(event.object) ?? version
       }
     }).pipe(

@@ -11,7 +11,8 @@
 import type { Ids, Plan } from "@tenet/core"
 import { Orchestrator } from "@tenet/core"
 import type { Duration } from "effect"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
+import * as Drift from "./Drift.js"
 import * as Informer from "./Informer.js"
 import { awaitExternalIp, externalIpOf, ipv4, KubeApi } from "./KubeApi.js"
 import type { KubeError, LiveObject, Wait } from "./KubeApi.js"
@@ -43,14 +44,35 @@ const podKinds = (autoscaling: Option.Option<AutoscalingVersion>): ReadonlyArray
   Kinds.Secret
 ]
 
-/** The objects whose status makes a pod's runtime, watched: every one Tenet labels with a pod. */
-const WATCHED = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.POD}`
+/** Every object Tenet labels with a tenant: what the controller's informers watch. */
+const WATCHED = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.TENANT}`
+
+/** Replicas of Tenet's pods, watched for their addresses. */
+const REPLICAS = `${Names.MANAGED_BY}=${Names.MANAGER},${Names.POD}`
+
+/** The kinds watched for drift; the HPA is left to the pod's next apply (its version is found late). */
+const WATCHED_KINDS: ReadonlyArray<Kind> = [
+  Kinds.Namespace,
+  Kinds.Vpc,
+  Kinds.Subnet,
+  Kinds.OvnEip,
+  Kinds.OvnSnatRule,
+  Kinds.OvnDnatRule,
+  Kinds.Secret,
+  Kinds.PersistentVolumeClaim,
+  Kinds.Service,
+  Kinds.Deployment
+]
+
+/** Components owned by a tunnel or a registry credential, not by a VPC or pod: not this controller's. */
+const NOT_OWNED_BY_A_NETWORK = new Set(["tunnel-connector", "tunnel-token", "udp-route"])
 
 /**
- * What the informers keep of an object: what `runtimeOf` reads and the cache's own keys
- * (name, namespace, version, labels), a small part of the whole object (BENCHMARKS.md).
+ * What the informers keep of an object: what `runtimeOf` reads, the cache's own keys (name,
+ * namespace, version, labels) and the fields Tenet's manager owns (what drift is read against),
+ * a small part of the whole object (BENCHMARKS.md).
  */
-const runtimeFields = (object: LiveObject): LiveObject => {
+const keptFields = (object: LiveObject): LiveObject => {
   const { metadata, spec, status } = object
   return {
     apiVersion: object.apiVersion,
@@ -60,15 +82,58 @@ const runtimeFields = (object: LiveObject): LiveObject => {
       namespace: metadata?.namespace,
       resourceVersion: metadata?.resourceVersion,
       labels: metadata?.labels,
-      deletionTimestamp: metadata?.deletionTimestamp
+      deletionTimestamp: metadata?.deletionTimestamp,
+      managedFields: Drift.withTenetFields(object).metadata?.managedFields
     },
     spec: { replicas: spec?.replicas, clusterIP: spec?.clusterIP, v4Ip: spec?.v4Ip },
     status: {
       readyReplicas: status?.readyReplicas,
       v4Ip: status?.v4Ip,
+      podIP: status?.podIP,
+      podIPs: status?.podIPs,
       conditions: status?.conditions?.map(({ message, reason, status, type }) => ({ message, reason, status, type }))
     }
   } as LiveObject
+}
+
+/**
+ * The change a watch event is, if it is one Tenet did not make to an object a VPC or pod owns:
+ * a delete (or a delete begun), or fields taken from Tenet's manager; for a replica, its
+ * addresses moving.
+ */
+export const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | undefined => {
+  const labels = event.object.metadata?.labels ?? {}
+  const tenant_id = labels[Names.TENANT] as Ids.TenantId | undefined
+  const vpc_id = labels[Names.VPC] as Ids.VpcId | undefined
+  if (tenant_id === undefined || vpc_id === undefined) return undefined
+  if (labels[Names.REGISTRY] !== undefined || NOT_OWNED_BY_A_NETWORK.has(labels[Names.COMPONENT] ?? "")) {
+    return undefined
+  }
+  const owner = {
+    tenant_id,
+    vpc_id,
+    subnet_id: (labels[Names.SUBNET] ?? null) as Ids.SubnetId | null,
+    pod_id: (labels[Names.POD] ?? null) as Ids.PodId | null,
+    object: `${event.object.kind ?? "object"} ${nameOf(event.object)}`
+  }
+  if (event.object.kind === "Pod") {
+    const before = event.previous === undefined ? [] : podIps(event.previous)
+    const after = event.type === "DELETED" ? [] : podIps(event.object)
+    return before.join() === after.join()
+      ? undefined
+      : { ...owner, change: "addresses", manager: null, fields: [] }
+  }
+  const deleting = event.type === "DELETED" ||
+    (event.object.metadata?.deletionTimestamp !== undefined &&
+      event.previous?.metadata?.deletionTimestamp === undefined)
+  if (deleting) return { ...owner, change: "deleted", manager: null, fields: [] }
+  const taken = Drift.taken(Drift.ownedByTenet(event.previous), event.object)
+  return taken.length === 0 ? undefined : {
+    ...owner,
+    change: "changed",
+    manager: taken.map((t) => t.manager).join(", "),
+    fields: taken.flatMap((t) => t.fields)
+  }
 }
 
 /**
@@ -101,25 +166,34 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   const settings: Settings = { ...Manifests.defaultSettings, ...options.settings }
   const eipWait = options.externalIpWait ?? { attempts: 25, spacingMillis: 200 }
   const syncTimeout = options.syncTimeout ?? "10 seconds"
+  const changes = yield* PubSub.unbounded<Orchestrator.ClusterChange>()
 
-  const informer = (kind: Kind) =>
+  const onChange = (event: Informer.Change) => {
+    const change = changeOf(event)
+    // Unbounded: publishing never waits, so it can run inside the watch's callback.
+    if (change !== undefined) Effect.runSync(PubSub.publish(changes, change))
+  }
+  const informer = (kind: Kind, selector: string) =>
     Informer.make(kube, {
       kind,
-      selector: WATCHED,
+      selector,
       indexes: [Names.TENANT, Names.POD],
-      keep: runtimeFields,
+      keep: keptFields,
+      onChange,
       ...(options.watchBackoff === undefined ? {} : { backoff: options.watchBackoff })
     })
-  const deployments = yield* informer(Kinds.Deployment)
-  const services = yield* informer(Kinds.Service)
-  const eips = yield* informer(Kinds.OvnEip)
-  const informers = [deployments, services, eips]
-  const informerOf = (kind: string) => informers.find((i) => i.kind.kind === kind)
+  const informers = yield* Effect.forEach(WATCHED_KINDS, (kind) => informer(kind, WATCHED))
+  const replicaPods = yield* informer(Kinds.Pod, REPLICAS)
+  const everyInformer = [...informers, replicaPods]
+  const informerOf = (kind: string) => everyInformer.find((i) => i.kind.kind === kind)
+  const deployments = informerOf(Kinds.Deployment.kind)!
+  const services = informerOf(Kinds.Service.kind)!
+  const eips = informerOf(Kinds.OvnEip.kind)!
 
   /** Server-side apply; what it returns is what the informers hold until the watch says more. */
   const apply = (manifest: Manifest) =>
     Effect.tap(kube.apply(manifest), (object) => {
-      if (object.metadata?.labels?.[Names.POD] !== undefined) informerOf(object.kind ?? "")?.observe(object)
+      informerOf(object.kind ?? "")?.observe(object)
     })
   const remove = (kind: Kind, name: string, namespace: string | undefined) =>
     Effect.tap(kube.delete(kind, name, namespace), (deleted) => informerOf(kind.kind)?.forget(name, namespace, deleted))
@@ -183,8 +257,9 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       return applied
     })
 
+  /** A pod's replicas' addresses, from the replicas' informer: they move as replicas come and go. */
   const replicaAddresses = (podId: Ids.PodId) =>
-    Effect.map(kube.list(Kinds.Pod, { [Names.POD]: podId }), (pods) => pods.flatMap(podIps))
+    Effect.map(replicaPods.synced(syncTimeout), () => replicaPods.byLabel(Names.POD, podId).flatMap(podIps))
 
   const applyPod = (spec: Orchestrator.PodSpec) =>
     Effect.gen(function*() {
@@ -222,7 +297,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
 
   /** Since when the informers' view is not known current, if it is not. */
   const staleSince = (): Date | null =>
-    informers.reduce<Date | null>((since, i) => {
+    everyInformer.reduce<Date | null>((since, i) => {
       const f = i.freshness()
       return f._tag === "Current" || (since !== null && since <= f.since) ? since : f.since
     }, null)
@@ -264,7 +339,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
   }
 
   /** Waits for the informers' first lists (a read right after startup), up to `syncTimeout`. */
-  const synced = Effect.forEach(informers, (i) => i.synced(syncTimeout), { discard: true })
+  const synced = Effect.forEach(everyInformer, (i) => i.synced(syncTimeout), { discard: true })
 
   const runtimeFor = (podId: Ids.PodId, stale: Date | null) => {
     const deployment = deployments.byLabel(Names.POD, podId)[0]
@@ -291,16 +366,14 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       return statuses as ReadonlyMap<Ids.PodId, Orchestrator.PodRuntime>
     }).pipe(Effect.mapError(orchestratorError("podStatuses")))
 
+  /** The ACLs last rendered per subnet, for a subnet that must be created again. */
+  const renderedAcls = new Map<Ids.SubnetId, ReadonlyArray<OvnAcl.Acl>>()
+
   const applySecurityPlan = (plan: Plan.SecurityPlan) =>
     Effect.gen(function*() {
-      const pods = yield* kube.list(Kinds.Pod, { [Names.VPC]: plan.vpc_id }, Names.namespace(plan.vpc_id))
-      const addresses = new Map<string, Array<string>>()
-      for (const pod of pods) {
-        const id = pod.metadata?.labels?.[Names.POD]
-        if (id !== undefined) addresses.set(id, [...(addresses.get(id) ?? []), ...podIps(pod)])
-      }
+      yield* replicaPods.synced(syncTimeout)
       const acls = yield* Effect.try({
-        try: () => OvnAcl.render(plan, (id) => addresses.get(id) ?? []),
+        try: () => OvnAcl.render(plan, (id) => replicaPods.byLabel(Names.POD, id).flatMap(podIps)),
         catch: (e) => new Orchestrator.OrchestratorError({ operation: "applySecurityPlan", detail: String(e) })
       })
       yield* Effect.forEach(plan.subnets, (s) =>
@@ -309,7 +382,9 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
           // from the live object applySubnet wrote. A subnet not in the cluster is skipped.
           const live = yield* kube.read(Kinds.Subnet, Names.subnet(s.subnet_id))
           const shape = Option.flatMapNullable(live, Manifests.subnetShapeOf)
-          if (Option.isSome(shape)) yield* apply(Manifests.subnet(shape.value, acls.get(s.subnet_id) ?? []))
+          const rendered = acls.get(s.subnet_id) ?? []
+          renderedAcls.set(s.subnet_id, rendered)
+          if (Option.isSome(shape)) yield* apply(Manifests.subnet(shape.value, rendered))
         }), { discard: true })
     }).pipe(
       Effect.catchTag("KubeError", (e) => Effect.fail(orchestratorError("applySecurityPlan")(e))),
@@ -332,10 +407,12 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       ),
     applySubnet: (spec) =>
       Effect.gen(function*() {
-        // Keep the ACLs the last security plan put there; applySecurityPlan replaces them.
+        // Keep the ACLs the last security plan put there; applySecurityPlan replaces them. A
+        // subnet deleted behind Tenet's back comes back with the ACLs this process last rendered
+        // for it, not open until its plan follows.
         const live = yield* kube.read(Kinds.Subnet, Names.subnet(spec.subnet_id))
         const acls: ReadonlyArray<OvnAcl.Acl> = Option.match(live, {
-          onNone: () => [],
+          onNone: () => renderedAcls.get(spec.subnet_id) ?? [],
           onSome: (s) => s.spec?.acls ?? []
         })
         yield* apply(Manifests.subnet(spec, acls))
@@ -346,6 +423,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       }).pipe(Effect.mapError(orchestratorError("applySubnet"))),
     deleteSubnet: (_vpcId, subnetId) =>
       Effect.flatMap(owned([Kinds.OvnSnatRule, Kinds.Subnet], { [Names.SUBNET]: subnetId }), deleteAll).pipe(
+        Effect.tap(() => renderedAcls.delete(subnetId)),
         Effect.mapError(orchestratorError("deleteSubnet"))
       ),
     applySecurityPlan,
@@ -388,7 +466,8 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         Effect.flatMap((hpa) => owned(networkKinds(hpa), { [Names.TENANT]: tenantId })),
         Effect.flatMap(deleteAll),
         Effect.mapError(orchestratorError("deleteTenant"))
-      )
+      ),
+    changes: Stream.fromPubSub(changes)
   })
 })
 

@@ -7,8 +7,9 @@
  *
  * Cluster-wide, because every VPC gets a namespace of its own that Tenet creates. Server-side
  * apply is `patch`, and `create` when the object does not exist yet; pruning lists by label and
- * deletes; `get` only where an object is read back by name; `watch` where a pod's runtime is
- * kept in process (Deployments, Services, OvnEips), so reads cost the cluster nothing.
+ * deletes; `get` only where an object is read back by name; `watch` on every kind Tenet writes
+ * (and on replicas, for their addresses): the controller's informers keep them in process, so
+ * reads cost the cluster nothing and a change made behind Tenet's back is seen as it happens.
  */
 
 /** An RBAC PolicyRule, as `rbac.authorization.k8s.io/v1` writes it. */
@@ -22,19 +23,15 @@ const writes = ["create", "patch", "list", "delete"] as const
 const watched = [...writes, "watch"] as const
 
 export const rules: ReadonlyArray<PolicyRule> = [
-  { apiGroups: [""], resources: ["namespaces", "persistentvolumeclaims", "secrets"], verbs: writes },
-  // A pod's VIP is its Service's cluster IP, watched.
-  { apiGroups: [""], resources: ["services"], verbs: watched },
-  // Replicas are read for their addresses, and deleted to restart a workload.
-  { apiGroups: [""], resources: ["pods"], verbs: ["list", "delete"] },
-  // A pod's replicas and phase come from its Deployment's status, watched.
+  // Every kind Tenet writes is watched: a change made behind its back is seen and repaired.
+  { apiGroups: [""], resources: ["namespaces", "persistentvolumeclaims", "secrets", "services"], verbs: watched },
+  // Replicas are watched for their addresses, and deleted to restart a workload.
+  { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch", "delete"] },
   { apiGroups: ["apps"], resources: ["deployments"], verbs: watched },
   { apiGroups: ["autoscaling"], resources: ["horizontalpodautoscalers"], verbs: writes },
-  { apiGroups: ["kubeovn.io"], resources: ["vpcs", "ovn-snat-rules", "ovn-dnat-rules"], verbs: writes },
-  // Read back by name: a subnet's live ACLs.
-  { apiGroups: ["kubeovn.io"], resources: ["subnets"], verbs: [...writes, "get"] },
-  // The address Kube-OVN gave an external IP: read back after an apply, and watched.
-  { apiGroups: ["kubeovn.io"], resources: ["ovn-eips"], verbs: [...watched, "get"] }
+  { apiGroups: ["kubeovn.io"], resources: ["vpcs", "ovn-snat-rules", "ovn-dnat-rules"], verbs: watched },
+  // Read back by name: a subnet's live ACLs, and the address Kube-OVN gave an external IP.
+  { apiGroups: ["kubeovn.io"], resources: ["subnets", "ovn-eips"], verbs: [...watched, "get"] }
 ]
 
 /** What one request asks to do, as the API server's authorizer sees it. */

@@ -4,6 +4,7 @@
  */
 export * as CloudflareApi from "./CloudflareApi.js"
 export * as CloudflareEdge from "./CloudflareEdge.js"
+export * as Drift from "./Drift.js"
 export * as KubeApi from "./KubeApi.js"
 export * as KubeOrchestrator from "./KubeOrchestrator.js"
 export * as Manifests from "./Manifests.js"

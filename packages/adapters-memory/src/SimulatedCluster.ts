@@ -7,11 +7,13 @@
  *
  * Its switches inject the failures a real cluster has: applies that fail (all of them, or
  * after a number of successes, to fail midway through a batch), an unreachable API server,
- * a pod that stopped, slow deletes and slow calls.
+ * a pod that stopped, slow deletes and slow calls; its drift switches change it behind
+ * Tenet's back and announce it in `changes`, as a real cluster's watches do, so the controller
+ * that repairs a real cluster repairs this one.
  */
 import type { Ids, Net as NetTypes, Plan } from "@tenet/core"
 import { Net, Orchestrator } from "@tenet/core"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
 
 export interface Options {
   /** Where virtual IPs come from; Kubernetes' default service range. */
@@ -60,6 +62,13 @@ export class ClusterSwitches extends Context.Tag("@tenet/adapters-memory/Cluster
   readonly setDeleteDelay: (delay: Duration.DurationInput) => Effect.Effect<void>
   /** Every call takes this long. */
   readonly setLatency: (latency: Duration.DurationInput) => Effect.Effect<void>
+  /**
+   * Someone other than Tenet deletes the VPC (with what runs in it), a subnet or a pod; it is
+   * announced in `changes` as a deletion, as a watch would announce it.
+   */
+  readonly deleteBehindTenet: (target: "vpc" | "subnet" | "pod", id: string) => Effect.Effect<void>
+  /** Someone (`manager`, as a field manager is named) empties the VPC's enforced rules. */
+  readonly emptyRulesBehindTenet: (vpcId: Ids.VpcId, manager?: string) => Effect.Effect<void>
   /** Clears every fault. */
   readonly heal: Effect.Effect<void>
   readonly snapshot: Effect.Effect<ClusterSnapshot>
@@ -78,6 +87,9 @@ export const make = (options: Options = {}) =>
     const vipsInUse = new Set<number>()
     const externalInUse = new Set<number>()
     let nextVipOffset = 1
+    // Unbounded, so announcing never waits.
+    const changes = Effect.runSync(PubSub.unbounded<Orchestrator.ClusterChange>())
+    const announce = (change: Orchestrator.ClusterChange) => Effect.asVoid(PubSub.publish(changes, change))
 
     let failAll: string | null = null
     let failAfterCount: { remaining: number; detail: string } | null = null
@@ -344,7 +356,22 @@ export const make = (options: Options = {}) =>
             }
             for (const [key, secret] of registrySecrets) if (secret.tenant_id === tenantId) registrySecrets.delete(key)
           })
-        )
+        ),
+      changes: Stream.fromPubSub(changes)
+    })
+
+    const deleted = (
+      owner: { tenant_id: Ids.TenantId; vpc_id: Ids.VpcId; subnet_id?: Ids.SubnetId; pod_id?: Ids.PodId },
+      object: string
+    ): Orchestrator.ClusterChange => ({
+      tenant_id: owner.tenant_id,
+      vpc_id: owner.vpc_id,
+      subnet_id: owner.subnet_id ?? null,
+      pod_id: owner.pod_id ?? null,
+      object,
+      change: "deleted",
+      manager: null,
+      fields: []
     })
 
     const switches = ClusterSwitches.of({
@@ -358,6 +385,41 @@ export const make = (options: Options = {}) =>
         }),
       setDeleteDelay: (delay) => Effect.sync(() => void (deleteDelay = Duration.decode(delay))),
       setLatency: (value) => Effect.sync(() => void (latency = Duration.decode(value))),
+      deleteBehindTenet: (target, id) =>
+        Effect.suspend(() => {
+          if (target === "pod") {
+            const pod = pods.get(id as Ids.PodId)
+            if (pod === undefined) return Effect.void
+            deletePodNow(pod.spec.pod_id)
+            return announce(deleted(pod.spec, `Pod ${id}`))
+          }
+          if (target === "subnet") {
+            const subnet = subnets.get(id as Ids.SubnetId)
+            if (subnet === undefined) return Effect.void
+            subnets.delete(subnet.subnet_id)
+            return announce(deleted(subnet, `Subnet ${id}`))
+          }
+          const vpc = vpcs.get(id as Ids.VpcId)
+          if (vpc === undefined) return Effect.void
+          for (const [podId, pod] of pods) if (pod.spec.vpc_id === vpc.vpc_id) deletePodNow(podId)
+          for (const [subnetId, subnet] of subnets) if (subnet.vpc_id === vpc.vpc_id) subnets.delete(subnetId)
+          plans.delete(vpc.vpc_id)
+          vpcs.delete(vpc.vpc_id)
+          return announce(deleted(vpc, `Vpc ${id}`))
+        }),
+      emptyRulesBehindTenet: (vpcId, manager = "kubectl") =>
+        Effect.suspend(() => {
+          const vpc = vpcs.get(vpcId)
+          const plan = plans.get(vpcId)
+          if (vpc === undefined || plan === undefined) return Effect.void
+          plans.set(vpcId, { ...plan, entries: [] })
+          return announce({
+            ...deleted(vpc, `plan ${vpcId}`),
+            change: "changed",
+            manager,
+            fields: ["entries"]
+          })
+        }),
       heal: Effect.sync(() => {
         failAll = null
         failAfterCount = null

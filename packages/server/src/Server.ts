@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Api, ChangeFeed, Identity, UseCases } from "@tenet/core"
+import { Api, ChangeFeed, ClusterController, Identity, UseCases } from "@tenet/core"
 import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
@@ -191,7 +191,8 @@ export const layer = (options: Options) =>
   Layer.mergeAll(
     // The admin exists before the first request is served.
     layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options))),
-    Reconciler.layer(options.reconcileInterval)
+    Reconciler.layer(options.reconcileInterval),
+    ClusterController.ClusterController.layer()
   ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
 
 /** Writes a generated password where only this user can read it, replacing what was there. */

@@ -446,6 +446,44 @@ export const writeStatus = (admin: KubeConfig, object: KubernetesObject & { read
     () => request(admin, "PUT", objectPath(admin, object as Obj) + "/status", object)
   )
 
+/** The objects of a kind with the labels, as the admin lists them. */
+export const list = (admin: KubeConfig, apiVersion: string, kind: string, labels: Readonly<Record<string, string>>) =>
+  promise(`list ${kind}`, () =>
+    KubernetesObjectApi.makeApiClient(admin).list(
+      apiVersion,
+      kind,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")
+    )).pipe(Effect.map((l) => l.items as ReadonlyArray<Obj>))
+
+/** Deletes an object as the admin would (`kubectl delete`), behind Tenet's back. */
+export const remove = (admin: KubeConfig, object: KubernetesObject) =>
+  promise(
+    `delete ${object.kind} ${object.metadata?.name}`,
+    () => request(admin, "DELETE", objectPath(admin, object as Obj), {})
+  )
+
+/**
+ * Changes an object as `manager` (a JSON merge patch, the way `kubectl edit` or `kubectl scale`
+ * writes), behind Tenet's back: the cluster records `manager` as the owner of what it changed.
+ */
+export const mergePatch = (admin: KubeConfig, object: KubernetesObject, manager: string) =>
+  promise(
+    `patch ${object.kind} ${object.metadata?.name}`,
+    () =>
+      request(
+        admin,
+        "PATCH",
+        `${objectPath(admin, object as Obj)}?fieldManager=${encodeURIComponent(manager)}`,
+        object,
+        "application/merge-patch+json"
+      )
+  )
+
 /** The annotation that ties a replica to its Deployment, as a ReplicaSet's ownerReference would. */
 const OWNER = "local-cluster.tenet.dev/deployment"
 
@@ -536,9 +574,9 @@ interface Gate {
 const revision = (admin: KubeConfig) =>
   Effect.promise(() =>
     get(`${admin.getCurrentCluster()!.server}/api/v1/namespaces?limit=1`, admin.getCurrentUser()!.token!).then(
-      (answer) => (JSON.parse(answer.body) as Obj).metadata?.resourceVersion as string | undefined,
-      () => undefined
-    )
+      // An answer that is not a list (the server busy, say) is no revision: the round runs.
+      (answer) => (JSON.parse(answer.body) as Obj).metadata?.resourceVersion as string | undefined
+    ).catch(() => undefined)
   )
 
 /**
@@ -589,13 +627,19 @@ const pluralOf = (kind: string) =>
     PersistentVolumeClaim: "persistentvolumeclaims"
   } as Record<string, string>)[kind] ?? `${kind.toLowerCase()}s`
 
-const request = (config: KubeConfig, method: string, url: string, body: unknown) =>
+const request = (
+  config: KubeConfig,
+  method: string,
+  url: string,
+  body: unknown,
+  contentType = "application/json"
+) =>
   new Promise<void>((resolve, reject) => {
     const user = config.getCurrentUser()!
     const req = Https.request(url, {
       method,
       rejectUnauthorized: false,
-      headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" }
+      headers: { authorization: `Bearer ${user.token}`, "content-type": contentType }
     }, (res) => {
       let text = ""
       res.on("data", (c) => (text += c))

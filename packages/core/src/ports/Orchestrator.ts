@@ -3,7 +3,7 @@
  * idempotent (applying the same spec twice changes nothing) and may fail with
  * `OrchestratorError`; the caller records the failure and a reconciler retries.
  */
-import type { Effect, Option } from "effect"
+import type { Effect, Option, Stream } from "effect"
 import { Context, Schema } from "effect"
 import type { PodId, SubnetId, TenantId, VpcId } from "../domain/Ids.js"
 import type { DnsLabel, Ipv4Address, Ipv4Network } from "../domain/Net.js"
@@ -102,6 +102,30 @@ export interface RegistrySecretSpec {
   readonly password: string
 }
 
+/**
+ * Something the cluster did to an object Tenet owns that Tenet did not ask for, or a pod's
+ * replica addresses moving (which the VPC's ACLs and the pod's SNAT rules follow).
+ */
+export interface ClusterChange {
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  /** The subnet the object serves, if one. */
+  readonly subnet_id: SubnetId | null
+  /** The pod the object belongs to; null for the VPC's own objects (router, subnets, namespace, egress). */
+  readonly pod_id: PodId | null
+  /** The object as the cluster names it: `Subnet tenet-…`. */
+  readonly object: string
+  /**
+   * `deleted`: removed (or being removed) by someone else; `changed`: fields Tenet set were
+   * changed by `manager`; `addresses`: the pod's replicas' addresses are not what they were.
+   */
+  readonly change: "deleted" | "changed" | "addresses"
+  /** Who made the change, as the cluster records it (its field manager); null when it does not say. */
+  readonly manager: string | null
+  /** The fields taken from Tenet, for `changed`. */
+  readonly fields: ReadonlyArray<string>
+}
+
 export interface OrchestratorShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -130,6 +154,12 @@ export interface OrchestratorShape {
   readonly deleteRegistrySecret: (tenantId: TenantId, name: DnsLabel) => Effect.Effect<void, OrchestratorError>
   /** Removes whatever the tenant still has in the cluster. Absent is success. */
   readonly deleteTenant: (tenantId: TenantId) => Effect.Effect<void, OrchestratorError>
+  /**
+   * Every change to Tenet's objects it did not make, as the cluster's watches deliver them, for
+   * the controller to converge the owner again. Each subscriber sees the changes after it
+   * subscribed.
+   */
+  readonly changes: Stream.Stream<ClusterChange>
 }
 
 export class Orchestrator extends Context.Tag("@tenet/core/Orchestrator")<Orchestrator, OrchestratorShape>() {}

@@ -112,6 +112,15 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
             Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
             Effect.tap((outcome) => Metrics.recordApply("pod", Either.isRight(outcome)))
           )
+          // An outcome already recorded is not recorded again: a repeated apply that changes
+          // nothing in the cluster changes nothing in the store either.
+          const unchanged = Either.match(outcome, {
+            onLeft: (e) => !current.applied && current.apply_error === e.message,
+            onRight: (placed) =>
+              current.applied && current.apply_error === null && current.vip === placed.vip &&
+              current.external_ip === placed.external_ip
+          })
+          if (unchanged) return current
           const saved = yield* pipeline.record(current.tenant_id, (state) =>
             Effect.succeed({
               ...updatingLatest("pods", current.id, state.pod(current.id), (latest) =>

@@ -1,0 +1,122 @@
+/**
+ * The controller on the simulated cluster, as a tenant's integration tests see it: what is
+ * changed behind Tenet's back is put back from the committed state, the change stream says
+ * what drifted and who changed it (`applied: false`, then `applied: true` once repaired), and
+ * the repair is counted in the metrics.
+ */
+import { expect, layer } from "@effect/vitest"
+import { SimulatedCluster } from "@tenet/adapters-memory"
+import type { MetricState } from "effect"
+import { Effect, Metric } from "effect"
+import { raw, testServer, workspace } from "./Harness.js"
+import * as Sse from "./Sse.js"
+
+type Json = Record<string, any>
+
+/** Waits until `check` holds of what `read` answers (the controller works in the background). */
+const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const current = yield* read
+      if (check(current)) return current
+      if (Date.now() > deadline) return yield* Effect.die(new Error("not repaired within 10 s"))
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("the controller on the simulated cluster", (it) => {
+  const watchVpc = (w: Effect.Effect.Success<typeof workspace>) =>
+    Effect.flatMap(Sse.baseUrl, (base) =>
+      Effect.acquireRelease(
+        Effect.promise(() => Sse.open(`${base}/watch`, w.headers)),
+        (watch) => Effect.sync(() => watch.close())
+      ))
+  const vpcEvents = (frames: ReadonlyArray<Sse.Frame>, vpcId: string) =>
+    frames.map((f) => f.data).filter((e: Json) => e.kind === "vpc" && e.id === vpcId).map((e: Json) => e.object)
+
+  it.scoped("a subnet deleted behind Tenet's back is put back; the VPC says so until it is", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const watch = yield* watchVpc(w)
+      yield* cluster.deleteBehindTenet("subnet", w.subnet.id)
+      yield* eventually(cluster.snapshot, (s) => s.subnets.some((s) => s.subnet_id === w.subnet.id))
+      yield* Effect.promise(() => watch.until((frames) => vpcEvents(frames, w.vpc.id).some((v) => v.applied === true)))
+      const seen = vpcEvents(watch.frames, w.vpc.id)
+      expect(seen[0]).toMatchObject({
+        applied: false,
+        apply_error: `Subnet ${w.subnet.id} was deleted outside Tenet; repairing`
+      })
+      expect(seen.at(-1)).toMatchObject({ applied: true, apply_error: null })
+      const rules = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body
+      expect(rules).toMatchObject({ applied: true, apply_error: null })
+    }))
+
+  it.scoped("rules emptied by another field manager come back, and the event names the manager", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const made = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "https in",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "443",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "vpc"
+        }
+      })
+      expect(made.status, made.text).toBe(201)
+      const enforced = (s: SimulatedCluster.ClusterSnapshot) =>
+        s.plans.find((p) => p.vpc_id === w.vpc.id)?.entries.length ?? 0
+      const before = enforced(yield* cluster.snapshot)
+      expect(before).toBeGreaterThan(0)
+      const watch = yield* watchVpc(w)
+      yield* cluster.emptyRulesBehindTenet(w.vpc.id, "kubectl-edit")
+      yield* eventually(cluster.snapshot, (s) => enforced(s) === before)
+      yield* Effect.promise(() => watch.until((frames) => vpcEvents(frames, w.vpc.id).some((v) => v.applied === true)))
+      expect(vpcEvents(watch.frames, w.vpc.id)[0].apply_error).toBe(
+        `plan ${w.vpc.id} was changed by kubectl-edit (entries); repairing`
+      )
+      const repairs = (yield* Metric.snapshot).filter((pair) =>
+        pair.metricKey.name === "tenet_drift_repairs" && pair.metricKey.tags.some((t) => t.value === "vpc")
+      )
+      expect(repairs.map((pair) => (pair.metricState as MetricState.MetricState.Counter<number>).count)[0])
+        .toBeGreaterThan(0)
+    }))
+
+  it.scoped("a pod deleted behind Tenet's back runs again", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      const created = yield* w.createPod()
+      expect(created.status, created.text).toBe(200)
+      const pod = created.body as Json
+      yield* cluster.deleteBehindTenet("pod", pod.id)
+      yield* eventually(cluster.snapshot, (s) => s.pods.some((p) => p.spec.pod_id === pod.id))
+      const shown = yield* eventually(
+        Effect.map(
+          raw("GET", "/pods", { headers: w.headers }),
+          (r) => (r.body as Array<Json>).find((p) => p.id === pod.id)
+        ),
+        (p) => p?.status.phase === "running"
+      )
+      expect(shown?.status.last_error).toBeNull()
+    }))
+
+  it.effect("a VPC being deleted is nobody's to repair", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      expect((yield* raw("DELETE", `/vpcs/${w.vpc.id}`, { headers: w.headers })).status).toBe(204)
+      yield* cluster.deleteBehindTenet("vpc", w.vpc.id)
+      yield* Effect.sleep("300 millis")
+      expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).not.toContain(w.vpc.id)
+    }))
+})

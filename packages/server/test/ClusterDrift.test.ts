@@ -1,0 +1,212 @@
+/**
+ * Drift on a real Kubernetes API server (kube-apiserver v1.20.2 and etcd, RBAC on, Kube-OVN's
+ * CRDs), Tenet as a plain user holding only the shipped ClusterRole: each change the cluster's
+ * admin makes behind Tenet's back to a tenant's VPC, subnet, rule or pod is seen by Tenet's
+ * watches and put back from the committed state, and the change stream says what drifted and
+ * who changed it (`applied: false` naming it, then `applied: true` once repaired).
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Names } from "@tenet/adapters-k8s"
+import { LocalCluster } from "@tenet/adapters-k8s/testing"
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { TestServer } from "../src/index.js"
+import { kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
+import * as Sse from "./Sse.js"
+
+type Json = Record<string, any>
+interface Obj {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly deletionTimestamp?: Date }
+  readonly [field: string]: any
+}
+
+describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v1.20.2", () => {
+  const suite = LocalCluster.forSuite({ crds: kubeOvnCrds })
+  beforeAll(suite.start, 120_000)
+  afterAll(suite.stop, 60_000)
+  const ref = (apiVersion: string, kind: string, name: string, namespace?: string): Obj => ({
+    apiVersion,
+    kind,
+    metadata: namespace === undefined ? { name } : { name, namespace }
+  })
+  const deleteAsAdmin = (object: Obj) => Effect.orDie(LocalCluster.remove(suite.get().admin, object))
+  const patchAsAdmin = (object: Obj, manager: string) =>
+    Effect.orDie(LocalCluster.mergePatch(suite.get().admin, object, manager))
+  /** What the admin reads, once `check` holds of it (absent reads as undefined). */
+  const eventually = (object: Obj, check: (o: Obj | undefined) => boolean) =>
+    Effect.gen(function*() {
+      const { apiVersion, kind, metadata: { name, namespace } } = object
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const read = yield* Effect.either(LocalCluster.read(suite.get().admin, apiVersion, kind, name, namespace))
+        const current = read._tag === "Right" ? read.right as Obj : undefined
+        if (check(current)) return current
+        if (Date.now() > deadline) return yield* Effect.die(new Error(`${kind} ${name} not repaired within 30 s`))
+        yield* Effect.sleep("100 millis")
+      }
+    })
+
+  const server = Layer.suspend(() => TestServer.layer({ orchestrator: LocalCluster.orchestrator(suite.get()) }))
+
+  layer(server, { excludeTestServices: true, timeout: "120 seconds" })("one server", (it) => {
+    /** A tenant with a VPC, a subnet, a rule (tcp 443 in) and a pod of 2 replicas, through the API. */
+    const tenant = Effect.gen(function*() {
+      yield* setProviderConfig()
+      const w = yield* workspace
+      const created = yield* w.createPod({ replica_count: 2 })
+      expect(created.status, created.text).toBe(200)
+      const rule = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "https in",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "443",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "vpc"
+        }
+      })
+      expect(rule.status, rule.text).toBe(201)
+      const base = yield* Sse.baseUrl
+      const watch = yield* Effect.acquireRelease(
+        Effect.promise(() => Sse.open(`${base}/watch`, w.headers)),
+        (watch) => Effect.sync(() => watch.close())
+      )
+      const pod = created.body as Json
+      const namespace = Names.namespace(w.vpc.id)
+      return {
+        ...w,
+        pod,
+        watch,
+        subnetObject: ref("kubeovn.io/v1", "Subnet", Names.subnet(w.subnet.id)),
+        vpcObject: ref("kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id)),
+        deployment: ref("apps/v1", "Deployment", Names.workload(pod.id), namespace),
+        service: ref("v1", "Service", Names.workload(pod.id), namespace)
+      }
+    })
+
+    /** The events the stream carried for an object, as their objects. */
+    const eventsOf = (frames: ReadonlyArray<Sse.Frame>, kind: string, id: string) =>
+      frames.map((f) => f.data).filter((e: Json) => e.kind === kind && e.id === id).map((e: Json) => e.object)
+
+    /** The VPC recorded drift naming `what`, then was applied again. */
+    const vpcReported = (t: Effect.Effect.Success<typeof tenant>, what: RegExp) =>
+      Effect.gen(function*() {
+        yield* Effect.promise(() =>
+          t.watch.until((frames) =>
+            eventsOf(frames, "vpc", t.vpc.id).some((v) => what.test(v.apply_error ?? "")) &&
+            eventsOf(frames, "vpc", t.vpc.id).at(-1)?.applied === true, 30_000)
+        )
+        const rules = (yield* raw("GET", `/security-rules?vpc_id=${t.vpc.id}`, { headers: t.headers })).body
+        expect(rules).toMatchObject({ applied: true, apply_error: null })
+      })
+
+    it.scoped("the VPC's Subnet deleted: put back with its ACLs", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        yield* deleteAsAdmin(t.subnetObject)
+        // Created again with its ACLs at once: never open in between.
+        const back = yield* eventually(t.subnetObject, (s) =>
+          s !== undefined && s.metadata.deletionTimestamp === undefined)
+        expect(JSON.stringify(back?.spec.acls)).toContain("tcp.dst == 443")
+        yield* vpcReported(t, new RegExp(`Subnet ${Names.subnet(t.subnet.id)} was deleted outside Tenet`))
+      }))
+
+    it.scoped("the Subnet's ACLs emptied by another field manager: put back, the manager named", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        yield* patchAsAdmin({ ...t.subnetObject, spec: { acls: [] } }, "kubectl-edit")
+        const back = yield* eventually(t.subnetObject, (s) => JSON.stringify(s?.spec.acls ?? []).includes("443"))
+        expect(back?.spec.acls.length).toBeGreaterThan(0)
+        yield* vpcReported(t, /was changed by kubectl-edit \(spec\.acls\)/)
+      }))
+
+    it.scoped("the Kube-OVN Vpc deleted: put back", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        yield* deleteAsAdmin(t.vpcObject)
+        yield* eventually(t.vpcObject, (v) => v !== undefined && v.metadata?.deletionTimestamp === undefined)
+        yield* vpcReported(t, new RegExp(`Vpc ${Names.vpc(t.vpc.id)} was deleted outside Tenet`))
+      }))
+
+    it.scoped("the pod's Deployment deleted, then its Service: both put back, the pod running again", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        yield* deleteAsAdmin(t.deployment)
+        const deployment = yield* eventually(
+          t.deployment,
+          (d) => d !== undefined && d.metadata?.deletionTimestamp === undefined
+        )
+        expect(deployment?.spec.replicas).toBe(2)
+        yield* deleteAsAdmin(t.service)
+        const service = yield* eventually(
+          t.service,
+          (s) => s !== undefined && s.metadata.deletionTimestamp === undefined
+        )
+        // The pod shows the new Service's VIP, running, as soon as the watch brings it.
+        yield* Effect.repeat(
+          Effect.zipLeft(
+            Effect.map(
+              raw("GET", "/pods", { headers: t.headers }),
+              (r) => (r.body as Array<Json>).find((p) => p.id === t.pod.id)
+            ),
+            Effect.sleep("100 millis")
+          ),
+          {
+            until: (p) =>
+              p?.status.phase === "running" && p.status.last_error === null && p.status.vip === service?.spec.clusterIP
+          }
+        ).pipe(Effect.timeout("30 seconds"))
+      }))
+
+    it.scoped("replicas made after the pod's apply get their SNAT rules; a replica gone takes its rule along", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        const created = yield* w.createPod({ replica_count: 1, external_access: true })
+        expect(created.status, created.text).toBe(200)
+        const pod = created.body as Json
+        const admin = suite.get().admin
+        const byPod = { [Names.POD]: pod.id }
+        /** The SNAT rules' names and the ones the replicas' addresses call for, once they agree on `count`. */
+        const agreeOn = (count: number) =>
+          Effect.gen(function*() {
+            const deadline = Date.now() + 30_000
+            for (;;) {
+              const replicas = yield* Effect.orDie(LocalCluster.list(admin, "v1", "Pod", byPod))
+              const rules = yield* Effect.orDie(LocalCluster.list(admin, "kubeovn.io/v1", "OvnSnatRule", byPod))
+              const wanted = replicas.flatMap((r) => r.status?.podIP ? [Names.podSnat(pod.id, r.status.podIP)] : [])
+                .sort()
+              const names = rules.map((r) => r.metadata!.name!).sort()
+              if (wanted.length === count && JSON.stringify(names) === JSON.stringify(wanted)) return names
+              if (Date.now() > deadline) {
+                return yield* Effect.die(new Error(`SNAT rules ${names} for replicas ${wanted}, wanted ${count}`))
+              }
+              yield* Effect.sleep("100 millis")
+            }
+          })
+        yield* agreeOn(1)
+        // Two more replicas: the cluster makes them after the apply answered.
+        for (const _ of [1, 2]) {
+          const scaled = yield* raw("POST", `/pods/${pod.id}/replicas`, { headers: w.headers })
+          expect(scaled.status, scaled.text).toBe(200)
+        }
+        yield* agreeOn(3)
+        const down = yield* raw("DELETE", `/pods/${pod.id}/replicas`, { headers: w.headers })
+        expect(down.status, down.text).toBe(200)
+        yield* agreeOn(2)
+      }))
+
+    it.scoped("the Deployment scaled to 0 by another field manager: scaled back", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        yield* patchAsAdmin({ ...t.deployment, spec: { replicas: 0 } }, "kubectl-scale")
+        yield* eventually(t.deployment, (d) => d?.spec.replicas === 2)
+      }))
+  })
+})
