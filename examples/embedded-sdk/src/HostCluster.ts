@@ -66,7 +66,27 @@ export const layer = (vipRange = "172.30.0.0/16") =>
           for (const [id, vpc] of state.vpcs) if (vpc.tenant_id === tenantId) state.vpcs.delete(id)
         }),
       // Nothing changes this host's state but Tenet: there is no drift to announce.
-      changes: Stream.empty
+      changes: Stream.empty,
+      inventory: Effect.sync(() => [
+        ...[...state.vpcs.values()].map((v) => ({
+          tenant_id: v.tenant_id,
+          vpc_id: v.vpc_id,
+          subnet_id: null,
+          pod_id: null
+        })),
+        ...[...state.subnets.values()].map((s) => ({
+          tenant_id: s.tenant_id,
+          vpc_id: s.vpc_id,
+          subnet_id: s.subnet_id,
+          pod_id: null
+        })),
+        ...[...state.pods.values()].map(({ spec }) => ({
+          tenant_id: spec.tenant_id,
+          vpc_id: spec.vpc_id,
+          subnet_id: spec.subnet_id,
+          pod_id: spec.pod_id
+        }))
+      ])
     })
     return Context.make(HostState, state).pipe(Context.add(Orchestrator.Orchestrator, orchestrator))
   }))

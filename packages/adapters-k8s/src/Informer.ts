@@ -27,6 +27,8 @@ export interface Informer {
   /** The objects whose `label` has `value` (one of the informer's `indexes`). */
   readonly byLabel: (label: string, value: string) => ReadonlyArray<LiveObject>
   readonly get: (name: string, namespace?: string) => LiveObject | undefined
+  /** Every object held. */
+  readonly all: () => ReadonlyArray<LiveObject>
   /** An object as a write of Tenet's returned it. */
   readonly observe: (object: LiveObject) => void
   /** An object Tenet deleted, as the delete returned it (else as last seen). */
@@ -68,6 +70,9 @@ const versionOf = (o: { readonly metadata?: { readonly resourceVersion?: string 
 export const older = (a: string | undefined, b: string | undefined): boolean =>
   a !== undefined && b !== undefined && /^\d+$/.test(a) && /^\d+$/.test(b) &&
   (a.length < b.length || (a.length === b.length && a < b))
+
+/** The API server's answer to a watch from a version it has not reached (client-go relists on it). */
+const tooLarge = (message: string | undefined) => message !== undefined && /too large resource version/i.test(message)
 
 /** A deleted object's last version, kept until its event arrives so late events cannot revive it. */
 interface Tombstone {
@@ -123,13 +128,29 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     entries.delete(key)
   }
 
-  /** A list replaces what the cache holds, except what Tenet wrote after the list was read. */
-  const replace = (items: ReadonlyArray<LiveObject>, resourceVersion: string) => {
+  /**
+   * A list replaces what the cache holds, except what Tenet wrote after the list was read. A
+   * list after the first tells `onChange` what it changed, as the watch it stands in for would
+   * have (an object gone is `DELETED`): what happened while no watch held (the API server
+   * restarted on a wiped etcd, say) is not lost.
+   */
+  const replace = (items: ReadonlyArray<LiveObject>, resourceVersion: string, relisted: boolean) => {
     const listed = new Set(items.map(objectKey))
     for (const [key, entry] of entries) {
-      if (!listed.has(key) && !older(resourceVersion, versionOf(entry))) remove(key)
+      if (listed.has(key) || older(resourceVersion, versionOf(entry))) continue
+      const gone = live(entry)
+      remove(key)
+      if (relisted && gone !== undefined) options.onChange?.({ type: "DELETED", object: gone, previous: gone })
     }
-    for (const item of items) put(objectKey(item), item)
+    for (const item of items) {
+      const key = objectKey(item)
+      const held = entries.get(key)
+      if (versionOf(held) === versionOf(item) || older(versionOf(item), versionOf(held))) continue
+      put(key, item)
+      if (relisted) {
+        options.onChange?.({ type: held === undefined ? "ADDED" : "MODIFIED", object: item, previous: live(held) })
+      }
+    }
   }
 
   const apply = (event: WatchEvent & { readonly type: Change["type"] }) => {
@@ -156,8 +177,10 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   let version: string | null = null
 
   /** The cache from a list, and the version it was read at; the list is not held past it. */
+  let listedOnce = false
   const relist = Effect.map(kube.snapshot(options.kind, options.selector), (list) => {
-    replace(list.items, list.resourceVersion)
+    replace(list.items, list.resourceVersion, listedOnce)
+    listedOnce = true
     return list.resourceVersion
   })
 
@@ -176,8 +199,9 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
       },
       onEvent: (event) => {
         if (event.type === "ERROR") {
-          // The version is too old to watch from (compacted): list again.
-          if (event.object.code === 410) version = null
+          // The version is too old to watch from (compacted), or newer than the server has (its
+          // etcd was replaced): list again.
+          if (event.object.code === 410 || tooLarge(event.object.message)) version = null
           return
         }
         if (event.type !== "BOOKMARK") apply(event as WatchEvent & { readonly type: Change["type"] })
@@ -193,7 +217,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   })
 
   const retry = (e: KubeError) =>
-    e.status === 410
+    e.status === 410 || tooLarge(e.detail)
       ? Effect.sync(() => {
         version = null
       })
@@ -228,6 +252,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
         return object === undefined ? [] : [object]
       }),
     get: (name, namespace) => live(entries.get(keyOf(name, namespace))),
+    all: () => [...entries.values()].flatMap((entry) => live(entry) ?? []),
     observe: (object) => put(objectKey(object), object),
     forget: (name, namespace, deleted) => {
       const key = keyOf(name, namespace)

@@ -96,26 +96,32 @@ const keptFields = (object: LiveObject): LiveObject => {
   } as LiveObject
 }
 
-/**
- * The change a watch event is, if it is one Tenet did not make to an object a VPC or pod owns:
- * a delete (or a delete begun), or fields taken from Tenet's manager; for a replica, its
- * addresses moving.
- */
-export const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | undefined => {
-  const labels = event.object.metadata?.labels ?? {}
+/** The VPC, subnet or pod an object serves, from its labels; none for a tunnel's or a registry credential's. */
+const ownerOf = (object: LiveObject): Orchestrator.ClusterOwner | undefined => {
+  const labels = object.metadata?.labels ?? {}
   const tenant_id = labels[Names.TENANT] as Ids.TenantId | undefined
   const vpc_id = labels[Names.VPC] as Ids.VpcId | undefined
   if (tenant_id === undefined || vpc_id === undefined) return undefined
   if (labels[Names.REGISTRY] !== undefined || NOT_OWNED_BY_A_NETWORK.has(labels[Names.COMPONENT] ?? "")) {
     return undefined
   }
-  const owner = {
+  return {
     tenant_id,
     vpc_id,
     subnet_id: (labels[Names.SUBNET] ?? null) as Ids.SubnetId | null,
-    pod_id: (labels[Names.POD] ?? null) as Ids.PodId | null,
-    object: `${event.object.kind ?? "object"} ${nameOf(event.object)}`
+    pod_id: (labels[Names.POD] ?? null) as Ids.PodId | null
   }
+}
+
+/**
+ * The change a watch event is, if it is one Tenet did not make to an object a VPC or pod owns:
+ * a delete (or a delete begun), or fields taken from Tenet's manager; for a replica, its
+ * addresses moving.
+ */
+export const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | undefined => {
+  const owned = ownerOf(event.object)
+  if (owned === undefined) return undefined
+  const owner = { ...owned, object: `${event.object.kind ?? "object"} ${nameOf(event.object)}` }
   if (event.object.kind === "Pod") {
     const before = event.previous === undefined ? [] : podIps(event.previous)
     const after = event.type === "DELETED" ? [] : podIps(event.object)
@@ -467,7 +473,18 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
         Effect.flatMap(deleteAll),
         Effect.mapError(orchestratorError("deleteTenant"))
       ),
-    changes: Stream.fromPubSub(changes)
+    changes: Stream.fromPubSub(changes),
+    inventory: Effect.map(synced, () => {
+      const owners: Array<Orchestrator.ClusterOwner> = []
+      const held = (object: LiveObject) => {
+        const owner = ownerOf(object)
+        if (owner !== undefined) owners.push(owner)
+      }
+      for (const kind of [Kinds.Vpc, Kinds.Subnet, Kinds.Deployment]) {
+        for (const object of informerOf(kind.kind)!.all()) held(object)
+      }
+      return owners
+    }).pipe(Effect.mapError(orchestratorError("inventory")))
   })
 })
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Names } from "@tenet/adapters-k8s"
 import { Orchestrator } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
-import { Effect, Option, Schedule } from "effect"
+import { Effect, Option, Queue, Schedule, Stream } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
 
 const cluster = (options: Parameters<typeof FakeApiServer.layer>[0] = {}) =>
@@ -80,6 +80,34 @@ describe("informers", () => {
           ).length
         ).toBeGreaterThanOrEqual(2)
       }).pipe(Effect.provide(cluster())),
+    20_000
+  )
+
+  it.live(
+    "an object deleted while no watch held is announced as deleted when the informer lists again",
+    () =>
+      Effect.gen(function*() {
+        const { fake, orchestrator, spec } = yield* withPod()
+        const seen = yield* Queue.unbounded<Orchestrator.ClusterChange>()
+        yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, (c) => Queue.offer(seen, c)))
+        yield* Effect.sleep("50 millis")
+        const service = `Service ${Names.workload(spec.pod_id)}`
+        // Its event went to no watch and is not in the history: only the next list can tell.
+        fake.compact()
+        fake.objects.delete(`Service/${Names.namespace(spec.vpc_id)}/${Names.workload(spec.pod_id)}`)
+        fake.dropWatches()
+        const announced = yield* Queue.take(seen).pipe(
+          Effect.repeat({ until: (c) => c.object === service }),
+          Effect.timeout("5 seconds")
+        )
+        expect(announced).toMatchObject({
+          tenant_id: spec.tenant_id,
+          vpc_id: spec.vpc_id,
+          pod_id: spec.pod_id,
+          change: "deleted",
+          manager: null
+        })
+      }).pipe(Effect.scoped, Effect.provide(cluster())),
     20_000
   )
 

@@ -64,9 +64,14 @@ export class ClusterSwitches extends Context.Tag("@tenet/adapters-memory/Cluster
   readonly setLatency: (latency: Duration.DurationInput) => Effect.Effect<void>
   /**
    * Someone other than Tenet deletes the VPC (with what runs in it), a subnet or a pod; it is
-   * announced in `changes` as a deletion, as a watch would announce it.
+   * announced in `changes` as a deletion, as a watch would announce it, unless `announce` is
+   * false (as while no replica of Tenet was running).
    */
-  readonly deleteBehindTenet: (target: "vpc" | "subnet" | "pod", id: string) => Effect.Effect<void>
+  readonly deleteBehindTenet: (
+    target: "vpc" | "subnet" | "pod",
+    id: string,
+    options?: { readonly announce?: boolean }
+  ) => Effect.Effect<void>
   /** Someone (`manager`, as a field manager is named) empties the VPC's enforced rules. */
   readonly emptyRulesBehindTenet: (vpcId: Ids.VpcId, manager?: string) => Effect.Effect<void>
   /** Clears every fault. */
@@ -89,7 +94,7 @@ export const make = (options: Options = {}) =>
     let nextVipOffset = 1
     // Unbounded, so announcing never waits.
     const changes = Effect.runSync(PubSub.unbounded<Orchestrator.ClusterChange>())
-    const announce = (change: Orchestrator.ClusterChange) => Effect.asVoid(PubSub.publish(changes, change))
+    const announceChange = (change: Orchestrator.ClusterChange) => Effect.asVoid(PubSub.publish(changes, change))
 
     let failAll: string | null = null
     let failAfterCount: { remaining: number; detail: string } | null = null
@@ -357,7 +362,30 @@ export const make = (options: Options = {}) =>
             for (const [key, secret] of registrySecrets) if (secret.tenant_id === tenantId) registrySecrets.delete(key)
           })
         ),
-      changes: Stream.fromPubSub(changes)
+      changes: Stream.fromPubSub(changes),
+      inventory: slow.pipe(
+        Effect.zipRight(unreachable("inventory")),
+        Effect.map(() => [
+          ...[...vpcs.values()].map((v) => ({
+            tenant_id: v.tenant_id,
+            vpc_id: v.vpc_id,
+            subnet_id: null,
+            pod_id: null
+          })),
+          ...[...subnets.values()].map((s) => ({
+            tenant_id: s.tenant_id,
+            vpc_id: s.vpc_id,
+            subnet_id: s.subnet_id,
+            pod_id: null
+          })),
+          ...[...pods.values()].map(({ spec }) => ({
+            tenant_id: spec.tenant_id,
+            vpc_id: spec.vpc_id,
+            subnet_id: spec.subnet_id,
+            pod_id: spec.pod_id
+          }))
+        ])
+      )
     })
 
     const deleted = (
@@ -385,8 +413,10 @@ export const make = (options: Options = {}) =>
         }),
       setDeleteDelay: (delay) => Effect.sync(() => void (deleteDelay = Duration.decode(delay))),
       setLatency: (value) => Effect.sync(() => void (latency = Duration.decode(value))),
-      deleteBehindTenet: (target, id) =>
+      deleteBehindTenet: (target, id, options = {}) =>
         Effect.suspend(() => {
+          const announce = (change: Orchestrator.ClusterChange) =>
+            options.announce === false ? Effect.void : announceChange(change)
           if (target === "pod") {
             const pod = pods.get(id as Ids.PodId)
             if (pod === undefined) return Effect.void
@@ -413,7 +443,7 @@ export const make = (options: Options = {}) =>
           const plan = plans.get(vpcId)
           if (vpc === undefined || plan === undefined) return Effect.void
           plans.set(vpcId, { ...plan, entries: [] })
-          return announce({
+          return announceChange({
             ...deleted(vpc, `plan ${vpcId}`),
             change: "changed",
             manager,

@@ -5,7 +5,8 @@
  * at the root. Loopback only; about 25 minutes on 2 vCPU.
  *
  * The Kubernetes orchestrator's informer caches are measured per 1,000 pods on a real API
- * server (`Informers.ts`), where `.ci/kube-apiserver` has built one.
+ * server (`Informers.ts`), and drift repaired by the controller (`Drift.ts`), where
+ * `.ci/kube-apiserver` has built one.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
  * follows the write path's, then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
@@ -25,6 +26,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
 import * as Declarations from "./Declarations.js"
+import * as Drift from "./Drift.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
 import * as Pages from "./Pages.js"
@@ -144,6 +146,10 @@ const informersText = Informers.available()
   ? Informers.toMarkdown(await Effect.runPromise(Informers.run()))
   : "No kube-apiserver (`.ci/kube-apiserver`), etcd or Kube-OVN CRDs here: not measured."
 console.log(`\n${informersText}\n`)
+const driftText = Drift.available()
+  ? Drift.toMarkdown(await Effect.runPromise(Drift.run()))
+  : "No kube-apiserver (`.ci/kube-apiserver`), etcd or Kube-OVN CRDs here: not measured."
+console.log(`\n${driftText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
@@ -303,6 +309,10 @@ writeFileSync(
     "## Informer caches (Kubernetes)",
     "",
     informersText,
+    "",
+    "## Drift repaired (Kubernetes)",
+    "",
+    driftText,
     "",
     "## Micro-benchmarks",
     "",

@@ -46,6 +46,9 @@ export const ServerConfig = Config.all({
   ),
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
+  controller: Config.all({
+    resync: Config.duration("TENET_CONTROLLER_RESYNC").pipe(Config.withDefault(Duration.minutes(10)))
+  }),
   watch: Config.all({
     retention: Config.duration("TENET_WATCH_RETENTION").pipe(Config.withDefault(Duration.hours(1)))
   }),

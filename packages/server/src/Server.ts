@@ -45,6 +45,8 @@ export interface Options extends HttpOptions {
   readonly adminPasswordFile?: string
   /** How often VPCs whose apply failed are applied again. */
   readonly reconcileInterval: Duration.DurationInput
+  /** The controller's workers, backoff and resync (`ClusterController.Options`). */
+  readonly controller?: ClusterController.Options
   /** The change stream's bookmarks and retention (`ChangeFeed`). */
   readonly watch?: ChangeFeed.Options
 }
@@ -192,7 +194,7 @@ export const layer = (options: Options) =>
     // The admin exists before the first request is served.
     layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options))),
     Reconciler.layer(options.reconcileInterval),
-    ClusterController.ClusterController.layer()
+    ClusterController.ClusterController.layer(options.controller)
   ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
 
 /** Writes a generated password where only this user can read it, replacing what was there. */

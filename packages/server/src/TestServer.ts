@@ -7,7 +7,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { MemoryPorts } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
-import { type ChangeFeed, Identity, ServerInfo } from "@tenet/core"
+import { type ChangeFeed, type ClusterController, Identity, ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
@@ -24,6 +24,8 @@ export interface Options {
   readonly orchestrator?: Layer.Layer<Orchestrator.Orchestrator>
   /** How often failed applies are retried; long by default so tests decide when it happens. */
   readonly reconcileInterval?: Duration.DurationInput
+  /** The controller's settings; its resync runs at start, then hourly, by default. */
+  readonly controller?: ClusterController.Options
   /** The change stream's bookmarks and retention. */
   readonly watch?: ChangeFeed.Options
   /** How long a client may take to send a request (408 after); 30 seconds by default. */
@@ -50,6 +52,7 @@ export const layer = (options: Options = {}) => {
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,
     adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD)),
     reconcileInterval: options.reconcileInterval ?? Duration.hours(1),
+    controller: { resync: Duration.hours(1), ...options.controller },
     ...(options.watch === undefined ? {} : { watch: options.watch }),
     ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace })
   }).pipe(

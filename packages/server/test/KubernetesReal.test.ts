@@ -253,7 +253,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
   )
 
   it.live.skipIf(databaseUrl === undefined)(
-    "two replicas of the built server on one database and one cluster both serve, and idle for a minute neither writes to the cluster",
+    "two replicas of the built server on one database and one cluster both serve, idle for a minute neither writes to the cluster, and the leader killed is replaced",
     () =>
       Effect.gen(function*() {
         const cluster = suite.get()
@@ -350,8 +350,35 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
           } finally {
             await Effect.runPromise(cluster.pauseControllers(false))
           }
+
+          // One of them leads the controller. Its subnet is deleted behind its back and it is
+          // killed at once, before or during the repair: the other takes over within seconds
+          // and puts the subnet back (its resync finds it missing).
+          const leading = "leading the cluster controller"
+          await until(() => first.output().includes(leading) || second.output().includes(leading), "a leader", 10_000)
+          expect(first.output().includes(leading) && second.output().includes(leading)).toBe(false)
+          const [leader, follower] = first.output().includes(leading) ? [first, second] : [second, first]
+          const subnetObject = {
+            apiVersion: "kubeovn.io/v1",
+            kind: "Subnet",
+            metadata: { name: Names.subnet(subnet.id) }
+          }
+          await Effect.runPromise(LocalCluster.remove(cluster.admin, subnetObject))
+          leader.child.kill("SIGKILL")
+          await until(() => follower.output().includes(leading), "the other replica to lead", 15_000)
+          await untilAnswered(
+            () =>
+              Effect.runPromise(
+                Effect.match(LocalCluster.read(cluster.admin, "kubeovn.io/v1", "Subnet", Names.subnet(subnet.id)), {
+                  onFailure: () => false,
+                  onSuccess: (s) => s.metadata?.deletionTimestamp === undefined
+                })
+              ),
+            "the subnet back",
+            20_000
+          )
         })
       }).pipe(Effect.scoped),
-    180_000
+    240_000
   )
 })

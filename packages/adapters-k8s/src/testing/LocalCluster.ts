@@ -460,6 +460,13 @@ export const list = (admin: KubeConfig, apiVersion: string, kind: string, labels
       Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")
     )).pipe(Effect.map((l) => l.items as ReadonlyArray<Obj>))
 
+/** Creates an object as the admin would (`kubectl create`), behind Tenet's back. */
+export const create = (admin: KubeConfig, object: KubernetesObject) =>
+  promise(`create ${object.kind} ${object.metadata?.name}`, () => {
+    const path = objectPath(admin, object as Obj)
+    return request(admin, "POST", path.slice(0, path.lastIndexOf("/")), object)
+  })
+
 /** Deletes an object as the admin would (`kubectl delete`), behind Tenet's back. */
 export const remove = (admin: KubeConfig, object: KubernetesObject) =>
   promise(

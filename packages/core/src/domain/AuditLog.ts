@@ -7,7 +7,11 @@
 import { Schema, Struct } from "effect"
 import { intBetween, Timestamp } from "./Common.js"
 
-export const ActorType = Schema.Literal("admin", "tenant").annotations({ identifier: "AuditActorType" })
+/**
+ * Who made the change: the admin, a tenant, or the cluster (`actor` is the field manager that
+ * changed Tenet's objects behind its back, or `unknown` for a delete, as the controller found it).
+ */
+export const ActorType = Schema.Literal("admin", "tenant", "cluster").annotations({ identifier: "AuditActorType" })
 export type ActorType = typeof ActorType.Type
 
 /** What a change was made to: the resource kinds of the API, and the platform-wide configuration. */
@@ -35,11 +39,11 @@ export class AuditEntry extends Schema.Class<AuditEntry>("AuditEntry")({
   /** The request's id (its `X-Request-Id`), which its log lines carry too. */
   request_id: Schema.String,
   actor_type: ActorType,
-  /** The admin's username or the tenant's name. */
+  /** The admin's username, the tenant's name, or the cluster's field manager. */
   actor: Schema.String,
   /** The tenant the change belongs to (the acting tenant, or the one an admin acted on); null for the platform's own. */
   tenant_id: Schema.NullOr(Schema.String),
-  /** The contract's endpoint, `group.endpoint` (e.g. `vpcs.create`). */
+  /** The contract's endpoint, `group.endpoint` (e.g. `vpcs.create`); `cluster.drift` for drift the controller found. */
   action: Schema.String,
   resource_kind: ResourceKind,
   /** The resource's id (a domain and a registry credential: its name); null where there is none. */

@@ -126,6 +126,14 @@ export interface ClusterChange {
   readonly fields: ReadonlyArray<string>
 }
 
+/** Something the cluster holds for Tenet, by the owner it serves: a VPC, one of its subnets, or a pod. */
+export interface ClusterOwner {
+  readonly tenant_id: TenantId
+  readonly vpc_id: VpcId
+  readonly subnet_id: SubnetId | null
+  readonly pod_id: PodId | null
+}
+
 export interface OrchestratorShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
   readonly backend: string
@@ -160,6 +168,11 @@ export interface OrchestratorShape {
    * subscribed.
    */
   readonly changes: Stream.Stream<ClusterChange>
+  /**
+   * Every VPC, subnet and pod the cluster holds objects for, as last observed (for a resync to
+   * compare with the committed state: what is missing, and what no committed state wants).
+   */
+  readonly inventory: Effect.Effect<ReadonlyArray<ClusterOwner>, OrchestratorError>
 }
 
 export class Orchestrator extends Context.Tag("@tenet/core/Orchestrator")<Orchestrator, OrchestratorShape>() {}

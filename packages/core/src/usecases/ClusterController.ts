@@ -9,15 +9,17 @@
  * `applied: false` with an `apply_error` naming what changed and who changed it (so the change
  * stream and every read say so) until the repair is in force, counted and timed in metrics and
  * logged. A replica's addresses moving is not drift: the pod's SNAT rules and its VPC's ACLs
- * follow it. One replica repairs an owner at a time (the store's lock); an owner the committed
- * state no longer wants (deleted, or being deleted) is nobody's to repair.
+ * follow it. One replica leads (the store's lock) and repairs; the others watch and wait to lead.
+ * An owner the committed state no longer wants (deleted, or being deleted) is nobody's to repair.
+ * A resync (first when a replica starts leading) compares what the cluster holds with the
+ * committed state, for what no watch could tell.
  */
-import type { Duration } from "effect"
-import { Cause, Context, Effect, Layer, Metric, MetricBoundaries, Option, Stream } from "effect"
+import { Cause, Context, DateTime, Duration, Effect, Layer, Metric, MetricBoundaries, Schedule, Stream } from "effect"
+import * as Audit from "../changes/Audit.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { PodId, TenantId, VpcId } from "../domain/Ids.js"
-import type { ClusterChange } from "../ports/Orchestrator.js"
+import type { ClusterChange, ClusterOwner } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
@@ -33,7 +35,22 @@ export interface Options {
   /** The first retry's delay after a repair fails; doubles per failure, up to `maxBackoff`. */
   readonly backoff?: Duration.DurationInput
   readonly maxBackoff?: Duration.DurationInput
+  /**
+   * How often the whole cluster is compared with the committed state (first at start): what
+   * changed while no replica watched is found then, not only at its owner's next change.
+   */
+  readonly resync?: Duration.DurationInput
+  /**
+   * What was made or changed this recently may still be on its way to the cluster: a resync
+   * leaves it to its own request (1 minute).
+   */
+  readonly settle?: Duration.DurationInput
+  /** How often a replica that does not lead asks to (5 s): a leader that died is replaced within it. */
+  readonly leaderRetry?: Duration.DurationInput
 }
+
+/** The store-wide lock the leading replica holds. */
+export const LEADER_LOCK = "tenet.controller"
 
 /** What a worker converges: a VPC (its router, subnets, egress and ACLs) or a pod. */
 type Owner =
@@ -62,6 +79,15 @@ export const describe = (change: ClusterChange): string =>
     : `${change.object} was changed by ${change.manager ?? "another field manager"}` +
       (change.fields.length === 0 ? "" : ` (${change.fields.join(", ")})`)
 
+/** Pods before subnets before VPCs. */
+const rank = (o: ClusterOwner) => o.pod_id !== null ? 0 : o.subnet_id !== null ? 1 : 2
+
+/** The drift of one owner as one line: each change once, the first few named. */
+export const summarize = (changes: ReadonlyArray<ClusterChange>): string => {
+  const lines = [...new Set(changes.map(describe))]
+  return lines.length <= 3 ? lines.join("; ") : `${lines.slice(0, 3).join("; ")}; and ${lines.length - 3} more`
+}
+
 /** Whether the committed state still wants what the change touched (a deleted subnet's objects are not). */
 const wanted = (state: TenantState, change: ClusterChange): boolean =>
   change.subnet_id === null || state.subnet(change.subnet_id) !== undefined
@@ -78,13 +104,21 @@ const repairLatency = Metric.histogram(
   "Time from a change made outside Tenet being observed to its repair being in force"
 )
 
+const orphansDeleted = Metric.counter("tenet_drift_orphans_deleted", {
+  description: "Cluster objects of a known tenant that no committed state wants, deleted by a resync, by owner kind " +
+    "(vpc, subnet, pod)",
+  incremental: true
+})
+
 const failedRepairs = Metric.counter("tenet_drift_repair_failures", {
   description: "Convergences of an owner that failed and will be retried with backoff, by owner kind",
   incremental: true
 })
 
 export class ClusterController extends Context.Tag("@tenet/core/ClusterController")<ClusterController, {
-  /** Owners waiting, and being converged. */
+  /** Whether this replica leads: it converges owners and runs the resync. */
+  readonly leading: () => boolean
+  /** Owners waiting, and being converged (none while not leading). */
   readonly depth: () => { readonly waiting: number; readonly processing: number }
 }>() {
   /** The controller, running until the layer's scope closes. */
@@ -103,7 +137,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
         const drifts = new Map<string, { readonly since: number; readonly changes: Array<ClusterChange> }>()
 
         /** Records the drift on the owner: `applied: false`, naming it, until the repair records otherwise. */
-        const recordDrift = (owner: Owner, detail: string) => {
+        const recordDrift = (owner: Owner, detail: string, managers: string) => {
           const drifted = <R extends { readonly applied: boolean; readonly apply_error: string | null }>(
             latest: R
           ) => ({
@@ -111,12 +145,23 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             applied: false,
             apply_error: detail
           })
+          // The audit trail names who changed it, as the entry of the change it records.
+          const entry = new Audit.Pending(
+            "cluster.drift",
+            { kind: owner._tag, from: "change" },
+            `drift-${crypto.randomUUID()}`,
+            { tenant_id: owner.tenant_id }
+          )
+          entry.actor = { type: "cluster", name: managers, tenant_id: owner.tenant_id }
           return pipeline.record(owner.tenant_id, (state) =>
             Effect.succeed<Decision<unknown>>(
               owner._tag === "vpc"
                 ? updatingLatest("vpcs", owner.id, state.vpc(owner.id), drifted)
                 : updatingLatest("pods", owner.id, state.pod(owner.id), drifted)
-            )).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            )).pipe(
+              Effect.locally(Audit.CurrentEntry, entry),
+              Effect.catchTag("UniqueViolation", Effect.die)
+            )
         }
 
         const converge = (owner: Owner) =>
@@ -129,9 +174,10 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             if (record === undefined || record.lifecycle !== "active") return
             const drift = (seen?.changes ?? []).filter((c) => wanted(state, c))
             if (drift.length > 0) {
-              const detail = `${drift.map(describe).join("; ")}; repairing`
+              const detail = `${summarize(drift)}; repairing`
               yield* Effect.logWarning("drift", { owner: key, detail })
-              yield* recordDrift(owner, detail)
+              const managers = [...new Set(drift.map((c) => c.manager ?? "unknown"))].join(", ")
+              yield* recordDrift(owner, detail, managers)
             }
             const applied = owner._tag === "vpc"
               ? (yield* applier.apply(owner.tenant_id, owner.id)).applied
@@ -140,34 +186,28 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
                 (after) => after.pod(owner.id)?.applied ?? true
               ).pipe(storeUnavailable)
             if (!applied) {
-              // Kept for the retry, which still has it to repair.
-              if (seen !== undefined) drifts.set(key, { since: seen.since, changes: [...drift] })
+              // Kept for the retry, which still has it to repair, with what came meanwhile.
+              const since = drifts.get(key)
+              if (seen !== undefined) {
+                drifts.set(key, { since: seen.since, changes: [...drift, ...(since?.changes ?? [])] })
+              }
               return yield* Effect.fail(`${owner._tag} ${owner.id} is not applied yet`)
             }
             if (drift.length > 0 && seen !== undefined) {
               const seconds = (Date.now() - seen.since) / 1000
               yield* Metric.increment(Metric.tagged(repairs, "kind", owner._tag))
               yield* Metric.update(repairLatency, seconds)
-              yield* Effect.logInfo("drift repaired", { owner: key, seconds, changes: drift.map(describe) })
+              yield* Effect.logInfo("drift repaired", { owner: key, seconds, changes: summarize(drift) })
             }
           })
 
-        const queue = yield* Workqueue.make<string, unknown>({
+        /** The work queue, while this replica leads; changes seen while it does not are the leader's. */
+        let queue: Workqueue.Workqueue<string> | undefined
+        const makeQueue = Workqueue.make<string, unknown>({
           workers: options.workers ?? 4,
           baseDelay: options.backoff ?? "200 millis",
           maxDelay: options.maxBackoff ?? "30 seconds",
-          process: (key) =>
-            Effect.flatMap(
-              store.exclusive(`tenet.controller/${key}`, converge(ownerOf(key))),
-              // Another replica is converging it, from the same committed state, and reports the drift.
-              (done) =>
-                Option.isNone(done)
-                  ? Effect.zipRight(
-                    Effect.sync(() => drifts.delete(key)),
-                    Effect.logDebug("another replica converges", key)
-                  )
-                  : Effect.void
-            ),
+          process: (key) => converge(ownerOf(key)),
           onFailure: (key, cause, retryIn) =>
             Effect.zipRight(
               Metric.increment(Metric.tagged(failedRepairs, "kind", ownerOf(key)._tag)),
@@ -183,6 +223,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
           Effect.forEach(ownersOf(change), (owner) =>
             Effect.suspend(() => {
               const key = keyOf(owner)
+              if (queue === undefined) return Effect.void
               if (change.change !== "addresses") {
                 const seen = drifts.get(key) ?? { since: Date.now(), changes: [] }
                 drifts.set(key, { since: seen.since, changes: [...seen.changes, change] })
@@ -190,16 +231,127 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
               return queue.add(key)
             }), { discard: true })
 
+        /** A change as a resync finds it: what the committed state wants is not in the cluster. */
+        const missing = (
+          owner: Omit<ClusterOwner, "tenant_id">,
+          tenant_id: ClusterOwner["tenant_id"],
+          object: string
+        ) => ({ ...owner, tenant_id, object, change: "deleted", manager: null, fields: [] }) satisfies ClusterChange
+
+        const settling = Duration.toMillis(options.settle ?? Duration.minutes(1))
+        const settled = (at: DateTime.Utc, now: number) => now - DateTime.toEpochMillis(at) >= settling
+
+        /**
+         * The cluster compared with the committed state: each owner with something missing is
+         * converged; what a known tenant's committed state does not want (a delete lost while no
+         * replica ran) is deleted. The inventory is read first: what it holds was committed before
+         * it was applied, so the states read after it have it unless it was deleted since.
+         */
+        const resyncOnce = Effect.gen(function*() {
+          const held = yield* orchestrator.inventory
+          const tenants = yield* store.tenants.list.pipe(storeUnavailable)
+          const now = Date.now()
+          const known = new Map<string, TenantState>()
+          for (const tenant of tenants) {
+            const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
+            known.set(tenant.id, state)
+            const mine = held.filter((o) => o.tenant_id === tenant.id)
+            const vpcs = new Set(mine.filter((o) => o.subnet_id === null && o.pod_id === null).map((o) => o.vpc_id))
+            const subnets = new Set(mine.filter((o) => o.pod_id === null).flatMap((o) => o.subnet_id ?? []))
+            const pods = new Set(mine.flatMap((o) => o.pod_id ?? []))
+            for (const vpc of state.vpcs) {
+              if (vpc.lifecycle !== "active" || !settled(vpc.created_at, now)) continue
+              const absent = [
+                ...(vpcs.has(vpc.id)
+                  ? []
+                  : [missing({ vpc_id: vpc.id, subnet_id: null, pod_id: null }, tenant.id, `VPC ${vpc.id}`)]),
+                ...state.subnetsOf(vpc.id).filter((s) => !subnets.has(s.id) && settled(s.created_at, now)).map((s) =>
+                  missing({ vpc_id: vpc.id, subnet_id: s.id, pod_id: null }, tenant.id, `subnet ${s.id}`)
+                )
+              ]
+              yield* Effect.forEach(absent, enqueue, { discard: true })
+            }
+            for (const pod of state.pods) {
+              if (pod.lifecycle !== "active" || pods.has(pod.id) || !settled(pod.updated_at, now)) continue
+              yield* enqueue(
+                missing({ vpc_id: pod.vpc_id, subnet_id: pod.subnet_id, pod_id: pod.id }, tenant.id, `pod ${pod.id}`)
+              )
+            }
+          }
+          // Pods first, then subnets, then VPCs: what runs in a thing goes before it.
+          const orphans = held.filter((o) => {
+            const state = known.get(o.tenant_id)
+            if (state === undefined) return false
+            return o.pod_id !== null
+              ? state.pod(o.pod_id) === undefined
+              : o.subnet_id !== null
+              ? state.subnet(o.subnet_id) === undefined
+              : state.vpc(o.vpc_id) === undefined
+          }).sort((a, b) => rank(a) - rank(b))
+          const done = new Set<string>()
+          yield* Effect.forEach(orphans, (o) => {
+            const kind = o.pod_id !== null ? "pod" : o.subnet_id !== null ? "subnet" : "vpc"
+            const id = o.pod_id ?? o.subnet_id ?? o.vpc_id
+            if (done.has(id)) return Effect.void
+            done.add(id)
+            const deleting = o.pod_id !== null
+              ? orchestrator.deletePod(o.pod_id)
+              : o.subnet_id !== null
+              ? orchestrator.deleteSubnet(o.vpc_id, o.subnet_id)
+              : orchestrator.deleteVpc(o.vpc_id)
+            return deleting.pipe(
+              Effect.zipRight(Metric.increment(Metric.tagged(orphansDeleted, "kind", kind))),
+              Effect.zipRight(Effect.logInfo("orphan deleted", { kind, id, tenant: o.tenant_id })),
+              Effect.catchAll((e) =>
+                Effect.logWarning("could not delete an orphan; the next resync tries again", e.message)
+              )
+            )
+          }, { discard: true })
+        })
+
+        const resync = resyncOnce.pipe(
+          Effect.catchAll((e) => Effect.logWarning("resync failed; the next one tries again", e.message)),
+          Effect.repeat(Schedule.spaced(options.resync ?? Duration.minutes(10)))
+        )
+
+        /**
+         * Leading: the work queue and its workers, and the resync (first at once: what changed
+         * while no replica led is found), until the scope closes.
+         */
+        const lead = Effect.scoped(Effect.gen(function*() {
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              queue = undefined
+              drifts.clear()
+            })
+          )
+          queue = yield* makeQueue
+          yield* Effect.logInfo("leading the cluster controller")
+          return yield* resync.pipe(Effect.zipRight(Effect.never))
+        }))
+
         // Served at 0 from the start, as every series whose labels are known in advance.
         yield* Effect.sync(() => {
           for (const kind of ["vpc", "pod"]) {
             Metric.tagged(repairs, "kind", kind).unsafeValue([])
             Metric.tagged(failedRepairs, "kind", kind).unsafeValue([])
           }
+          for (const kind of ["vpc", "subnet", "pod"]) Metric.tagged(orphansDeleted, "kind", kind).unsafeValue([])
           repairLatency.unsafeValue([])
         })
         yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, enqueue))
-        return ClusterController.of({ depth: queue.depth })
+        // One replica leads (the store's lock, held while it lives: a replica that dies lets it
+        // go); the others watch too, and try to lead every few seconds.
+        yield* store.exclusive(LEADER_LOCK, lead).pipe(
+          Effect.catchAll((e) => Effect.logWarning("could not ask for the controller's lock", e.message)),
+          Effect.zipRight(Effect.sleep(options.leaderRetry ?? Duration.seconds(5))),
+          Effect.forever,
+          Effect.forkScoped
+        )
+        return ClusterController.of({
+          leading: () => queue !== undefined,
+          depth: () => queue?.depth() ?? { waiting: 0, processing: 0 }
+        })
       })
     )
 }
