@@ -46,8 +46,23 @@ const entriesOf = (object: LiveObject | undefined): ReadonlyArray<ManagedFields>
   (object?.metadata?.managedFields ?? []) as ReadonlyArray<ManagedFields>
 
 /** The fields Tenet's field manager owns on the object. */
-export const ownedByTenet = (object: LiveObject | undefined): ReadonlySet<string> =>
-  new Set(entriesOf(object).filter((e) => e.manager === Names.FIELD_MANAGER).flatMap((e) => leaves(e.fieldsV1)))
+export const ownedByTenet = (object: LiveObject | undefined): ReadonlyArray<string> =>
+  entriesOf(object).filter((e) => e.manager === Names.FIELD_MANAGER).flatMap((e) => leaves(e.fieldsV1))
+
+/** A field's path as a 32-bit FNV-1a hash, base 36. */
+const hashOf = (path: string): string => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < path.length; i++) hash = Math.imul(hash ^ path.charCodeAt(i), 0x01000193)
+  return (hash >>> 0).toString(36)
+}
+
+/**
+ * The fields Tenet's manager owns on the object, as a drift check keeps them between events:
+ * their paths' hashes in one short string, a tenth of the size of the `managedFields` entry
+ * (the informers hold one per object: BENCHMARKS.md).
+ */
+export const fingerprint = (object: LiveObject): string =>
+  [...new Set(ownedByTenet(object).map(hashOf))].sort().join(",")
 
 /** What another manager took from Tenet between two versions of an object. */
 export interface Taken {
@@ -56,29 +71,21 @@ export interface Taken {
 }
 
 /**
- * The fields Tenet owned in `before` that another manager owns in `after`, grouped by that
- * manager; empty when nothing was taken (a status write, Tenet's own apply, a shared value).
+ * The fields Tenet owned before (`fingerprint` of the earlier version) that another manager
+ * owns in `after`, grouped by that manager; empty when nothing was taken (a status write,
+ * Tenet's own apply, a shared value).
  */
-export const taken = (before: ReadonlySet<string>, after: LiveObject): ReadonlyArray<Taken> => {
-  const still = ownedByTenet(after)
-  const lost = [...before].filter((f) => !still.has(f))
-  if (lost.length === 0) return []
+export const taken = (before: string, after: LiveObject): ReadonlyArray<Taken> => {
+  if (before === "") return []
+  const still = new Set(ownedByTenet(after).map(hashOf))
+  const lost = new Set(before.split(",").filter((h) => !still.has(h)))
+  if (lost.size === 0) return []
   const byManager = new Map<string, Array<string>>()
   for (const entry of entriesOf(after)) {
     if (entry.manager === Names.FIELD_MANAGER) continue
-    const theirs = new Set(leaves(entry.fieldsV1))
-    const fields = lost.filter((f) => theirs.has(f))
+    const fields = leaves(entry.fieldsV1).filter((f) => lost.has(hashOf(f)))
     const manager = entry.manager ?? "unknown"
     if (fields.length > 0) byManager.set(manager, [...(byManager.get(manager) ?? []), ...fields])
   }
   return [...byManager].map(([manager, fields]) => ({ manager, fields }))
-}
-
-/**
- * An object as a drift check keeps it between events: Tenet's own managed fields only (what
- * `taken` compares against), so the cache does not hold every manager's bookkeeping.
- */
-export const withTenetFields = (object: LiveObject): LiveObject => {
-  const own = entriesOf(object).filter((e) => e.manager === Names.FIELD_MANAGER)
-  return { ...object, metadata: { ...object.metadata, managedFields: own as never } }
 }

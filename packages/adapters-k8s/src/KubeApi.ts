@@ -27,6 +27,8 @@ export class KubeError extends Schema.TaggedError<KubeError>()("KubeError", {
 
 /** An object as the API server returns it, with the fields Tenet reads back. */
 export interface LiveObject extends KubernetesObject {
+  /** What an informer keeps of Tenet's managed fields in place of `managedFields` (`Drift.fingerprint`). */
+  readonly tenetFields?: string
   readonly spec?: {
     readonly clusterIP?: string
     readonly replicas?: number

@@ -69,8 +69,8 @@ const NOT_OWNED_BY_A_NETWORK = new Set(["tunnel-connector", "tunnel-token", "udp
 
 /**
  * What the informers keep of an object: what `runtimeOf` reads, the cache's own keys (name,
- * namespace, version, labels) and the fields Tenet's manager owns (what drift is read against),
- * a small part of the whole object (BENCHMARKS.md).
+ * namespace, version, labels) and the fingerprint of the fields Tenet's manager owns (what drift
+ * is read against), a small part of the whole object (BENCHMARKS.md).
  */
 const keptFields = (object: LiveObject): LiveObject => {
   const { metadata, spec, status } = object
@@ -82,9 +82,9 @@ const keptFields = (object: LiveObject): LiveObject => {
       namespace: metadata?.namespace,
       resourceVersion: metadata?.resourceVersion,
       labels: metadata?.labels,
-      deletionTimestamp: metadata?.deletionTimestamp,
-      managedFields: Drift.withTenetFields(object).metadata?.managedFields
+      deletionTimestamp: metadata?.deletionTimestamp
     },
+    tenetFields: object.tenetFields ?? Drift.fingerprint(object),
     spec: { replicas: spec?.replicas, clusterIP: spec?.clusterIP, v4Ip: spec?.v4Ip },
     status: {
       readyReplicas: status?.readyReplicas,
@@ -133,7 +133,7 @@ export const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | u
     (event.object.metadata?.deletionTimestamp !== undefined &&
       event.previous?.metadata?.deletionTimestamp === undefined)
   if (deleting) return { ...owner, change: "deleted", manager: null, fields: [] }
-  const taken = Drift.taken(Drift.ownedByTenet(event.previous), event.object)
+  const taken = Drift.taken(event.previous?.tenetFields ?? "", event.object)
   return taken.length === 0 ? undefined : {
     ...owner,
     change: "changed",

@@ -44,7 +44,7 @@ describe("Drift", () => {
     "what another manager took from Tenet is exactly what Tenet owned before and that manager owns after",
     [fc.uniqueArray(leaf, { minLength: 1 }), fc.uniqueArray(leaf)],
     ([ours, theirs]) => {
-      const before = Drift.ownedByTenet(object([{ manager: Names.FIELD_MANAGER, paths: ours }]) as never)
+      const before = Drift.fingerprint(object([{ manager: Names.FIELD_MANAGER, paths: ours }]) as never)
       const after = object([
         { manager: Names.FIELD_MANAGER, paths: ours.filter((p) => !theirs.includes(p)) },
         { manager: "kubectl-edit", paths: theirs }
@@ -59,7 +59,7 @@ describe("Drift", () => {
     "a field Tenet stopped applying, or another manager's status, is not drift",
     [fc.uniqueArray(leaf, { minLength: 1 })],
     ([ours]) => {
-      const before = Drift.ownedByTenet(object([{ manager: Names.FIELD_MANAGER, paths: ours }]) as never)
+      const before = Drift.fingerprint(object([{ manager: Names.FIELD_MANAGER, paths: ours }]) as never)
       const after = object([
         { manager: Names.FIELD_MANAGER, paths: ours.slice(1) },
         { manager: "kube-controller-manager", paths: ["status.readyReplicas"] }

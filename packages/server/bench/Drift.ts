@@ -186,7 +186,12 @@ export const run = (rounds = 5, bulkPods = 50, idleSeconds = 30) =>
       { apiVersion: "apps/v1", kind: "Deployment", name: Names.workload(p.id as Ids.PodId), namespace },
       { apiVersion: "v1", kind: "Service", name: Names.workload(p.id as Ids.PodId), namespace }
     ])
-    yield* Effect.forEach(bulkRefs, remove, { concurrency: 16, discard: true })
+    // As fast as the admin's client sends them (a refused send is sent again).
+    yield* Effect.forEach(
+      bulkRefs,
+      (ref) => Effect.retry(LocalCluster.remove(admin, asObject(ref)), { times: 3 }).pipe(Effect.orDie),
+      { concurrency: 4, discard: true }
+    )
     const bulkStarted = performance.now()
     for (const ref of bulkRefs) {
       while (!present(yield* readObject(ref))) {
