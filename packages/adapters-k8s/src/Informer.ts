@@ -157,10 +157,12 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     const key = objectKey(event.object)
     const held = entries.get(key)
     if (older(versionOf(event.object), versionOf(held))) return
-    // A version already held is Tenet's own write, observed as it returned; a delete of what
-    // Tenet deleted (a tombstone) is its own too.
+    // A version already held is Tenet's own write, observed as it returned; what becomes of an
+    // object Tenet deleted (a tombstone) until it is gone (finalizers removed, then the delete)
+    // is its own too; made again, it is not.
+    const tombstoned = held !== undefined && "tombstone" in held
     const own = (versionOf(held) !== undefined && versionOf(event.object) === versionOf(held)) ||
-      (event.type === "DELETED" && held !== undefined && "tombstone" in held)
+      (tombstoned && event.type !== "ADDED")
     if (event.type === "DELETED") remove(key)
     else if (!own) put(key, event.object)
     if (!own) options.onChange?.({ type: event.type, object: event.object, previous: live(held) })

@@ -374,6 +374,17 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
 
   /** The ACLs last rendered per subnet, for a subnet that must be created again. */
   const renderedAcls = new Map<Ids.SubnetId, ReadonlyArray<OvnAcl.Acl>>()
+  /** Deletes the objects, forgetting the ACLs of the subnets among them. */
+  const deleteNetwork = (objects: ReadonlyArray<{ kind: Kind; object: LiveObject }>) =>
+    Effect.zipRight(
+      deleteAll(objects),
+      Effect.sync(() => {
+        for (const { object } of objects) {
+          const subnet = object.metadata?.labels?.[Names.SUBNET]
+          if (subnet !== undefined) renderedAcls.delete(subnet as Ids.SubnetId)
+        }
+      })
+    )
 
   const applySecurityPlan = (plan: Plan.SecurityPlan) =>
     Effect.gen(function*() {
@@ -408,7 +419,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
     deleteVpc: (vpcId) =>
       autoscalingVersion.pipe(
         Effect.flatMap((hpa) => owned(networkKinds(hpa), { [Names.VPC]: vpcId })),
-        Effect.flatMap(deleteAll),
+        Effect.flatMap(deleteNetwork),
         Effect.mapError(orchestratorError("deleteVpc"))
       ),
     applySubnet: (spec) =>
@@ -470,7 +481,7 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
     deleteTenant: (tenantId) =>
       autoscalingVersion.pipe(
         Effect.flatMap((hpa) => owned(networkKinds(hpa), { [Names.TENANT]: tenantId })),
-        Effect.flatMap(deleteAll),
+        Effect.flatMap(deleteNetwork),
         Effect.mapError(orchestratorError("deleteTenant"))
       ),
     changes: Stream.fromPubSub(changes),

@@ -11,7 +11,7 @@ import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { TestServer } from "../src/index.js"
-import { kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
+import { httpsIn, kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
 import * as Sse from "./Sse.js"
 
 type Json = Record<string, any>
@@ -67,18 +67,7 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v
       expect(created.status, created.text).toBe(200)
       const rule = yield* raw("POST", "/security-rules", {
         headers: w.headers,
-        body: {
-          vpc_id: w.vpc.id,
-          name: "https in",
-          direction: "ingress",
-          action: "allow",
-          priority: 100,
-          protocol: "tcp",
-          ports: "443",
-          remote_type: "cidr",
-          remote_cidr: "0.0.0.0/0",
-          target_type: "vpc"
-        }
+        body: httpsIn(w.vpc.id)
       })
       expect(rule.status, rule.text).toBe(201)
       const base = yield* Sse.baseUrl

@@ -109,6 +109,20 @@ export const setProviderConfig = (extra: Record<string, unknown> = {}) =>
       }
     }))
 
+/** A rule allowing HTTPS in from anywhere to the whole VPC: the body of `POST /security-rules`. */
+export const httpsIn = (vpc_id: string) => ({
+  vpc_id,
+  name: "https in",
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "443",
+  remote_type: "cidr",
+  remote_cidr: "0.0.0.0/0",
+  target_type: "vpc"
+})
+
 /** A unique DNS-label name, so tests sharing one server never collide. */
 export const uniqueName = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`
 

@@ -17,7 +17,7 @@ import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, it as plain } from "vitest"
 import { TestServer } from "../src/index.js"
-import { adminLogin, kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
+import { adminLogin, httpsIn, kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
 import { call, until } from "./Loopback.js"
 
 /** Waits for an answer that only a request can give. */
@@ -81,18 +81,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         const { headers, pod, subnet, vpc } = yield* runningPod
         const rule = yield* raw("POST", "/security-rules", {
           headers,
-          body: {
-            vpc_id: vpc.id,
-            name: "https in",
-            direction: "ingress",
-            action: "allow",
-            priority: 100,
-            protocol: "tcp",
-            ports: "443",
-            remote_type: "cidr",
-            remote_cidr: "0.0.0.0/0",
-            target_type: "vpc"
-          }
+          body: httpsIn(vpc.id)
         })
         expect(rule.status, rule.text).toBe(201)
         const kubeSubnet = yield* read("kubeovn.io/v1", "Subnet", Names.subnet(subnet.id))

@@ -133,6 +133,9 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
         const applier = yield* NetworkApplier
         const pods = yield* PodConvergence
 
+        const settling = Duration.toMillis(options.settle ?? Duration.minutes(1))
+        const settled = (at: DateTime.Utc, now: number) => now - DateTime.toEpochMillis(at) >= settling
+
         /** Drift seen per owner since its last convergence began, with when it was first seen. */
         const drifts = new Map<string, { readonly since: number; readonly changes: Array<ClusterChange> }>()
 
@@ -164,16 +167,33 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             )
         }
 
-        const converge = (owner: Owner) =>
-          Effect.gen(function*() {
-            const key = keyOf(owner)
-            const seen = drifts.get(key)
-            drifts.delete(key)
+        /** Puts drift back for the next convergence of its owner, with what came meanwhile. */
+        const keep = (key: string, seen: { readonly since: number; readonly changes: Array<ClusterChange> }) =>
+          Effect.sync(() => {
+            const since = drifts.get(key)
+            const changes = [...seen.changes, ...(since?.changes ?? [])]
+            drifts.set(key, {
+              since: seen.since,
+              changes: changes.filter((c, i) => changes.findIndex((d) => describe(d) === describe(c)) === i)
+            })
+          })
+
+        const converge = (owner: Owner) => {
+          const key = keyOf(owner)
+          const seen = drifts.get(key)
+          drifts.delete(key)
+          return Effect.gen(function*() {
             const state = yield* readModel.stateOf(owner.tenant_id).pipe(storeUnavailable)
             const record = owner._tag === "vpc" ? state.vpc(owner.id) : state.pod(owner.id)
             if (record === undefined || record.lifecycle !== "active") return
-            const drift = (seen?.changes ?? []).filter((c) => wanted(state, c))
-            if (drift.length > 0) {
+            // A pod changed a moment ago is being applied by the replica that changed it: what
+            // went from the cluster meanwhile is that apply's doing (a recreate, a prune), not
+            // drift. A field another manager took is never Tenet's doing.
+            const pod = owner._tag === "pod" ? state.pod(owner.id) : undefined
+            const applying = pod !== undefined && !settled(pod.updated_at, Date.now())
+            const drift = (seen?.changes ?? []).filter((c) => wanted(state, c) && !(applying && c.change === "deleted"))
+            // Recorded once per episode: an owner already shown as not applied says so already.
+            if (drift.length > 0 && record.applied) {
               const detail = `${summarize(drift)}; repairing`
               yield* Effect.logWarning("drift", { owner: key, detail })
               const managers = [...new Set(drift.map((c) => c.manager ?? "unknown"))].join(", ")
@@ -185,21 +205,18 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
                 Effect.zipRight(pods.apply(owner.tenant_id, owner.id), readModel.stateOf(owner.tenant_id)),
                 (after) => after.pod(owner.id)?.applied ?? true
               ).pipe(storeUnavailable)
-            if (!applied) {
-              // Kept for the retry, which still has it to repair, with what came meanwhile.
-              const since = drifts.get(key)
-              if (seen !== undefined) {
-                drifts.set(key, { since: seen.since, changes: [...drift, ...(since?.changes ?? [])] })
-              }
-              return yield* Effect.fail(`${owner._tag} ${owner.id} is not applied yet`)
-            }
+            if (!applied) return yield* Effect.fail(`${owner._tag} ${owner.id} is not applied yet`)
             if (drift.length > 0 && seen !== undefined) {
               const seconds = (Date.now() - seen.since) / 1000
               yield* Metric.increment(Metric.tagged(repairs, "kind", owner._tag))
               yield* Metric.update(repairLatency, seconds)
               yield* Effect.logInfo("drift repaired", { owner: key, seconds, changes: summarize(drift) })
             }
-          })
+          }).pipe(
+            // Not converged (not applied, or the store failed): the retry still has the drift to repair.
+            Effect.onError(() => seen === undefined ? Effect.void : keep(key, seen))
+          )
+        }
 
         /** The work queue, while this replica leads; changes seen while it does not are the leader's. */
         let queue: Workqueue.Workqueue<string> | undefined
@@ -207,7 +224,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
           workers: options.workers ?? 4,
           baseDelay: options.backoff ?? "200 millis",
           maxDelay: options.maxBackoff ?? "30 seconds",
-          process: (key) => converge(ownerOf(key)),
+          process: (key) => Effect.suspend(() => converge(ownerOf(key))),
           onFailure: (key, cause, retryIn) =>
             Effect.zipRight(
               Metric.increment(Metric.tagged(failedRepairs, "kind", ownerOf(key)._tag)),
@@ -226,7 +243,8 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
               if (queue === undefined) return Effect.void
               if (change.change !== "addresses") {
                 const seen = drifts.get(key) ?? { since: Date.now(), changes: [] }
-                drifts.set(key, { since: seen.since, changes: [...seen.changes, change] })
+                const known = seen.changes.some((c) => describe(c) === describe(change))
+                drifts.set(key, { since: seen.since, changes: known ? seen.changes : [...seen.changes, change] })
               }
               return queue.add(key)
             }), { discard: true })
@@ -237,9 +255,6 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
           tenant_id: ClusterOwner["tenant_id"],
           object: string
         ) => ({ ...owner, tenant_id, object, change: "deleted", manager: null, fields: [] }) satisfies ClusterChange
-
-        const settling = Duration.toMillis(options.settle ?? Duration.minutes(1))
-        const settled = (at: DateTime.Utc, now: number) => now - DateTime.toEpochMillis(at) >= settling
 
         /**
          * The cluster compared with the committed state: each owner with something missing is
@@ -260,7 +275,8 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             const subnets = new Set(mine.filter((o) => o.pod_id === null).flatMap((o) => o.subnet_id ?? []))
             const pods = new Set(mine.flatMap((o) => o.pod_id ?? []))
             for (const vpc of state.vpcs) {
-              if (vpc.lifecycle !== "active" || !settled(vpc.created_at, now)) continue
+              // Not applied: its apply is failing, which it says already, and the reconciler retries.
+              if (vpc.lifecycle !== "active" || !vpc.applied || !settled(vpc.created_at, now)) continue
               const absent = [
                 ...(vpcs.has(vpc.id)
                   ? []
@@ -272,7 +288,9 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
               yield* Effect.forEach(absent, enqueue, { discard: true })
             }
             for (const pod of state.pods) {
-              if (pod.lifecycle !== "active" || pods.has(pod.id) || !settled(pod.updated_at, now)) continue
+              if (pod.lifecycle !== "active" || !pod.applied || pods.has(pod.id) || !settled(pod.updated_at, now)) {
+                continue
+              }
               yield* enqueue(
                 missing({ vpc_id: pod.vpc_id, subnet_id: pod.subnet_id, pod_id: pod.id }, tenant.id, `pod ${pod.id}`)
               )
@@ -327,6 +345,24 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
           )
           queue = yield* makeQueue
           yield* Effect.logInfo("leading the cluster controller")
+          // What changed while this replica did not lead (fields too, which the resync does not
+          // compare) is converged once, from the committed state: each applied VPC, then each
+          // applied pod (a pod needs its subnet), in the background of the lead.
+          yield* Effect.forkScoped(
+            Effect.gen(function*() {
+              for (const tenant of yield* store.tenants.list.pipe(storeUnavailable)) {
+                const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
+                for (const vpc of state.vpcs) {
+                  if (vpc.lifecycle === "active" && vpc.applied) yield* applier.apply(tenant.id, vpc.id)
+                }
+                for (const pod of state.pods) {
+                  if (pod.lifecycle === "active" && pod.applied) yield* pods.apply(tenant.id, pod.id)
+                }
+              }
+            }).pipe(
+              Effect.catchAll((e) => Effect.logWarning("could not converge every owner on leading", e.message))
+            )
+          )
           return yield* resync.pipe(Effect.zipRight(Effect.never))
         }))
 
@@ -336,14 +372,20 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             Metric.tagged(repairs, "kind", kind).unsafeValue([])
             Metric.tagged(failedRepairs, "kind", kind).unsafeValue([])
           }
-          for (const kind of ["vpc", "subnet", "pod"]) Metric.tagged(orphansDeleted, "kind", kind).unsafeValue([])
+          for (const kind of ["vpc", "subnet", "pod"]) {
+            Metric.tagged(orphansDeleted, "kind", kind).unsafeValue([])
+          }
           repairLatency.unsafeValue([])
         })
         yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, enqueue))
         // One replica leads (the store's lock, held while it lives: a replica that dies lets it
         // go); the others watch too, and try to lead every few seconds.
         yield* store.exclusive(LEADER_LOCK, lead).pipe(
-          Effect.catchAll((e) => Effect.logWarning("could not ask for the controller's lock", e.message)),
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logWarning("leading the cluster controller ended; asking again", Cause.pretty(cause))
+          ),
           Effect.zipRight(Effect.sleep(options.leaderRetry ?? Duration.seconds(5))),
           Effect.forever,
           Effect.forkScoped

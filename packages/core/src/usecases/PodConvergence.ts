@@ -99,7 +99,10 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
       // meanwhile is not in force yet (its own apply follows).
       const converge: PodConvergenceShape["converge"] = (record, mode) =>
         Effect.gen(function*() {
-          const current = (yield* stateOf(record.tenant_id)).pod(record.id) ?? record
+          const latest = (yield* stateOf(record.tenant_id)).pod(record.id)
+          // Deleted, or being deleted, since it was asked for: not to be run again.
+          if (latest === undefined || latest.lifecycle !== "active") return latest ?? record
+          const current = latest
           const spec = yield* specOf(current)
           const outcome = yield* Effect.gen(function*() {
             const pullSecrets = current.use_registry_credentials

@@ -5,8 +5,7 @@
  * is forgotten (its delay reset) once it succeeds. A bounded number of workers take keys.
  */
 import type { Scope } from "effect"
-import type { Cause } from "effect"
-import { Duration, Effect, Queue } from "effect"
+import { Cause, Duration, Effect, Queue } from "effect"
 
 export interface Workqueue<K> {
   /** Adds the key, unless it is already waiting. */
@@ -62,11 +61,15 @@ export const make = <K, E>(options: Options<K, E>): Effect.Effect<Workqueue<K>, 
         Effect.matchCauseEffect({
           onSuccess: () => Effect.sync(() => void failures.delete(key)),
           onFailure: (cause) =>
-            Effect.suspend(() => {
+            // Interrupted (the queue is closing): nothing failed, nothing to retry.
+            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.suspend(() => {
               const n = (failures.get(key) ?? 0) + 1
               failures.set(key, n)
               const delay = backoff(options.baseDelay, options.maxDelay, n)
-              return Effect.zipRight(options.onFailure(key, cause, delay), later(key, delay))
+              return Effect.zipRight(
+                Effect.catchAllCause(options.onFailure(key, cause, delay), () => Effect.void),
+                later(key, delay)
+              )
             })
         }),
         Effect.ensuring(Effect.suspend(() => {
