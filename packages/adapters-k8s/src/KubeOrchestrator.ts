@@ -118,7 +118,7 @@ const ownerOf = (object: LiveObject): Orchestrator.ClusterOwner | undefined => {
  * a delete (or a delete begun), or fields taken from Tenet's manager; for a replica, its
  * addresses moving.
  */
-export const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | undefined => {
+const changeOf = (event: Informer.Change): Orchestrator.ClusterChange | undefined => {
   const owned = ownerOf(event.object)
   if (owned === undefined) return undefined
   const owner = { ...owned, object: `${event.object.kind ?? "object"} ${nameOf(event.object)}` }

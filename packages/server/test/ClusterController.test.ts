@@ -6,6 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
+import { ClusterController } from "@tenet/core"
 import type { MetricState } from "effect"
 import { Effect, Fiber, Metric } from "effect"
 import { httpsIn, raw, testServer, workspace } from "./Harness.js"
@@ -60,6 +61,10 @@ layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("the control
       expect(seen.at(-1)).toMatchObject({ applied: true, apply_error: null })
       const rules = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body
       expect(rules).toMatchObject({ applied: true, apply_error: null })
+      // The only replica leads, and has nothing left to converge.
+      const controller = yield* ClusterController.ClusterController
+      expect(controller.leading()).toBe(true)
+      expect(controller.depth()).toEqual({ waiting: 0, processing: 0 })
     }))
 
   it.scoped("rules emptied by another field manager come back, and the event names the manager", () =>
