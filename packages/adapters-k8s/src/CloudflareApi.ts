@@ -24,11 +24,20 @@ export const ErrorCodes = {
 } as const
 
 const ApiMessage = Schema.Struct({ code: Schema.Number, message: Schema.String })
+/** A list's page, as the envelope describes it (the published schema promises none of these). */
+const ResultInfo = Schema.Struct({
+  total_count: Schema.optional(Schema.Number),
+  total_pages: Schema.optional(Schema.Number)
+})
 const Envelope = Schema.Struct({
   success: Schema.Boolean,
   errors: Schema.optionalWith(Schema.Array(ApiMessage), { default: () => [] }),
-  result: Schema.optional(Schema.Unknown)
+  result: Schema.optional(Schema.Unknown),
+  result_info: Schema.optional(Schema.NullOr(ResultInfo))
 })
+
+/** Items per page of a list: the smallest maximum of the lists Tenet reads (zones: 50). */
+export const PAGE_SIZE = 50
 
 export const Tunnel = Schema.Struct({ id: Schema.String, name: Schema.String })
 export type Tunnel = typeof Tunnel.Type
@@ -122,8 +131,8 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
       )
     )
 
-  /** One API call: the decoded `result`, or the provider's failure after retries. */
-  const call = <A, I>(
+  /** One API call: the decoded `result` and its page, or the provider's failure after retries. */
+  const callPaged = <A, I>(
     account: EdgeTunnels.EdgeAccount,
     request: HttpClientRequest.HttpClientRequest,
     result: Schema.Schema<A, I>
@@ -140,6 +149,7 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         Effect.flatMap(decodeEnvelope(response), (envelope) =>
           envelope.success && response.status < 300
             ? Schema.decodeUnknown(result)(envelope.result).pipe(
+              Effect.map((decoded) => ({ result: decoded, info: envelope.result_info ?? null })),
               Effect.mapError(() =>
                 new ProviderFailure({ status: response.status, codes: [], detail: "an unexpected result shape" })
               )
@@ -156,6 +166,40 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
       Effect.withSpan("CloudflareApi.call", { attributes: { method: request.method, url: request.url } })
     )
 
+  const call = <A, I>(
+    account: EdgeTunnels.EdgeAccount,
+    request: HttpClientRequest.HttpClientRequest,
+    result: Schema.Schema<A, I>
+  ) => Effect.map(callPaged(account, request, result), (answer) => answer.result)
+
+  /**
+   * Every item of a list, page by page: until the last page the envelope counts (by pages or
+   * by items), or a short page when it counts neither.
+   */
+  const listAll = <A, I>(
+    account: EdgeTunnels.EdgeAccount,
+    request: HttpClientRequest.HttpClientRequest,
+    item: Schema.Schema<A, I>
+  ) =>
+    Effect.gen(function*() {
+      const all: Array<A> = []
+      for (let page = 1;; page++) {
+        const answer = yield* callPaged(
+          account,
+          HttpClientRequest.appendUrlParams(request, { page: String(page), per_page: String(PAGE_SIZE) }),
+          Schema.Array(item)
+        )
+        all.push(...answer.result)
+        const info = answer.info
+        const last = info?.total_pages !== undefined
+          ? page >= info.total_pages
+          : info?.total_count !== undefined
+          ? page * PAGE_SIZE >= info.total_count
+          : answer.result.length < PAGE_SIZE
+        if (last) return all
+      }
+    })
+
   // Request bodies below are plain JSON data, so encoding them cannot fail (bodyUnsafeJson).
   const account = (a: EdgeTunnels.EdgeAccount) => `/accounts/${encodeURIComponent(a.account_id)}`
 
@@ -168,6 +212,13 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         ),
         Schema.Array(Tunnel)
       ).pipe(Effect.map((found) => found.find((t) => t.name === name))),
+    /** The account's tunnels that are not deleted. */
+    tunnels: (a: EdgeTunnels.EdgeAccount) =>
+      listAll(
+        a,
+        HttpClientRequest.get(`${account(a)}/cfd_tunnel`).pipe(HttpClientRequest.setUrlParams({ is_deleted: "false" })),
+        Tunnel
+      ),
     createTunnel: (a: EdgeTunnels.EdgeAccount, name: string) =>
       call(
         a,
@@ -204,6 +255,22 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         HttpClientRequest.get("/zones").pipe(HttpClientRequest.setUrlParams({ name, "account.id": a.account_id })),
         Schema.Array(Zone)
       ).pipe(Effect.map((zones) => zones.find((z) => z.name === name))),
+    /** The account's zones. */
+    zones: (a: EdgeTunnels.EdgeAccount) =>
+      listAll(
+        a,
+        HttpClientRequest.get("/zones").pipe(HttpClientRequest.setUrlParams({ "account.id": a.account_id })),
+        Zone
+      ),
+    /** The zone's records whose comment starts with `prefix`. */
+    dnsRecordsCommented: (a: EdgeTunnels.EdgeAccount, zoneId: string, prefix: string) =>
+      listAll(
+        a,
+        HttpClientRequest.get(`/zones/${zoneId}/dns_records`).pipe(
+          HttpClientRequest.setUrlParams({ "comment.startswith": prefix })
+        ),
+        DnsRecord
+      ),
     dnsRecords: (a: EdgeTunnels.EdgeAccount, zoneId: string, name: string) =>
       call(
         a,

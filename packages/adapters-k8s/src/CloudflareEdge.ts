@@ -9,6 +9,7 @@
  * The provider cannot carry UDP on a public hostname: a `udp` route gets an external IP of
  * its own, a DNAT rule from it to the pod's VIP, and an A record.
  */
+import type { Ids, Tunnel } from "@tenet/core"
 import { EdgeTunnels } from "@tenet/core"
 import { Effect, Layer, Option } from "effect"
 import * as CloudflareApi from "./CloudflareApi.js"
@@ -27,7 +28,15 @@ export interface Options {
 }
 
 const CATCH_ALL: CloudflareApi.IngressRule = { service: "http_status:404" }
-const ownerComment = (key: string) => `tenet:${key}`
+const OWNER_TAG = "tenet:"
+const ownerComment = (key: string) => `${OWNER_TAG}${key}`
+const TUNNEL_TARGET = /^(.+)\.cfargotunnel\.com$/
+
+/** The protocol an ingress rule's service speaks (what a withdraw needs to know: not udp). */
+const protocolOf = (service: string | undefined): Tunnel.TunnelProtocol => {
+  const scheme = service?.split("://")[0]
+  return scheme === "http" || scheme === "ssh" || scheme === "tcp" ? scheme : "https"
+}
 
 const kubeFailure = (e: KubeError) =>
   new EdgeTunnels.EdgeError({ reason: "unavailable", detail: `the cluster refused: ${e.message}` })
@@ -130,15 +139,17 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
       )
     })
 
-  const scopeOf = (vpc: EdgeTunnels.EdgeRoute["vpc"]) => ({
-    tunnelName: Names.edgeTunnel(vpc?.vpc_id ?? null),
-    namespace: vpc === null ? platformNamespace : Names.namespace(vpc.vpc_id),
-    labels: vpc === null
-      ? { [Names.MANAGED_BY]: Names.MANAGER, [Names.COMPONENT]: "platform" }
-      : Names.labels({ tenant_id: vpc.tenant_id, vpc_id: vpc.vpc_id })
+  const scopeOf = (vpcId: Ids.VpcId | null) => ({
+    tunnelName: Names.edgeTunnel(vpcId),
+    namespace: vpcId === null ? platformNamespace : Names.namespace(vpcId)
   })
 
-  const runConnector = (account: EdgeTunnels.EdgeAccount, tunnelId: string, scope: ReturnType<typeof scopeOf>) =>
+  const runConnector = (
+    account: EdgeTunnels.EdgeAccount,
+    tunnelId: string,
+    scope: ReturnType<typeof scopeOf>,
+    labels: Record<string, string>
+  ) =>
     Effect.gen(function*() {
       const token = yield* provider(api.tunnelToken(account, tunnelId))
       if (scope.namespace === platformNamespace) {
@@ -149,14 +160,17 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
         }).pipe(Effect.mapError(kubeFailure))
       }
       yield* Effect.forEach(
-        Manifests.connector(scope.namespace, scope.labels, token, settings),
+        Manifests.connector(scope.namespace, labels, token, settings),
         (m) => Effect.mapError(kube.apply(m), kubeFailure),
         { discard: true }
       )
     })
 
   const publishThroughTunnel = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.EdgeRoute) => {
-    const scope = scopeOf(route.vpc)
+    const scope = scopeOf(route.vpc?.vpc_id ?? null)
+    const labels = route.vpc === null
+      ? { [Names.MANAGED_BY]: Names.MANAGER, [Names.COMPONENT]: "platform" }
+      : Names.labels({ tenant_id: route.vpc.tenant_id, vpc_id: route.vpc.vpc_id })
     return serialized(
       scope.tunnelName,
       Effect.gen(function*() {
@@ -174,13 +188,13 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
           CATCH_ALL
         ]
         if (JSON.stringify(next) !== JSON.stringify(ingress)) yield* provider(api.putIngress(account, tunnel.id, next))
-        yield* runConnector(account, tunnel.id, scope)
+        yield* runConnector(account, tunnel.id, scope, labels)
       })
     )
   }
 
   const withdrawFromTunnel = (account: EdgeTunnels.EdgeAccount, route: EdgeTunnels.PublishedRoute) => {
-    const scope = scopeOf(route.vpc)
+    const scope = scopeOf(route.vpc_id)
     return serialized(
       scope.tunnelName,
       Effect.gen(function*() {
@@ -248,6 +262,40 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
       }
     })
 
+  /**
+   * What the account holds of Tenet's: each DNS record commented with a route's key, with the
+   * ingress its tunnel has for the hostname (none when the tunnel or its rule is gone).
+   */
+  const held = (account: EdgeTunnels.EdgeAccount) =>
+    Effect.gen(function*() {
+      const tunnels = new Map<string, { vpc_id: Ids.VpcId | null; ingress: ReadonlyArray<CloudflareApi.IngressRule> }>()
+      for (const tunnel of yield* api.tunnels(account)) {
+        const vpc_id = Names.vpcOfEdgeTunnel(tunnel.name)
+        if (vpc_id === undefined) continue
+        tunnels.set(tunnel.id, { vpc_id, ingress: yield* api.ingress(account, tunnel.id) })
+      }
+      const routes: Array<EdgeTunnels.HeldRoute> = []
+      for (const zone of yield* api.zones(account)) {
+        for (const record of yield* api.dnsRecordsCommented(account, zone.id, OWNER_TAG)) {
+          const key = (record.comment ?? "").slice(OWNER_TAG.length)
+          if (record.type === "A") {
+            routes.push({ key, hostname: record.name, protocol: "udp", vpc_id: null, service_url: null })
+            continue
+          }
+          const tunnel = tunnels.get(TUNNEL_TARGET.exec(record.content)?.[1] ?? "")
+          const rule = tunnel?.ingress.find((r) => r.hostname === record.name)
+          routes.push({
+            key,
+            hostname: record.name,
+            protocol: protocolOf(rule?.service),
+            vpc_id: tunnel?.vpc_id ?? null,
+            service_url: rule?.service ?? null
+          })
+        }
+      }
+      return routes
+    })
+
   const checkAccount = (account: EdgeTunnels.EdgeAccount) =>
     account.api_token === "" || account.account_id === ""
       ? Effect.fail(
@@ -266,6 +314,11 @@ export const make = Effect.fn("CloudflareEdge.make")(function*(options: Options 
       checkAccount(account).pipe(
         Effect.zipRight(route.protocol === "udp" ? withdrawUdp(account, route) : withdrawFromTunnel(account, route)),
         Effect.withSpan("CloudflareEdge.unpublish", { attributes: { key: route.key } })
+      ),
+    held: (account) =>
+      checkAccount(account).pipe(
+        Effect.zipRight(provider(held(account))),
+        Effect.withSpan("CloudflareEdge.held")
       )
   })
 })

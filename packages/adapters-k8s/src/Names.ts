@@ -45,6 +45,13 @@ export const podSnat = (podId: Ids.PodId, address: string) => `tenet-snat-${podI
 export const udpRoute = (key: string) => `tenet-udp-${key}`
 /** The provider-side tunnel of a VPC, or the platform's own. */
 export const edgeTunnel = (vpcId: Ids.VpcId | null) => vpcId === null ? "tenet-platform" : `tenet-${vpcId}`
+/** The VPC a provider-side tunnel serves (null: the platform's), or undefined when it is not Tenet's. */
+export const vpcOfEdgeTunnel = (name: string): Ids.VpcId | null | undefined =>
+  name === edgeTunnel(null)
+    ? null
+    : /^tenet-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(name)
+    ? name.slice("tenet-".length) as Ids.VpcId
+    : undefined
 /** Registry secrets live in every namespace of the tenant that pulls with them. */
 export const registrySecret = (name: string) => `registry-${name}`
 

@@ -88,13 +88,13 @@ describe("CloudflareEdge", () => {
       const b = route(vpc, "b", "b.apps.example.net", "ssh")
       yield* edge.publish(account, a)
       yield* edge.publish(account, b)
-      yield* edge.unpublish(account, a)
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(a))
       const tunnel = [...provider.tunnels.values()][0]!
       expect(tunnel.ingress).toEqual([{ hostname: "b.apps.example.net", service: "ssh://10.96.0.20:8080" }, {
         service: "http_status:404"
       }])
       tunnel.connections = 2
-      yield* edge.unpublish(account, b)
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(b))
       expect(tunnel.deleted).toBe(true)
       expect([...provider.records.values()]).toEqual([])
       expect(cluster.ofKind("Deployment")).toEqual([])
@@ -144,11 +144,13 @@ describe("CloudflareEdge", () => {
       // A tunnel with live connections that cannot be dropped yet is retried later.
       provider.failNext(1, 400, 1022, (r) =>
         r.method === "DELETE" && !r.path.endsWith("/connections") && r.path.includes("cfd_tunnel"))
-      yield* edge.unpublish(account, route(vpc, "k1", "one.example.com"))
-      const busy = yield* Effect.flip(edge.unpublish(account, route(vpc, "k2", "two.example.com")))
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(route(vpc, "k1", "one.example.com")))
+      const busy = yield* Effect.flip(
+        edge.unpublish(account, EdgeTunnels.withdrawalOf(route(vpc, "k2", "two.example.com")))
+      )
       expect(busy).toMatchObject({ reason: "unavailable" })
       expect(busy.detail).toContain("active connections")
-      yield* edge.unpublish(account, route(vpc, "k2", "two.example.com"))
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(route(vpc, "k2", "two.example.com")))
     }).pipe(Effect.provide(edgeLayer)))
 
   it.effect("DNS records are made as the provider's contract asks, and a replica's identical record is adopted", () =>
@@ -168,8 +170,48 @@ describe("CloudflareEdge", () => {
       expect(second).toHaveLength(1)
       expect(second[0]!.type).toBe("CNAME")
       // Only this route's record is withdrawn with it.
-      yield* edge.unpublish(account, route(vpc, "k2", "second.example.com"))
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(route(vpc, "k2", "second.example.com")))
       expect([...provider.records.values()].map((r) => r.name)).toEqual(["first.example.com"])
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.effect("held reads every page of tunnels and records, and sees a route removed or changed outside Tenet", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const provider = yield* FakeProvider.Provider
+      const vpc = yield* inVpc
+      // More routes than one page of records holds (50), and a record of someone else's.
+      const routes = Array.from({ length: 53 }, (_, i) => route(vpc, `k${i}`, `r${i}.example.com`))
+      yield* Effect.forEach(routes, (r) => edge.publish(account, r), { discard: true })
+      provider.addRecord({
+        zone: "zone-example",
+        type: "A",
+        name: "theirs.example.com",
+        content: "192.0.2.1",
+        proxied: false,
+        comment: "made by hand"
+      })
+      const held = yield* edge.held(account)
+      expect(held.map((h) => h.key).sort()).toEqual(routes.map((r) => r.key).sort())
+      expect(held.every((h) => h.vpc_id === vpc.vpc_id && h.service_url === "http://10.96.0.20:8080")).toBe(true)
+      const lists = provider.requests.filter((r) => r.method === "GET" && r.path.endsWith("/dns_records"))
+      expect(lists.length).toBeGreaterThanOrEqual(2)
+      // Behind Tenet's back: one record deleted, one hostname's ingress sent elsewhere, one removed.
+      const tunnel = [...provider.tunnels.values()].find((t) => !t.deleted)!
+      const record = [...provider.records.values()].find((r) => r.name === "r0.example.com")!
+      provider.records.delete(record.id)
+      tunnel.ingress = tunnel.ingress
+        .filter((r) => r.hostname !== "r2.example.com")
+        .map((r) => r.hostname === "r1.example.com" ? { ...r, service: "http://203.0.113.9:80" } : r)
+      const after = new Map((yield* edge.held(account)).map((h) => [h.key, h]))
+      expect(after.has("k0")).toBe(false)
+      expect(after.get("k1")).toMatchObject({ hostname: "r1.example.com", service_url: "http://203.0.113.9:80" })
+      expect(after.get("k2")).toMatchObject({ hostname: "r2.example.com", service_url: null })
+      // Publishing again puts each back.
+      yield* Effect.forEach(routes.slice(0, 3), (r) => edge.publish(account, r), { discard: true })
+      const repaired = new Map((yield* edge.held(account)).map((h) => [h.key, h]))
+      for (const key of ["k0", "k1", "k2"]) {
+        expect(repaired.get(key)?.service_url).toBe("http://10.96.0.20:8080")
+      }
     }).pipe(Effect.provide(edgeLayer)))
 
   it.effect("udp routes get an external IP, a DNAT to the VIP and an A record", () =>
@@ -192,7 +234,10 @@ describe("CloudflareEdge", () => {
         { type: "A", name: "game.example.com", content: eip.status.v4Ip, proxied: false }
       ])
       expect([...provider.tunnels.values()]).toEqual([])
-      yield* edge.unpublish(account, game)
+      expect(yield* edge.held(account)).toEqual([
+        { key: "udp1", hostname: "game.example.com", protocol: "udp", vpc_id: null, service_url: null }
+      ])
+      yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(game))
       expect([...provider.records.values()]).toEqual([])
       expect(cluster.ofKind("OvnDnatRule")).toEqual([])
     }).pipe(Effect.provide(edgeLayer)))

@@ -54,6 +54,17 @@ export interface FakeProvider {
 export class Provider extends Context.Tag("test/FakeProvider")<Provider, FakeProvider>() {}
 
 const envelope = (result: unknown) => ({ success: true, errors: [], messages: [], result })
+
+/** One page of a list, counted as the published schema describes (`total_count`, no `total_pages`). */
+const paged = (items: ReadonlyArray<unknown>, url: URL) => {
+  const page = Number(url.searchParams.get("page") ?? "1")
+  const perPage = Number(url.searchParams.get("per_page") ?? "20")
+  const result = items.slice((page - 1) * perPage, page * perPage)
+  return {
+    ...envelope(result),
+    result_info: { page, per_page: perPage, count: result.length, total_count: items.length }
+  }
+}
 const failure = (code: number, message: string) => ({
   success: false,
   errors: [{ code, message }],
@@ -98,7 +109,7 @@ export const make = Effect.acquireRelease(
         const name = url.searchParams.get("name")
         const found = [...tunnels.values()].filter((t) => !t.deleted && (name === null || t.name === name))
         const visible = found.filter((t) => !hidden.delete(t.name))
-        return { code: 200, json: envelope(visible.map(({ id, name }) => ({ id, name, status: "inactive" }))) }
+        return { code: 200, json: paged(visible.map(({ id, name }) => ({ id, name, status: "inactive" })), url) }
       }
       if (path === tunnelBase && method === "POST") {
         if ([...tunnels.values()].some((t) => !t.deleted && t.name === body.name)) {
@@ -139,7 +150,9 @@ export const make = Effect.acquireRelease(
       }
       if (path === "/zones" && method === "GET") {
         const name = url.searchParams.get("name")
-        return { code: 200, json: envelope(zones.filter((z) => name === null || z.name === name)) }
+        const account = url.searchParams.get("account.id")
+        const mine = account === null || account === ACCOUNT ? zones : []
+        return { code: 200, json: paged(mine.filter((z) => name === null || z.name === name), url) }
       }
       if ((m = /^\/zones\/([^/]+)\/dns_records(?:\/([^/]+))?$/.exec(path)) !== null) {
         const zone = m[1]!
@@ -147,10 +160,12 @@ export const make = Effect.acquireRelease(
         if (m[2] === undefined && method === "GET") {
           // The current API filters a name by `name.exact` (a plain `name` filters nothing here).
           const name = url.searchParams.get("name.exact")
-          return {
-            code: 200,
-            json: envelope([...records.values()].filter((r) => r.zone === zone && (name === null || r.name === name)))
-          }
+          const tagged = url.searchParams.get("comment.startswith")
+          const found = [...records.values()].filter((r) =>
+            r.zone === zone && (name === null || r.name === name) &&
+            (tagged === null || (r.comment ?? "").startsWith(tagged))
+          )
+          return { code: 200, json: paged(found, url) }
         }
         if (m[2] === undefined && method === "POST") {
           // The published contract requires `ttl`: 1 (automatic) or 60-86400 seconds.

@@ -3,7 +3,7 @@
  * hostname another route already serves, and can be down; its switches make each of those
  * failures happen on demand.
  */
-import type { Tunnel } from "@tenet/core"
+import type { Ids, Tunnel } from "@tenet/core"
 import { EdgeTunnels } from "@tenet/core"
 import { Context, Duration, Effect, Layer } from "effect"
 
@@ -13,6 +13,7 @@ export interface PublishedRoute {
   readonly hostname: string
   readonly protocol: Tunnel.TunnelProtocol
   readonly service_url: string
+  readonly vpc_id: Ids.VpcId | null
 }
 
 export class EdgeSwitches extends Context.Tag("@tenet/adapters-memory/EdgeSwitches")<EdgeSwitches, {
@@ -22,6 +23,10 @@ export class EdgeSwitches extends Context.Tag("@tenet/adapters-memory/EdgeSwitch
   readonly setLatency: (latency: Duration.DurationInput) => Effect.Effect<void>
   /** The routes the provider currently serves. */
   readonly routes: Effect.Effect<ReadonlyArray<PublishedRoute>>
+  /** Drift: the route is removed at the provider, as someone with the account's token would. */
+  readonly removeBehindTenet: (key: string) => Effect.Effect<void>
+  /** Drift: the route's traffic is sent elsewhere at the provider. */
+  readonly redirectBehindTenet: (key: string, service_url: string) => Effect.Effect<void>
 }>() {}
 
 export const make = Effect.sync(() => {
@@ -55,18 +60,44 @@ export const make = Effect.sync(() => {
               new EdgeTunnels.EdgeError({ reason: "conflict", detail: `hostname ${route.hostname} is already routed` })
             )
           }
-          routes.set(route.key, { account_id: account.account_id, ...route })
+          routes.set(route.key, {
+            account_id: account.account_id,
+            key: route.key,
+            hostname: route.hostname,
+            protocol: route.protocol,
+            service_url: route.service_url,
+            vpc_id: route.vpc?.vpc_id ?? null
+          })
           return Effect.void
         })
       )),
     unpublish: (account, route) =>
-      call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(route.key))))
+      call(Effect.zipRight(authorize(account), Effect.sync(() => void routes.delete(route.key)))),
+    held: (account) =>
+      call(Effect.zipRight(
+        authorize(account),
+        Effect.sync(() =>
+          [...routes.values()].filter((r) => r.account_id === account.account_id).map((r) => ({
+            key: r.key,
+            hostname: r.hostname,
+            protocol: r.protocol,
+            vpc_id: r.vpc_id,
+            service_url: r.protocol === "udp" ? null : r.service_url
+          }))
+        )
+      ))
   })
 
   const switches = EdgeSwitches.of({
     setAvailable: (value) => Effect.sync(() => void (available = value)),
     setLatency: (value) => Effect.sync(() => void (latency = Duration.decode(value))),
-    routes: Effect.sync(() => [...routes.values()])
+    routes: Effect.sync(() => [...routes.values()]),
+    removeBehindTenet: (key) => Effect.sync(() => void routes.delete(key)),
+    redirectBehindTenet: (key, service_url) =>
+      Effect.sync(() => {
+        const route = routes.get(key)
+        if (route !== undefined) routes.set(key, { ...route, service_url })
+      })
   })
   return { edge, switches }
 })

@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Api, ChangeFeed, ClusterController, Identity, UseCases } from "@tenet/core"
+import { Api, ChangeFeed, ClusterController, EdgeController, Identity, UseCases } from "@tenet/core"
 import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
@@ -45,7 +45,10 @@ export interface Options extends HttpOptions {
   readonly adminPasswordFile?: string
   /** How often VPCs whose apply failed are applied again. */
   readonly reconcileInterval: Duration.DurationInput
-  /** The controller's workers, backoff and resync (`ClusterController.Options`). */
+  /**
+   * The controller's workers, backoff and resync (`ClusterController.Options`); the resync also
+   * compares the tunnel provider with the committed tunnels (`EdgeController`).
+   */
   readonly controller?: ClusterController.Options
   /** The change stream's bookmarks and retention (`ChangeFeed`). */
   readonly watch?: ChangeFeed.Options
@@ -194,7 +197,8 @@ export const layer = (options: Options) =>
     // The admin exists before the first request is served.
     layerHttp(options).pipe(Layer.provide(bootstrapAdmin(options))),
     Reconciler.layer(options.reconcileInterval),
-    ClusterController.ClusterController.layer(options.controller)
+    ClusterController.ClusterController.layer(options.controller),
+    EdgeController.EdgeController.layer(options.controller)
   ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
 
 /** Writes a generated password where only this user can read it, replacing what was there. */

@@ -45,7 +45,31 @@ export interface EdgeRoute {
 }
 
 /** What identifies a published route when it is withdrawn. */
-export type PublishedRoute = Pick<EdgeRoute, "key" | "hostname" | "protocol" | "vpc">
+export interface PublishedRoute extends Pick<EdgeRoute, "key" | "hostname" | "protocol"> {
+  /** The VPC whose connector serves it; null for platform services. */
+  readonly vpc_id: VpcId | null
+}
+
+/** What withdraws a route that was published. */
+export const withdrawalOf = (route: EdgeRoute): PublishedRoute => ({
+  key: route.key,
+  hostname: route.hostname,
+  protocol: route.protocol,
+  vpc_id: route.vpc?.vpc_id ?? null
+})
+
+/**
+ * A route the provider holds that Tenet published (found by Tenet's tag on it), as the
+ * provider has it now: what a resync compares with the committed tunnels.
+ */
+export interface HeldRoute extends PublishedRoute {
+  /**
+   * Where the provider sends the hostname's traffic; null when it sends it nowhere (the
+   * hostname's record is there, its tunnel has no ingress for it). A `udp` route's target is
+   * the cluster's DNAT, not the provider's: its `service_url` is null and only its presence counts.
+   */
+  readonly service_url: string | null
+}
 
 export interface EdgeTunnelsShape {
   /** Which implementation runs, for the startup line and `/healthz`. */
@@ -54,6 +78,8 @@ export interface EdgeTunnelsShape {
   readonly publish: (account: EdgeAccount, route: EdgeRoute) => Effect.Effect<void, EdgeError>
   /** Withdraws the route. Absent is success. */
   readonly unpublish: (account: EdgeAccount, route: PublishedRoute) => Effect.Effect<void, EdgeError>
+  /** Every route Tenet published that the account holds now, found by Tenet's tag. */
+  readonly held: (account: EdgeAccount) => Effect.Effect<ReadonlyArray<HeldRoute>, EdgeError>
 }
 
 export class EdgeTunnels extends Context.Tag("@tenet/core/EdgeTunnels")<EdgeTunnels, EdgeTunnelsShape>() {}

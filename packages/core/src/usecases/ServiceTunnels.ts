@@ -16,6 +16,7 @@ import { ServiceUrl, toServiceTunnel } from "../domain/ServiceTunnel.js"
 import type { ServiceTunnel, ServiceTunnelCreate, ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
+import type { EdgeAccount, EdgeRoute } from "../ports/EdgeTunnels.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
@@ -30,7 +31,24 @@ export interface ServiceTunnelsShape {
   readonly create: (input: ServiceTunnelCreate) => Effect.Effect<ServiceTunnel, CreateFailure>
   readonly list: Effect.Effect<ReadonlyArray<ServiceTunnel>, ServiceUnavailable>
   readonly delete: (id: ServiceTunnelId) => Effect.Effect<void, NotFound | Failure>
+  /**
+   * Publishes the service tunnel again (one the provider does not serve as published, or whose
+   * last publish failed) and records the outcome; `drift` says why first, when there is one.
+   */
+  readonly republish: (
+    record: ServiceTunnelRecord,
+    drift: string | null
+  ) => Effect.Effect<ServiceTunnelRecord, Failure>
 }
+
+/** The route the provider is to serve for a service tunnel. */
+export const routeOf = (record: ServiceTunnelRecord): EdgeRoute => ({
+  key: record.id,
+  hostname: record.hostname,
+  protocol: "https",
+  service_url: record.target_url,
+  vpc: null
+})
 
 export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<ServiceTunnels, ServiceTunnelsShape>() {
   static readonly layer = Layer.effect(
@@ -65,19 +83,29 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
           (id) => store.serviceTunnels.find(ServiceTunnelId.make(id)).pipe(storeUnavailable)
         )
         const pending = Option.isSome(earlier) ? earlier.value : yield* insert(input, config)
-        const outcome = yield* edge.publish(account, {
-          key: pending.id,
-          hostname: pending.hostname,
-          protocol: "https",
-          service_url: pending.target_url,
-          vpc: null
-        }).pipe(Effect.either)
-        const record: ServiceTunnelRecord = outcome._tag === "Right"
-          ? { ...pending, status: "active", error: null }
-          : { ...pending, status: "error", error: outcome.left.message }
-        yield* pipeline.commitGlobal(store.serviceTunnels.update(record), () => record.id)
-        return toServiceTunnel(record)
+        return toServiceTunnel(yield* publish(account, pending))
       })
+
+      /** Asks the provider to publish; records whatever happened. */
+      const publish = (account: EdgeAccount, pending: ServiceTunnelRecord) =>
+        Effect.gen(function*() {
+          const outcome = yield* edge.publish(account, routeOf(pending)).pipe(Effect.either)
+          const record: ServiceTunnelRecord = outcome._tag === "Right"
+            ? { ...pending, status: "active", error: null }
+            : { ...pending, status: "error", error: outcome.left.message }
+          yield* pipeline.commitGlobal(store.serviceTunnels.update(record), () => record.id)
+          return record
+        })
+
+      const republish = Effect.fn("ServiceTunnels.republish")(
+        function*(record: ServiceTunnelRecord, drift: string | null) {
+          const { account } = yield* requireAccount
+          if (drift === null) return yield* publish(account, record)
+          const drifted: ServiceTunnelRecord = { ...record, status: "error", error: `${drift}; republishing` }
+          yield* pipeline.commitGlobal(store.serviceTunnels.update(drifted), () => record.id)
+          return yield* publish(account, drifted)
+        }
+      )
 
       /** Who holds a hostname, in words for the admin (who may know every tenant). */
       const holderOf = (hostname: string) =>
@@ -132,16 +160,18 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
         if (Option.isNone(record)) return yield* new NotFound({ detail: `service tunnel ${id} not found` })
         const { account } = yield* requireAccount
         // Withdraw at the provider first: if it is down, the record stays so the delete can be retried.
-        yield* edge.unpublish(account, { key: id, hostname: record.value.hostname, protocol: "https", vpc: null }).pipe(
-          Effect.mapError((e) => new ServiceUnavailable({ detail: `the tunnel provider refused: ${e.message}` }))
-        )
+        yield* edge.unpublish(account, { key: id, hostname: record.value.hostname, protocol: "https", vpc_id: null })
+          .pipe(
+            Effect.mapError((e) => new ServiceUnavailable({ detail: `the tunnel provider refused: ${e.message}` }))
+          )
         yield* pipeline.commitGlobal(store.serviceTunnels.delete(id), () => id)
       })
 
       return ServiceTunnels.of({
         create,
         list: store.serviceTunnels.list.pipe(Effect.map((records) => records.map(toServiceTunnel)), storeUnavailable),
-        delete: remove
+        delete: remove,
+        republish
       })
     })
   )

@@ -19,6 +19,7 @@ import type { Tunnel, TunnelAutoCreate, TunnelCreate, TunnelRecord } from "../do
 import { etagOf, toTunnel } from "../domain/Tunnel.js"
 import { Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
+import type { EdgeRoute } from "../ports/EdgeTunnels.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { Constraints, Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
@@ -65,9 +66,27 @@ export interface TunnelsShape {
   ) => Effect.Effect<void, ServiceUnavailable | InternalError>
   /** Publishes again every tunnel that is not active; returns how many are now active. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
+  /**
+   * Publishes again a tunnel the provider no longer serves as published: `status: "error"` with
+   * the drift first (the change stream says what happened), then the publish's own outcome.
+   */
+  readonly repair: (
+    tunnel: TunnelRecord,
+    drift: string
+  ) => Effect.Effect<TunnelRecord, ServiceUnavailable | InternalError>
 }
 
 const SCHEME = { http: "http", https: "https", ssh: "ssh", tcp: "tcp", udp: "udp" } as const
+
+/** The route the provider is to serve for the tunnel: none while its pod has no virtual IP. */
+export const routeOf = (tunnel: TunnelRecord, pod: PodRecord | undefined): EdgeRoute | null =>
+  pod === undefined || pod.vip === null ? null : {
+    key: tunnel.id,
+    hostname: tunnel.hostname,
+    protocol: tunnel.protocol_type,
+    service_url: `${SCHEME[tunnel.protocol_type]}://${pod.vip}:${tunnel.service_port}`,
+    vpc: { tenant_id: tunnel.tenant_id, vpc_id: tunnel.vpc_id }
+  }
 
 export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, TunnelsShape>() {
   static readonly layer = Layer.effect(
@@ -111,7 +130,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       /** Asks the provider to publish the tunnel; records whatever happened. */
       const publish = (tunnel: TunnelRecord) =>
         Effect.gen(function*() {
-          const pod = Option.fromNullable((yield* stateOf(tunnel.tenant_id)).pod(tunnel.pod_id))
+          const route = routeOf(tunnel, (yield* stateOf(tunnel.tenant_id)).pod(tunnel.pod_id))
           const config = yield* configs.current
           const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
           let outcome: { status: TunnelRecord["status"]; error: string | null }
@@ -120,16 +139,10 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               status: "pending",
               error: "the tunnel provider is not configured (edge_account_id, edge_api_token)"
             }
-          } else if (Option.isNone(pod) || pod.value.vip === null) {
+          } else if (route === null) {
             outcome = { status: "pending", error: "waiting for the pod's virtual IP" }
           } else {
-            const published = yield* edge.publish(account.value, {
-              key: tunnel.id,
-              hostname: tunnel.hostname,
-              protocol: tunnel.protocol_type,
-              service_url: `${SCHEME[tunnel.protocol_type]}://${pod.value.vip}:${tunnel.service_port}`,
-              vpc: { tenant_id: tunnel.tenant_id, vpc_id: tunnel.vpc_id }
-            }).pipe(Effect.either)
+            const published = yield* edge.publish(account.value, route).pipe(Effect.either)
             outcome = published._tag === "Right"
               ? { status: "active", error: null }
               : { status: "error", error: published.left.message }
@@ -287,7 +300,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
               key: tunnel.id,
               hostname: tunnel.hostname,
               protocol: tunnel.protocol_type,
-              vpc: { tenant_id: tunnel.tenant_id, vpc_id: tunnel.vpc_id }
+              vpc_id: tunnel.vpc_id
             })
           }
         })
@@ -319,6 +332,18 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         return results.filter((t) => t.status === "active").length
       }).pipe(Effect.withSpan("Tunnels.reconcile"))
 
+      const repair = Effect.fn("Tunnels.repair")(function*(tunnel: TunnelRecord, drift: string) {
+        const drifted = { status: "error", error: `${drift}; republishing` } as const
+        yield* pipeline.record(
+          tunnel.tenant_id,
+          (state) =>
+            Effect.succeed(
+              updatingLatest("tunnels", tunnel.id, state.tunnel(tunnel.id), (latest) => ({ ...latest, ...drifted }))
+            )
+        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        return yield* publish({ ...tunnel, ...drifted })
+      })
+
       return Tunnels.of({
         createForPod: (caller, podId, input) =>
           Effect.flatMap(replayed(caller), (earlier) =>
@@ -344,7 +369,8 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
                 (e) => Effect.logWarning("withdrawing a deleted pod's tunnel failed", t.hostname, e.message)
               )
             ), { discard: true }),
-        reconcile
+        reconcile,
+        repair
       })
     })
   )

@@ -1,0 +1,187 @@
+/**
+ * The provider's half of the controller. The tunnel provider has no watch: a periodic resync
+ * lists what the account holds of Tenet's (`EdgeTunnels.held`, found by Tenet's tag) and
+ * compares it with the committed tunnels. A route the provider no longer serves as published
+ * (removed, or sent elsewhere, outside Tenet) is recorded on its tunnel (`status: "error"`
+ * naming the drift) and published again; a route no committed tunnel wants (its delete lost
+ * while the provider was down) is withdrawn. One replica resyncs at a time (the store's lock).
+ *
+ * Tunnels that are not active are the reconciler's (it publishes them again every pass); a
+ * service tunnel whose publish failed has no other retry, so the resync publishes it again.
+ */
+import { Context, Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
+import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
+import type { InternalError, ServiceUnavailable } from "../Errors.js"
+import type { EdgeRoute, HeldRoute } from "../ports/EdgeTunnels.js"
+import { EdgeTunnels } from "../ports/EdgeTunnels.js"
+import { Store } from "../ports/Store.js"
+import { ReadModel } from "../readmodel/ReadModel.js"
+import { storeUnavailable } from "./Failures.js"
+import { ProviderConfigs } from "./ProviderConfigs.js"
+import * as ServiceTunnels from "./ServiceTunnels.js"
+import * as Tunnels from "./Tunnels.js"
+
+export interface Options {
+  /** How often the provider is compared with the committed tunnels (first at start); 10 minutes. */
+  readonly resync?: Duration.DurationInput
+}
+
+/** The store-wide lock a resync runs under. */
+export const LOCK = "tenet.edge-controller"
+
+/**
+ * How the provider's route differs from the one wanted, in words; null when it serves it as
+ * published. A `udp` route's target is the cluster's: only its presence is compared.
+ */
+export const driftOf = (wanted: EdgeRoute, held: HeldRoute | undefined): string | null => {
+  if (held === undefined) return `${wanted.hostname} was removed at the tunnel provider outside Tenet`
+  if (held.hostname !== wanted.hostname) {
+    return `the provider publishes route ${wanted.key} as ${held.hostname}, not ${wanted.hostname}`
+  }
+  if (wanted.protocol === "udp" || held.service_url === wanted.service_url) return null
+  return held.service_url === null
+    ? `${wanted.hostname} has no route in its tunnel at the tunnel provider (removed outside Tenet)`
+    : `${wanted.hostname} was sent to ${held.service_url} at the tunnel provider outside Tenet, not ${wanted.service_url}`
+}
+
+/** What one resync found and did. */
+export interface Resync {
+  readonly repaired: number
+  readonly orphans_withdrawn: number
+}
+
+const repairs = Metric.counter("tenet_edge_repairs", {
+  description: "Routes the tunnel provider did not serve as published (removed or changed outside Tenet, or a " +
+    "service tunnel's failed publish), published again by a resync, by kind (tunnel, service_tunnel)",
+  incremental: true
+})
+
+const orphansWithdrawn = Metric.counter("tenet_edge_orphans_withdrawn", {
+  description: "Routes Tenet had published that no committed tunnel wants, withdrawn from the provider by a resync",
+  incremental: true
+})
+
+export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<EdgeController, {
+  /** One resync now; none when another replica is running one. */
+  readonly resync: Effect.Effect<Option.Option<Resync>, ServiceUnavailable | InternalError>
+}>() {
+  /** The resync, every `resync`, until the layer's scope closes. */
+  static readonly layer = (options: Options = {}) =>
+    Layer.scoped(
+      EdgeController,
+      Effect.gen(function*() {
+        const store = yield* Store
+        const readModel = yield* ReadModel
+        const edge = yield* EdgeTunnels
+        const configs = yield* ProviderConfigs
+        const tunnels = yield* Tunnels.Tunnels
+        const serviceTunnels = yield* ServiceTunnels.ServiceTunnels
+
+        const logged = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>
+          effect.pipe(
+            Effect.asVoid,
+            Effect.catchAll((e) =>
+              Effect.logWarning(`${what} failed; the next resync tries again`, e instanceof Error ? e.message : e)
+            )
+          )
+
+        /**
+         * What the provider holds is read first: each route it holds was committed before it was
+         * published, so the tunnels read after it have it unless it was deleted since.
+         */
+        const resyncOnce = Effect.gen(function*() {
+          const config = yield* configs.current
+          const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
+          if (Option.isNone(account)) return { repaired: 0, orphans_withdrawn: 0 }
+          const held = yield* edge.held(account.value)
+          const heldByKey = new Map(held.map((h) => [h.key, h]))
+          const known = new Set<string>()
+          const drifted: Array<{ readonly tunnel: TunnelRecord; readonly drift: string }> = []
+          for (const tenant of yield* store.tenants.list.pipe(storeUnavailable)) {
+            const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
+            for (const tunnel of state.tunnels) {
+              known.add(tunnel.id)
+              const wanted = tunnel.status === "active" ? Tunnels.routeOf(tunnel, state.pod(tunnel.pod_id)) : null
+              const drift = wanted === null ? null : driftOf(wanted, heldByKey.get(tunnel.id))
+              if (drift !== null) drifted.push({ tunnel, drift })
+            }
+          }
+          const services: Array<{ readonly record: ServiceTunnelRecord; readonly drift: string | null }> = []
+          for (const record of yield* store.serviceTunnels.list.pipe(storeUnavailable)) {
+            known.add(record.id)
+            if (record.status !== "active") {
+              services.push({ record, drift: null })
+              continue
+            }
+            const drift = driftOf(ServiceTunnels.routeOf(record), heldByKey.get(record.id))
+            if (drift !== null) services.push({ record, drift })
+          }
+          let repaired = 0
+          for (const { drift, tunnel } of drifted) {
+            yield* Effect.logWarning("tunnel drift", { tunnel: tunnel.id, drift })
+            yield* logged(
+              "republishing a tunnel",
+              Effect.tap(tunnels.repair(tunnel, drift), (after) =>
+                after.status === "active"
+                  ? Effect.zipRight(
+                    Metric.increment(Metric.tagged(repairs, "kind", "tunnel")),
+                    Effect.sync(() => repaired++)
+                  )
+                  : Effect.void)
+            )
+          }
+          for (const { drift, record } of services) {
+            if (drift !== null) yield* Effect.logWarning("service tunnel drift", { service_tunnel: record.id, drift })
+            yield* logged(
+              "republishing a service tunnel",
+              Effect.tap(serviceTunnels.republish(record, drift), (after) =>
+                after.status === "active"
+                  ? Effect.zipRight(
+                    Metric.increment(Metric.tagged(repairs, "kind", "service_tunnel")),
+                    Effect.sync(() => repaired++)
+                  )
+                  : Effect.void)
+            )
+          }
+          let withdrawn = 0
+          for (const orphan of held.filter((h) => !known.has(h.key))) {
+            yield* logged(
+              "withdrawing an orphaned route",
+              edge.unpublish(account.value, orphan).pipe(
+                Effect.zipRight(Metric.increment(orphansWithdrawn)),
+                Effect.zipRight(Effect.sync(() => withdrawn++)),
+                Effect.zipRight(
+                  Effect.logInfo("orphaned route withdrawn", { key: orphan.key, hostname: orphan.hostname })
+                )
+              )
+            )
+          }
+          return { repaired, orphans_withdrawn: withdrawn }
+        }).pipe(Effect.withSpan("EdgeController.resync"))
+
+        const resync = store.exclusive(
+          LOCK,
+          resyncOnce.pipe(
+            Effect.catchTag("EdgeError", (e) =>
+              Effect.as(
+                Effect.logWarning("could not list the tunnel provider; the next resync tries again", e.message),
+                { repaired: 0, orphans_withdrawn: 0 }
+              ))
+          )
+        ).pipe(storeUnavailable)
+
+        // Served at 0 from the start, as every series whose labels are known in advance.
+        yield* Effect.sync(() => {
+          for (const kind of ["tunnel", "service_tunnel"]) Metric.tagged(repairs, "kind", kind).unsafeValue([])
+          orphansWithdrawn.unsafeValue([])
+        })
+        yield* resync.pipe(
+          Effect.catchAll((e) => Effect.logWarning("resync of the tunnel provider failed", e.detail)),
+          Effect.repeat(Schedule.spaced(options.resync ?? Duration.minutes(10))),
+          Effect.forkScoped
+        )
+        return EdgeController.of({ resync })
+      })
+    )
+}
