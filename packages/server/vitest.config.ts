@@ -45,7 +45,8 @@ export const clusterSpecific = [
   "test/SecurityRules.test.ts",
   "test/Topology.test.ts",
   "test/Kubernetes.test.ts",
-  "test/ClusterController.test.ts"
+  "test/ClusterController.test.ts",
+  "test/Convergence.test.ts"
 ]
 
 /**

@@ -38,7 +38,12 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, byDefault: string, 
   ["TENET_NAMESPACE", "tenet-system", "where platform service tunnels' connector runs"],
   ["TENET_EDGE_API_URL", "https://api.cloudflare.com/client/v4", "the tunnel provider's API"],
   ["TENET_RECONCILE_INTERVAL", "2 minutes", "how often failed applies and pending tunnels are retried"],
-  ["TENET_CONTROLLER_RESYNC", "10 minutes", "how often the cluster is compared with the committed state"],
+  ["TENET_APPLY_WAIT", "2 seconds", "how long a write waits for its change to be in force in the cluster"],
+  [
+    "TENET_CONTROLLER_RESYNC",
+    "10 minutes",
+    "how often the cluster and the provider are compared with the committed state"
+  ],
   ["TENET_WATCH_RETENTION", "1 hour", "how long GET /watch can resume from a revision (410 after)"],
   ["TENET_METRICS_PORT", "unset (off)", "serves Prometheus metrics at /metrics on this port"],
   ["TENET_METRICS_HOST", "TENET_HOST", "the address the metrics listener binds"],

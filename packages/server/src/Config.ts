@@ -46,6 +46,7 @@ export const ServerConfig = Config.all({
   ),
   encryptionKey: Config.option(Config.redacted("TENET_ENCRYPTION_KEY")),
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
+  applyWait: Config.duration("TENET_APPLY_WAIT").pipe(Config.withDefault(Duration.seconds(2))),
   controller: Config.all({
     resync: Config.duration("TENET_CONTROLLER_RESYNC").pipe(Config.withDefault(Duration.minutes(10)))
   }),

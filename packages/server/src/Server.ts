@@ -52,6 +52,8 @@ export interface Options extends HttpOptions {
   readonly controller?: ClusterController.Options
   /** The change stream's bookmarks and retention (`ChangeFeed`). */
   readonly watch?: ChangeFeed.Options
+  /** How long a write waits for its change to be in force in the cluster before answering (2 s). */
+  readonly applyWait?: Duration.DurationInput
 }
 
 /**
@@ -199,7 +201,10 @@ export const layer = (options: Options) =>
     Reconciler.layer(options.reconcileInterval),
     ClusterController.ClusterController.layer(options.controller),
     EdgeController.EdgeController.layer(options.controller)
-  ).pipe(Layer.provideMerge(Layer.merge(UseCasesLive, ChangeFeed.ChangeFeed.layer(options.watch))))
+  ).pipe(Layer.provideMerge(Layer.merge(
+    options.applyWait === undefined ? UseCasesLive : UseCases.make({ applier: { wait: options.applyWait } }),
+    ChangeFeed.ChangeFeed.layer(options.watch)
+  )))
 
 /** Writes a generated password where only this user can read it, replacing what was there. */
 const writeSecret = (file: string, secret: string) =>

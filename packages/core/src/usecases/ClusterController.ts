@@ -200,7 +200,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
               yield* recordDrift(owner, detail, managers)
             }
             const applied = owner._tag === "vpc"
-              ? (yield* applier.apply(owner.tenant_id, owner.id)).applied
+              ? (yield* applier.converge(owner.tenant_id, owner.id)).applied
               : yield* Effect.map(
                 Effect.zipRight(pods.apply(owner.tenant_id, owner.id), readModel.stateOf(owner.tenant_id)),
                 (after) => after.pod(owner.id)?.applied ?? true
@@ -353,7 +353,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
               for (const tenant of yield* store.tenants.list.pipe(storeUnavailable)) {
                 const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
                 for (const vpc of state.vpcs) {
-                  if (vpc.lifecycle === "active" && vpc.applied) yield* applier.apply(tenant.id, vpc.id)
+                  if (vpc.lifecycle === "active" && vpc.applied) yield* applier.converge(tenant.id, vpc.id)
                 }
                 for (const pod of state.pods) {
                   if (pod.lifecycle === "active" && pod.applied) yield* pods.apply(tenant.id, pod.id)

@@ -2,13 +2,18 @@
  * Converging a VPC: the store says what should run, the orchestrator is asked to run it
  * (the VPC, its subnets and its compiled security plan), and the outcome is recorded on the
  * VPC as `applied` / `apply_error`. Saving never depends on this succeeding; the reconciler
- * calls `apply` again for every VPC whose last apply failed.
+ * and the controller converge again every VPC whose last apply failed or drifted.
+ *
+ * A request does not touch the cluster: it commits, then asks for its VPC to be converged and
+ * waits, up to a bound (`wait`), for a convergence that began after its commit. The VPC's
+ * convergences run on this replica's work queue (one at a time per VPC, a few VPCs at once),
+ * so writes to one VPC that arrive together are applied together: a burst of creates is one
+ * apply of the VPC's ACLs, not one per create, and an answer never waits behind a stale apply.
  */
-import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
@@ -20,6 +25,7 @@ import * as Plan from "../rules/Plan.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import * as Workqueue from "./Workqueue.js"
 
 export interface ApplyState {
   readonly applied: boolean
@@ -31,30 +37,44 @@ export interface NetworkApplierShape {
   readonly context: (vpc: VpcRecord) => Effect.Effect<RuleSet.VpcContext, ServiceUnavailable>
   /** The provider configuration's peering block, which every VPC's context includes. */
   readonly peeringCidr: Effect.Effect<string | null, ServiceUnavailable>
-  /** Applies the tenant's VPC as stored and records the outcome on it. */
+  /**
+   * A request's convergence: the tenant's VPC, as committed when the convergence begins, brought
+   * into force and the outcome recorded on it; answered when in force, or past `wait` as still
+   * applying (the convergence goes on and records its outcome).
+   */
   readonly apply: (tenantId: TenantId, vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /**
-   * `apply`, answering also the context it applied against (none when the VPC is gone), so
-   * that a caller describing the VPC's rules afterwards does not read it all again. A caller
-   * that has just written the VPC's rules (and read them, under the VPC's lock) hands them on.
+   * `apply`, answering also the context the VPC's rules read in (none when the VPC is gone), so
+   * that a caller describing them afterwards does not read it all again.
    */
   readonly applyInContext: (
     tenantId: TenantId,
-    vpcId: VpcId,
-    rules?: ReadonlyArray<SecurityRuleRecord>
-  ) => Effect.Effect<{ readonly state: ApplyState; readonly context: RuleSet.VpcContext | null }, ServiceUnavailable>
+    vpcId: VpcId
+  ) => Effect.Effect<Converged, ServiceUnavailable>
+  /** `apply`, waiting however long the convergence takes: for the controller and the reconciler. */
+  readonly converge: (tenantId: TenantId, vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /** Applies every VPC whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
+}
+
+/** A convergence's outcome, and the context the VPC's rules were compiled in (none: the VPC is gone). */
+export interface Converged {
+  readonly state: ApplyState
+  readonly context: RuleSet.VpcContext | null
 }
 
 export interface Options {
   /** An apply that takes longer is recorded as failed (and retried later). */
   readonly timeout?: Duration.DurationInput
+  /** How long a request waits for its change to be in force before answering it still applying (2 s). */
+  readonly wait?: Duration.DurationInput
+  /** VPCs converged at once (4). */
+  readonly workers?: number
 }
 
 export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<NetworkApplier, NetworkApplierShape>() {
   static readonly layer = (options: Options = {}) =>
-    Layer.effect(
+    Layer.scoped(
       NetworkApplier,
       Effect.gen(function*() {
         const store = yield* Store
@@ -63,6 +83,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const readModel = yield* ReadModel
         const pipeline = yield* Pipeline
         const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
+        const wait = Duration.decode(options.wait ?? Duration.seconds(2))
 
         const peeringOf = (config: Option.Option<ProviderConfigRecord>) =>
           Option.match(config, { onNone: () => null, onSome: (c) => c.peering_subnet_cidr })
@@ -76,11 +97,25 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             (config, state) => vpcContextOf(state, vpc.id, peeringOf(config))
           )
 
-        const applyInContext = Effect.fn("NetworkApplier.apply")(function*(
-          tenantId: TenantId,
-          vpcId: VpcId,
-          given?: ReadonlyArray<SecurityRuleRecord>
-        ) {
+        const stillApplying: ApplyState = {
+          applied: false,
+          apply_error: `still being applied to the cluster after ${Duration.format(wait)}; ` +
+            "the VPC's applied says when it is in force"
+        }
+
+        /** Records the state on the VPC when it says otherwise now (a drift, or a still-applying mark, included). */
+        const recordState = (tenantId: TenantId, vpcId: VpcId, state: ApplyState) =>
+          Effect.gen(function*() {
+            const now = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
+            if (now === undefined || (now.applied === state.applied && now.apply_error === state.apply_error)) return
+            yield* pipeline.record(
+              tenantId,
+              (latest) =>
+                Effect.succeed(updatingLatest("vpcs", vpcId, latest.vpc(vpcId), (vpc) => ({ ...vpc, ...state })))
+            ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          })
+
+        const applyNow = Effect.fn("NetworkApplier.apply")(function*(tenantId: TenantId, vpcId: VpcId) {
           const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           const vpc = tenant.vpc(vpcId)
           // A VPC gone or going is nothing to apply: the cluster is letting it go.
@@ -90,8 +125,12 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const config = yield* configs.current
           const vpcContext = vpcContextOf(tenant, vpc.id, peeringOf(config))
           const subnets = tenant.subnetsOf(vpc.id)
-          const rules = given ?? tenant.rulesOf(vpc.id)
+          const rules = tenant.rulesOf(vpc.id)
           const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
+          // An apply past the bound its requests wait is said on the VPC, as their answers say it.
+          const marker = yield* Effect.fork(
+            Effect.sleep(wait).pipe(Effect.zipRight(recordState(tenantId, vpcId, stillApplying)), Effect.ignore)
+          )
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
@@ -126,31 +165,76 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             onLeft: (e) => ({ applied: false, apply_error: e.message }),
             onRight: () => ({ applied: true, apply_error: null })
           })
-          // Recorded only when it changes: an outcome recorded elsewhere since this request's
-          // snapshot is at worst an apply the reconciler repeats.
-          if (vpc.applied !== state.applied || vpc.apply_error !== state.apply_error) {
-            yield* pipeline.record(
-              vpc.tenant_id,
-              (now) =>
-                Effect.succeed(updatingLatest("vpcs", vpc.id, now.vpc(vpc.id), (latest) => ({ ...latest, ...state })))
-            ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-          }
+          // The mark, if it was begun, is recorded before the outcome, which replaces it.
+          yield* Fiber.interrupt(marker)
+          yield* recordState(tenantId, vpcId, state)
           yield* Metrics.recordApply("vpc", state.applied)
           if (!state.applied) {
             yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
           }
-          return { state, context: vpcContext }
+          return { state, context: vpcContext } satisfies Converged
         })
+
+        /** Who waits for a VPC's next convergence: each is answered by the first one begun after it asked. */
+        const waiters = new Map<string, Array<Deferred.Deferred<Converged, ServiceUnavailable>>>()
+        const keyOf = (tenantId: TenantId, vpcId: VpcId) => `${tenantId}/${vpcId}`
+        const queue = yield* Workqueue.make<string, never>({
+          workers: options.workers ?? 4,
+          // A convergence never fails the queue: its outcome is recorded, and retried by the
+          // reconciler and the controller, not here.
+          baseDelay: Duration.zero,
+          maxDelay: Duration.zero,
+          process: (key) =>
+            Effect.suspend(() => {
+              const waiting = waiters.get(key) ?? []
+              waiters.delete(key)
+              const [tenantId, vpcId] = key.split("/") as [TenantId, VpcId]
+              return Effect.flatMap(
+                Effect.exit(applyNow(tenantId, vpcId)),
+                (exit) => Effect.forEach(waiting, (d) => Deferred.done(d, exit), { discard: true })
+              )
+            }),
+          onFailure: () => Effect.void
+        })
+
+        /** Asks for the VPC's next convergence; the deferred is its outcome. */
+        const ask = (tenantId: TenantId, vpcId: VpcId) =>
+          Effect.flatMap(Deferred.make<Converged, ServiceUnavailable>(), (outcome) =>
+            Effect.suspend(() => {
+              const key = keyOf(tenantId, vpcId)
+              waiters.set(key, [...(waiters.get(key) ?? []), outcome])
+              return Effect.as(queue.add(key), outcome)
+            }))
+
+        const applyInContext = (tenantId: TenantId, vpcId: VpcId) =>
+          Effect.flatMap(ask(tenantId, vpcId), (outcome) =>
+            Deferred.await(outcome).pipe(
+              Effect.timeoutOption(wait),
+              Effect.flatMap(Option.match({
+                onSome: Effect.succeed,
+                onNone: () =>
+                  Effect.gen(function*() {
+                    const vpc = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
+                    return {
+                      state: stillApplying,
+                      context: vpc === undefined ? null : yield* context(vpc)
+                    } satisfies Converged
+                  })
+              }))
+            ))
 
         const apply = (tenantId: TenantId, vpcId: VpcId) => Effect.map(applyInContext(tenantId, vpcId), (r) => r.state)
 
+        const converge = (tenantId: TenantId, vpcId: VpcId) =>
+          Effect.flatMap(ask(tenantId, vpcId), (outcome) => Effect.map(Deferred.await(outcome), (r) => r.state))
+
         const reconcile = Effect.gen(function*() {
           const pending = yield* store.vpcs.listUnapplied.pipe(storeUnavailable)
-          const results = yield* Effect.forEach(pending, (vpc) => apply(vpc.tenant_id, vpc.id))
+          const results = yield* Effect.forEach(pending, (vpc) => converge(vpc.tenant_id, vpc.id))
           return results.filter((r) => r.applied).length
         }).pipe(Effect.withSpan("NetworkApplier.reconcile"))
 
-        return NetworkApplier.of({ context, peeringCidr, apply, applyInContext, reconcile })
+        return NetworkApplier.of({ context, peeringCidr, apply, applyInContext, converge, reconcile })
       })
     )
 }

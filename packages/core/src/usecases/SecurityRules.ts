@@ -149,13 +149,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           return ruleList(current, rules, yield* applier.context(current))
         })
 
-      /**
-       * Applies the VPC (with its rules as the caller wrote them, when given) and reports the
-       * rule as it now stands, in the context the apply read.
-       */
-      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord, rules?: ReadonlyArray<SecurityRuleRecord>) =>
+      /** Converges the VPC and reports the rule as it now stands, in the context the apply read. */
+      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord) =>
         Effect.gen(function*() {
-          const { context, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, rules)
+          const { context, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id)
           const described = view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
@@ -213,7 +210,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        return yield* mutation(vpc, result.record, result.rules)
+        return yield* mutation(vpc, result.record)
       })
 
       const update = Effect.fn("SecurityRules.update")(
@@ -338,7 +335,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id, result.next)
+        const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id)
         return answer(result, applied ?? context, state)
       })
 

@@ -13,7 +13,7 @@ import * as ReadModel from "../readmodel/ReadModel.js"
 import { Domains } from "./Domains.js"
 import { Guardrails } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
-import { NetworkApplier } from "./NetworkApplier.js"
+import * as Applier from "./NetworkApplier.js"
 import { PodConvergence } from "./PodConvergence.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -32,29 +32,37 @@ const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer).pipe(
   Layer.provideMerge(Idempotency.layer),
   Layer.provideMerge(ReadModel.layer())
 )
-const WithApplier = NetworkApplier.layer().pipe(Layer.provideMerge(Foundation))
+
+export interface Options {
+  /** How VPCs are converged: a request's wait for its change in force, workers, the apply's timeout. */
+  readonly applier?: Applier.Options
+}
 
 /**
  * The use-cases; they need the ports. They see the ports observed (`Instrumented`: counted,
  * timed, traced) and write through the one write path (`changes/Pipeline.ts`), and so does
  * whoever uses this layer's output (the reconciler, the server's health check).
  */
-export const layer = Layer.mergeAll(
-  Tenants.layer,
-  Domains.layer,
-  AuditTrail.layer,
-  ServiceTunnels.layer,
-  Subnets.layer,
-  SecurityRules.layer,
-  Traffic.layer,
-  Guardrails.layer,
-  Topologies.layer,
-  Layer.effectDiscard(Metrics.registerInitial)
-).pipe(
-  Layer.provideMerge(Pods.layer),
-  Layer.provideMerge(PodConvergence.layer),
-  Layer.provideMerge(Vpcs.layer),
-  Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
-  Layer.provideMerge(WithApplier),
-  Layer.provide(Instrumented.layer)
-)
+export const make = (options: Options = {}) =>
+  Layer.mergeAll(
+    Tenants.layer,
+    Domains.layer,
+    AuditTrail.layer,
+    ServiceTunnels.layer,
+    Subnets.layer,
+    SecurityRules.layer,
+    Traffic.layer,
+    Guardrails.layer,
+    Topologies.layer,
+    Layer.effectDiscard(Metrics.registerInitial)
+  ).pipe(
+    Layer.provideMerge(Pods.layer),
+    Layer.provideMerge(PodConvergence.layer),
+    Layer.provideMerge(Vpcs.layer),
+    Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
+    Layer.provideMerge(Applier.NetworkApplier.layer(options.applier).pipe(Layer.provideMerge(Foundation))),
+    Layer.provide(Instrumented.layer)
+  )
+
+/** The use-cases with their defaults. */
+export const layer = make()
