@@ -52,6 +52,13 @@ export interface KubeApiShape {
   /** Server-side apply (create or update) with Tenet's field manager, taking over conflicts. */
   readonly apply: (manifest: Manifest) => Effect.Effect<LiveObject, KubeError>
   readonly read: (kind: Kind, name: string, namespace?: string) => Effect.Effect<Option.Option<LiveObject>, KubeError>
+  /** Creates the object; 409 when it exists. */
+  readonly create: (manifest: Manifest) => Effect.Effect<LiveObject, KubeError>
+  /**
+   * Replaces the object whole, with its `metadata.resourceVersion` as the precondition: 409 when
+   * it changed since that version was read (optimistic concurrency, as leader election needs).
+   */
+  readonly replace: (manifest: Manifest) => Effect.Effect<LiveObject, KubeError>
   /** Objects of a kind with the labels; across all namespaces unless one is given. */
   readonly list: (
     kind: Kind,
@@ -158,6 +165,17 @@ export const make = (config: KubeConfig): KubeApiShape => {
             PatchStrategy.ServerSideApply
           ) as Promise<LiveObject>
       ).pipe(Effect.mapError((e) => e.status === 403 ? forbiddenCreate(e, manifest) : e)),
+    create: (manifest) =>
+      call(
+        `create ${manifest.kind} ${manifest.metadata.name}`,
+        () => api.create(manifest as KubernetesObject, undefined, undefined, Names.FIELD_MANAGER) as Promise<LiveObject>
+      ),
+    replace: (manifest) =>
+      call(
+        `replace ${manifest.kind} ${manifest.metadata.name}`,
+        () =>
+          api.replace(manifest as KubernetesObject, undefined, undefined, Names.FIELD_MANAGER) as Promise<LiveObject>
+      ),
     read: (kind, name, namespace) =>
       call(`read ${describe(kind, name, namespace)}`, () => api.read(header(kind, name, namespace))).pipe(
         Effect.map((o) => Option.some(o as LiveObject)),

@@ -13,6 +13,8 @@ export interface Metadata {
   readonly namespace?: string
   readonly labels: Readonly<Record<string, string>>
   readonly annotations?: Readonly<Record<string, string>>
+  /** A replace's precondition (`KubeApi.replace`); never applied. */
+  readonly resourceVersion?: string
 }
 
 /** An object as applied: apiVersion, kind, metadata, and the kind's own fields. */

@@ -31,7 +31,9 @@ export const rules: ReadonlyArray<PolicyRule> = [
   { apiGroups: ["autoscaling"], resources: ["horizontalpodautoscalers"], verbs: writes },
   { apiGroups: ["kubeovn.io"], resources: ["vpcs", "ovn-snat-rules", "ovn-dnat-rules"], verbs: watched },
   // Read back by name: a subnet's live ACLs, and the address Kube-OVN gave an external IP.
-  { apiGroups: ["kubeovn.io"], resources: ["subnets", "ovn-eips"], verbs: [...watched, "get"] }
+  { apiGroups: ["kubeovn.io"], resources: ["subnets", "ovn-eips"], verbs: [...watched, "get"] },
+  // Leader election (`KubeLease`): the Lease read, created once, and replaced to renew or take it.
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }
 ]
 
 /** What one request asks to do, as the API server's authorizer sees it. */

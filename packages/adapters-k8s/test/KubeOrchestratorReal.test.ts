@@ -7,12 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { KubernetesObjectApi } from "@kubernetes/client-node"
-import { Manifests, Names, Permissions } from "@tenet/adapters-k8s"
+import { KubeApi, KubeLease, Manifests, Names, Permissions } from "@tenet/adapters-k8s"
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import type { Net } from "@tenet/core"
 import { Orchestrator } from "@tenet/core"
 import { Fixtures, OrchestratorContract } from "@tenet/core/testing"
-import { Effect, Exit, Option, Schedule } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import * as FakeApiServer from "./FakeApiServer.js"
 import { onCluster, useCluster } from "./RealCluster.js"
 
@@ -422,6 +422,73 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
   )
 
   /**
+   * Leader election on a Lease, as two replicas (two identities) see it, with short periods: one
+   * leads at a time; a leader that stops releases the Lease; a leader whose Lease another took
+   * stops its work; and nobody takes a Lease until it has gone unrenewed for its duration.
+   */
+  it.live(
+    "one replica leads on a Lease at a time, and the Lease changes hands only as client-go's leader election allows",
+    () =>
+      Effect.gen(function*() {
+        const kube = KubeApi.make(cluster().tenet)
+        const periods: KubeLease.Options = {
+          namespace: "tenet-system",
+          leaseDuration: "2 seconds",
+          renewDeadline: "1500 millis",
+          retryPeriod: "300 millis"
+        }
+        const a = KubeLease.make(kube, { ...periods, identity: "replica-a" })
+        const b = KubeLease.make(kube, { ...periods, identity: "replica-b" })
+        const name = `lease-${crypto.randomUUID().slice(0, 8)}`
+        const leading = (who: typeof a) =>
+          Effect.gen(function*() {
+            const started = yield* Deferred.make<void>()
+            const fiber = yield* Effect.fork(
+              who.lead(name, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+            )
+            yield* Deferred.await(started)
+            return fiber
+          })
+        const first = yield* leading(a)
+        expect(yield* b.lead(name, Effect.succeed("b"))).toEqual(Option.none())
+        // A leader that stops gives the Lease up: the other leads at once.
+        yield* Fiber.interrupt(first)
+        expect(yield* b.lead(name, Effect.succeed("b"))).toEqual(Option.some("b"))
+        // Someone takes the Lease from a leader (a replica that then dies): the leader's work stops.
+        const second = yield* leading(b)
+        const lease = (yield* Effect.promise(() =>
+          admin().read({
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name, namespace: "tenet-system" }
+          })
+        )) as Obj
+        yield* Effect.promise(() =>
+          admin().replace({
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: "replica-gone",
+              renewTime: new Date().toISOString().replace("Z", "000Z")
+            }
+          } as KubernetesObject)
+        )
+        const stopped = yield* Fiber.await(second)
+        expect(stopped).toMatchObject({ _tag: "Failure" })
+        expect(String(Exit.causeOption(stopped).pipe(Option.getOrThrow))).toContain("another replica's")
+        // Unrenewed, it is taken over, but only after its duration by the asker's own clock.
+        const asked = Date.now()
+        for (;;) {
+          if (Option.isSome(yield* a.lead(name, Effect.succeed("a")))) break
+          expect(Date.now() - asked).toBeLessThan(10_000)
+          yield* Effect.sleep("300 millis")
+        }
+        expect(Date.now() - asked).toBeGreaterThanOrEqual(1_900)
+      }),
+    60_000
+  )
+
+  /**
    * Least privilege, both ways: with the shipped rules everything works (the contract above);
    * without any one (group, resource, verb) of them, some operation fails, and says why.
    */
@@ -476,6 +543,18 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
       yield* attempt(orchestrator.deleteSubnet(vpc.vpc_id, subnet.subnet_id))
       yield* attempt(orchestrator.deleteVpc(vpc.vpc_id))
       yield* attempt(orchestrator.deleteTenant(vpc.tenant_id))
+      // Leading the controller: a Lease read, created, then renewed (a second lead).
+      const leases = KubeLease.make(KubeApi.make(cluster().tenet), { namespace: "tenet-system", identity: "grants" })
+      const lease = `grants-${crypto.randomUUID().slice(0, 8)}`
+      for (let i = 0; i < 2; i++) {
+        const led = yield* Effect.exit(leases.lead(lease, Effect.void))
+        if (Exit.isFailure(led)) {
+          failures.push(Option.match(Cause.failureOption(led.cause), {
+            onNone: () => Cause.pretty(led.cause),
+            onSome: (e) => e.detail
+          }))
+        }
+      }
       return { failures, stale }
     })
 

@@ -53,6 +53,7 @@ export * as RuleSet from "./rules/RuleSet.js"
 export * as Validate from "./rules/Validate.js"
 
 export * as EdgeTunnels from "./ports/EdgeTunnels.js"
+export * as Leadership from "./ports/Leadership.js"
 export * as OperationsLog from "./ports/OperationsLog.js"
 export * as Orchestrator from "./ports/Orchestrator.js"
 export * as Store from "./ports/Store.js"

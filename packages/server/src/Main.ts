@@ -4,7 +4,8 @@
  */
 import { FetchHttpClient, HttpMiddleware, HttpServer } from "@effect/platform"
 import { MemoryOperationsLog, MemoryStore, SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
-import { EdgeTunnels, Orchestrator, ServerInfo, Store } from "@tenet/core"
+import type { OperationsLog } from "@tenet/core"
+import { EdgeTunnels, Leadership, Orchestrator, ServerInfo, Store } from "@tenet/core"
 import { NodeVault } from "@tenet/core/node"
 import { Cause, Duration, Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -64,7 +65,7 @@ const postgres = Effect.promise(() => import("@tenet/adapters-postgres"))
 const kubernetes = Effect.promise(() => import("@tenet/adapters-k8s"))
 
 /** The Store and OperationsLog `TENET_STORE` selects. */
-const storeLayer = (config: ServerConfig) => {
+const storeLayer = (config: ServerConfig): Layer.Layer<Store.Store | OperationsLog.OperationsLog> => {
   switch (config.store) {
     case "memory":
       return Layer.merge(MemoryStore.layer, MemoryOperationsLog.layer())
@@ -87,11 +88,16 @@ const storeLayer = (config: ServerConfig) => {
   }
 }
 
-/** The cluster and the tunnel provider: simulated in process, or a Kube-OVN cluster and the provider's API. */
+/**
+ * The cluster and the tunnel provider: simulated in process, or a Kube-OVN cluster and the
+ * provider's API. One replica leads the controller: by a Lease on Kubernetes, by the store's
+ * lock otherwise.
+ */
 const clusterLayer = (config: ServerConfig) => {
   if (config.orchestrator === "simulated") {
-    return Layer.merge(
+    return Layer.mergeAll(
       SimulatedCluster.layer({ serviceCidr: config.serviceCidr }),
+      Leadership.Leadership.fromStore,
       config.tunnels === "simulated"
         ? SimulatedEdge.layer
         : Layer.die(
@@ -102,20 +108,24 @@ const clusterLayer = (config: ServerConfig) => {
     )
   }
   const settings = { externalSubnet: config.kubeOvnExternalSubnet, peeringSubnet: config.kubeOvnPeeringSubnet }
-  return Layer.unwrapEffect(Effect.map(kubernetes, ({ CloudflareEdge, KubeApi, KubeOrchestrator }) =>
-    Layer.merge(
-      KubeOrchestrator.layer({ settings }),
-      config.tunnels === "simulated"
-        ? SimulatedEdge.layer
-        : CloudflareEdge.layer({ api: { baseUrl: config.edgeApiUrl }, settings, platformNamespace: config.namespace })
-          .pipe(
-            Layer.provide(FetchHttpClient.layer)
-          )
-    ).pipe(Layer.provide(Layer.orDie(KubeApi.layer)))))
+  return Layer.unwrapEffect(
+    Effect.map(kubernetes, ({ CloudflareEdge, KubeApi, KubeLease, KubeOrchestrator }) =>
+      Layer.mergeAll(
+        KubeOrchestrator.layer({ settings }),
+        KubeLease.layer({ namespace: config.namespace }),
+        config.tunnels === "simulated"
+          ? SimulatedEdge.layer
+          : CloudflareEdge.layer({ api: { baseUrl: config.edgeApiUrl }, settings, platformNamespace: config.namespace })
+            .pipe(
+              Layer.provide(FetchHttpClient.layer)
+            )
+      ).pipe(Layer.provide(Layer.orDie(KubeApi.layer))))
+  )
 }
 
 /** The backends the configuration selects. */
-const backends = (config: ServerConfig) => Layer.mergeAll(storeLayer(config), clusterLayer(config), vaultLayer(config))
+const backends = (config: ServerConfig) =>
+  Layer.merge(clusterLayer(config).pipe(Layer.provideMerge(storeLayer(config))), vaultLayer(config))
 
 const announce = (config: ServerConfig, publicUrl: string) =>
   Layer.effectDiscard(Effect.gen(function*() {

@@ -7,7 +7,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { MemoryPorts } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
-import { type ChangeFeed, type ClusterController, Identity, ServerInfo } from "@tenet/core"
+import { type ChangeFeed, type ClusterController, Identity, Leadership, ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
@@ -51,7 +51,10 @@ export { VERSION } from "./Server.js"
 export const layer = (options: Options = {}) => {
   const memory = MemoryPorts.layer({ scryptLogN: 10, ...options.platform })
   const ports = Layer.mergeAll(memory, options.store ?? Layer.empty, options.orchestrator ?? Layer.empty)
-  const platform = options.storeDecorator === undefined ? ports : options.storeDecorator.pipe(Layer.provideMerge(ports))
+  const decorated = options.storeDecorator === undefined
+    ? ports
+    : options.storeDecorator.pipe(Layer.provideMerge(ports))
+  const platform = Layer.provideMerge(Leadership.Leadership.fromStore, decorated)
   return Server.layer({
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     adminUsername: options.adminUsername ?? ADMIN_USERNAME,

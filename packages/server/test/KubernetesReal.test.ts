@@ -347,6 +347,14 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
           await until(() => first.output().includes(leading) || second.output().includes(leading), "a leader", 10_000)
           expect(first.output().includes(leading) && second.output().includes(leading)).toBe(false)
           const [leader, follower] = first.output().includes(leading) ? [first, second] : [second, first]
+          // On Kubernetes the leader holds a Lease in Tenet's namespace (client-go's leader election).
+          const lease = () =>
+            Effect.runPromise(
+              LocalCluster.read(cluster.admin, "coordination.k8s.io/v1", "Lease", "tenet.controller", "tenet-system")
+            )
+              .then((l) => (l as { spec: { holderIdentity: string; leaseTransitions?: number } }).spec)
+          const held = await lease()
+          expect(held.holderIdentity).not.toBe("")
           const subnetObject = {
             apiVersion: "kubeovn.io/v1",
             kind: "Subnet",
@@ -355,6 +363,9 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
           await Effect.runPromise(LocalCluster.remove(cluster.admin, subnetObject))
           leader.child.kill("SIGKILL")
           await until(() => follower.output().includes(leading), "the other replica to lead", 15_000)
+          const taken = await lease()
+          expect(taken.holderIdentity).not.toBe(held.holderIdentity)
+          expect(taken.leaseTransitions ?? 0).toBeGreaterThan(held.leaseTransitions ?? 0)
           await untilAnswered(
             () =>
               Effect.runPromise(

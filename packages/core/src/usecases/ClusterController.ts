@@ -9,7 +9,7 @@
  * `applied: false` with an `apply_error` naming what changed and who changed it (so the change
  * stream and every read say so) until the repair is in force, counted and timed in metrics and
  * logged. A replica's addresses moving is not drift: the pod's SNAT rules and its VPC's ACLs
- * follow it. One replica leads (the store's lock) and repairs; the others watch and wait to lead.
+ * follow it. One replica leads (`Leadership`: a Lease on Kubernetes, the store's lock elsewhere) and repairs; the others watch and wait to lead.
  * An owner the committed state no longer wants (deleted, or being deleted) is nobody's to repair.
  * A resync (first when a replica starts leading) compares what the cluster holds with the
  * committed state, for what no watch could tell.
@@ -19,6 +19,7 @@ import * as Audit from "../changes/Audit.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { PodId, TenantId, VpcId } from "../domain/Ids.js"
+import { Leadership } from "../ports/Leadership.js"
 import type { ClusterChange, ClusterOwner } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
@@ -45,7 +46,10 @@ export interface Options {
    * leaves it to its own request (1 minute).
    */
   readonly settle?: Duration.DurationInput
-  /** How often a replica that does not lead asks to (5 s): a leader that died is replaced within it. */
+  /**
+   * How often a replica that does not lead asks to (the Leadership's own period: 5 s for the
+   * store's lock, 2 s for a Lease): a leader that died is replaced within it.
+   */
   readonly leaderRetry?: Duration.DurationInput
 }
 
@@ -132,6 +136,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
         const pipeline = yield* Pipeline
         const applier = yield* NetworkApplier
         const pods = yield* PodConvergence
+        const leadership = yield* Leadership
 
         const settling = Duration.toMillis(options.settle ?? Duration.minutes(1))
         const settled = (at: DateTime.Utc, now: number) => now - DateTime.toEpochMillis(at) >= settling
@@ -379,14 +384,14 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
         })
         yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, enqueue))
         // One replica leads (the store's lock, held while it lives: a replica that dies lets it
-        // go); the others watch too, and try to lead every few seconds.
-        yield* store.exclusive(LEADER_LOCK, lead).pipe(
+        // go, or a Lease on Kubernetes); the others watch too, and try to lead every few seconds.
+        yield* leadership.lead(LEADER_LOCK, lead).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
               : Effect.logWarning("leading the cluster controller ended; asking again", Cause.pretty(cause))
           ),
-          Effect.zipRight(Effect.sleep(options.leaderRetry ?? Duration.seconds(5))),
+          Effect.zipRight(Effect.sleep(options.leaderRetry ?? leadership.retry)),
           Effect.forever,
           Effect.forkScoped
         )

@@ -115,7 +115,15 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           })
 
-        const applyNow = Effect.fn("NetworkApplier.apply")(function*(tenantId: TenantId, vpcId: VpcId) {
+        /**
+         * Converges the VPC; `said` is done once the VPC says how it stands (still applying, past
+         * the bound, or its outcome), for the requests answered still applying to wait on.
+         */
+        const applyNow = Effect.fn("NetworkApplier.apply")(function*(
+          tenantId: TenantId,
+          vpcId: VpcId,
+          said: Deferred.Deferred<void>
+        ) {
           const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           const vpc = tenant.vpc(vpcId)
           // A VPC gone or going is nothing to apply: the cluster is letting it go.
@@ -129,7 +137,11 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
           // An apply past the bound its requests wait is said on the VPC, as their answers say it.
           const marker = yield* Effect.fork(
-            Effect.sleep(wait).pipe(Effect.zipRight(recordState(tenantId, vpcId, stillApplying)), Effect.ignore)
+            Effect.sleep(wait).pipe(
+              Effect.zipRight(recordState(tenantId, vpcId, stillApplying)),
+              Effect.ignore,
+              Effect.zipRight(Deferred.succeed(said, undefined))
+            )
           )
           const outcome = yield* orchestrator.applyVpc({
             tenant_id: vpc.tenant_id,
@@ -177,6 +189,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
 
         /** Who waits for a VPC's next convergence: each is answered by the first one begun after it asked. */
         const waiters = new Map<string, Array<Deferred.Deferred<Converged, ServiceUnavailable>>>()
+        /** Each running convergence's `said`. */
+        const running = new Map<string, Deferred.Deferred<void>>()
         const keyOf = (tenantId: TenantId, vpcId: VpcId) => `${tenantId}/${vpcId}`
         const queue = yield* Workqueue.make<string, never>({
           workers: options.workers ?? 4,
@@ -185,14 +199,19 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           baseDelay: Duration.zero,
           maxDelay: Duration.zero,
           process: (key) =>
-            Effect.suspend(() => {
+            Effect.gen(function*() {
               const waiting = waiters.get(key) ?? []
               waiters.delete(key)
+              const said = yield* Deferred.make<void>()
+              running.set(key, said)
               const [tenantId, vpcId] = key.split("/") as [TenantId, VpcId]
-              return Effect.flatMap(
-                Effect.exit(applyNow(tenantId, vpcId)),
-                (exit) => Effect.forEach(waiting, (d) => Deferred.done(d, exit), { discard: true })
+              const exit = yield* Effect.exit(applyNow(tenantId, vpcId, said)).pipe(
+                Effect.ensuring(Effect.zipRight(
+                  Deferred.succeed(said, undefined),
+                  Effect.sync(() => running.delete(key))
+                ))
               )
+              yield* Effect.forEach(waiting, (d) => Deferred.done(d, exit), { discard: true })
             }),
           onFailure: () => Effect.void
         })
@@ -214,6 +233,9 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 onSome: Effect.succeed,
                 onNone: () =>
                   Effect.gen(function*() {
+                    // Answered once the VPC says so too (the convergence marks it at the same bound).
+                    const said = running.get(keyOf(tenantId, vpcId))
+                    if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
                     const vpc = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
                     return {
                       state: stillApplying,
