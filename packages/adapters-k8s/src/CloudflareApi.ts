@@ -26,6 +26,7 @@ export const ErrorCodes = {
 const ApiMessage = Schema.Struct({ code: Schema.Number, message: Schema.String })
 /** A list's page, as the envelope describes it (the published schema promises none of these). */
 const ResultInfo = Schema.Struct({
+  per_page: Schema.optional(Schema.Number),
   total_count: Schema.optional(Schema.Number),
   total_pages: Schema.optional(Schema.Number)
 })
@@ -173,8 +174,8 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
   ) => Effect.map(callPaged(account, request, result), (answer) => answer.result)
 
   /**
-   * Every item of a list, page by page: until the last page the envelope counts (by pages or
-   * by items), or a short page when it counts neither.
+   * Every item of a list, page by page: until an empty page, or the last one the envelope counts
+   * (by items, or by pages), or a page shorter than the size the server says it used.
    */
   const listAll = <A, I>(
     account: EdgeTunnels.EdgeAccount,
@@ -191,11 +192,13 @@ export const make = Effect.fn("CloudflareApi.make")(function*(options: Options =
         )
         all.push(...answer.result)
         const info = answer.info
-        const last = info?.total_pages !== undefined
-          ? page >= info.total_pages
-          : info?.total_count !== undefined
-          ? page * PAGE_SIZE >= info.total_count
-          : answer.result.length < PAGE_SIZE
+        const last = answer.result.length === 0 || (
+          info?.total_count !== undefined
+            ? all.length >= info.total_count
+            : info?.total_pages !== undefined
+            ? page >= info.total_pages
+            : answer.result.length < (info?.per_page ?? PAGE_SIZE)
+        )
         if (last) return all
       }
     })

@@ -110,7 +110,9 @@ export const make = (kube: KubeApiShape, options: Options): Leadership.Leadershi
       observed.set(name, { record, at: since })
       const holder = spec.holderIdentity ?? ""
       const held = holder !== "" && holder !== identity
-      if (held && since + Duration.toMillis(leaseDuration) > now) return false
+      // The holder's own duration, as it wrote it (replicas may be configured differently).
+      const expires = since + (spec.leaseDurationSeconds ?? Duration.toSeconds(leaseDuration)) * 1000
+      if (held && expires > now) return false
       const next: LeaseRecord = holder === identity
         ? { ...spec, renewTime: microTime(now), leaseDurationSeconds: Math.ceil(Duration.toSeconds(leaseDuration)) }
         : { ...fresh, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
@@ -123,13 +125,25 @@ export const make = (kube: KubeApiShape, options: Options): Leadership.Leadershi
       )
     })
 
-  /** Keeps the Lease while `self` runs; fails once it is another's or not renewed within the deadline. */
+  /**
+   * Keeps the Lease while `self` runs; fails once it is another's or not renewed within the
+   * deadline. Each renewal is bounded by what is left of the deadline: a call the API server
+   * never answers (a partition) must not keep a leader acting past it.
+   */
   const renewing = (name: string) =>
     Effect.gen(function*() {
       let renewed = yield* Clock.currentTimeMillis
       for (;;) {
         yield* Effect.sleep(retryPeriod)
-        const kept = yield* Effect.either(tryAcquireOrRenew(name))
+        const left = Duration.toMillis(renewDeadline) - ((yield* Clock.currentTimeMillis) - renewed)
+        const kept = yield* tryAcquireOrRenew(name).pipe(
+          Effect.timeoutFail({
+            duration: Math.max(0, left),
+            onTimeout: () => `no answer within ${Duration.format(renewDeadline)}`
+          }),
+          Effect.mapError((e) => typeof e === "string" ? e : e.message),
+          Effect.either
+        )
         const now = yield* Clock.currentTimeMillis
         if (kept._tag === "Right" && kept.right) {
           renewed = now
@@ -139,7 +153,7 @@ export const make = (kube: KubeApiShape, options: Options): Leadership.Leadershi
         if (now - renewed >= Duration.toMillis(renewDeadline)) {
           return yield* lost(
             `the Lease ${options.namespace}/${name} could not be renewed within ` +
-              `${Duration.format(renewDeadline)}: ${kept.left.message}`
+              `${Duration.format(renewDeadline)}: ${kept.left}`
           )
         }
       }
@@ -157,7 +171,7 @@ export const make = (kube: KubeApiShape, options: Options): Leadership.Leadershi
           current.value.metadata?.resourceVersion
         )
       )
-    }).pipe(Effect.ignore)
+    }).pipe(Effect.timeout(retryPeriod), Effect.ignore)
 
   return Leadership.Leadership.of({
     backend: "kubernetes-lease",

@@ -66,7 +66,8 @@ export const make = Effect.sync(() => {
             hostname: route.hostname,
             protocol: route.protocol,
             service_url: route.service_url,
-            vpc_id: route.vpc?.vpc_id ?? null
+            // A udp route has no connector: no VPC serves it at the provider.
+            vpc_id: route.protocol === "udp" ? null : route.vpc?.vpc_id ?? null
           })
           return Effect.void
         })

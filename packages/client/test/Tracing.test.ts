@@ -24,6 +24,7 @@ interface OtlpSpan {
   readonly name: string
   readonly kind: number
   readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }>
+  readonly links?: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
 }
 
 interface Received {
@@ -205,11 +206,22 @@ describe("tracing", () => {
         }
         const underRequest = spans.filter((s) => within(s, request))
         const names = new Set(underRequest.map((s) => s.name))
-        for (const expected of ["Vpcs.create", "Store.commit", "Orchestrator.applyVpc"]) {
+        for (const expected of ["Vpcs.create", "Store.commit", "NetworkApplier.wait"]) {
           expect(names, expected).toContain(expected)
         }
         expect(ancestors(underRequest.find((s) => s.name === "Store.commit")!)).toContain("Vpcs.create")
-        expect(ancestors(underRequest.find((s) => s.name === "Orchestrator.applyVpc")!)).toContain("Vpcs.create")
+        // The request does not touch the cluster: it waits for its VPC's convergence, which runs
+        // on the replica's queue in a trace of its own, linked to each request it answers.
+        expect(names).not.toContain("Orchestrator.applyVpc")
+        const wait = underRequest.find((s) => s.name === "NetworkApplier.wait")!
+        const convergence = otlp.received.map((r) => r.span).find((s) =>
+          s.name === "NetworkApplier.converge" && (s.links ?? []).some((l) => l.spanId === wait.spanId)
+        )
+        expect(convergence, "a convergence linked to the request's wait").toBeDefined()
+        const applied = otlp.received.map((r) => r.span).find((s) =>
+          s.name === "Orchestrator.applyVpc" && s.traceId === convergence!.traceId
+        )
+        expect(applied, "the cluster call in the convergence's trace").toBeDefined()
         // The store calls say which backend, and nothing about their arguments.
         expect(attribute(named("Store.commit")!, "tenet.backend")).toEqual({ stringValue: "embedded" })
 

@@ -133,12 +133,18 @@ const announce = (config: ServerConfig, publicUrl: string) =>
     const store = yield* Store.Store
     const orchestrator = yield* Orchestrator.Orchestrator
     const edge = yield* EdgeTunnels.EdgeTunnels
+    const leadership = yield* Leadership.Leadership
     const url = server.address._tag === "TcpAddress"
       ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.address.port}`
       : publicUrl
     yield* Effect.logInfo(`Tenet ${Server.VERSION} listening on ${url} (console ${url}/console, docs ${url}/docs)`)
       .pipe(
-        Effect.annotateLogs({ store: store.backend, orchestrator: orchestrator.backend, tunnels: edge.backend })
+        Effect.annotateLogs({
+          store: store.backend,
+          orchestrator: orchestrator.backend,
+          tunnels: edge.backend,
+          leadership: leadership.backend
+        })
       )
   }))
 

@@ -8,25 +8,16 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
 import { EdgeController } from "@tenet/core"
 import { Effect, Option } from "effect"
-import { adminLogin, raw, testServer, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, EDGE_ACCOUNT, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
 import * as Sse from "./Sse.js"
 
 type Json = Record<string, any>
-
-const providerConfig = {
-  external_subnet_cidr: "203.0.113.0/24",
-  external_subnet_gateway: "203.0.113.1",
-  peering_subnet_cidr: "100.64.0.0/16",
-  edge_account_id: "acct-1",
-  edge_api_token: "edge-token",
-  edge_domain: "apps.example.com"
-}
 
 const admin = Effect.map(adminLogin, (s) => ({ "x-admin-token": s.api_token }))
 
 /** A tenant with a pod and one active tunnel to it, the provider configured. */
 const published = Effect.gen(function*() {
-  expect((yield* raw("POST", "/provider-config", { headers: yield* admin, body: providerConfig })).status).toBe(200)
+  yield* setProviderConfig(EDGE_ACCOUNT)
   const w = yield* workspace
   const pod = (yield* w.createPod({ service_port: 8080 })).body as Json
   const made = yield* raw("POST", `/pods/${pod.id}/tunnel`, {
@@ -42,7 +33,8 @@ const published = Effect.gen(function*() {
 const resync = Effect.flatMap(EdgeController.EdgeController, (c) => Effect.map(c.resync, Option.getOrThrow))
 const routes = Effect.flatMap(SimulatedEdge.EdgeSwitches, (e) => e.routes)
 
-layer(testServer(), { excludeTestServices: true, timeout: 60_000 })(
+// Nothing settles: a service tunnel made a moment ago is the resync's at once.
+layer(testServer({ controller: { settle: 0 } }), { excludeTestServices: true, timeout: 60_000 })(
   "the controller on the simulated provider",
   (it) => {
     it.scoped("a route removed at the provider is published again; the tunnel says so until it is", () =>
@@ -108,7 +100,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 60_000 })(
     it.effect("a service tunnel whose publish failed is published by the next resync", () =>
       Effect.gen(function*() {
         const headers = yield* admin
-        expect((yield* raw("POST", "/provider-config", { headers, body: providerConfig })).status).toBe(200)
+        yield* setProviderConfig(EDGE_ACCOUNT)
         const edge = yield* SimulatedEdge.EdgeSwitches
         yield* edge.setAvailable(false)
         const made = yield* raw("POST", "/service-tunnels", {

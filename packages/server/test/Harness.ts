@@ -93,10 +93,10 @@ export const adminLogin = Effect.flatMap(client(), (c) =>
 
 export const asAdmin = Effect.flatMap(adminLogin, (session) => client({ "x-admin-token": session.api_token }))
 
-/** The provider configuration most tests need (external and peering subnets), with extra fields. */
 /** A tunnel provider account, for provider configurations that need one. */
 export const EDGE_ACCOUNT = { edge_account_id: "acct", edge_api_token: "edge-token", edge_domain: "apps.example.com" }
 
+/** The provider configuration most tests need (external and peering subnets), with extra fields. */
 export const setProviderConfig = (extra: Record<string, unknown> = {}) =>
   Effect.flatMap(adminLogin, (admin) =>
     raw("POST", "/provider-config", {

@@ -228,7 +228,7 @@ export const store = (self: StoreShape): StoreShape => {
 export const orchestrator = (self: OrchestratorShape): OrchestratorShape =>
   observeAll(self, { span: "Orchestrator.", operation: "" }, self.backend, clusterCalls)
 
-/** Every tunnel-provider call (`publish`, `unpublish`), in spans `EdgeTunnels.<operation>`. */
+/** Every tunnel-provider call (`publish`, `unpublish`, `held`), in spans `EdgeTunnels.<operation>`. */
 export const edgeTunnels = (self: EdgeTunnelsShape): EdgeTunnelsShape =>
   observeAll(self, { span: "EdgeTunnels.", operation: "" }, self.backend, tunnelProviderCalls)
 

@@ -81,7 +81,8 @@ export const clusterCallDuration = Metric.histogram(
 )
 
 export const tunnelProviderCalls = Metric.counter("tenet_tunnel_provider_calls", {
-  description: "Calls to the tunnel provider (publish, unpublish), by backend, operation and outcome (success, or " +
+  description:
+    "Calls to the tunnel provider (publish, unpublish, held), by backend, operation and outcome (success, or " +
     "the failure: unavailable, unauthorized, conflict, rejected)",
   incremental: true
 })

@@ -1,7 +1,8 @@
 /**
  * The Leadership port: which one replica acts where only one may (the controller). On
  * Kubernetes a `coordination.k8s.io` Lease (client-go's leader election); elsewhere the store's
- * lock (`fromStore`), held on a connection of its own, so a replica that dies lets it go.
+ * lock (`fromStore`): on PostgreSQL an advisory lock held on a connection of its own, so a
+ * replica that dies lets it go; in process for the memory and embedded stores (one process).
  */
 import type { Duration, Option } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -13,7 +14,7 @@ export class LeadershipError extends Schema.TaggedError<LeadershipError>()("Lead
 }) {}
 
 export interface LeadershipShape {
-  /** Which implementation runs, for the startup line. */
+  /** Which implementation runs, for the startup line (`leadership=`). */
   readonly backend: string
   /** How often a replica that does not lead should ask again: a leader that died is replaced within it. */
   readonly retry: Duration.DurationInput

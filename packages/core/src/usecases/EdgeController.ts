@@ -9,7 +9,7 @@
  * Tunnels that are not active are the reconciler's (it publishes them again every pass); a
  * service tunnel whose publish failed has no other retry, so the resync publishes it again.
  */
-import { Context, Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { InternalError, ServiceUnavailable } from "../Errors.js"
@@ -25,6 +25,8 @@ import * as Tunnels from "./Tunnels.js"
 export interface Options {
   /** How often the provider is compared with the committed tunnels (first at start); 10 minutes. */
   readonly resync?: Duration.DurationInput
+  /** A service tunnel not yet published that was made this recently is its request's to publish (1 minute). */
+  readonly settle?: Duration.DurationInput
 }
 
 /** The store-wide lock a resync runs under. */
@@ -77,6 +79,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
         const configs = yield* ProviderConfigs
         const tunnels = yield* Tunnels.Tunnels
         const serviceTunnels = yield* ServiceTunnels.ServiceTunnels
+        const settling = Duration.toMillis(options.settle ?? Duration.minutes(1))
 
         const logged = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>
           effect.pipe(
@@ -87,34 +90,62 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
           )
 
         /**
-         * What the provider holds is read first: each route it holds was committed before it was
-         * published, so the tunnels read after it have it unless it was deleted since.
+         * The routes committed tunnels want (active ones, by key, as JSON), each tunnel's key, and
+         * the service tunnels.
+         */
+        const wantedRoutes = Effect.gen(function*() {
+          const routes = new Map<string, string>()
+          const known = new Set<string>()
+          const tunnelsWanted: Array<{ readonly tunnel: TunnelRecord; readonly route: EdgeRoute }> = []
+          for (const tenant of yield* store.tenants.list.pipe(storeUnavailable)) {
+            const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
+            for (const tunnel of state.tunnels) {
+              known.add(tunnel.id)
+              const route = tunnel.status === "active" ? Tunnels.routeOf(tunnel, state.pod(tunnel.pod_id)) : null
+              if (route === null) continue
+              routes.set(tunnel.id, JSON.stringify(route))
+              tunnelsWanted.push({ tunnel, route })
+            }
+          }
+          const services = yield* store.serviceTunnels.list.pipe(storeUnavailable)
+          for (const record of services) {
+            known.add(record.id)
+            if (record.status === "active") routes.set(record.id, JSON.stringify(ServiceTunnels.routeOf(record)))
+          }
+          return { routes, known, tunnels: tunnelsWanted, services }
+        })
+
+        /**
+         * What the provider holds is read after the first read of what is wanted: each route it
+         * holds was committed before it was published, so the tunnels read after it have it
+         * unless it was deleted since.
          */
         const resyncOnce = Effect.gen(function*() {
           const config = yield* configs.current
           const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
           if (Option.isNone(account)) return { repaired: 0, orphans_withdrawn: 0 }
+          // What is wanted is read before and after the provider is listed: a tunnel published,
+          // changed or deleted meanwhile is its request's, not drift.
+          const before = yield* wantedRoutes
           const held = yield* edge.held(account.value)
+          const after = yield* wantedRoutes
           const heldByKey = new Map(held.map((h) => [h.key, h]))
-          const known = new Set<string>()
+          const settled = (key: string, route: EdgeRoute) => before.routes.get(key) === JSON.stringify(route)
           const drifted: Array<{ readonly tunnel: TunnelRecord; readonly drift: string }> = []
-          for (const tenant of yield* store.tenants.list.pipe(storeUnavailable)) {
-            const state = yield* readModel.stateOf(tenant.id).pipe(storeUnavailable)
-            for (const tunnel of state.tunnels) {
-              known.add(tunnel.id)
-              const wanted = tunnel.status === "active" ? Tunnels.routeOf(tunnel, state.pod(tunnel.pod_id)) : null
-              const drift = wanted === null ? null : driftOf(wanted, heldByKey.get(tunnel.id))
-              if (drift !== null) drifted.push({ tunnel, drift })
-            }
+          for (const { route, tunnel } of after.tunnels) {
+            const drift = settled(tunnel.id, route) ? driftOf(route, heldByKey.get(tunnel.id)) : null
+            if (drift !== null) drifted.push({ tunnel, drift })
           }
+          const now = Date.now()
           const services: Array<{ readonly record: ServiceTunnelRecord; readonly drift: string | null }> = []
-          for (const record of yield* store.serviceTunnels.list.pipe(storeUnavailable)) {
-            known.add(record.id)
+          for (const record of after.services) {
             if (record.status !== "active") {
-              services.push({ record, drift: null })
+              // One made a moment ago is still being published by its request.
+              if (now - DateTime.toEpochMillis(record.created_at) >= settling) services.push({ record, drift: null })
               continue
             }
-            const drift = driftOf(ServiceTunnels.routeOf(record), heldByKey.get(record.id))
+            const route = ServiceTunnels.routeOf(record)
+            const drift = settled(record.id, route) ? driftOf(route, heldByKey.get(record.id)) : null
             if (drift !== null) services.push({ record, drift })
           }
           let repaired = 0
@@ -145,7 +176,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
             )
           }
           let withdrawn = 0
-          for (const orphan of held.filter((h) => !known.has(h.key))) {
+          for (const orphan of held.filter((h) => !after.known.has(h.key))) {
             yield* logged(
               "withdrawing an orphaned route",
               edge.unpublish(account.value, orphan).pipe(

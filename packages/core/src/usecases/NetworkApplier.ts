@@ -10,7 +10,8 @@
  * so writes to one VPC that arrive together are applied together: a burst of creates is one
  * apply of the VPC's ACLs, not one per create, and an answer never waits behind a stale apply.
  */
-import { Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option } from "effect"
+import type { Tracer } from "effect"
+import { Context, Deferred, Duration, Effect, Either, Exit, Fiber, Layer, Option } from "effect"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
@@ -97,22 +98,52 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             (config, state) => vpcContextOf(state, vpc.id, peeringOf(config))
           )
 
+        /**
+         * Who waits for a VPC's next convergence, with when each asked: each is answered by the
+         * first convergence begun after it asked.
+         */
+        const waiters = new Map<
+          string,
+          Array<{
+            readonly outcome: Deferred.Deferred<Converged, ServiceUnavailable>
+            readonly asked: number
+            /** The asking request's span: the convergence links to each (it is no request's child). */
+            readonly span: Option.Option<Tracer.AnySpan>
+          }>
+        >()
+        /** Each running convergence's `said`. */
+        const running = new Map<string, Deferred.Deferred<void>>()
+        const keyOf = (tenantId: TenantId, vpcId: VpcId) => `${tenantId}/${vpcId}`
+
         const stillApplying: ApplyState = {
           applied: false,
           apply_error: `still being applied to the cluster after ${Duration.format(wait)}; ` +
             "the VPC's applied says when it is in force"
         }
 
-        /** Records the state on the VPC when it says otherwise now (a drift, or a still-applying mark, included). */
+        /**
+         * Whether the VPC says the state already. A still-applying mark is said by any reason for
+         * not being applied (a drift's names who changed what: it is kept).
+         */
+        const says = (vpc: VpcRecord | undefined, state: ApplyState) =>
+          vpc === undefined ||
+          (state === stillApplying
+            ? !vpc.applied
+            : vpc.applied === state.applied && vpc.apply_error === state.apply_error)
+
+        /**
+         * Records the state on the VPC when it says otherwise (a drift, or a still-applying mark,
+         * included), judged on the state the commit decides on.
+         */
         const recordState = (tenantId: TenantId, vpcId: VpcId, state: ApplyState) =>
           Effect.gen(function*() {
-            const now = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
-            if (now === undefined || (now.applied === state.applied && now.apply_error === state.apply_error)) return
-            yield* pipeline.record(
-              tenantId,
-              (latest) =>
-                Effect.succeed(updatingLatest("vpcs", vpcId, latest.vpc(vpcId), (vpc) => ({ ...vpc, ...state })))
-            ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            if (says((yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId), state)) return
+            yield* pipeline.record(tenantId, (latest) => {
+              const vpc = latest.vpc(vpcId)
+              return Effect.succeed(
+                updatingLatest("vpcs", vpcId, says(vpc, state) ? undefined : vpc, (v) => ({ ...v, ...state }))
+              )
+            }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           })
 
         /**
@@ -122,7 +153,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const applyNow = Effect.fn("NetworkApplier.apply")(function*(
           tenantId: TenantId,
           vpcId: VpcId,
-          said: Deferred.Deferred<void>
+          said: Deferred.Deferred<void>,
+          deadline: number
         ) {
           const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           const vpc = tenant.vpc(vpcId)
@@ -135,9 +167,9 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const subnets = tenant.subnetsOf(vpc.id)
           const rules = tenant.rulesOf(vpc.id)
           const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
-          // An apply past the bound its requests wait is said on the VPC, as their answers say it.
+          // An apply past the bound its first request waits is said on the VPC, as the answer says it.
           const marker = yield* Effect.fork(
-            Effect.sleep(wait).pipe(
+            Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
               Effect.zipRight(recordState(tenantId, vpcId, stillApplying)),
               Effect.ignore,
               Effect.zipRight(Deferred.succeed(said, undefined))
@@ -171,15 +203,19 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
               duration: timeout,
               onTimeout: () => ({ message: `the cluster did not answer within ${Duration.format(timeout)}` })
             }),
-            Effect.either
+            Effect.either,
+            // A defect ends the mark too: it must not land after a later outcome.
+            Effect.onExit((exit) => Exit.isFailure(exit) ? Fiber.interrupt(marker) : Effect.void)
           )
           const state: ApplyState = Either.match(outcome, {
             onLeft: (e) => ({ applied: false, apply_error: e.message }),
             onRight: () => ({ applied: true, apply_error: null })
           })
-          // The mark, if it was begun, is recorded before the outcome, which replaces it.
+          // The mark, if it was begun, is recorded before the outcome, which replaces it. A change
+          // committed meanwhile (its request waits for the next convergence) is not in force yet:
+          // the VPC is not said to be applied before that convergence says so.
           yield* Fiber.interrupt(marker)
-          yield* recordState(tenantId, vpcId, state)
+          if (!(state.applied && waiters.has(keyOf(tenantId, vpcId)))) yield* recordState(tenantId, vpcId, state)
           yield* Metrics.recordApply("vpc", state.applied)
           if (!state.applied) {
             yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
@@ -187,11 +223,6 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           return { state, context: vpcContext } satisfies Converged
         })
 
-        /** Who waits for a VPC's next convergence: each is answered by the first one begun after it asked. */
-        const waiters = new Map<string, Array<Deferred.Deferred<Converged, ServiceUnavailable>>>()
-        /** Each running convergence's `said`. */
-        const running = new Map<string, Deferred.Deferred<void>>()
-        const keyOf = (tenantId: TenantId, vpcId: VpcId) => `${tenantId}/${vpcId}`
         const queue = yield* Workqueue.make<string, never>({
           workers: options.workers ?? 4,
           // A convergence never fails the queue: its outcome is recorded, and retried by the
@@ -205,25 +236,39 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
               const said = yield* Deferred.make<void>()
               running.set(key, said)
               const [tenantId, vpcId] = key.split("/") as [TenantId, VpcId]
-              const exit = yield* Effect.exit(applyNow(tenantId, vpcId, said)).pipe(
+              // Marked when the first of its requests is answered still applying (the controller's
+              // own convergences, asked with no bound, at the same bound from their start).
+              const deadline = Math.min(Date.now(), ...waiting.map((w) => w.asked)) + Duration.toMillis(wait)
+              const links = waiting.flatMap((w): Array<Tracer.SpanLink> =>
+                Option.isSome(w.span) ? [{ _tag: "SpanLink", span: w.span.value, attributes: {} }] : []
+              )
+              const converging = applyNow(tenantId, vpcId, said, deadline).pipe(
+                Effect.withSpan("NetworkApplier.converge", {
+                  links,
+                  attributes: { "tenet.requests": waiting.length }
+                })
+              )
+              const exit = yield* Effect.exit(converging).pipe(
                 Effect.ensuring(Effect.zipRight(
                   Deferred.succeed(said, undefined),
                   Effect.sync(() => running.delete(key))
                 ))
               )
-              yield* Effect.forEach(waiting, (d) => Deferred.done(d, exit), { discard: true })
+              yield* Effect.forEach(waiting, (w) => Deferred.done(w.outcome, exit), { discard: true })
             }),
           onFailure: () => Effect.void
         })
 
         /** Asks for the VPC's next convergence; the deferred is its outcome. */
         const ask = (tenantId: TenantId, vpcId: VpcId) =>
-          Effect.flatMap(Deferred.make<Converged, ServiceUnavailable>(), (outcome) =>
-            Effect.suspend(() => {
-              const key = keyOf(tenantId, vpcId)
-              waiters.set(key, [...(waiters.get(key) ?? []), outcome])
-              return Effect.as(queue.add(key), outcome)
-            }))
+          Effect.gen(function*() {
+            const outcome = yield* Deferred.make<Converged, ServiceUnavailable>()
+            const span = yield* Effect.option(Effect.currentSpan)
+            const key = keyOf(tenantId, vpcId)
+            waiters.set(key, [...(waiters.get(key) ?? []), { outcome, asked: Date.now(), span }])
+            yield* queue.add(key)
+            return outcome
+          })
 
         const applyInContext = (tenantId: TenantId, vpcId: VpcId) =>
           Effect.flatMap(ask(tenantId, vpcId), (outcome) =>
@@ -233,9 +278,12 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 onSome: Effect.succeed,
                 onNone: () =>
                   Effect.gen(function*() {
-                    // Answered once the VPC says so too (the convergence marks it at the same bound).
+                    // Answered once the VPC says so too (its convergence marks it at the same bound;
+                    // one still queued, when it begins), or with the outcome if it came meanwhile.
                     const said = running.get(keyOf(tenantId, vpcId))
                     if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
+                    const done = yield* Deferred.poll(outcome)
+                    if (Option.isSome(done)) return yield* done.value
                     const vpc = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
                     return {
                       state: stillApplying,
@@ -243,7 +291,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                     } satisfies Converged
                   })
               }))
-            ))
+            )).pipe(Effect.withSpan("NetworkApplier.wait", { attributes: { "tenet.vpc_id": vpcId } }))
 
         const apply = (tenantId: TenantId, vpcId: VpcId) => Effect.map(applyInContext(tenantId, vpcId), (r) => r.state)
 

@@ -100,10 +100,14 @@ export class ServiceTunnels extends Context.Tag("@tenet/core/ServiceTunnels")<Se
       const republish = Effect.fn("ServiceTunnels.republish")(
         function*(record: ServiceTunnelRecord, drift: string | null) {
           const { account } = yield* requireAccount
-          if (drift === null) return yield* publish(account, record)
-          const drifted: ServiceTunnelRecord = { ...record, status: "error", error: `${drift}; republishing` }
-          yield* pipeline.commitGlobal(store.serviceTunnels.update(drifted), () => record.id)
-          return yield* publish(account, drifted)
+          const next: ServiceTunnelRecord = drift === null
+            ? record
+            : { ...record, status: "error", error: `${drift}; republishing` }
+          // Deleted meanwhile (its delete withdrew it): nothing to publish.
+          const there = drift === null
+            ? Option.isSome(yield* store.serviceTunnels.find(record.id).pipe(storeUnavailable))
+            : yield* pipeline.commitGlobal(store.serviceTunnels.update(next), () => record.id)
+          return there ? yield* publish(account, next) : next
         }
       )
 

@@ -94,7 +94,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
         yield* Effect.forEach(
           new Set([subnet.vpc_id, ...referencing.map((r) => r.vpc_id)]),
           (vpcId) => applier.apply(caller.tenant_id, vpcId),
-          { discard: true }
+          { concurrency: "unbounded", discard: true }
         )
         return toSubnet(subnet)
       })

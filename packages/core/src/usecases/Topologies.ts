@@ -335,7 +335,10 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
           )
 
           const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
-          yield* Effect.forEach(touched, (vpcId) => applier.apply(tenantId, vpcId), { discard: true })
+          yield* Effect.forEach(touched, (vpcId) => applier.apply(tenantId, vpcId), {
+            concurrency: "unbounded",
+            discard: true
+          })
           yield* Effect.forEach(newPods, (pod) => pods.apply(tenantId, pod.id), { concurrency: 8, discard: true })
           return yield* view(tenantId)
         }

@@ -334,14 +334,15 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
 
       const repair = Effect.fn("Tunnels.repair")(function*(tunnel: TunnelRecord, drift: string) {
         const drifted = { status: "error", error: `${drift}; republishing` } as const
-        yield* pipeline.record(
+        const saved = yield* pipeline.record(
           tunnel.tenant_id,
           (state) =>
             Effect.succeed(
               updatingLatest("tunnels", tunnel.id, state.tunnel(tunnel.id), (latest) => ({ ...latest, ...drifted }))
             )
         ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-        return yield* publish({ ...tunnel, ...drifted })
+        // Deleted meanwhile (its delete withdrew it): nothing to publish.
+        return saved.result === undefined ? { ...tunnel, ...drifted } : yield* publish(saved.result)
       })
 
       return Tunnels.of({

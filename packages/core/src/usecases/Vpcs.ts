@@ -234,7 +234,10 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("NotFound", () => Effect.void)
           )
-          yield* Effect.forEach(referencing, (vpcId) => applier.apply(tenantId, vpcId), { discard: true })
+          yield* Effect.forEach(referencing, (vpcId) => applier.apply(tenantId, vpcId), {
+            concurrency: "unbounded",
+            discard: true
+          })
         })
 
       const reconcile = Effect.gen(function*() {
