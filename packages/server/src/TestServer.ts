@@ -29,8 +29,9 @@ export interface Options {
   /** The change stream's bookmarks and retention. */
   readonly watch?: ChangeFeed.Options
   /**
-   * How long a write waits for its change to be in force; by default as long as an apply may
-   * take (10 s), so that an answer on a loaded machine is the apply's outcome, not the bound's.
+   * How long a write waits for its change to be in force; by default longer than an apply may
+   * take (10 s), so that an answer on a loaded machine is the apply's outcome, not the bound's,
+   * and nothing is recorded after it.
    */
   readonly applyWait?: Duration.DurationInput
   /** How long a client may take to send a request (408 after); 30 seconds by default. */
@@ -61,7 +62,7 @@ export const layer = (options: Options = {}) => {
     adminPassword: Option.some(Redacted.make(options.adminPassword ?? ADMIN_PASSWORD)),
     reconcileInterval: options.reconcileInterval ?? Duration.hours(1),
     controller: { resync: Duration.hours(1), ...options.controller },
-    applyWait: options.applyWait ?? Duration.seconds(10),
+    applyWait: options.applyWait ?? Duration.seconds(15),
     ...(options.watch === undefined ? {} : { watch: options.watch }),
     ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace })
   }).pipe(

@@ -179,7 +179,9 @@ export const target = (v: Effect.Effect.Success<typeof victim>, admin: Effect.Ef
       body: body === undefined ? undefined : JSON.parse(body)
     }
   }
-  const RUNTIME = ["phase", "ready_replicas", "stale_since"]
+  // What the cluster reports of a pod (from the informers, a moment after an accepted change is
+  // answered); a change to the pod's record shows in its etag.
+  const RUNTIME = ["phase", "ready_replicas", "desired_replicas", "last_error", "stale_since"]
   // What of the victim's must never reach a caller that is not the victim or the admin.
   const secrets = [v.token, v.revoked, "victim-env-secret", "victim-registry-secret", v.pod.name, v.vpc.name]
     .filter((s) => s.length > 6)
