@@ -149,30 +149,21 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
             if (drift !== null) services.push({ record, drift })
           }
           let repaired = 0
+          /** Counts a republish that left its tunnel active. */
+          const counted = (kind: "tunnel" | "service_tunnel") => (after: { readonly status: string }) =>
+            after.status !== "active" ? Effect.void : Effect.zipRight(
+              Metric.increment(Metric.tagged(repairs, "kind", kind)),
+              Effect.sync(() => repaired++)
+            )
           for (const { drift, tunnel } of drifted) {
             yield* Effect.logWarning("tunnel drift", { tunnel: tunnel.id, drift })
-            yield* logged(
-              "republishing a tunnel",
-              Effect.tap(tunnels.repair(tunnel, drift), (after) =>
-                after.status === "active"
-                  ? Effect.zipRight(
-                    Metric.increment(Metric.tagged(repairs, "kind", "tunnel")),
-                    Effect.sync(() => repaired++)
-                  )
-                  : Effect.void)
-            )
+            yield* logged("republishing a tunnel", Effect.tap(tunnels.repair(tunnel, drift), counted("tunnel")))
           }
           for (const { drift, record } of services) {
             if (drift !== null) yield* Effect.logWarning("service tunnel drift", { service_tunnel: record.id, drift })
             yield* logged(
               "republishing a service tunnel",
-              Effect.tap(serviceTunnels.republish(record, drift), (after) =>
-                after.status === "active"
-                  ? Effect.zipRight(
-                    Metric.increment(Metric.tagged(repairs, "kind", "service_tunnel")),
-                    Effect.sync(() => repaired++)
-                  )
-                  : Effect.void)
+              Effect.tap(serviceTunnels.republish(record, drift), counted("service_tunnel"))
             )
           }
           let withdrawn = 0
