@@ -176,9 +176,26 @@ describe("tracing", () => {
                 stringValue: route
               })
           )
+        const everySpan = () => otlp.received.map((r) => r.span)
+        /** The convergence linked to a request's wait, and the cluster call in its own trace. */
+        const convergedFor = (waitName: string, convergeName: string, call: string) => {
+          const wait = named(waitName)
+          const convergence = wait === undefined ?
+            undefined :
+            everySpan().find((s) => s.name === convergeName && (s.links ?? []).some((l) => l.spanId === wait.spanId))
+          const applied = convergence === undefined ?
+            undefined :
+            everySpan().find((s) => s.name === call && s.traceId === convergence.traceId)
+          return { wait, convergence, applied }
+        }
         yield* Effect.promise(() =>
           waitFor(
-            () => served("POST", "/pods") !== undefined && named("Orchestrator.applyPod") !== undefined,
+            () =>
+              served("POST", "/pods") !== undefined &&
+              convergedFor("PodConvergence.wait", "PodConvergence.converge", "Orchestrator.applyPod").applied !==
+                undefined &&
+              convergedFor("NetworkApplier.wait", "NetworkApplier.converge", "Orchestrator.applyVpc").applied !==
+                undefined,
             () => "the spans"
           )
         )
@@ -213,15 +230,14 @@ describe("tracing", () => {
         // The request does not touch the cluster: it waits for its VPC's convergence, which runs
         // on the replica's queue in a trace of its own, linked to each request it answers.
         expect(names).not.toContain("Orchestrator.applyVpc")
-        const wait = underRequest.find((s) => s.name === "NetworkApplier.wait")!
-        const convergence = otlp.received.map((r) => r.span).find((s) =>
-          s.name === "NetworkApplier.converge" && (s.links ?? []).some((l) => l.spanId === wait.spanId)
-        )
-        expect(convergence, "a convergence linked to the request's wait").toBeDefined()
-        const applied = otlp.received.map((r) => r.span).find((s) =>
-          s.name === "Orchestrator.applyVpc" && s.traceId === convergence!.traceId
-        )
-        expect(applied, "the cluster call in the convergence's trace").toBeDefined()
+        const vpcConverged = convergedFor("NetworkApplier.wait", "NetworkApplier.converge", "Orchestrator.applyVpc")
+        expect(underRequest).toContain(vpcConverged.wait)
+        expect(vpcConverged.convergence?.traceId).not.toBe(traceId)
+        // A pod's the same way.
+        const podRequest = served("POST", "/pods")!
+        const podConverged = convergedFor("PodConvergence.wait", "PodConvergence.converge", "Orchestrator.applyPod")
+        expect(within(podConverged.wait!, podRequest)).toBe(true)
+        expect(spans.filter((s) => within(s, podRequest)).map((s) => s.name)).not.toContain("Orchestrator.applyPod")
         // The store calls say which backend, and nothing about their arguments.
         expect(attribute(named("Store.commit")!, "tenet.backend")).toEqual({ stringValue: "embedded" })
 

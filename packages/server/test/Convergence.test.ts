@@ -2,14 +2,14 @@
  * A write does not touch the cluster: it commits, its VPC is converged on the replica's queue,
  * and the answer says `applied` from the first convergence begun after the commit, or, past
  * the bound (`applyWait`), that it is still applying; writes to one VPC that arrive together
- * are applied together.
+ * are applied together. Pods the same way: scaled, or made, past the bound.
  */
 import { expect, layer } from "@effect/vitest"
-import { SimulatedCluster } from "@tenet/adapters-memory"
+import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
 import type { MetricState } from "effect"
 import type { Duration } from "effect"
 import { Effect, Metric } from "effect"
-import { httpsIn, raw, testServer, workspace } from "./Harness.js"
+import { EDGE_ACCOUNT, httpsIn, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -22,6 +22,18 @@ const planApplies = Effect.map(
       pair.metricKey.tags.some((t) => t.key === "operation" && t.value === "applySecurityPlan")
     ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
 )
+
+/** The first value `probe` finds, asked every 100 ms for up to 20 s. */
+const until = <A, E, R>(what: string, probe: () => Effect.Effect<A | undefined, E, R>) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const found = yield* probe()
+      if (found !== undefined) return found
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not within 20 s`))
+      yield* Effect.sleep("100 millis")
+    }
+  })
 
 const slowCluster = (latency: Duration.DurationInput) =>
   Effect.acquireRelease(
@@ -57,6 +69,62 @@ layer(testServer({ applyWait: "300 millis" }), { excludeTestServices: true, time
           p.vpc_id === w.vpc.id
         )
         expect(plan?.entries.map((e) => e.rule_id)).toContain((made.body as Json).rule.id)
+      }))
+
+    it.scoped("a pod scaled past the bound answers still applying, and says applied once its replicas run", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        const pod = (yield* w.createPod()).body as Json
+        expect(pod).toMatchObject({ replica_count: 1, status: { last_error: null } })
+        yield* slowCluster("1 second")
+        const scaled = yield* raw("POST", `/pods/${pod.id}/replicas`, { headers: w.headers })
+        expect(scaled.status, scaled.text).toBe(200)
+        expect(scaled.body).toMatchObject({
+          replica_count: 2,
+          status: { last_error: expect.stringMatching(/^still being applied to the cluster after 300ms/) }
+        })
+        yield* until("the pod applied", () =>
+          Effect.map(
+            raw("GET", "/pods", { headers: w.headers }),
+            (r) => (r.body as Array<Json>).find((p) => p.id === pod.id && p.status.last_error === null)
+          ))
+        const running = (yield* Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) => c.snapshot)).pods.find((p) =>
+          p.spec.pod_id === pod.id
+        )
+        expect(running?.spec.replicas).toBe(2)
+      }))
+
+    it.scoped("a pod made past the bound has no address yet; its tunnel is published once it has one", () =>
+      Effect.gen(function*() {
+        expect((yield* setProviderConfig(EDGE_ACCOUNT)).status).toBe(200)
+        const w = yield* workspace
+        yield* slowCluster("1 second")
+        const made = yield* w.createPod({
+          service_port: 8080,
+          tunnels: [{
+            tunnel_name: uniqueName("t"),
+            subdomain: uniqueName("late"),
+            protocol_type: "http",
+            service_port: 8080
+          }]
+        })
+        expect(made.status, made.text).toBe(200)
+        const pod = made.body as Json
+        // Answered from the pod as it stood at the bound: not yet applied, so its tunnel had no address to go to.
+        expect(pod).toMatchObject({ status: { last_error: "not yet applied" } })
+        const active = yield* until("the tunnel active", () =>
+          Effect.map(
+            raw("GET", `/pods/${pod.id}/tunnels`, { headers: w.headers }),
+            (r) => (r.body as Array<Json>).find((t) => t.status === "active")
+          ))
+        const vip = ((yield* raw("GET", "/pods", { headers: w.headers })).body as Array<Json>).find((p) =>
+          p.id === pod.id
+        )?.status.vip
+        expect(vip).toEqual(expect.any(String))
+        const served = (yield* Effect.flatMap(SimulatedEdge.EdgeSwitches, (e) => e.routes)).find((r) =>
+          r.hostname === active.hostname
+        )
+        expect(served?.service_url).toBe(`http://${vip}:8080`)
       }))
   }
 )

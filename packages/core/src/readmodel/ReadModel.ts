@@ -82,6 +82,11 @@ export interface ReadModelShape {
    * decision on them starts here.
    */
   readonly stateOf: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
+  /**
+   * Another fiber committed for the calling request (a convergence it waited on): its next read
+   * of the tenant is proven current again, so it reads what that fiber recorded.
+   */
+  readonly catchUp: (tenantId: TenantId) => Effect.Effect<void>
   /** The tenant's state as the store holds it now: for a decision the store found stale. */
   readonly refresh: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
   /**
@@ -285,6 +290,12 @@ export const make = (store: StoreShape, options: Options = {}) => {
       return Effect.tap(load(tenantId), (loaded) => Effect.sync(() => session.advance(loaded)))
     })
 
+  const catchUp: ReadModelShape["catchUp"] = (tenantId) =>
+    Effect.flatMap(sessionOf, (session) =>
+      Effect.sync(() => {
+        if (session !== undefined && session.view.tenantId === tenantId) session.behind = true
+      }))
+
   /** The commits of each tenant this process has under way, each settling once handed over (or failed). */
   const committing = new Map<TenantId, Set<Deferred.Deferred<void>>>()
 
@@ -352,6 +363,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
     stateOf,
     refresh: load,
     committed,
+    catchUp,
     writing,
     authenticate,
     providerConfig,

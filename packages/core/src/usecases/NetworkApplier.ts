@@ -5,28 +5,27 @@
  * and the controller converge again every VPC whose last apply failed or drifted.
  *
  * A request does not touch the cluster: it commits, then asks for its VPC to be converged and
- * waits, up to a bound (`wait`), for a convergence that began after its commit. The VPC's
- * convergences run on this replica's work queue (one at a time per VPC, a few VPCs at once),
- * so writes to one VPC that arrive together are applied together: a burst of creates is one
- * apply of the VPC's ACLs, not one per create, and an answer never waits behind a stale apply.
+ * waits, up to a bound (`wait`), for a convergence that began after its commit (`Convergence`:
+ * a burst of writes to one VPC is one apply of its ACLs).
  */
-import type { Tracer } from "effect"
-import { Context, Deferred, Duration, Effect, Either, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
+import type { SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
 import * as Plan from "../rules/Plan.js"
 import * as RuleSet from "../rules/RuleSet.js"
+import * as Convergence from "./Convergence.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
-import * as Workqueue from "./Workqueue.js"
 
 export interface ApplyState {
   readonly applied: boolean
@@ -56,6 +55,12 @@ export interface NetworkApplierShape {
   readonly converge: (tenantId: TenantId, vpcId: VpcId) => Effect.Effect<ApplyState, ServiceUnavailable>
   /** Applies every VPC whose last apply failed; returns how many are now applied. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
+}
+
+/** A VPC of a tenant. */
+interface Owner {
+  readonly tenantId: TenantId
+  readonly vpcId: VpcId
 }
 
 /** A convergence's outcome, and the context the VPC's rules were compiled in (none: the VPC is gone). */
@@ -98,27 +103,9 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             (config, state) => vpcContextOf(state, vpc.id, peeringOf(config))
           )
 
-        /**
-         * Who waits for a VPC's next convergence, with when each asked: each is answered by the
-         * first convergence begun after it asked.
-         */
-        const waiters = new Map<
-          string,
-          Array<{
-            readonly outcome: Deferred.Deferred<Converged, ServiceUnavailable>
-            readonly asked: number
-            /** The asking request's span: the convergence links to each (it is no request's child). */
-            readonly span: Option.Option<Tracer.AnySpan>
-          }>
-        >()
-        /** Each running convergence's `said`. */
-        const running = new Map<string, Deferred.Deferred<void>>()
-        const keyOf = (tenantId: TenantId, vpcId: VpcId) => `${tenantId}/${vpcId}`
-
         const stillApplying: ApplyState = {
           applied: false,
-          apply_error: `still being applied to the cluster after ${Duration.format(wait)}; ` +
-            "the VPC's applied says when it is in force"
+          apply_error: Convergence.stillApplying(wait, "VPC")
         }
 
         /**
@@ -146,36 +133,12 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
           })
 
-        /**
-         * Converges the VPC; `said` is done once the VPC says how it stands (still applying, past
-         * the bound, or its outcome), for the requests answered still applying to wait on.
-         */
-        const applyNow = Effect.fn("NetworkApplier.apply")(function*(
-          tenantId: TenantId,
-          vpcId: VpcId,
-          said: Deferred.Deferred<void>,
-          deadline: number
-        ) {
-          const tenant = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
+        /** What the cluster is to hold for the VPC as `tenant` has it: none while it is gone or going. */
+        const desiredOf = (tenant: TenantState, vpcId: VpcId, config: Option.Option<ProviderConfigRecord>) => {
           const vpc = tenant.vpc(vpcId)
-          // A VPC gone or going is nothing to apply: the cluster is letting it go.
-          if (vpc === undefined || vpc.lifecycle === "deleting") {
-            return { state: { applied: true, apply_error: null }, context: null }
-          }
-          const config = yield* configs.current
-          const vpcContext = vpcContextOf(tenant, vpc.id, peeringOf(config))
-          const subnets = tenant.subnetsOf(vpc.id)
-          const rules = tenant.rulesOf(vpc.id)
-          const plan = Plan.compile(rules.map(RuleSet.fromRecord), vpcContext)
-          // An apply past the bound its first request waits is said on the VPC, as the answer says it.
-          const marker = yield* Effect.fork(
-            Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
-              Effect.zipRight(recordState(tenantId, vpcId, stillApplying)),
-              Effect.ignore,
-              Effect.zipRight(Deferred.succeed(said, undefined))
-            )
-          )
-          const outcome = yield* orchestrator.applyVpc({
+          if (vpc === undefined || vpc.lifecycle === "deleting") return null
+          const context = vpcContextOf(tenant, vpc.id, peeringOf(config))
+          const spec: VpcSpec = {
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
             name: vpc.name,
@@ -187,116 +150,112 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 peering_subnet_cidr: c.peering_subnet_cidr
               })
             })
-          }).pipe(
-            Effect.zipRight(Effect.forEach(subnets, (s) =>
-              orchestrator.applySubnet({
-                tenant_id: s.tenant_id,
-                vpc_id: s.vpc_id,
-                subnet_id: s.id,
-                name: s.name,
-                cidr: s.cidr,
-                gateway_ip: s.gateway_ip,
-                enable_internet: vpc.enable_internet && Option.isSome(config)
-              }), { discard: true })),
-            Effect.zipRight(orchestrator.applySecurityPlan(plan)),
+          }
+          const subnets = tenant.subnetsOf(vpc.id).map((s): SubnetSpec => ({
+            tenant_id: s.tenant_id,
+            vpc_id: s.vpc_id,
+            subnet_id: s.id,
+            name: s.name,
+            cidr: s.cidr,
+            gateway_ip: s.gateway_ip,
+            enable_internet: vpc.enable_internet && Option.isSome(config)
+          }))
+          const plan = Plan.compile(tenant.rulesOf(vpc.id).map(RuleSet.fromRecord), context)
+          return { context, spec, subnets, plan }
+        }
+
+        /** The fingerprint of what was, or is to be, applied: equal when the cluster is to hold the same. */
+        const fingerprintOf = (desired: NonNullable<ReturnType<typeof desiredOf>>) =>
+          JSON.stringify([desired.spec, desired.subnets, desired.plan])
+
+        const desiredNow = ({ tenantId, vpcId }: Owner) =>
+          Effect.zipWith(
+            readModel.stateOf(tenantId).pipe(storeUnavailable),
+            configs.current,
+            (tenant, config) => desiredOf(tenant, vpcId, config)
+          )
+
+        /** Brings the VPC, as committed now, into force: the VPC, its subnets, its compiled plan. */
+        const applyNow = Effect.fn("NetworkApplier.apply")(function*(owner: Owner) {
+          const desired = yield* desiredNow(owner)
+          // A VPC gone or going is nothing to apply: the cluster is letting it go.
+          if (desired === null) return null
+          const outcome = yield* orchestrator.applyVpc(desired.spec).pipe(
+            Effect.zipRight(Effect.forEach(desired.subnets, orchestrator.applySubnet, { discard: true })),
+            Effect.zipRight(orchestrator.applySecurityPlan(desired.plan)),
             Effect.timeoutFail({
               duration: timeout,
               onTimeout: () => ({ message: `the cluster did not answer within ${Duration.format(timeout)}` })
             }),
-            Effect.either,
-            // A defect ends the mark too: it must not land after a later outcome.
-            Effect.onExit((exit) => Exit.isFailure(exit) ? Fiber.interrupt(marker) : Effect.void)
+            Effect.either
           )
           const state: ApplyState = Either.match(outcome, {
             onLeft: (e) => ({ applied: false, apply_error: e.message }),
             onRight: () => ({ applied: true, apply_error: null })
           })
-          // The mark, if it was begun, is recorded before the outcome, which replaces it. A change
-          // committed meanwhile (its request waits for the next convergence) is not in force yet:
-          // the VPC is not said to be applied before that convergence says so.
-          yield* Fiber.interrupt(marker)
-          if (!(state.applied && waiters.has(keyOf(tenantId, vpcId)))) yield* recordState(tenantId, vpcId, state)
-          yield* Metrics.recordApply("vpc", state.applied)
-          if (!state.applied) {
-            yield* Effect.logWarning("applying a VPC failed; it will be retried", vpc.id, state.apply_error)
+          return {
+            converged: { state, context: desired.context } satisfies Converged,
+            fingerprint: fingerprintOf(desired)
           }
-          return { state, context: vpcContext } satisfies Converged
         })
 
-        const queue = yield* Workqueue.make<string, never>({
-          workers: options.workers ?? 4,
-          // A convergence never fails the queue: its outcome is recorded, and retried by the
-          // reconciler and the controller, not here.
-          baseDelay: Duration.zero,
-          maxDelay: Duration.zero,
-          process: (key) =>
-            Effect.gen(function*() {
-              const waiting = waiters.get(key) ?? []
-              waiters.delete(key)
-              const said = yield* Deferred.make<void>()
-              running.set(key, said)
-              const [tenantId, vpcId] = key.split("/") as [TenantId, VpcId]
-              // Marked when the first of its requests is answered still applying (the controller's
-              // own convergences, asked with no bound, at the same bound from their start).
-              const deadline = Math.min(Date.now(), ...waiting.map((w) => w.asked)) + Duration.toMillis(wait)
-              const links = waiting.flatMap((w): Array<Tracer.SpanLink> =>
-                Option.isSome(w.span) ? [{ _tag: "SpanLink", span: w.span.value, attributes: {} }] : []
-              )
-              const converging = applyNow(tenantId, vpcId, said, deadline).pipe(
-                Effect.withSpan("NetworkApplier.converge", {
-                  links,
-                  attributes: { "tenet.requests": waiting.length }
-                })
-              )
-              const exit = yield* Effect.exit(converging).pipe(
-                Effect.ensuring(Effect.zipRight(
-                  Deferred.succeed(said, undefined),
-                  Effect.sync(() => running.delete(key))
-                ))
-              )
-              yield* Effect.forEach(waiting, (w) => Deferred.done(w.outcome, exit), { discard: true })
-            }),
-          onFailure: () => Effect.void
-        })
+        type Applied = Effect.Effect.Success<ReturnType<typeof applyNow>>
 
-        /** Asks for the VPC's next convergence; the deferred is its outcome. */
-        const ask = (tenantId: TenantId, vpcId: VpcId) =>
+        /** Whether the VPC as committed now is to hold other than what was applied. */
+        const superseded = (owner: Owner, applied: Applied) =>
+          applied === null
+            ? Effect.succeed(false)
+            : Effect.map(desiredNow(owner), (now) => now !== null && fingerprintOf(now) !== applied.fingerprint)
+
+        /**
+         * Records the outcome. A change committed meanwhile (its request waits for the next
+         * convergence) is not in force yet: the VPC is not said to be applied before that one says so.
+         */
+        const record = ({ tenantId, vpcId }: Owner, applied: Applied, asked: boolean) =>
           Effect.gen(function*() {
-            const outcome = yield* Deferred.make<Converged, ServiceUnavailable>()
-            const span = yield* Effect.option(Effect.currentSpan)
-            const key = keyOf(tenantId, vpcId)
-            waiters.set(key, [...(waiters.get(key) ?? []), { outcome, asked: Date.now(), span }])
-            yield* queue.add(key)
-            return outcome
+            if (applied === null) return { state: { applied: true, apply_error: null }, context: null }
+            const { state } = applied.converged
+            if (!(state.applied && asked)) yield* recordState(tenantId, vpcId, state)
+            yield* Metrics.recordApply("vpc", state.applied)
+            if (!state.applied) {
+              yield* Effect.logWarning("applying a VPC failed; it will be retried", vpcId, state.apply_error)
+            }
+            return applied.converged
           })
 
+        const convergence = yield* Convergence.make<Owner, void, Applied, Converged, ServiceUnavailable>({
+          name: "NetworkApplier",
+          key: ({ tenantId, vpcId }) => `${tenantId}/${vpcId}`,
+          attributes: ({ vpcId }) => ({ "tenet.vpc_id": vpcId }),
+          workers: options.workers ?? 4,
+          wait,
+          apply: applyNow,
+          superseded,
+          record,
+          caughtUp: ({ tenantId }) => readModel.catchUp(tenantId),
+          markStillApplying: ({ tenantId, vpcId }) => recordState(tenantId, vpcId, stillApplying)
+        })
+
         const applyInContext = (tenantId: TenantId, vpcId: VpcId) =>
-          Effect.flatMap(ask(tenantId, vpcId), (outcome) =>
-            Deferred.await(outcome).pipe(
-              Effect.timeoutOption(wait),
-              Effect.flatMap(Option.match({
-                onSome: Effect.succeed,
-                onNone: () =>
-                  Effect.gen(function*() {
-                    // Answered once the VPC says so too (its convergence marks it at the same bound;
-                    // one still queued, when it begins), or with the outcome if it came meanwhile.
-                    const said = running.get(keyOf(tenantId, vpcId))
-                    if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
-                    const done = yield* Deferred.poll(outcome)
-                    if (Option.isSome(done)) return yield* done.value
-                    const vpc = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
-                    return {
-                      state: stillApplying,
-                      context: vpc === undefined ? null : yield* context(vpc)
-                    } satisfies Converged
-                  })
-              }))
-            )).pipe(Effect.withSpan("NetworkApplier.wait", { attributes: { "tenet.vpc_id": vpcId } }))
+          Effect.flatMap(
+            convergence.request({ tenantId, vpcId }, undefined),
+            Option.match({
+              onSome: Effect.succeed,
+              onNone: () =>
+                Effect.gen(function*() {
+                  const vpc = (yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId)
+                  return {
+                    state: stillApplying,
+                    context: vpc === undefined ? null : yield* context(vpc)
+                  } satisfies Converged
+                })
+            })
+          )
 
         const apply = (tenantId: TenantId, vpcId: VpcId) => Effect.map(applyInContext(tenantId, vpcId), (r) => r.state)
 
         const converge = (tenantId: TenantId, vpcId: VpcId) =>
-          Effect.flatMap(ask(tenantId, vpcId), (outcome) => Effect.map(Deferred.await(outcome), (r) => r.state))
+          Effect.map(convergence.converge({ tenantId, vpcId }, undefined), (r) => r.state)
 
         const reconcile = Effect.gen(function*() {
           const pending = yield* store.vpcs.listUnapplied.pipe(storeUnavailable)

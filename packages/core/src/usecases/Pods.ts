@@ -2,7 +2,7 @@
  * Pods (tenant): containerized workloads in one of the caller's subnets, with replicas
  * behind one virtual IP. The store holds the desired pod; the cluster is asked to run it and
  * the outcome is recorded (`PodConvergence`: `applied` / `apply_error`, retried by the
- * reconciler). A pod's status is read from the cluster each time it is shown (`PodPresentation`).
+ * reconciler); a request waits for it up to a bound, as a VPC's does. A pod's status is read from the cluster each time it is shown (`PodPresentation`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
@@ -86,7 +86,10 @@ export interface PodsShape {
   readonly prepare: (caller: TenantPrincipal, input: PodFields) => Effect.Effect<PodRecord, InvalidInput>
   /** The pod as a user sees it, with its status read from the cluster. */
   readonly view: (record: PodRecord) => Effect.Effect<Pod>
-  /** Applies the stored pod to the cluster and records the outcome. */
+  /**
+   * Asks for the stored pod to be applied to the cluster (its outcome recorded), waiting for it
+   * as a request does: up to the bound, past which it is still being applied.
+   */
   readonly apply: (tenantId: TenantId, id: PodId) => Effect.Effect<void, ServiceUnavailable | InternalError>
   /**
    * Finishes the deletes a stopped process left marked, then applies every pod whose last apply
@@ -145,7 +148,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
 
-      const { apply, converge } = convergence
+      const { converge, request } = convergence
 
       const encryptEnv = (env: Readonly<Record<string, string>> | undefined) =>
         env === undefined || Object.keys(env).length === 0
@@ -203,7 +206,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         yield* BodyCredentials.check(identity, caller, input)
         const made = yield* earlier(caller)
         const record = Option.isSome(made) ? made.value : yield* insert(caller, input)
-        const placed = yield* converge(record, "apply")
+        const placed = yield* request(record, "apply")
         // A repeat of a request that got part way makes only the tunnels still missing.
         const present = new Set(
           (yield* stateOf(caller.tenant_id)).tunnelsOf(record.id).map((t) => t.tunnel_name as string)
@@ -277,7 +280,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
             const next = Option.isSome(made) ?
               made.value :
               yield* modify(caller, id, PodStrategy.rescaled(delta, yield* DateTime.now), true, ifMatch)
-            return yield* Effect.flatMap(converge(next, "apply"), view)
+            return yield* Effect.flatMap(request(next, "apply"), view)
           }
         )
 
@@ -303,7 +306,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           const env = patch.env_vars === undefined ? undefined : yield* encryptEnv(patch.env_vars)
           const now = yield* DateTime.now
           const next = yield* modify(caller, id, PodStrategy.reconfigured(patch, env, now), false, ifMatch)
-          return yield* Effect.flatMap(converge(next, "recreate"), view)
+          return yield* Effect.flatMap(request(next, "recreate"), view)
         }
       )
 
@@ -418,7 +421,11 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         configure,
         prepare,
         view,
-        apply,
+        apply: (tenantId, id) =>
+          Effect.flatMap(stateOf(tenantId), (state) => {
+            const pod = state.pod(id)
+            return pod !== undefined && pod.lifecycle === "active" ? Effect.asVoid(request(pod, "apply")) : Effect.void
+          }),
         reconcile
       })
     })

@@ -64,6 +64,11 @@ export interface TunnelsShape {
   readonly withdrawAll: (
     tunnels: ReadonlyArray<TunnelRecord>
   ) => Effect.Effect<void, ServiceUnavailable | InternalError>
+  /**
+   * Publishes the pod's tunnels again at its virtual IP, when the pod got one or a new one after
+   * its tunnels were made (a pod whose convergence outlasted its request's wait).
+   */
+  readonly follow: (pod: PodRecord) => Effect.Effect<void, ServiceUnavailable | InternalError>
   /** Publishes again every tunnel that is not active; returns how many are now active. */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable | InternalError>
   /**
@@ -149,13 +154,17 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
           }
           const saved = yield* pipeline.record(
             tunnel.tenant_id,
-            (state) =>
-              Effect.succeed(
-                updatingLatest("tunnels", tunnel.id, state.tunnel(tunnel.id), (latest) => ({ ...latest, ...outcome }))
+            (state) => {
+              const latest = state.tunnel(tunnel.id)
+              // Published meanwhile by the pod's convergence, which found the address this did not.
+              const overtaken = route === null && latest?.status === "active" && state.pod(tunnel.pod_id)?.vip !== null
+              return Effect.succeed(
+                updatingLatest("tunnels", tunnel.id, overtaken ? undefined : latest, (l) => ({ ...l, ...outcome }))
               )
+            }
           ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
-          // A tunnel deleted meanwhile had nothing to record.
-          return saved.result ?? { ...tunnel, ...outcome }
+          // A tunnel deleted meanwhile had nothing to record; one overtaken reads as it was published.
+          return saved.result ?? (yield* stateOf(tunnel.tenant_id)).tunnel(tunnel.id) ?? { ...tunnel, ...outcome }
         })
 
       /** A hostname a tenant may not take: one of the platform's own names (`Hostname.isReserved`). */
@@ -370,6 +379,13 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
                 (e) => Effect.logWarning("withdrawing a deleted pod's tunnel failed", t.hostname, e.message)
               )
             ), { discard: true }),
+        follow: (pod) =>
+          Effect.flatMap(
+            stateOf(pod.tenant_id),
+            (state) => Effect.forEach(state.tunnelsOf(pod.id), publish, { discard: true })
+          ).pipe(
+            Effect.withSpan("Tunnels.follow", { attributes: { "tenet.pod_id": pod.id } })
+          ),
         reconcile,
         repair
       })

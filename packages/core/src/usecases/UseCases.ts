@@ -34,7 +34,10 @@ const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer).pipe(
 )
 
 export interface Options {
-  /** How VPCs are converged: a request's wait for its change in force, workers, the apply's timeout. */
+  /**
+   * How VPCs are converged: a request's wait for its change in force (pods' too), workers, the
+   * apply's timeout.
+   */
   readonly applier?: Applier.Options
 }
 
@@ -57,7 +60,7 @@ export const make = (options: Options = {}) =>
     Layer.effectDiscard(Metrics.registerInitial)
   ).pipe(
     Layer.provideMerge(Pods.layer),
-    Layer.provideMerge(PodConvergence.layer),
+    Layer.provideMerge(PodConvergence.layer(options.applier)),
     Layer.provideMerge(Vpcs.layer),
     Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
     Layer.provideMerge(Applier.NetworkApplier.layer(options.applier).pipe(Layer.provideMerge(Foundation))),

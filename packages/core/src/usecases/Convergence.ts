@@ -1,0 +1,188 @@
+/**
+ * Bringing an owner (a VPC, a pod) into force as committed, off the request. A request commits,
+ * then asks for a convergence of its owner and waits, up to a bound (`wait`), for one that began
+ * after its commit. Convergences run on this replica's work queue: one at a time per owner, a few
+ * owners at once, so changes to one owner that arrive together are brought into force together
+ * (a burst of writes is one apply, not one per write), and an answer never waits behind an apply
+ * of a state older than its change.
+ *
+ * A convergence applies (`apply`: read the committed owner, ask the cluster) and then records the
+ * outcome on the owner (`record`). One that outlasts the bound its first request waits is said on
+ * the owner as still being applied (`markStillApplying`), as that request's answer says, before the
+ * outcome replaces it.
+ *
+ * Each replica's queue is its own, so two replicas may converge one owner at once, each from the
+ * state it read, and the older may land last. So after applying, a convergence asks whether what
+ * it applied is still what is committed (`superseded`); if not, the owner is converged again and
+ * the outcome is not recorded as in force. The last apply to end is thus of the latest state, or
+ * followed by one that is.
+ */
+import type { Scope, Tracer } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import * as Workqueue from "./Workqueue.js"
+
+export interface Convergence<Owner, Ask, A, E> {
+  /**
+   * A request's convergence of the owner, begun after this call: its outcome when it ends within
+   * the bound; past it, none, answered once the owner says it is still being applied (the
+   * convergence goes on and records its outcome).
+   */
+  readonly request: (owner: Owner, ask: Ask) => Effect.Effect<Option.Option<A>, E>
+  /** The same, waiting however long the convergence takes: for the controller and the reconciler. */
+  readonly converge: (owner: Owner, ask: Ask) => Effect.Effect<A, E>
+}
+
+export interface Options<Owner, Ask, Applied, A, E> {
+  /** The spans' prefix: `<name>.converge` (a convergence), `<name>.wait` (a request waiting). */
+  readonly name: string
+  readonly key: (owner: Owner) => string
+  /** What the spans say of the owner. */
+  readonly attributes: (owner: Owner) => Record<string, string>
+  /** Owners converged at once. */
+  readonly workers: number
+  /** How long a request waits for its convergence. */
+  readonly wait: Duration.Duration
+  /** Brings the owner, as committed now, into force; `asks`: what each request waiting on it asked. */
+  readonly apply: (owner: Owner, asks: ReadonlyArray<Ask>) => Effect.Effect<Applied, E>
+  /**
+   * Whether what was applied is no longer what is committed: a change came after the apply read
+   * the owner, whose own convergence may have ended first (on another replica too).
+   */
+  readonly superseded: (owner: Owner, applied: Applied) => Effect.Effect<boolean, E>
+  /**
+   * Records the outcome on the owner. `asked`: a convergence was asked for since this one began,
+   * or what it applied was superseded, so a change committed meanwhile is not in force yet.
+   */
+  readonly record: (owner: Owner, applied: Applied, asked: boolean) => Effect.Effect<A, E>
+  /** Makes the waiting request read what the convergence recorded (it read the owner before). */
+  readonly caughtUp: (owner: Owner) => Effect.Effect<void>
+  /** Says on the owner that it is still being applied (a failure is left to the outcome). */
+  readonly markStillApplying: (owner: Owner) => Effect.Effect<void, unknown>
+}
+
+interface Waiter<Owner, Ask, A, E> {
+  readonly owner: Owner
+  readonly ask: Ask
+  readonly outcome: Deferred.Deferred<A, E>
+  readonly asked: number
+  /** The asking request's span: the convergence links to each (it is no request's child). */
+  readonly span: Option.Option<Tracer.AnySpan>
+}
+
+/** A convergence of owners on a work queue of this replica, running until the scope closes. */
+export const make = <Owner, Ask, Applied, A, E>(
+  options: Options<Owner, Ask, Applied, A, E>
+): Effect.Effect<Convergence<Owner, Ask, A, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { wait } = options
+    /** Who waits for an owner's next convergence: each is answered by the first begun after it asked. */
+    const waiters = new Map<string, Array<Waiter<Owner, Ask, A, E>>>()
+    /** Each running convergence's `said`: done once the owner says how it stands. */
+    const running = new Map<string, Deferred.Deferred<void>>()
+    /** Owners to converge again, with no request waiting: what they applied was superseded. */
+    const again = new Map<string, Owner>()
+
+    const converging = (
+      key: string,
+      owner: Owner,
+      waiting: ReadonlyArray<Waiter<Owner, Ask, A, E>>,
+      said: Deferred.Deferred<void>
+    ): Effect.Effect<A, E> =>
+      Effect.gen(function*() {
+        // Marked when the first of its requests is answered still applying (the controller's own
+        // convergences, asked with no bound, at the same bound from their start).
+        const deadline = Math.min(Date.now(), ...waiting.map((w) => w.asked)) + Duration.toMillis(wait)
+        const marker = yield* Effect.fork(
+          Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
+            Effect.zipRight(options.markStillApplying(owner)),
+            Effect.ignore,
+            Effect.zipRight(Deferred.succeed(said, undefined))
+          )
+        )
+        const applied = yield* options.apply(owner, waiting.map((w) => w.ask)).pipe(
+          // A failure ends the mark too: it must not land after a later outcome.
+          Effect.onExit((exit) => Exit.isFailure(exit) ? Fiber.interrupt(marker) : Effect.void)
+        )
+        // The mark, if it was begun, is recorded before the outcome, which replaces it.
+        yield* Fiber.interrupt(marker)
+        const superseded = yield* options.superseded(owner, applied)
+        if (superseded) {
+          again.set(key, owner)
+          yield* queue.add(key)
+        }
+        return yield* options.record(owner, applied, superseded || waiters.has(key))
+      })
+
+    const queue: Workqueue.Workqueue<string> = yield* Workqueue.make<string, never>({
+      workers: options.workers,
+      // A convergence never fails the queue: its outcome is recorded, and retried by the
+      // reconciler and the controller, not here.
+      baseDelay: Duration.zero,
+      maxDelay: Duration.zero,
+      process: (key) =>
+        Effect.gen(function*() {
+          const waiting = waiters.get(key) ?? []
+          const owner = waiting[0]?.owner ?? again.get(key)
+          waiters.delete(key)
+          again.delete(key)
+          if (owner === undefined) return
+          const said = yield* Deferred.make<void>()
+          running.set(key, said)
+          const links = waiting.flatMap((w): Array<Tracer.SpanLink> =>
+            Option.isSome(w.span) ? [{ _tag: "SpanLink", span: w.span.value, attributes: {} }] : []
+          )
+          const exit = yield* Effect.exit(
+            converging(key, owner, waiting, said).pipe(
+              Effect.withSpan(`${options.name}.converge`, {
+                links,
+                attributes: { ...options.attributes(owner), "tenet.requests": waiting.length }
+              })
+            )
+          ).pipe(
+            Effect.ensuring(Effect.zipRight(Deferred.succeed(said, undefined), Effect.sync(() => running.delete(key))))
+          )
+          yield* Effect.forEach(waiting, (w) => Deferred.done(w.outcome, exit), { discard: true })
+        }),
+      onFailure: () => Effect.void
+    })
+
+    /** Asks for the owner's next convergence; the deferred is its outcome. */
+    const ask = (owner: Owner, what: Ask) =>
+      Effect.gen(function*() {
+        const outcome = yield* Deferred.make<A, E>()
+        const span = yield* Effect.option(Effect.currentSpan)
+        const key = options.key(owner)
+        waiters.set(key, [...(waiters.get(key) ?? []), { owner, ask: what, outcome, asked: Date.now(), span }])
+        yield* queue.add(key)
+        return outcome
+      })
+
+    const request = (owner: Owner, what: Ask) =>
+      Effect.flatMap(ask(owner, what), (outcome) =>
+        Deferred.await(outcome).pipe(
+          Effect.timeoutOption(wait),
+          Effect.flatMap(Option.match({
+            onSome: (a) => Effect.succeed(Option.some(a)),
+            onNone: () =>
+              Effect.gen(function*() {
+                // Answered once the owner says so too (its convergence marks it at the same bound;
+                // one still queued, when it begins), or with the outcome if it came meanwhile.
+                const said = running.get(options.key(owner))
+                if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
+                const done = yield* Deferred.poll(outcome)
+                return Option.isSome(done) ? Option.some(yield* done.value) : Option.none<A>()
+              })
+          }))
+        )).pipe(
+          Effect.ensuring(options.caughtUp(owner)),
+          Effect.withSpan(`${options.name}.wait`, { attributes: options.attributes(owner) })
+        )
+
+    const converge = (owner: Owner, what: Ask) => Effect.flatMap(ask(owner, what), (outcome) => Deferred.await(outcome))
+
+    return { request, converge }
+  })
+
+/** What a request past the bound is told: the owner is still being applied. */
+export const stillApplying = (wait: Duration.Duration, what: string) =>
+  `still being applied to the cluster after ${Duration.format(wait)}; the ${what}'s applied says when it is in force`
