@@ -741,6 +741,7 @@ export const make = Effect.gen(function*() {
           })
           : Option.none()
       ),
+    revision: (id) => read((s) => HashMap.has(s.tenants, id) ? Option.some(revisions.tenant(s, id)) : Option.none()),
     providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
   }
 

@@ -578,6 +578,15 @@ export const make = (options: Options = {}) =>
             scopeVersion: r.scope_version
           }))
         ),
+      revision: (id) =>
+        Effect.map(
+          one(
+            Schema.String,
+            Schema.Struct({ revision: Schema.String }),
+            (id) => sql`SELECT revision::text AS revision FROM tenants WHERE id = ${id}`
+          )(id),
+          Option.map((r) => r.revision)
+        ),
       providerConfig: Effect.map(
         one(Schema.Void, ProviderConfigSnapshotRow, () =>
           sql`

@@ -337,6 +337,8 @@ export interface SnapshotRepository {
   /** `tenants.findByTokenHash` and both revisions, in one read. */
   readonly authenticate: (tokenHash: string) => Read<Option.Option<Authenticated>>
   readonly tenant: (id: TenantId) => Read<Option.Option<TenantSnapshot>>
+  /** The tenant's revision alone: whether a state held is current, without reading the tenant. */
+  readonly revision: (id: TenantId) => Read<Option.Option<Revision>>
   readonly providerConfig: Read<ProviderConfigSnapshot>
 }
 

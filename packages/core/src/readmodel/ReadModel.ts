@@ -282,12 +282,28 @@ export const make = (store: StoreShape, options: Options = {}) => {
           })
       }))
 
+  /**
+   * The tenant as committed now, for a read no session proved current (work off the request: a
+   * convergence, the controller) or one a session's own commits outran: its revision read alone,
+   * then the cached view when it is at that revision or later, loaded (once) otherwise.
+   */
+  const current = (tenantId: TenantId) =>
+    Effect.flatMap(store.snapshots.revision(tenantId), (revision) =>
+      Option.isNone(revision)
+        ? Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY))
+        // Not waiting for this process's commits under way, as a request's authentication does:
+        // the caller may be one of them.
+        : Effect.map(
+          loadAt(tenantId, revision.value),
+          Option.getOrElse(() => TenantState.fromSnapshot(tenantId, EMPTY))
+        ))
+
   const stateOf: ReadModelShape["stateOf"] = (tenantId) =>
     Effect.flatMap(sessionOf, (session) => {
-      if (session === undefined || session.view.tenantId !== tenantId) return load(tenantId)
+      if (session === undefined || session.view.tenantId !== tenantId) return current(tenantId)
       if (!session.behind) return Effect.succeed(session.view)
-      // Loaded after the request's commit, so holding it: the request reads from it from now on.
-      return Effect.tap(load(tenantId), (loaded) => Effect.sync(() => session.advance(loaded)))
+      // Read after the request's commit, so holding it: the request reads from it from now on.
+      return Effect.tap(current(tenantId), (loaded) => Effect.sync(() => session.advance(loaded)))
     })
 
   const catchUp: ReadModelShape["catchUp"] = (tenantId) =>

@@ -67,11 +67,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const expectRevision = (changed: boolean) =>
           Effect.gen(function*() {
             const revision = yield* revisionOf(a.id)
+            // Read alone, it is the one the snapshot carries.
+            expect(yield* store.snapshots.revision(a.id)).toEqual(Option.some(revision))
             if (changed) expect(seen.has(revision), `a new revision after a change`).toBe(false)
             else expect(seen.has(revision), `the same revision without a change`).toBe(true)
             seen.add(revision)
           })
         yield* expectRevision(true)
+        expect(yield* store.snapshots.revision(Fixtures.tenant().id)).toEqual(Option.none())
         const vpc = Fixtures.vpc(a.id)
         yield* insert({ part: "vpcs", record: vpc })
         yield* expectRevision(true)
