@@ -15,7 +15,8 @@ export const storeSpecific = [
   "test/WritePath.test.ts",
   "test/Invariants.test.ts",
   "test/KubernetesReal.test.ts",
-  "test/ClusterDrift.test.ts"
+  "test/ClusterDrift.test.ts",
+  "test/ClusterWiped.test.ts"
 ]
 
 /**

@@ -16,7 +16,19 @@ import type { KubernetesObject } from "@kubernetes/client-node"
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Net } from "@tenet/core"
 import type { Duration } from "effect"
-import { Cause, Context, Data, Effect, Layer, ManagedRuntime, Option, Schedule } from "effect"
+import {
+  Cause,
+  Context,
+  Data,
+  Effect,
+  ExecutionStrategy,
+  Exit,
+  Layer,
+  ManagedRuntime,
+  Option,
+  Schedule,
+  Scope
+} from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -85,6 +97,12 @@ export interface LocalCluster {
    * a measurement sees Tenet's calls alone.
    */
   readonly pauseControllers: (paused: boolean) => Effect.Effect<void>
+  /**
+   * A disaster behind Tenet's back: the API server and etcd stopped, etcd's data removed, both
+   * started again on the same address and prepared as at start (RBAC, CRDs; with `layer`, the
+   * external network). Every object Tenet made is gone; the API server answers again.
+   */
+  readonly wipe: Effect.Effect<void, LocalClusterError>
 }
 
 const freePort = () =>
@@ -227,82 +245,99 @@ export const start = (options: Options = {}) =>
     Fs.writeFileSync(Path.join(dir, "sa.pub"), keys.publicKey.export({ type: "spki", format: "pem" }))
 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`
-    const etcdLog = Path.join(dir, "etcd.log")
-    const etcd = yield* spawn("etcd", bins.etcd, [
-      "--name=local",
-      `--data-dir=${Path.join(dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=local=http://127.0.0.1:${peerPort}`
-    ], etcdLog)
-    yield* Effect.tryPromise({
-      try: async () => {
-        if (etcd.exitCode !== null) throw new Error("exited")
-        const res = await fetch(`${etcdUrl}/health`)
-        if (!res.ok) throw new Error(String(res.status))
-      },
-      catch: () => new LocalClusterError({ detail: `etcd not ready:\n${tail(etcdLog)}` })
-    }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))))
-
     const server = `https://127.0.0.1:${apiPort}`
-    const apiLog = Path.join(dir, "kube-apiserver.log")
-    const apiserver = yield* spawn("kube-apiserver", bins.apiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      "--insecure-port=0",
-      `--cert-dir=${Path.join(dir, "certs")}`,
-      `--token-auth-file=${Path.join(dir, "tokens.csv")}`,
-      "--authorization-mode=RBAC",
-      `--service-account-key-file=${Path.join(dir, "sa.pub")}`,
-      `--service-account-signing-key-file=${Path.join(dir, "sa.key")}`,
-      "--service-account-issuer=https://kubernetes.default.svc",
-      "--service-cluster-ip-range=10.96.0.0/16",
-      "--enable-priority-and-fairness=false",
-      "--disable-admission-plugins=ServiceAccount",
-      "--profiling=false",
-      "--logtostderr=true"
-    ], apiLog)
-    yield* awaitReady(`${server}/readyz`, adminToken, apiLog, apiserver)
-
     const admin = configFor(server, "admin", adminToken)
     const tenet = configFor(server, "tenet", tenetToken)
-    const api = KubernetesObjectApi.makeApiClient(admin)
-    for (const object of rbac(options.rules ?? Permissions.rules)) {
-      yield* promise(`create ${object.kind}`, () => api.create(object))
-    }
-    const crds = options.crds ?? process.env.TENET_KUBE_OVN_CRDS
     const refusedCrds: Array<string> = []
-    if (crds !== undefined) {
-      for (const crd of documents(Fs.readFileSync(crds, "utf8"))) {
-        const created = yield* Effect.either(promise(`create ${crd.metadata?.name}`, () => api.create(crd)))
-        if (created._tag === "Left") refusedCrds.push(crd.metadata?.name ?? "")
-      }
-      // Established: the group's kinds are served (discovery lists them).
-      yield* promise("discover kubeovn.io/v1", async () => {
-        const answer = await get(`${server}/apis/kubeovn.io/v1`, adminToken)
-        const kinds = ["vpcs", "subnets", "ovn-eips", "ovn-snat-rules", "ovn-dnat-rules"]
-        if (!kinds.every((k) => answer.body.includes(`"${k}"`))) throw new Error("not yet")
-      }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
-    }
-    // The authorizer sees the binding: Tenet's user may do what its first rule grants.
-    const first = (options.rules ?? Permissions.rules)[0]
-    if (first !== undefined) {
-      yield* promise("authorize Tenet's user", async () => {
-        const review = await api.create({
-          apiVersion: "authorization.k8s.io/v1",
-          kind: "SubjectAccessReview",
-          spec: {
-            user: "tenet",
-            resourceAttributes: { verb: first.verbs[0], group: first.apiGroups[0], resource: first.resources[0] }
+
+    /** etcd and the API server, in `scope`, on an empty or existing data directory; prepared. */
+    const boot = (scope: Scope.Scope) =>
+      Effect.gen(function*() {
+        const etcdLog = Path.join(dir, "etcd.log")
+        const etcd = yield* spawn("etcd", bins.etcd, [
+          "--name=local",
+          `--data-dir=${Path.join(dir, "etcd")}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=local=http://127.0.0.1:${peerPort}`
+        ], etcdLog)
+        yield* Effect.tryPromise({
+          try: async () => {
+            if (etcd.exitCode !== null) throw new Error("exited")
+            const res = await fetch(`${etcdUrl}/health`)
+            if (!res.ok) throw new Error(String(res.status))
+          },
+          catch: () => new LocalClusterError({ detail: `etcd not ready:\n${tail(etcdLog)}` })
+        }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))))
+
+        const apiLog = Path.join(dir, "kube-apiserver.log")
+        const apiserver = yield* spawn("kube-apiserver", bins.apiserver, [
+          `--etcd-servers=${etcdUrl}`,
+          "--bind-address=127.0.0.1",
+          "--advertise-address=127.0.0.1",
+          `--secure-port=${apiPort}`,
+          "--insecure-port=0",
+          `--cert-dir=${Path.join(dir, "certs")}`,
+          `--token-auth-file=${Path.join(dir, "tokens.csv")}`,
+          "--authorization-mode=RBAC",
+          `--service-account-key-file=${Path.join(dir, "sa.pub")}`,
+          `--service-account-signing-key-file=${Path.join(dir, "sa.key")}`,
+          "--service-account-issuer=https://kubernetes.default.svc",
+          "--service-cluster-ip-range=10.96.0.0/16",
+          "--enable-priority-and-fairness=false",
+          "--disable-admission-plugins=ServiceAccount",
+          "--profiling=false",
+          "--logtostderr=true"
+        ], apiLog)
+        yield* awaitReady(`${server}/readyz`, adminToken, apiLog, apiserver)
+
+        const api = KubernetesObjectApi.makeApiClient(admin)
+        for (const object of rbac(options.rules ?? Permissions.rules)) {
+          yield* promise(`create ${object.kind}`, () => api.create(object))
+        }
+        const crds = options.crds ?? process.env.TENET_KUBE_OVN_CRDS
+        if (crds !== undefined) {
+          for (const crd of documents(Fs.readFileSync(crds, "utf8"))) {
+            const created = yield* Effect.either(promise(`create ${crd.metadata?.name}`, () => api.create(crd)))
+            if (created._tag === "Left" && !refusedCrds.includes(crd.metadata?.name ?? "")) {
+              refusedCrds.push(crd.metadata?.name ?? "")
+            }
           }
-        } as KubernetesObject) as Obj
-        if (review.status?.allowed !== true) throw new Error("not yet")
-      }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
-    }
+          // Established: the group's kinds are served (discovery lists them).
+          yield* promise("discover kubeovn.io/v1", async () => {
+            const answer = await get(`${server}/apis/kubeovn.io/v1`, adminToken)
+            const kinds = ["vpcs", "subnets", "ovn-eips", "ovn-snat-rules", "ovn-dnat-rules"]
+            if (!kinds.every((k) => answer.body.includes(`"${k}"`))) throw new Error("not yet")
+          }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
+        }
+        // The authorizer sees the binding: Tenet's user may do what its first rule grants.
+        const first = (options.rules ?? Permissions.rules)[0]
+        if (first !== undefined) {
+          yield* promise("authorize Tenet's user", async () => {
+            const review = await api.create({
+              apiVersion: "authorization.k8s.io/v1",
+              kind: "SubjectAccessReview",
+              spec: {
+                user: "tenet",
+                resourceAttributes: { verb: first.verbs[0], group: first.apiGroups[0], resource: first.resources[0] }
+              }
+            } as KubernetesObject) as Obj
+            if (review.status?.allowed !== true) throw new Error("not yet")
+          }).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))))
+        }
+      }).pipe(Scope.extend(scope))
+
+    const outer = yield* Effect.scope
+    let processes = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    yield* boot(processes)
+    const wipe = Effect.gen(function*() {
+      yield* Scope.close(processes, Exit.void)
+      Fs.rmSync(Path.join(dir, "etcd"), { recursive: true, force: true })
+      processes = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      yield* boot(processes)
+    }).pipe(Effect.withSpan("LocalCluster.wipe"))
 
     const kubeconfigFile = (user: "admin" | "tenet") => {
       const file = Path.join(dir, `${user}.kubeconfig`)
@@ -336,6 +371,7 @@ export const start = (options: Options = {}) =>
       refusedCrds,
       requestCounts,
       pauseControllers,
+      wipe,
       gate
     } satisfies LocalCluster & { gate: Gate }
   })
@@ -682,9 +718,10 @@ export const layer = (options: Options = {}) =>
     Effect.gen(function*() {
       const cluster = yield* start(options)
       const api = KubernetesObjectApi.makeApiClient(cluster.admin)
-      yield* promise("create the external subnet", () => api.create(externalSubnet))
+      const external = promise("create the external subnet", () => api.create(externalSubnet))
+      yield* external
       yield* controllers(cluster.admin, "100 millis", cluster.gate)
-      return cluster
+      return { ...cluster, wipe: Effect.zipRight(cluster.wipe, external) }
     })
   )
 
