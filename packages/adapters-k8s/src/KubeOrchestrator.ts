@@ -272,9 +272,18 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       const labels = { [Names.POD]: spec.pod_id }
       const hpa = spec.autoscaling === null ? yield* autoscalingVersion : Option.some(yield* requireAutoscaling)
       const version = Option.getOrElse(hpa, () => "v2" as const)
-      // First everything but the NAT rules, which need the VIP the API server assigns.
-      const base = Manifests.pod(spec, settings, { vip: null, replicas: [] }, version)
-      const applied = yield* Effect.forEach(base, apply)
+      // First everything but the NAT rules, which need the VIP the API server assigns. The Service
+      // asks for the address it has (it cannot change), else the one the pod was given, unless
+      // that is taken meanwhile: then the API server assigns one, and the pod's record follows.
+      const current = ipv4(services.byLabel(Names.POD, spec.pod_id)[0]?.spec?.clusterIP)
+      const wanted = current ?? spec.vip
+      const base = (vip: string | null) => Manifests.pod(spec, settings, { vip, replicas: [] }, version)
+      const applied = yield* Effect.forEach(base(wanted), apply).pipe(
+        Effect.catchIf(
+          (e) => wanted !== null && current === null && /already allocated/.test(e.message),
+          () => Effect.forEach(base(null), apply)
+        )
+      )
       const service = applied.find((o) => o.kind === "Service")
       const vip = ipv4(service?.spec?.clusterIP)
       if (vip === null) {

@@ -309,6 +309,8 @@ export const pod = (
     object(Kinds.Service, meta("vip"), {
       spec: {
         type: "ClusterIP",
+        // Asked for once known (the one it has, or the pod's): a Service made again keeps the pod's VIP.
+        ...(addresses.vip === null ? {} : { clusterIP: addresses.vip }),
         selector,
         ports: [
           { name: "service-tcp", port: spec.service_port, targetPort: spec.service_port, protocol: "TCP" },

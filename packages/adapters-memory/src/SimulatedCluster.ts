@@ -124,6 +124,14 @@ export const make = (options: Options = {}) =>
         }))
       )
 
+    const claimVip = (wanted: string | null): number | null => {
+      if (wanted === null) return null
+      const address = Option.getOrNull(Net.parseIpv4(wanted))
+      if (address === null || vipsInUse.has(address) || !Net.contains(serviceRange, address)) return null
+      vipsInUse.add(address)
+      return address
+    }
+
     const allocateVip = (): number | null => {
       const size = Net.sizeOf(serviceRange)
       const base = Net.networkOf(serviceRange)
@@ -173,7 +181,8 @@ export const make = (options: Options = {}) =>
         }
         const now = yield* Clock.currentTimeMillis
         const existing = pods.get(spec.pod_id)
-        const vip = existing?.vip ?? allocateVip()
+        // A pod made again (deleted behind Tenet's back) keeps its VIP while it is free.
+        const vip = existing?.vip ?? claimVip(spec.vip) ?? allocateVip()
         if (vip === null) return yield* fail(operation, "the service range has no free virtual IP")
         let externalIp = existing?.externalIp ?? null
         if (spec.external_inbound === null && externalIp !== null) {

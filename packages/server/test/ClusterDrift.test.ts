@@ -140,7 +140,7 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v
         yield* vpcReported(t, new RegExp(`Vpc ${Names.vpc(t.vpc.id)} was deleted outside Tenet`))
       }))
 
-    it.scoped("the pod's Deployment deleted, then its Service: both put back, the pod running again", () =>
+    it.scoped("the pod's Deployment deleted, then its Service: both put back, the pod running again at its VIP", () =>
       Effect.gen(function*() {
         const t = yield* tenant
         yield* deleteAsAdmin(t.deployment)
@@ -154,6 +154,8 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v
           t.service,
           (s) => s !== undefined && s.metadata.deletionTimestamp === undefined
         )
+        // The spec keeps a pod's VIP for its life: the Service made again asks for it.
+        expect(service?.spec.clusterIP).toBe(t.pod.status.vip)
         // The pod shows the new Service's VIP, running, as soon as the watch brings it.
         yield* Effect.repeat(
           Effect.zipLeft(

@@ -72,6 +72,11 @@ export interface PodSpec {
   readonly external_inbound: { readonly subnet_cidr: Ipv4Network; readonly gateway: Ipv4Address } | null
   /** The pod's resolver settings (the provider configuration's `pod_dns_*`). */
   readonly dns: { readonly nameservers: ReadonlyArray<Ipv4Address>; readonly ndots: number | null }
+  /**
+   * The virtual IP the pod was given, once it has one: kept for the pod's life, so a Service made
+   * again (deleted behind Tenet's back) asks for it, while it is free.
+   */
+  readonly vip: Ipv4Address | null
 }
 
 /** Where a pod is reachable; stable for the pod's life, across recreates. */

@@ -143,6 +143,7 @@ export const pod = (subnet: SubnetSpec, overrides: Partial<PodSpec> = {}): PodSp
   external_access: false,
   external_inbound: null,
   dns: { nameservers: [], ndots: null },
+  vip: null,
   ...overrides
 })
 

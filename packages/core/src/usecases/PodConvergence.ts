@@ -103,6 +103,7 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
               external_inbound: record.external_inbound && Option.isSome(config)
                 ? { subnet_cidr: config.value.external_subnet_cidr, gateway: config.value.external_subnet_gateway }
                 : null,
+              vip: record.vip,
               dns: Option.match(config, {
                 onNone: () => ({ nameservers: [], ndots: null }),
                 onSome: (c) => ({ nameservers: c.pod_dns_nameservers, ndots: c.pod_dns_ndots })
