@@ -44,6 +44,11 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, byDefault: string, 
     "10 minutes",
     "how often the cluster and the provider are compared with the committed state"
   ],
+  [
+    "TENET_CONTROLLER_DELETE_ORPHANS",
+    "true",
+    "false: what no committed state wants is logged and counted at the resync, not deleted"
+  ],
   ["TENET_WATCH_RETENTION", "1 hour", "how long GET /watch can resume from a revision (410 after)"],
   ["TENET_METRICS_PORT", "unset (off)", "serves Prometheus metrics at /metrics on this port"],
   ["TENET_METRICS_HOST", "TENET_HOST", "the address the metrics listener binds"],

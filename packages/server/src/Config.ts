@@ -48,7 +48,8 @@ export const ServerConfig = Config.all({
   reconcileInterval: Config.duration("TENET_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.minutes(2))),
   applyWait: Config.duration("TENET_APPLY_WAIT").pipe(Config.withDefault(Duration.seconds(2))),
   controller: Config.all({
-    resync: Config.duration("TENET_CONTROLLER_RESYNC").pipe(Config.withDefault(Duration.minutes(10)))
+    resync: Config.duration("TENET_CONTROLLER_RESYNC").pipe(Config.withDefault(Duration.minutes(10))),
+    deleteOrphans: Config.boolean("TENET_CONTROLLER_DELETE_ORPHANS").pipe(Config.withDefault(true))
   }),
   watch: Config.all({
     retention: Config.duration("TENET_WATCH_RETENTION").pipe(Config.withDefault(Duration.hours(1)))

@@ -6,7 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
-import { ClusterController } from "@tenet/core"
+import { ClusterController, Ids, Orchestrator } from "@tenet/core"
 import type { MetricState } from "effect"
 import { Effect, Fiber, Metric } from "effect"
 import { httpsIn, raw, testServer, workspace } from "./Harness.js"
@@ -101,7 +101,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("the control
       expect(yield* vpcRepairs).toBe(repairedBefore + 1)
     }))
 
-  it.scoped("a pod deleted behind Tenet's back runs again", () =>
+  it.scoped("a pod deleted behind Tenet's back runs again, at its VIP", () =>
     Effect.gen(function*() {
       const w = yield* workspace
       const cluster = yield* SimulatedCluster.ClusterSwitches
@@ -118,6 +118,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("the control
         (p) => p?.status.phase === "running" && p.status.last_error === null
       )
       expect(shown?.status.ready_replicas).toBeGreaterThan(0)
+      expect(shown?.status.vip).toBe(pod.status.vip)
     }))
 
   it.scoped("a VPC being deleted is nobody's to repair: what goes from the cluster meanwhile is not drift", () =>
@@ -155,5 +156,45 @@ layer(testServer({ controller: { resync: "200 millis", settle: "0 millis" } }), 
         cluster.snapshot,
         (s) => s.subnets.some((s) => s.subnet_id === w.subnet.id) && s.pods.some((p) => p.spec.pod_id === pod.id)
       )
+    }))
+
+  it.effect("a pod in the cluster that no committed state wants is deleted at the next resync", () =>
+    Effect.gen(function*() {
+      const { cluster, stray } = yield* strayPod
+      yield* eventually(cluster.snapshot, (s) => !s.pods.some((p) => p.spec.pod_id === stray.pod_id))
+    }))
+})
+
+/** A pod made in the cluster for a tenant's subnet that the tenant's committed state does not have. */
+const strayPod = Effect.gen(function*() {
+  const w = yield* workspace
+  const cluster = yield* SimulatedCluster.ClusterSwitches
+  const made = yield* w.createPod()
+  expect(made.status, made.text).toBe(200)
+  const running = (yield* cluster.snapshot).pods.find((p) => p.spec.pod_id === (made.body as Json).id)!
+  const stray = { ...running.spec, pod_id: Ids.PodId.make(crypto.randomUUID()), vip: null }
+  yield* Effect.orDie(Effect.flatMap(Orchestrator.Orchestrator, (o) => o.applyPod(stray)))
+  return { cluster, stray }
+})
+
+layer(testServer({ controller: { resync: "200 millis", settle: "0 millis", deleteOrphans: false } }), {
+  excludeTestServices: true,
+  timeout: 60_000
+})("orphans not deleted", (it) => {
+  it.scoped("a pod in the cluster that no committed state wants is left in place, and counted", () =>
+    Effect.gen(function*() {
+      const kept = Effect.map(
+        Metric.snapshot,
+        (pairs) =>
+          pairs.filter((pair) =>
+            pair.metricKey.name === "tenet_drift_orphans_kept" && pair.metricKey.tags.some((t) => t.value === "pod")
+          ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
+      )
+      const before = yield* kept
+      const { cluster, stray } = yield* strayPod
+      // Found at a resync or two, and still there after them.
+      yield* eventually(kept, (n) => n > before)
+      yield* Effect.sleep("500 millis")
+      expect((yield* cluster.snapshot).pods.some((p) => p.spec.pod_id === stray.pod_id)).toBe(true)
     }))
 })

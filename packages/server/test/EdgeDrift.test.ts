@@ -30,8 +30,22 @@ const published = Effect.gen(function*() {
   return { ...w, pod, tunnel }
 })
 
-const resync = Effect.flatMap(EdgeController.EdgeController, (c) => Effect.map(c.resync, Option.getOrThrow))
 const routes = Effect.flatMap(SimulatedEdge.EdgeSwitches, (e) => e.routes)
+
+/** A tenant's tunnel whose pod was deleted while the provider was down: the provider still serves it. */
+const missedDelete = Effect.gen(function*() {
+  const s = yield* published
+  const edge = yield* SimulatedEdge.EdgeSwitches
+  // The pod's delete withdraws its tunnels as best it can: the provider is down, the pod goes.
+  yield* edge.setAvailable(false)
+  const deleted = yield* raw("DELETE", `/pods/${s.pod.id}`, { headers: s.headers })
+  yield* edge.setAvailable(true)
+  expect(deleted.status).toBe(204)
+  expect((yield* routes).some((r) => r.key === s.tunnel.id)).toBe(true)
+  return s
+})
+
+const resync = Effect.flatMap(EdgeController.EdgeController, (c) => Effect.map(c.resync, Option.getOrThrow))
 
 // Nothing settles: a service tunnel made a moment ago is the resync's at once.
 layer(testServer({ controller: { settle: 0 } }), { excludeTestServices: true, timeout: 60_000 })(
@@ -63,7 +77,7 @@ layer(testServer({ controller: { settle: 0 } }), { excludeTestServices: true, ti
         })
         expect(seen().at(-1)).toMatchObject({ status: "active", error: null })
         // Nothing left to repair: a second resync changes nothing.
-        expect(yield* resync).toEqual({ repaired: 0, orphans_withdrawn: 0 })
+        expect(yield* resync).toEqual({ repaired: 0, orphans_withdrawn: 0, orphans_kept: 0 })
       }))
 
     it.effect("a route sent elsewhere at the provider is sent back", () =>
@@ -82,14 +96,7 @@ layer(testServer({ controller: { settle: 0 } }), { excludeTestServices: true, ti
 
     it.effect("a route whose delete the provider missed is withdrawn; what others hold is left alone", () =>
       Effect.gen(function*() {
-        const s = yield* published
-        const edge = yield* SimulatedEdge.EdgeSwitches
-        // The pod's delete withdraws its tunnels as best it can: the provider is down, the pod goes.
-        yield* edge.setAvailable(false)
-        const deleted = yield* raw("DELETE", `/pods/${s.pod.id}`, { headers: s.headers })
-        yield* edge.setAvailable(true)
-        expect(deleted.status).toBe(204)
-        expect((yield* routes).some((r) => r.key === s.tunnel.id)).toBe(true)
+        const s = yield* missedDelete
         const other = yield* published
         expect((yield* resync).orphans_withdrawn).toBe(1)
         const keys = (yield* routes).map((r) => r.key)
@@ -112,6 +119,18 @@ layer(testServer({ controller: { settle: 0 } }), { excludeTestServices: true, ti
         yield* resync
         const listed = (yield* raw("GET", "/service-tunnels", { headers })).body as Array<Json>
         expect(listed.find((t) => t.id === (made.body as Json).id)).toMatchObject({ status: "active", error: null })
+      }))
+  }
+)
+
+layer(testServer({ controller: { settle: 0, deleteOrphans: false } }), { excludeTestServices: true, timeout: 60_000 })(
+  "orphans not deleted",
+  (it) => {
+    it.effect("a route no committed tunnel wants is left at the provider, and counted", () =>
+      Effect.gen(function*() {
+        const s = yield* missedDelete
+        expect(yield* resync).toMatchObject({ orphans_withdrawn: 0, orphans_kept: 1 })
+        expect((yield* routes).map((r) => r.key)).toContain(s.tunnel.id)
       }))
   }
 )

@@ -51,6 +51,12 @@ export interface Options {
    * store's lock, 2 s for a Lease): a leader that died is replaced within it.
    */
   readonly leaderRetry?: Duration.DurationInput
+  /**
+   * Whether what a known tenant's committed state no longer wants is deleted (the default) or
+   * only logged and counted, left in place: for a store restored from a backup older than the
+   * cluster, whose newer workloads would otherwise read as orphans.
+   */
+  readonly deleteOrphans?: boolean
 }
 
 /** The store-wide lock the leading replica holds. */
@@ -111,6 +117,12 @@ const repairLatency = Metric.histogram(
 const orphansDeleted = Metric.counter("tenet_drift_orphans_deleted", {
   description: "Cluster objects of a known tenant that no committed state wants, deleted by a resync, by owner kind " +
     "(vpc, subnet, pod)",
+  incremental: true
+})
+
+const orphansKept = Metric.counter("tenet_drift_orphans_kept", {
+  description: "Cluster objects of a known tenant that no committed state wants, found by a resync and left in " +
+    "place (TENET_CONTROLLER_DELETE_ORPHANS=false), by owner kind (vpc, subnet, pod)",
   incremental: true
 })
 
@@ -317,6 +329,12 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
             const id = o.pod_id ?? o.subnet_id ?? o.vpc_id
             if (done.has(id)) return Effect.void
             done.add(id)
+            if (options.deleteOrphans === false) {
+              return Effect.zipRight(
+                Metric.increment(Metric.tagged(orphansKept, "kind", kind)),
+                Effect.logWarning("orphan left in place (orphans are not deleted)", { kind, id, tenant: o.tenant_id })
+              )
+            }
             const deleting = o.pod_id !== null
               ? orchestrator.deletePod(o.pod_id)
               : o.subnet_id !== null
@@ -379,6 +397,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
           }
           for (const kind of ["vpc", "subnet", "pod"]) {
             Metric.tagged(orphansDeleted, "kind", kind).unsafeValue([])
+            Metric.tagged(orphansKept, "kind", kind).unsafeValue([])
           }
           repairLatency.unsafeValue([])
         })

@@ -27,6 +27,12 @@ export interface Options {
   readonly resync?: Duration.DurationInput
   /** A service tunnel not yet published that was made this recently is its request's to publish (1 minute). */
   readonly settle?: Duration.DurationInput
+  /**
+   * Whether what a known tenant's committed state no longer wants is deleted (the default) or
+   * only logged and counted, left in place: for a store restored from a backup older than the
+   * cluster, whose newer workloads would otherwise read as orphans.
+   */
+  readonly deleteOrphans?: boolean
 }
 
 /** The store-wide lock a resync runs under. */
@@ -51,6 +57,8 @@ export const driftOf = (wanted: EdgeRoute, held: HeldRoute | undefined): string 
 export interface Resync {
   readonly repaired: number
   readonly orphans_withdrawn: number
+  /** Orphans found and left at the provider (`deleteOrphans: false`). */
+  readonly orphans_kept: number
 }
 
 const repairs = Metric.counter("tenet_edge_repairs", {
@@ -61,6 +69,12 @@ const repairs = Metric.counter("tenet_edge_repairs", {
 
 const orphansWithdrawn = Metric.counter("tenet_edge_orphans_withdrawn", {
   description: "Routes Tenet had published that no committed tunnel wants, withdrawn from the provider by a resync",
+  incremental: true
+})
+
+const orphansKept = Metric.counter("tenet_edge_orphans_kept", {
+  description: "Routes Tenet had published that no committed tunnel wants, found by a resync and left at the " +
+    "provider (TENET_CONTROLLER_DELETE_ORPHANS=false)",
   incremental: true
 })
 
@@ -123,7 +137,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
         const resyncOnce = Effect.gen(function*() {
           const config = yield* configs.current
           const account = Option.isSome(config) ? yield* configs.edgeAccount(config.value) : Option.none()
-          if (Option.isNone(account)) return { repaired: 0, orphans_withdrawn: 0 }
+          if (Option.isNone(account)) return { repaired: 0, orphans_withdrawn: 0, orphans_kept: 0 }
           // What is wanted is read before and after the provider is listed: a tunnel published,
           // changed or deleted meanwhile is its request's, not drift.
           const before = yield* wantedRoutes
@@ -167,7 +181,17 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
             )
           }
           let withdrawn = 0
+          let kept = 0
           for (const orphan of held.filter((h) => !after.known.has(h.key))) {
+            if (options.deleteOrphans === false) {
+              kept++
+              yield* Metric.increment(orphansKept)
+              yield* Effect.logWarning("orphaned route left at the provider (orphans are not deleted)", {
+                key: orphan.key,
+                hostname: orphan.hostname
+              })
+              continue
+            }
             yield* logged(
               "withdrawing an orphaned route",
               edge.unpublish(account.value, orphan).pipe(
@@ -179,7 +203,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
               )
             )
           }
-          return { repaired, orphans_withdrawn: withdrawn }
+          return { repaired, orphans_withdrawn: withdrawn, orphans_kept: kept }
         }).pipe(Effect.withSpan("EdgeController.resync"))
 
         const resync = store.exclusive(
@@ -188,7 +212,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
             Effect.catchTag("EdgeError", (e) =>
               Effect.as(
                 Effect.logWarning("could not list the tunnel provider; the next resync tries again", e.message),
-                { repaired: 0, orphans_withdrawn: 0 }
+                { repaired: 0, orphans_withdrawn: 0, orphans_kept: 0 }
               ))
           )
         ).pipe(storeUnavailable)
@@ -197,6 +221,7 @@ export class EdgeController extends Context.Tag("@tenet/core/EdgeController")<Ed
         yield* Effect.sync(() => {
           for (const kind of ["tunnel", "service_tunnel"]) Metric.tagged(repairs, "kind", kind).unsafeValue([])
           orphansWithdrawn.unsafeValue([])
+          orphansKept.unsafeValue([])
         })
         yield* resync.pipe(
           Effect.catchAll((e) => Effect.logWarning("resync of the tunnel provider failed", e.detail)),
