@@ -273,14 +273,15 @@ export const make = Effect.fn("KubeOrchestrator.make")(function*(options: Option
       const hpa = spec.autoscaling === null ? yield* autoscalingVersion : Option.some(yield* requireAutoscaling)
       const version = Option.getOrElse(hpa, () => "v2" as const)
       // First everything but the NAT rules, which need the VIP the API server assigns. The Service
-      // asks for the address it has (it cannot change), else the one the pod was given, unless
-      // that is taken meanwhile: then the API server assigns one, and the pod's record follows.
+      // asks for the address it has (it cannot change), else the one the pod was given, unless the
+      // API server refuses that one: then it assigns one, and the pod's record follows.
       const current = ipv4(services.byLabel(Names.POD, spec.pod_id)[0]?.spec?.clusterIP)
       const wanted = current ?? spec.vip
       const base = (vip: string | null) => Manifests.pod(spec, settings, { vip, replicas: [] }, version)
       const applied = yield* Effect.forEach(base(wanted), apply).pipe(
         Effect.catchIf(
-          (e) => wanted !== null && current === null && /already allocated/.test(e.message),
+          // Refused for its cluster IP (taken, outside the service range, or not the live one).
+          (e) => wanted !== null && e.status === 422 && /clusterIP/i.test(e.detail),
           () => Effect.forEach(base(null), apply)
         )
       )

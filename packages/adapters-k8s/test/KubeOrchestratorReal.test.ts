@@ -227,6 +227,27 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
   )
 
   it.live(
+    "a pod made again asks for its VIP; one another Service holds is not taken, the API server gives another",
+    () =>
+      inCluster(Effect.gen(function*() {
+        const { orchestrator, subnet } = yield* withNetwork
+        const first = yield* orchestrator.applyPod(Fixtures.pod(subnet))
+        // A free address in the service range: the one the pod had, after the pod is gone.
+        const spec = Fixtures.pod(subnet)
+        const placed = yield* orchestrator.applyPod(spec)
+        yield* orchestrator.deletePod(spec.pod_id)
+        const again = yield* orchestrator.applyPod({ ...spec, vip: placed.vip as Net.Ipv4Address })
+        expect(again.vip).toBe(placed.vip)
+        // Held by another pod's Service: refused for it, so assigned afresh.
+        const other = Fixtures.pod(subnet)
+        const elsewhere = yield* orchestrator.applyPod({ ...other, vip: first.vip as Net.Ipv4Address })
+        expect(elsewhere.vip).not.toBe(first.vip)
+        expect(elsewhere.vip).toMatch(/^10\.96\./)
+      })),
+    30_000
+  )
+
+  it.live(
     "turning a feature off removes what it needed; the VIP and the external IP's object go or stay as asked",
     () =>
       inCluster(Effect.gen(function*() {

@@ -59,10 +59,13 @@ describe("Convergence", () => {
       yield* Deferred.succeed(gate, undefined)
       // A's apply lands last, older: its outcome is not recorded as in force, and A converges again.
       expect(yield* Fiber.join(first)).toBe(1)
-      yield* until(() => w.recorded.length === 3)
+      yield* until(() => w.recorded.length === 4)
       expect(w.cluster).toBe(2)
+      // A says the owner is still applying (for any replica's reconciler, were A to stop), then
+      // records its own outcome as not in force, then the latest's.
       expect(w.recorded).toEqual([
         { version: 2, inForce: true },
+        { version: -1, inForce: false },
         { version: 1, inForce: false },
         { version: 2, inForce: true }
       ])

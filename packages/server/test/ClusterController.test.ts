@@ -26,14 +26,16 @@ const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, check: (a: A) => bool
     }
   })
 
-/** VPC repairs counted so far (the registry is the process's: compare before and after). */
-const vpcRepairs = Effect.map(
-  Metric.snapshot,
-  (pairs) =>
-    pairs.filter((pair) =>
-      pair.metricKey.name === "tenet_drift_repairs" && pair.metricKey.tags.some((t) => t.value === "vpc")
-    ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
-)
+/** A counter's count for one kind so far (the registry is the process's: compare before and after). */
+const counted = (name: string, kind: string) =>
+  Effect.map(
+    Metric.snapshot,
+    (pairs) =>
+      pairs.filter((pair) => pair.metricKey.name === name && pair.metricKey.tags.some((t) => t.value === kind))
+        .reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
+  )
+
+const vpcRepairs = counted("tenet_drift_repairs", "vpc")
 
 layer(testServer(), { excludeTestServices: true, timeout: 60_000 })("the controller on the simulated cluster", (it) => {
   const watchVpc = (w: Effect.Effect.Success<typeof workspace>) =>
@@ -183,13 +185,7 @@ layer(testServer({ controller: { resync: "200 millis", settle: "0 millis", delet
 })("orphans not deleted", (it) => {
   it.scoped("a pod in the cluster that no committed state wants is left in place, and counted", () =>
     Effect.gen(function*() {
-      const kept = Effect.map(
-        Metric.snapshot,
-        (pairs) =>
-          pairs.filter((pair) =>
-            pair.metricKey.name === "tenet_drift_orphans_kept" && pair.metricKey.tags.some((t) => t.value === "pod")
-          ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
-      )
+      const kept = counted("tenet_drift_orphans_kept", "pod")
       const before = yield* kept
       const { cluster, stray } = yield* strayPod
       // Found at a resync or two, and still there after them.

@@ -250,13 +250,13 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 ),
                 Effect.flatMap(readModel.refresh(tenant), attempt)
               )).pipe(storeUnavailable, Effect.catchIf(isStale, decidedAgain(remaining - 1)))
+          // Read before the commit is under way: a read off a request waits for this process's
+          // commits to be handed over, which a commit itself must not.
+          const first = yield* readModel.stateOf(tenant).pipe(storeUnavailable)
           return yield* readModel.writing(
             tenant,
             Effect.gen(function*() {
-              const { decision, state, step, writes } = yield* Effect.flatMap(
-                readModel.stateOf(tenant).pipe(storeUnavailable),
-                attempt
-              ).pipe(
+              const { decision, state, step, writes } = yield* attempt(first).pipe(
                 Effect.catchIf(isStale, decidedAgain(STALE_RETRIES))
               )
               const made = yield* readModel.committed(tenant, state, writes, step)

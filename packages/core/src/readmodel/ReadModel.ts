@@ -36,6 +36,8 @@ import { TenantState } from "./TenantState.js"
 export class ReadSession {
   /** The request committed a change not yet in `view` (its predecessor was not seen yet): reload. */
   behind = false
+  /** Steps whenever the request falls behind: a read begun before cannot clear it. */
+  epoch = 0
   /** The request changed what no tenant's state holds: the provider configuration is read again. */
   configChanged = false
   constructor(public view: TenantState, readonly providerConfigRevision: Revision) {}
@@ -44,7 +46,15 @@ export class ReadSession {
     this.view = view
     this.behind = false
   }
+  /** What the request reads next is read again. */
+  fallBehind() {
+    this.behind = true
+    this.epoch++
+  }
 }
+
+/** Whether the fiber is committing a tenant's change (inside `writing`): it waits for no other commit. */
+const insideCommit = FiberRef.unsafeMake(false)
 
 /** The request's session: set by its authentication, so that every read of the request sees it. */
 const currentSession = FiberRef.unsafeMake<ReadSession | undefined>(undefined)
@@ -78,8 +88,9 @@ export interface ReadModelShape {
   readonly providerConfig: Effect.Effect<Option.Option<ProviderConfigRecord>, StoreUnavailable>
   /**
    * The tenant's state: the request's own when it reads through one of this tenant (its own
-   * commits included), else the store's, loaded. Every read of a tenant's rows and every
-   * decision on them starts here.
+   * commits included), else the tenant as committed now (its revision read alone, the cached
+   * state served when that proves it current, loaded otherwise). Every read of a tenant's rows
+   * and every decision on them starts here.
    */
   readonly stateOf: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
   /**
@@ -288,28 +299,36 @@ export const make = (store: StoreShape, options: Options = {}) => {
    * then the cached view when it is at that revision or later, loaded (once) otherwise.
    */
   const current = (tenantId: TenantId) =>
-    Effect.flatMap(store.snapshots.revision(tenantId), (revision) =>
-      Option.isNone(revision)
-        ? Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY))
-        // Not waiting for this process's commits under way, as a request's authentication does:
-        // the caller may be one of them.
-        : Effect.map(
-          loadAt(tenantId, revision.value),
-          Option.getOrElse(() => TenantState.fromSnapshot(tenantId, EMPTY))
-        ))
+    Effect.flatMap(
+      Effect.zip(store.snapshots.revision(tenantId), FiberRef.get(insideCommit)),
+      ([revision, inside]) =>
+        Option.isNone(revision)
+          ? Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY))
+          // A revision this process is still handing over is waited for, as a request's
+          // authentication waits (a commit does not wait: two could wait for each other).
+          : Effect.map(
+            inside ? loadAt(tenantId, revision.value) : viewOf(tenantId, revision.value),
+            Option.getOrElse(() => TenantState.fromSnapshot(tenantId, EMPTY))
+          )
+    )
 
   const stateOf: ReadModelShape["stateOf"] = (tenantId) =>
     Effect.flatMap(sessionOf, (session) => {
       if (session === undefined || session.view.tenantId !== tenantId) return current(tenantId)
       if (!session.behind) return Effect.succeed(session.view)
-      // Read after the request's commit, so holding it: the request reads from it from now on.
-      return Effect.tap(current(tenantId), (loaded) => Effect.sync(() => session.advance(loaded)))
+      // Read after the request's commit, so holding it: the request reads from it from now on,
+      // unless it fell behind again meanwhile (another of its fibers waited on a convergence).
+      const epoch = session.epoch
+      return Effect.tap(current(tenantId), (loaded) =>
+        Effect.sync(() => {
+          if (session.epoch === epoch) session.advance(loaded)
+        }))
     })
 
   const catchUp: ReadModelShape["catchUp"] = (tenantId) =>
     Effect.flatMap(sessionOf, (session) =>
       Effect.sync(() => {
-        if (session !== undefined && session.view.tenantId === tenantId) session.behind = true
+        if (session !== undefined && session.view.tenantId === tenantId) session.fallBehind()
       }))
 
   /** The commits of each tenant this process has under way, each settling once handed over (or failed). */
@@ -324,7 +343,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
         else under.add(settled)
         return settled
       }),
-      () => self,
+      () => Effect.locally(self, insideCommit, true),
       (settled) =>
         Effect.suspend(() => {
           const under = committing.get(tenantId)
@@ -357,7 +376,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
         if (base === undefined) {
           if (early.size >= capacity) early.clear()
           early.set(`${tenantId}@${step.before}`, { writes, after: step.after })
-          if (session !== undefined && session.view.tenantId === tenantId) session.behind = true
+          if (session !== undefined && session.view.tenantId === tenantId) session.fallBehind()
           return undefined
         }
         const made = base.apply(writes, step.after)

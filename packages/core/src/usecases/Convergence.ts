@@ -13,9 +13,12 @@
  *
  * Each replica's queue is its own, so two replicas may converge one owner at once, each from the
  * state it read, and the older may land last. So after applying, a convergence asks whether what
- * it applied is still what is committed (`superseded`); if not, the owner is converged again and
- * the outcome is not recorded as in force. The last apply to end is thus of the latest state, or
- * followed by one that is.
+ * it applied is still what is committed (`superseded`); if not, the owner is said to be still
+ * applying (in the store, so any replica's reconciler finds it should this one stop) and converged
+ * again, and the outcome is not recorded as in force. The last apply to end is thus of the latest
+ * state, or followed by one that is. Left open: the other replica may record its outcome (applied)
+ * after that mark, between the stale apply and its repair; only a fence the cluster keeps (a
+ * version the orchestrator refuses to move backwards) would close that.
  */
 import type { Scope, Tracer } from "effect"
 import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
@@ -24,8 +27,9 @@ import * as Workqueue from "./Workqueue.js"
 export interface Convergence<Owner, Ask, A, E> {
   /**
    * A request's convergence of the owner, begun after this call: its outcome when it ends within
-   * the bound; past it, none, answered once the owner says it is still being applied (the
-   * convergence goes on and records its outcome).
+   * the bound; past it, none (the convergence goes on and records its outcome), answered once the
+   * owner says it is still being applied, or, while the convergence waits for a worker, at once:
+   * the caller answers it still applying.
    */
   readonly request: (owner: Owner, ask: Ask) => Effect.Effect<Option.Option<A>, E>
   /** The same, waiting however long the convergence takes: for the controller and the reconciler. */
@@ -65,6 +69,8 @@ interface Waiter<Owner, Ask, A, E> {
   readonly ask: Ask
   readonly outcome: Deferred.Deferred<A, E>
   readonly asked: number
+  /** Asked by a request that waits up to the bound (not the controller's or reconciler's own). */
+  readonly bounded: boolean
   /** The asking request's span: the convergence links to each (it is no request's child). */
   readonly span: Option.Option<Tracer.AnySpan>
 }
@@ -89,11 +95,12 @@ export const make = <Owner, Ask, Applied, A, E>(
       said: Deferred.Deferred<void>
     ): Effect.Effect<A, E> =>
       Effect.gen(function*() {
-        // Marked when the first of its requests is answered still applying (the controller's own
-        // convergences, asked with no bound, at the same bound from their start).
-        const deadline = Math.min(Date.now(), ...waiting.map((w) => w.asked)) + Duration.toMillis(wait)
+        // Marked when the first of its requests is answered still applying; one no request waits
+        // for (the controller's, the reconciler's) is not: what it repairs says so already.
+        const bounded = waiting.filter((w) => w.bounded)
+        const deadline = Math.min(...bounded.map((w) => w.asked)) + Duration.toMillis(wait)
         const marker = yield* Effect.fork(
-          Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
+          bounded.length === 0 ? Effect.never : Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
             Effect.zipRight(options.markStillApplying(owner)),
             Effect.ignore,
             Effect.zipRight(Deferred.succeed(said, undefined))
@@ -107,6 +114,9 @@ export const make = <Owner, Ask, Applied, A, E>(
         yield* Fiber.interrupt(marker)
         const superseded = yield* options.superseded(owner, applied)
         if (superseded) {
+          // Said on the owner, so that were this replica to stop before converging it again,
+          // any replica's reconciler would find it not applied.
+          yield* Effect.ignore(options.markStillApplying(owner))
           again.set(key, owner)
           yield* queue.add(key)
         }
@@ -147,26 +157,28 @@ export const make = <Owner, Ask, Applied, A, E>(
     })
 
     /** Asks for the owner's next convergence; the deferred is its outcome. */
-    const ask = (owner: Owner, what: Ask) =>
+    const ask = (owner: Owner, what: Ask, bounded: boolean) =>
       Effect.gen(function*() {
         const outcome = yield* Deferred.make<A, E>()
         const span = yield* Effect.option(Effect.currentSpan)
         const key = options.key(owner)
-        waiters.set(key, [...(waiters.get(key) ?? []), { owner, ask: what, outcome, asked: Date.now(), span }])
+        const waiter = { owner, ask: what, outcome, asked: Date.now(), bounded, span }
+        waiters.set(key, [...(waiters.get(key) ?? []), waiter])
         yield* queue.add(key)
         return outcome
       })
 
     const request = (owner: Owner, what: Ask) =>
-      Effect.flatMap(ask(owner, what), (outcome) =>
+      Effect.flatMap(ask(owner, what, true), (outcome) =>
         Deferred.await(outcome).pipe(
           Effect.timeoutOption(wait),
           Effect.flatMap(Option.match({
             onSome: (a) => Effect.succeed(Option.some(a)),
             onNone: () =>
               Effect.gen(function*() {
-                // Answered once the owner says so too (its convergence marks it at the same bound;
-                // one still queued, when it begins), or with the outcome if it came meanwhile.
+                // Answered once the owner says so too (its convergence marks it at the same bound),
+                // or with the outcome if it came meanwhile. A convergence still queued behind busy
+                // workers marks the owner when it begins: the caller says it is still applying.
                 const said = running.get(options.key(owner))
                 if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
                 const done = yield* Deferred.poll(outcome)
@@ -178,7 +190,8 @@ export const make = <Owner, Ask, Applied, A, E>(
           Effect.withSpan(`${options.name}.wait`, { attributes: options.attributes(owner) })
         )
 
-    const converge = (owner: Owner, what: Ask) => Effect.flatMap(ask(owner, what), (outcome) => Deferred.await(outcome))
+    const converge = (owner: Owner, what: Ask) =>
+      Effect.flatMap(ask(owner, what, false), (outcome) => Deferred.await(outcome))
 
     return { request, converge }
   })

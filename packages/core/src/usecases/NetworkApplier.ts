@@ -168,16 +168,27 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const fingerprintOf = (desired: NonNullable<ReturnType<typeof desiredOf>>) =>
           JSON.stringify([desired.spec, desired.subnets, desired.plan])
 
-        const desiredNow = ({ tenantId, vpcId }: Owner) =>
-          Effect.zipWith(
-            readModel.stateOf(tenantId).pipe(storeUnavailable),
-            configs.current,
-            (tenant, config) => desiredOf(tenant, vpcId, config)
+        /**
+         * The tenant and provider configuration as committed now, and what the VPC's desired state
+         * reads of them: the same source, the same desired state, without compiling it again.
+         */
+        const committedNow = ({ tenantId }: Owner) =>
+          Effect.map(
+            Effect.zip(readModel.stateOf(tenantId).pipe(storeUnavailable), configs.current),
+            ([tenant, config]) => ({
+              tenant,
+              config,
+              source: JSON.stringify([
+                tenant.revision,
+                Option.map(config, (c) => [c.external_subnet_gateway, c.peering_subnet_cidr])
+              ])
+            })
           )
 
         /** Brings the VPC, as committed now, into force: the VPC, its subnets, its compiled plan. */
         const applyNow = Effect.fn("NetworkApplier.apply")(function*(owner: Owner) {
-          const desired = yield* desiredNow(owner)
+          const { config, source, tenant } = yield* committedNow(owner)
+          const desired = desiredOf(tenant, owner.vpcId, config)
           // A VPC gone or going is nothing to apply: the cluster is letting it go.
           if (desired === null) return null
           const outcome = yield* orchestrator.applyVpc(desired.spec).pipe(
@@ -195,6 +206,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           })
           return {
             converged: { state, context: desired.context } satisfies Converged,
+            source,
             fingerprint: fingerprintOf(desired)
           }
         })
@@ -205,7 +217,11 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         const superseded = (owner: Owner, applied: Applied) =>
           applied === null
             ? Effect.succeed(false)
-            : Effect.map(desiredNow(owner), (now) => now !== null && fingerprintOf(now) !== applied.fingerprint)
+            : Effect.map(committedNow(owner), ({ config, source, tenant }) => {
+              if (source === applied.source) return false
+              const now = desiredOf(tenant, owner.vpcId, config)
+              return now !== null && fingerprintOf(now) !== applied.fingerprint
+            })
 
         /**
          * Records the outcome. A change committed meanwhile (its request waits for the next

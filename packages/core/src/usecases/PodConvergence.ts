@@ -3,8 +3,9 @@
  * from its record (its environment decrypted, the provider configuration's DNS and external
  * pool), its registry credentials put in the cluster when it uses them, the apply (or
  * recreate), then `vip`, `external_ip`, `applied` and `apply_error` written onto the latest
- * record through the pipeline. `Pods` asks for it after a change; the reconciler through
- * `Pods.apply` and `Pods.reconcile`.
+ * record through the pipeline, off the request, on a `Convergence` keyed by pod. `Pods` asks for
+ * it after a change (`request`, bounded); `Pods.reconcile` and a delete taken back through
+ * `converge`, the controller through `apply`.
  */
 import { Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { Pipeline, updatingLatest } from "../changes/Pipeline.js"
@@ -14,7 +15,7 @@ import type { PodRecord } from "../domain/Pod.js"
 import type { InternalError, ServiceUnavailable } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
 import type { PodSpec } from "../ports/Orchestrator.js"
-import { Orchestrator } from "../ports/Orchestrator.js"
+import { Orchestrator, OrchestratorError } from "../ports/Orchestrator.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as Convergence from "./Convergence.js"
@@ -44,6 +45,11 @@ export interface Options {
   readonly wait?: Duration.DurationInput
   /** Pods converged at once (4). */
   readonly workers?: number
+  /**
+   * An apply that takes longer is recorded as failed and retried later (30 s: a pod's apply waits
+   * for its external address too). A hung cluster call must not hold a worker for ever.
+   */
+  readonly timeout?: Duration.DurationInput
 }
 
 /** A pod of a tenant. */
@@ -69,6 +75,8 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
         const credentials = yield* RegistryCredentials
         const tunnels = yield* Tunnels
         const wait = Duration.decode(options.wait ?? Duration.seconds(2))
+        const timeout = Duration.decode(options.timeout ?? Duration.seconds(30))
+        const stillApplying = Convergence.stillApplying(wait, "pod")
 
         const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
@@ -125,7 +133,17 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
                 ? yield* credentials.ensureInCluster(current.tenant_id)
                 : []
               const full = { ...spec, registry_credentials: pullSecrets }
-              return yield* asks.includes("recreate") ? orchestrator.recreatePod(full) : orchestrator.applyPod(full)
+              const mode = asks.includes("recreate") ? "recreatePod" : "applyPod"
+              return yield* orchestrator[mode](full).pipe(
+                Effect.timeoutFail({
+                  duration: timeout,
+                  onTimeout: () =>
+                    new OrchestratorError({
+                      operation: mode,
+                      detail: `the cluster did not answer within ${Duration.format(timeout)}`
+                    })
+                })
+              )
             }).pipe(
               Effect.map(Either.right),
               Effect.catchTag("OrchestratorError", (e) => Effect.succeed(Either.left(e))),
@@ -136,10 +154,15 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
         )
 
         /**
-         * The outcome written onto the latest record; a change saved meanwhile is not in force yet
-         * (its own convergence follows). A pod placed at a new address has its tunnels follow it.
+         * The outcome written onto the latest record; a change saved meanwhile, or one asked for
+         * since this convergence began (`asked`), is not in force yet (its own convergence follows).
+         * A pod placed at a new address has its tunnels follow it.
          */
-        const record = ({ podId, tenantId }: Owner, applied: Effect.Effect.Success<ReturnType<typeof applyNow>>) =>
+        const record = (
+          { podId, tenantId }: Owner,
+          applied: Effect.Effect.Success<ReturnType<typeof applyNow>>,
+          asked: boolean
+        ) =>
           Effect.gen(function*() {
             if (applied === null) return undefined
             const { current, outcome } = applied
@@ -148,7 +171,7 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
             if (now === undefined) return current
             // An outcome already recorded is not recorded again: a repeated apply that changes
             // nothing in the cluster changes nothing in the store either.
-            const unchanged = Either.match(outcome, {
+            const unchanged = !asked && Either.match(outcome, {
               onLeft: (e) => !now.applied && now.apply_error === e.message,
               onRight: (placed) =>
                 now.applied && now.apply_error === null && now.vip === placed.vip &&
@@ -157,21 +180,27 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
             if (unchanged) return now
             const saved = yield* pipeline.record(current.tenant_id, (state) =>
               Effect.succeed({
-                ...updatingLatest("pods", current.id, state.pod(current.id), (latest) =>
-                  Either.isRight(outcome)
-                    ? {
-                      ...latest,
-                      vip: outcome.right.vip as Ipv4Address,
-                      external_ip: outcome.right.external_ip as Ipv4Address | null,
-                      applied: desired(latest) === desired(current),
-                      apply_error: null
-                    }
-                    : { ...latest, applied: false, apply_error: outcome.left.message }),
+                ...updatingLatest("pods", current.id, state.pod(current.id), (latest) => {
+                  if (Either.isLeft(outcome)) return { ...latest, applied: false, apply_error: outcome.left.message }
+                  const inForce = !asked && desired(latest) === desired(current)
+                  return {
+                    ...latest,
+                    vip: outcome.right.vip as Ipv4Address,
+                    external_ip: outcome.right.external_ip as Ipv4Address | null,
+                    applied: inForce,
+                    apply_error: inForce ? null : latest.apply_error ?? stillApplying
+                  }
+                }),
                 decidedOn: [current.vpc_id]
               })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
             // A pod deleted meanwhile had nothing to record.
             if (saved.result === undefined) return current
-            if (saved.result.vip !== null && saved.result.vip !== current.vip) yield* tunnels.follow(saved.result)
+            if (saved.result.vip !== null && saved.result.vip !== current.vip) {
+              // The pod's outcome stands whatever the provider says; the tunnels' reconciler retries.
+              yield* tunnels.follow(saved.result).pipe(
+                Effect.catchAll((e) => Effect.logWarning("publishing a pod's tunnels at its new address failed", e))
+              )
+            }
             return saved.result
           })
 
@@ -183,7 +212,7 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
               updatingLatest("pods", podId, pod?.applied === true ? pod : undefined, (latest) => ({
                 ...latest,
                 applied: false,
-                apply_error: Convergence.stillApplying(wait, "pod")
+                apply_error: stillApplying
               }))
             )
           })
@@ -211,7 +240,11 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
           Effect.flatMap(convergence.request(ownerOf(record), mode), (converged) =>
             Option.isSome(converged)
               ? Effect.succeed(converged.value ?? record)
-              : Effect.map(stateOf(record.tenant_id), (state) => state.pod(record.id) ?? record))
+              // Still applying; said so where its convergence has not begun to mark it.
+              : Effect.map(stateOf(record.tenant_id), (state) => {
+                const latest = state.pod(record.id) ?? record
+                return latest.applied ? { ...latest, applied: false, apply_error: stillApplying } : latest
+              }))
 
         const converge: PodConvergenceShape["converge"] = (record, mode) =>
           Effect.map(convergence.converge(ownerOf(record), mode), (converged) => converged ?? record)

@@ -2,7 +2,8 @@
  * Pods (tenant): containerized workloads in one of the caller's subnets, with replicas
  * behind one virtual IP. The store holds the desired pod; the cluster is asked to run it and
  * the outcome is recorded (`PodConvergence`: `applied` / `apply_error`, retried by the
- * reconciler); a request waits for it up to a bound, as a VPC's does. A pod's status is read from the cluster each time it is shown (`PodPresentation`).
+ * reconciler); a request waits for it up to a bound, as a VPC's does. A pod's status is read
+ * from the cluster each time it is shown (`PodPresentation`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
