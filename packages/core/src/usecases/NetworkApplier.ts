@@ -122,9 +122,10 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
          * Records the state on the VPC when it says otherwise (a drift, or a still-applying mark,
          * included), judged on the state the commit decides on.
          */
-        const recordState = (tenantId: TenantId, vpcId: VpcId, state: ApplyState) =>
+        const recordState = (tenantId: TenantId, vpcId: VpcId, state: ApplyState, known?: TenantState) =>
           Effect.gen(function*() {
-            if (says((yield* readModel.stateOf(tenantId).pipe(storeUnavailable)).vpc(vpcId), state)) return
+            const tenant = known ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))
+            if (says(tenant.vpc(vpcId), state)) return
             yield* pipeline.record(tenantId, (latest) => {
               const vpc = latest.vpc(vpcId)
               return Effect.succeed(
@@ -214,10 +215,16 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
         type Applied = Effect.Effect.Success<ReturnType<typeof applyNow>>
 
         /** Whether the VPC as committed now is to hold other than what was applied. */
+        /** The tenant each superseded check read, for the outcome's record to judge on without reading it again. */
+        const readAfter = new WeakMap<NonNullable<Applied>, TenantState>()
+
+        // Where this process is the store's only writer, a change committed meanwhile asked for its
+        // own convergence, which the record sees (`asked`): no other replica can supersede an apply.
         const superseded = (owner: Owner, applied: Applied) =>
-          applied === null
+          applied === null || store.soleWriter
             ? Effect.succeed(false)
             : Effect.map(committedNow(owner), ({ config, source, tenant }) => {
+              readAfter.set(applied, tenant)
               if (source === applied.source) return false
               const now = desiredOf(tenant, owner.vpcId, config)
               return now !== null && fingerprintOf(now) !== applied.fingerprint
@@ -231,7 +238,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           Effect.gen(function*() {
             if (applied === null) return { state: { applied: true, apply_error: null }, context: null }
             const { state } = applied.converged
-            if (!(state.applied && asked)) yield* recordState(tenantId, vpcId, state)
+            if (!(state.applied && asked)) yield* recordState(tenantId, vpcId, state, readAfter.get(applied))
             yield* Metrics.recordApply("vpc", state.applied)
             if (!state.applied) {
               yield* Effect.logWarning("applying a VPC failed; it will be retried", vpcId, state.apply_error)

@@ -16,6 +16,7 @@ import type { InternalError, ServiceUnavailable } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
 import type { PodSpec } from "../ports/Orchestrator.js"
 import { Orchestrator, OrchestratorError } from "../ports/Orchestrator.js"
+import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as Convergence from "./Convergence.js"
@@ -74,6 +75,7 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
         const configs = yield* ProviderConfigs
         const credentials = yield* RegistryCredentials
         const tunnels = yield* Tunnels
+        const store = yield* Store
         const wait = Duration.decode(options.wait ?? Duration.seconds(2))
         const timeout = Duration.decode(options.timeout ?? Duration.seconds(30))
         const stillApplying = Convergence.stillApplying(wait, "pod")
@@ -224,8 +226,9 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
           workers: options.workers ?? 4,
           wait,
           apply: applyNow,
+          // As for a VPC: on a store this process alone writes, a change meanwhile asked for its own.
           superseded: ({ podId, tenantId }, applied) =>
-            applied === null ? Effect.succeed(false) : Effect.map(stateOf(tenantId), (state) => {
+            applied === null || store.soleWriter ? Effect.succeed(false) : Effect.map(stateOf(tenantId), (state) => {
               const now = state.pod(podId)
               return now !== undefined && now.lifecycle === "active" && desired(now) !== desired(applied.current)
             }),
