@@ -44,73 +44,80 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("etcd wiped under kube-api
   )
 
   layer(server, { excludeTestServices: true, timeout: "240 seconds" })("one server", (it) => {
-    it.scoped("every object is made again, and the VPC and pod say applied once they are", () =>
-      Effect.gen(function*() {
-        yield* setProviderConfig()
-        const w = yield* workspace
-        const created = yield* w.createPod({ replica_count: 2 })
-        expect(created.status, created.text).toBe(200)
-        const pod = created.body as Json
-        const rule = yield* raw("POST", "/security-rules", { headers: w.headers, body: httpsIn(w.vpc.id) })
-        expect(rule.status, rule.text).toBe(201)
-        expect(rule.body).toMatchObject({ applied: true })
-        const namespace = Names.namespace(w.vpc.id)
-        const base = yield* Sse.baseUrl
-        const watch = yield* Effect.acquireRelease(
-          Effect.promise(() => Sse.open(`${base}/watch`, w.headers)),
-          (watch) => Effect.sync(() => watch.close())
-        )
-        /** What the change stream said of the object since the wipe. */
-        const said = (kind: string, id: string) =>
-          watch.frames.map((f) => f.data).filter((e: Json) => e.kind === kind && e.id === id).map((e: Json) => e.object)
+    it.scoped(
+      "every object is made again, and the VPC and pod say applied once they are",
+      () =>
+        Effect.gen(function*() {
+          yield* setProviderConfig()
+          const w = yield* workspace
+          const created = yield* w.createPod({ replica_count: 2 })
+          expect(created.status, created.text).toBe(200)
+          const pod = created.body as Json
+          const rule = yield* raw("POST", "/security-rules", { headers: w.headers, body: httpsIn(w.vpc.id) })
+          expect(rule.status, rule.text).toBe(201)
+          expect(rule.body).toMatchObject({ applied: true })
+          const namespace = Names.namespace(w.vpc.id)
+          const base = yield* Sse.baseUrl
+          const watch = yield* Effect.acquireRelease(
+            Effect.promise(() => Sse.open(`${base}/watch`, w.headers)),
+            (watch) => Effect.sync(() => watch.close())
+          )
+          /** What the change stream said of the object since the wipe. */
+          const said = (kind: string, id: string) =>
+            watch.frames.map((f) => f.data).filter((e: Json) => e.kind === kind && e.id === id).map((e: Json) =>
+              e.object
+            )
 
-        yield* Effect.orDie(suite.get().wipe)
-        const gone = yield* Effect.either(
-          LocalCluster.read(suite.get().admin, "kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
-        )
-        expect(gone._tag).toBe("Left")
+          yield* Effect.orDie(suite.get().wipe)
+          const gone = yield* Effect.either(
+            LocalCluster.read(suite.get().admin, "kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
+          )
+          expect(gone._tag).toBe("Left")
 
-        yield* recreated("v1", "Namespace", namespace)
-        yield* recreated("kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
-        const subnet = yield* recreated("kubeovn.io/v1", "Subnet", Names.subnet(w.subnet.id))
-        const deployment = yield* recreated("apps/v1", "Deployment", Names.workload(pod.id), namespace)
-        const service = yield* recreated("v1", "Service", Names.workload(pod.id), namespace)
-        expect(deployment.spec.replicas).toBe(2)
-        // The pod's VIP, which the spec keeps for its life, asked for again on an empty cluster.
-        expect(service.spec.clusterIP).toBe(pod.status.vip)
-        // The rule in force again: the ACLs come back with the Subnet, or just after it.
-        yield* Effect.repeat(
-          Effect.map(
+          yield* recreated("v1", "Namespace", namespace)
+          yield* recreated("kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
+          const subnet = yield* recreated("kubeovn.io/v1", "Subnet", Names.subnet(w.subnet.id))
+          const deployment = yield* recreated("apps/v1", "Deployment", Names.workload(pod.id), namespace)
+          const service = yield* recreated("v1", "Service", Names.workload(pod.id), namespace)
+          expect(deployment.spec.replicas).toBe(2)
+          // The pod's VIP, which the spec keeps for its life, asked for again on an empty cluster.
+          expect(service.spec.clusterIP).toBe(pod.status.vip)
+          // The rule in force again: the ACLs come back with the Subnet, or just after it.
+          yield* Effect.repeat(
+            Effect.map(
+              Effect.zipRight(
+                Effect.sleep("250 millis"),
+                LocalCluster.read(suite.get().admin, "kubeovn.io/v1", "Subnet", subnet.metadata.name)
+              ),
+              (s) => JSON.stringify((s as Json).spec.acls ?? [])
+            ),
+            { until: (acls) => acls.includes("tcp.dst == 443") }
+          ).pipe(Effect.orDie, Effect.timeout("60 seconds"))
+
+          // Said not applied while it was not, then applied.
+          yield* Effect.promise(() =>
+            watch.until(
+              () =>
+                said("vpc", w.vpc.id).some((v) => v.applied === false) &&
+                said("vpc", w.vpc.id).at(-1)?.applied === true,
+              60_000
+            )
+          )
+          const rules = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body as Json
+          expect(rules).toMatchObject({ applied: true, apply_error: null })
+          const running = yield* Effect.repeat(
             Effect.zipRight(
               Effect.sleep("250 millis"),
-              LocalCluster.read(suite.get().admin, "kubeovn.io/v1", "Subnet", subnet.metadata.name)
+              Effect.map(
+                raw("GET", "/pods", { headers: w.headers }),
+                (r) => (r.body as Array<Json>).find((p) => p.id === pod.id)
+              )
             ),
-            (s) => JSON.stringify((s as Json).spec.acls ?? [])
-          ),
-          { until: (acls) => acls.includes("tcp.dst == 443") }
-        ).pipe(Effect.orDie, Effect.timeout("60 seconds"))
-
-        // Said not applied while it was not, then applied.
-        yield* Effect.promise(() =>
-          watch.until(
-            () =>
-              said("vpc", w.vpc.id).some((v) => v.applied === false) && said("vpc", w.vpc.id).at(-1)?.applied === true,
-            60_000
-          )
-        )
-        const rules = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body as Json
-        expect(rules).toMatchObject({ applied: true, apply_error: null })
-        const running = yield* Effect.repeat(
-          Effect.zipRight(
-            Effect.sleep("250 millis"),
-            Effect.map(
-              raw("GET", "/pods", { headers: w.headers }),
-              (r) => (r.body as Array<Json>).find((p) => p.id === pod.id)
-            )
-          ),
-          { until: (p) => p?.status.phase === "running" && p.status.last_error === null }
-        ).pipe(Effect.timeout("60 seconds"))
-        expect(running?.status.desired_replicas).toBe(2)
-      }), 180_000)
+            { until: (p) => p?.status.phase === "running" && p.status.last_error === null }
+          ).pipe(Effect.timeout("60 seconds"))
+          expect(running?.status.desired_replicas).toBe(2)
+        }),
+      180_000
+    )
   })
 })
