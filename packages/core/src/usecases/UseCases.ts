@@ -35,8 +35,8 @@ const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer).pipe(
 
 export interface Options {
   /**
-   * How VPCs are converged: a request's wait for its change in force (pods' too), workers, the
-   * apply's timeout.
+   * How VPCs and pods are converged: a request's wait for its change in force, workers, the
+   * apply's timeout (unset: 10 s for a VPC, 30 s for a pod, whose apply waits for its address).
    */
   readonly applier?: Applier.Options
 }
