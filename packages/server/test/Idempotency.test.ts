@@ -177,14 +177,16 @@ const writes = Effect.gen(function*() {
 /** An answer as a client compares two: status and body, without what moves on its own. */
 /**
  * What a repeat must answer as the first did: the status code and the resource. A pod's runtime
- * (phase, ready replicas) is the cluster's of the moment: on a real cluster it moves on between
- * the two requests, and the repeat shows it as it is now.
+ * (phase, replicas, whether its change is in force yet) is the cluster's of the moment: the first
+ * answer may come past the apply's bound ("still being applied"), and on a real cluster it moves
+ * on between the two requests; the repeat shows it as it is now.
  */
 const answer = (r: RawResponse) => {
   const { status: podStatus, ...body } = (r.body ?? {}) as Json
-  const { phase: _, ready_replicas: __, ...placement } = typeof podStatus === "object" && podStatus !== null
-    ? podStatus as Json
-    : {}
+  const { desired_replicas: _d, last_error: _e, phase: _, ready_replicas: __, ...placement } =
+    typeof podStatus === "object" && podStatus !== null
+      ? podStatus as Json
+      : {}
   return { status: r.status, body, podStatus: typeof podStatus === "string" ? "pod-or-tunnel" : placement }
 }
 
