@@ -1,8 +1,14 @@
 /**
  * A kind's objects kept in process, as client-go's informers keep them: list once, then watch
  * from the list's resourceVersion with bookmarks, watch again from the last version seen when
- * the server ends a watch, and list again only when it says that version is gone (410). A watch
- * that breaks is retried with backoff; until one holds again the cache is `Stale`, since then.
+ * the server ends a watch, and list again when it says that version is gone (410) or not yet
+ * reached. A watch that breaks is retried with backoff, by a list first; until one holds again
+ * the cache is `Stale`, since then.
+ *
+ * Unlike client-go, a broken watch is not resumed from its version: an API server that went away
+ * may come back on another etcd (wiped, or restored from a backup) whose versions have already
+ * passed the one we hold, and a watch from it would then hold while the cache keeps objects the
+ * cluster no longer has, and never learns it. A list per kind per outage is the price.
  *
  * Tenet's own writes are observed as they return (`observe`, `forget`), so a read after a write
  * sees it before the watch delivers it; an event never replaces a newer version of an object.
@@ -132,12 +138,19 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
    * A list replaces what the cache holds, except what Tenet wrote after the list was read. A
    * list after the first tells `onChange` what it changed, as the watch it stands in for would
    * have (an object gone is `DELETED`): what happened while no watch held (the API server
-   * restarted on a wiped etcd, say) is not lost.
+   * restarted on a wiped etcd, say) is not lost. A list `rewound` (read at a version older than
+   * one already seen: another etcd) is of another history, whose versions say nothing of the
+   * cache's: it replaces everything.
    */
-  const replace = (items: ReadonlyArray<LiveObject>, resourceVersion: string, relisted: boolean) => {
+  const replace = (
+    items: ReadonlyArray<LiveObject>,
+    resourceVersion: string,
+    relisted: boolean,
+    rewound: boolean
+  ) => {
     const listed = new Set(items.map(objectKey))
     for (const [key, entry] of entries) {
-      if (listed.has(key) || older(resourceVersion, versionOf(entry))) continue
+      if (listed.has(key) || (!rewound && older(resourceVersion, versionOf(entry)))) continue
       const gone = live(entry)
       remove(key)
       if (relisted && gone !== undefined) options.onChange?.({ type: "DELETED", object: gone, previous: gone })
@@ -145,7 +158,8 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     for (const item of items) {
       const key = objectKey(item)
       const held = entries.get(key)
-      if (versionOf(held) === versionOf(item) || older(versionOf(item), versionOf(held))) continue
+      if (rewound) remove(key)
+      else if (versionOf(held) === versionOf(item) || older(versionOf(item), versionOf(held))) continue
       put(key, item)
       if (relisted) {
         options.onChange?.({ type: held === undefined ? "ADDED" : "MODIFIED", object: item, previous: live(held) })
@@ -176,20 +190,21 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   const base = Duration.toMillis(options.backoff ?? "200 millis")
   const cap = Duration.toMillis("30 seconds")
   let failures = 0
+  /** The version last seen (none before the first list), and whether the next step lists. */
   let version: string | null = null
+  let listNext = true
 
   /** The cache from a list, and the version it was read at; the list is not held past it. */
-  let listedOnce = false
   const relist = Effect.map(kube.snapshot(options.kind, options.selector), (list) => {
-    replace(list.items, list.resourceVersion, listedOnce)
-    listedOnce = true
+    replace(list.items, list.resourceVersion, version !== null, older(list.resourceVersion, version ?? undefined))
     return list.resourceVersion
   })
 
-  /** One list when none holds, then one watch from the version last seen. */
+  /** A list when the watch cannot go on from the version last seen, then one watch from it. */
   const step = Effect.gen(function*() {
-    if (version === null) {
+    if (listNext || version === null) {
       version = yield* relist
+      listNext = false
       failures = 0
       freshness = { _tag: "Current" }
       yield* Deferred.succeed(first, undefined)
@@ -203,7 +218,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
         if (event.type === "ERROR") {
           // The version is too old to watch from (compacted), or newer than the server has (its
           // etcd was replaced): list again.
-          if (event.object.code === 410 || tooLarge(event.object.message)) version = null
+          if (event.object.code === 410 || tooLarge(event.object.message)) listNext = true
           return
         }
         if (event.type !== "BOOKMARK") apply(event as WatchEvent & { readonly type: Change["type"] })
@@ -221,9 +236,10 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   const retry = (e: KubeError) =>
     e.status === 410 || tooLarge(e.detail)
       ? Effect.sync(() => {
-        version = null
+        listNext = true
       })
       : Effect.gen(function*() {
+        listNext = true
         yield* stale(e.message)
         failures++
         const delay = Math.min(cap, base * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4)

@@ -111,6 +111,34 @@ describe("informers", () => {
     20_000
   )
 
+  for (
+    const [where, revision] of [["past every version the cache holds", 1_000_000], ["behind them", 1]] as const
+  ) {
+    it.live(
+      `an API server back on another etcd, its versions ${where}: every object it lost is announced as deleted`,
+      () =>
+        Effect.gen(function*() {
+          const { fake, orchestrator, spec } = yield* withPod()
+          const seen = yield* Queue.unbounded<Orchestrator.ClusterChange>()
+          yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, (c) => Queue.offer(seen, c)))
+          yield* Effect.sleep("50 millis")
+          fake.restore(revision)
+          const deleted = new Set<string>()
+          yield* Queue.take(seen).pipe(
+            Effect.tap((c) => c.change === "deleted" ? deleted.add(c.object) : undefined),
+            Effect.repeat({
+              until: () =>
+                deleted.has(`Service ${Names.workload(spec.pod_id)}`) && deleted.has(`Vpc ${Names.vpc(spec.vpc_id)}`)
+            }),
+            Effect.timeout("5 seconds")
+          )
+          // What the caches hold becomes the new server's, each kind's once it lists: no Deployment.
+          yield* eventually(Effect.orDie(orchestrator.podStatus(spec.pod_id)), Option.isNone)
+        }).pipe(Effect.scoped, Effect.provide(cluster())),
+      20_000
+    )
+  }
+
   it.live("reading pods asks the API server nothing", () =>
     Effect.gen(function*() {
       const { fake, orchestrator, spec } = yield* withPod()

@@ -8,7 +8,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Names } from "@tenet/adapters-k8s"
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { TestServer } from "../src/index.js"
 import { httpsIn, kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
@@ -21,14 +21,25 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("etcd wiped under kube-api
   beforeAll(suite.start, 120_000)
   afterAll(suite.stop, 60_000)
 
-  /** What the admin reads of an object, once it is there again (not being deleted), within 90 s. */
-  const recreated = (apiVersion: string, kind: string, name: string, namespace?: string) =>
+  type Ref = readonly [apiVersion: string, kind: string, name: string, namespace?: string]
+  const read = ([apiVersion, kind, name, namespace]: Ref) =>
+    Effect.either(LocalCluster.read(suite.get().admin, apiVersion, kind, name, namespace))
+
+  /**
+   * What the admin reads of an object once it is there again (another object than `before`: the
+   * repair may be done before the wipe returns, so absence alone proves nothing), within 90 s.
+   */
+  const recreated = (ref: Ref, before: Json) =>
     Effect.gen(function*() {
+      const [, kind, name] = ref
       const deadline = Date.now() + 90_000
       for (;;) {
-        const read = yield* Effect.either(LocalCluster.read(suite.get().admin, apiVersion, kind, name, namespace))
-        if (read._tag === "Right" && (read.right as Json).metadata?.deletionTimestamp === undefined) {
-          return read.right as Json
+        const found = yield* read(ref)
+        if (
+          found._tag === "Right" && (found.right as Json).metadata?.deletionTimestamp === undefined &&
+          (found.right as Json).metadata.uid !== before.metadata.uid
+        ) {
+          return found.right as Json
         }
         if (Date.now() > deadline) return yield* Effect.die(new Error(`${kind} ${name} not made again within 90 s`))
         yield* Effect.sleep("250 millis")
@@ -68,17 +79,22 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("etcd wiped under kube-api
               e.object
             )
 
-          yield* Effect.orDie(suite.get().wipe)
-          const gone = yield* Effect.either(
-            LocalCluster.read(suite.get().admin, "kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
-          )
-          expect(gone._tag).toBe("Left")
+          const refs = {
+            namespace: ["v1", "Namespace", namespace],
+            vpc: ["kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id)],
+            subnet: ["kubeovn.io/v1", "Subnet", Names.subnet(w.subnet.id)],
+            deployment: ["apps/v1", "Deployment", Names.workload(pod.id), namespace],
+            service: ["v1", "Service", Names.workload(pod.id), namespace]
+          } satisfies Record<string, Ref>
+          const before: Record<string, Json> = {}
+          for (const [key, ref] of Object.entries(refs)) before[key] = Either.getOrThrow(yield* read(ref)) as Json
 
-          yield* recreated("v1", "Namespace", namespace)
-          yield* recreated("kubeovn.io/v1", "Vpc", Names.vpc(w.vpc.id))
-          const subnet = yield* recreated("kubeovn.io/v1", "Subnet", Names.subnet(w.subnet.id))
-          const deployment = yield* recreated("apps/v1", "Deployment", Names.workload(pod.id), namespace)
-          const service = yield* recreated("v1", "Service", Names.workload(pod.id), namespace)
+          yield* Effect.orDie(suite.get().wipe)
+          yield* recreated(refs.namespace, before.namespace!)
+          yield* recreated(refs.vpc, before.vpc!)
+          const subnet = yield* recreated(refs.subnet, before.subnet!)
+          const deployment = yield* recreated(refs.deployment, before.deployment!)
+          const service = yield* recreated(refs.service, before.service!)
           expect(deployment.spec.replicas).toBe(2)
           // The pod's VIP, which the spec keeps for its life, asked for again on an empty cluster.
           expect(service.spec.clusterIP).toBe(pod.status.vip)

@@ -11,7 +11,7 @@
  *
  * Every change gets a resourceVersion and is streamed to watches (from a version, with a 410
  * for one older than the history it keeps, see `compact`); `dropWatches` breaks them, as a
- * network fault would. Discovery answers as the Kubernetes version it is told to play (1.29 by
+ * network fault would, and `restore` plays the server back on another etcd. Discovery answers as the Kubernetes version it is told to play (1.29 by
  * default: `autoscaling/v2`).
  *
  * It checks request shape and what Tenet does with the answers, not cluster behaviour: the
@@ -88,6 +88,12 @@ export interface FakeApiServer {
   readonly dropWatches: () => void
   /** Forgets the event history: a watch from any version before now gets 410 Gone. */
   readonly compact: () => void
+  /**
+   * Plays an API server back on another etcd (wiped, or an old backup): every object and the
+   * history gone without an event, versions counting on from `revision` (past the old ones or
+   * behind them), open watches broken.
+   */
+  readonly restore: (revision: number) => void
   /** Watches open right now. */
   readonly openWatches: () => number
 }
@@ -507,6 +513,15 @@ export const make = (options: Options = {}) =>
             compact: () => {
               history = []
               compactedAt = revision
+            },
+            restore: (at) => {
+              for (const w of watches) w.res.destroy()
+              watches.clear()
+              objects.clear()
+              written.clear()
+              history = []
+              compactedAt = 0
+              revision = at
             },
             openWatches: () => watches.size
           }
