@@ -427,6 +427,53 @@ const deleteMarks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     ALTER TABLE pods ADD COLUMN deleting_since timestamptz;
   `))
 
+/**
+ * The change stream without a lock on the commit path. A commit's events are inserted without a
+ * revision (`seq` keeps their order, `xid` their transaction); `tenet_sequence_events`, run by
+ * the stream's readers, numbers the committed ones under the advisory lock that used to be held
+ * through every commit, on from the highest revision given (or compacted), a transaction's
+ * events together.
+ * Revisions are still one sequence in the order events become readable: a reader that sees one
+ * sees every one before it (each numbering commits whole, after the previous one). Before this,
+ * commits of every tenant queued on that lock from their append to their end (their WAL flush
+ * included): BENCHMARKS.md, "The change stream's order".
+ */
+const eventSequencer = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE events DROP CONSTRAINT events_pkey;
+    ALTER TABLE events ALTER COLUMN revision DROP NOT NULL;
+    ALTER TABLE events ADD COLUMN seq bigserial PRIMARY KEY;
+    ALTER TABLE events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+    CREATE UNIQUE INDEX events_revision ON events (revision);
+    CREATE INDEX events_unnumbered ON events (xid, seq) WHERE revision IS NULL;
+    CREATE OR REPLACE FUNCTION tenet_append_events(appended jsonb) RETURNS integer LANGUAGE sql AS $$
+      INSERT INTO events (tenant_id, type, kind, id, object, at_ms)
+        SELECT (e.value->>'tenant_id')::uuid, e.value->>'type', e.value->>'kind', e.value->>'id', e.value->'object',
+          (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        FROM jsonb_array_elements(appended) WITH ORDINALITY AS e(value, n)
+        ORDER BY e.n;
+      SELECT jsonb_array_length(appended);
+    $$;
+    CREATE FUNCTION tenet_sequence_events() RETURNS integer LANGUAGE plpgsql AS $$
+    DECLARE
+      n integer;
+    BEGIN
+      IF NOT EXISTS (SELECT 1 FROM events WHERE revision IS NULL) THEN RETURN 0; END IF;
+      PERFORM pg_advisory_xact_lock(1413828165, 1);
+      -- One statement, one snapshot: what it numbers is what it counted from.
+      WITH base AS (
+        SELECT greatest((SELECT max(revision) FROM events), (SELECT compacted_through FROM event_horizon)) AS b
+      ), unnumbered AS (
+        SELECT seq, row_number() OVER (ORDER BY xid, seq) AS r FROM events WHERE revision IS NULL
+      )
+      UPDATE events e SET revision = base.b + u.r FROM unnumbered u, base WHERE e.seq = u.seq;
+      GET DIAGNOSTICS n = ROW_COUNT;
+      RETURN n;
+    END
+    $$;
+    DROP SEQUENCE event_revisions;
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -440,5 +487,6 @@ export const loader = Migrator.fromRecord({
   "0009_events": events,
   "0010_routed_hostnames": routedHostnames,
   "0011_deciding": deciding,
-  "0012_delete_marks": deleteMarks
+  "0012_delete_marks": deleteMarks,
+  "0013_event_sequencer": eventSequencer
 })

@@ -645,10 +645,12 @@ export const make = (options: Options = {}) =>
     })))
 
     const events: Store.EventRepository = {
-      // One statement, so one snapshot: `latest` is the highest revision it can see, and it sees
-      // every revision below one it sees (they became visible in revision order).
+      // What has committed is numbered first (`tenet_sequence_events`: commits take no lock),
+      // then read in one statement, so one snapshot: `latest` is the highest revision it can
+      // see, and it sees every revision below one it sees (numberings commit whole, in order).
       after: (revision, tenant, limit) =>
         unavailable(Effect.gen(function*() {
+          yield* sql`SELECT tenet_sequence_events()`
           const [row] = yield* sql<{ events: string; horizon: number; latest: number }>`
             WITH page AS (
               SELECT revision::float8 AS revision, tenant_id::text AS tenant_id, type, kind, id, object
@@ -669,16 +671,21 @@ export const make = (options: Options = {}) =>
         appended.length === 0
           ? Effect.void
           : unavailable(Effect.asVoid(sql`SELECT tenet_append_events(${JSON.stringify(appended)}::jsonb)`)),
+      // What has committed is numbered first, so that it is forgotten with its age, not kept
+      // for want of a revision (one that commits meanwhile waits for the next compaction).
       compact: (before) =>
         unavailable(Effect.map(
-          sql<{ gone: number }>`
-            WITH gone AS (DELETE FROM events WHERE at_ms < ${before} RETURNING revision),
+          Effect.zipRight(
+            sql`SELECT tenet_sequence_events()`,
+            sql<{ gone: number }>`
+            WITH gone AS (DELETE FROM events WHERE at_ms < ${before} AND revision IS NOT NULL RETURNING revision),
             moved AS (
               UPDATE event_horizon SET compacted_through = greatest(
                 compacted_through, coalesce((SELECT max(revision) FROM gone), 0)
               ) RETURNING 1
             )
-            SELECT (SELECT count(*) FROM gone)::int AS gone FROM moved`,
+            SELECT (SELECT count(*) FROM gone)::int AS gone FROM moved`
+          ),
           (rows) => rows[0]?.gone ?? 0
         ))
     }

@@ -4,7 +4,7 @@
  */
 import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
-import { DateTime, Effect, FastCheck, Option } from "effect"
+import { DateTime, Deferred, Effect, FastCheck, Fiber, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantId } from "../domain/Ids.js"
@@ -774,6 +774,56 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(after.events).toEqual([])
         expect(after.horizon).toBe(all.latest)
         expect(after.latest).toBe(all.latest)
+        // Revisions go on past the horizon, not from below it.
+        yield* store.commit({
+          tenant: a.id,
+          decidedOn: [],
+          writes: [],
+          events: [event(a.id, "a3")],
+          audit: [],
+          claim: null
+        })
+        const next = yield* store.events.after(all.latest, null, 100)
+        expect(next.events.map((e) => [e.id, e.revision])).toEqual([["a3", next.latest]])
+        expect(next.latest).toBeGreaterThan(all.latest)
+      })
+    )
+
+    live(
+      "events: a commit left open holds back no other tenant's; what it appended comes after, none skipped",
+      Effect.gen(function*() {
+        const store = yield* Store
+        // One session: a transaction holds every other statement, by design.
+        if (store.soleWriter) return
+        const [a, b] = yield* twoTenants
+        const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
+        const event = (tenant: string, id: string) =>
+          ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id } }) as const
+        const appended = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const open = yield* Effect.fork(store.transaction(Effect.gen(function*() {
+          yield* store.events.append([event(a.id, "slow")])
+          yield* Deferred.succeed(appended, undefined)
+          yield* Deferred.await(release)
+        })))
+        yield* Deferred.await(appended)
+        // Bounded only so that a commit that waits on the open one fails here rather than hangs.
+        yield* store.commit({
+          tenant: b.id,
+          decidedOn: [],
+          writes: [],
+          events: [event(b.id, "fast")],
+          audit: [],
+          claim: null
+        }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "waited on another tenant's commit" }))
+        const before = yield* store.events.after(start, null, 100)
+        expect(before.events.map((e) => e.id)).toEqual(["fast"])
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(open)
+        // A reader that had everything up to the other's revision resumes and gets it.
+        const after = yield* store.events.after(before.latest, null, 100)
+        expect(after.events.map((e) => e.id)).toEqual(["slow"])
+        expect(after.events[0]!.revision).toBeGreaterThan(before.latest)
       })
     )
 
