@@ -91,13 +91,14 @@ export const must = async (
 const startChild = async (
   entry: string,
   env: (port: number, dir: string) => Record<string, string>,
-  probe: string
+  probe: string,
+  nodeArgs: ReadonlyArray<string> = []
 ) => {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), "tenet-load-"))
   const command = entry.endsWith(".ts")
-    ? [process.execPath, "--conditions=@tenet/source", "--import", "tsx", entry]
-    : [process.execPath, entry]
+    ? [process.execPath, ...nodeArgs, "--conditions=@tenet/source", "--import", "tsx", entry]
+    : [process.execPath, ...nodeArgs, entry]
   const pinned = cpus === null ? command : ["taskset", "-c", cpus.server, ...command]
   const child = spawn(pinned[0]!, pinned.slice(1), {
     env: { ...process.env, ...env(port, dir) },
@@ -146,7 +147,9 @@ const freshDatabase = (server: string) => {
 export const startTenet = async (
   store: StoreKind,
   settings: Record<string, string> = {},
-  joining?: string
+  joining?: string,
+  /** Node's own flags for the server's process (`--cpu-prof`, say). */
+  nodeArgs: ReadonlyArray<string> = []
 ) => {
   const database = store !== "postgres"
     ? undefined
@@ -154,15 +157,20 @@ export const startTenet = async (
     ? freshDatabase(databaseServer!)
     : { env: { TENET_DATABASE_URL: joining, TENET_ENCRYPTION_KEY: "0".repeat(64) }, drop: () => {} }
   build()
-  const child = await startChild(bin, (port, dir) => ({
-    TENET_STORE: store,
-    TENET_PORT: String(port),
-    TENET_DATA_DIR: dir,
-    TENET_ADMIN_PASSWORD: PASSWORD,
-    TENET_LOG_LEVEL: "warn",
-    ...database?.env,
-    ...settings
-  }), "/healthz")
+  const child = await startChild(
+    bin,
+    (port, dir) => ({
+      TENET_STORE: store,
+      TENET_PORT: String(port),
+      TENET_DATA_DIR: dir,
+      TENET_ADMIN_PASSWORD: PASSWORD,
+      TENET_LOG_LEVEL: "warn",
+      ...database?.env,
+      ...settings
+    }),
+    "/healthz",
+    nodeArgs
+  )
   return {
     port: child.port,
     pid: child.pid,

@@ -10,8 +10,10 @@
  *
  * On PostgreSQL, pgbench then runs the statements a create makes (a read standing in for the
  * authentication, BEGIN, the statement holding the VPC, the one making the writes with the
- * version and revision steps and the audit row, COMMIT) at the same concurrency on the same
- * database: what the database allows, for Tenet's rate to be read against.
+ * version and revision steps, the audit row and the event, COMMIT) at the same concurrency on
+ * the same database: what the database allows, for Tenet's rate to be read against. And what
+ * the change stream's order costs commits: the same over 8 tenants at 8 and 32 clients, with no
+ * event, with one appended as Tenet does, and under the lock commits held before migration 0013.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -33,23 +35,30 @@ export interface PgbenchResult {
   readonly latencyMs: number
 }
 
-export interface WritesReport {
-  readonly rows: ReadonlyArray<WriteRow>
-  readonly pgbench: PgbenchResult | null
+export interface EventOrderRow extends PgbenchResult {
+  readonly clients: number
+  readonly append: Append
 }
 
-const CONNECTIONS = 8
-const VPCS = 40
+export interface WritesReport {
+  readonly rows: ReadonlyArray<WriteRow>
+  /** pgbench on the statements of a create, its event appended as Tenet appends it. */
+  readonly pgbench: PgbenchResult | null
+  readonly eventOrder: ReadonlyArray<EventOrderRow>
+}
+
+export const CONNECTIONS = 8
+export const VPCS = 40
 export const ONE_TENANT = "one tenant, about 100 rules"
 export const LARGE_TENANT = "one tenant, 5,000 rules"
 export const EIGHT_TENANTS = "8 tenants at once"
 
-interface Writer {
+export interface Writer {
   readonly headers: Record<string, string>
   readonly creds: { readonly token: string; readonly tenant_id: string }
 }
 
-const newTenant = async (port: number, admin: Record<string, string>, name: string): Promise<Writer> => {
+export const newTenant = async (port: number, admin: Record<string, string>, name: string): Promise<Writer> => {
   await Load.must(port, "POST", "/tenants", admin, { name, password: "write-password" })
   const session = (await Load.must(port, "POST", "/tenants/login", {}, { name, password: "write-password" })).body
   return { headers: { "x-auth-token": session.api_token }, creds: { token: session.api_token, tenant_id: session.id } }
@@ -64,7 +73,7 @@ const inBatches = async <A>(count: number, f: (i: number) => Promise<A>): Promis
   return out
 }
 
-const vpcsOf = (port: number, writer: Writer, prefix: string, count: number) =>
+export const vpcsOf = (port: number, writer: Writer, prefix: string, count: number) =>
   inBatches(count, async (i) =>
     (await Load.must(port, "POST", "/vpcs", writer.headers, {
       ...writer.creds,
@@ -73,14 +82,14 @@ const vpcsOf = (port: number, writer: Writer, prefix: string, count: number) =>
     })).body.id as string)
 
 /** `total` rules in `vpcs` (each VPC starts with one), spread evenly. */
-const fill = (port: number, writer: Writer, vpcs: ReadonlyArray<string>, total: number) =>
+export const fill = (port: number, writer: Writer, vpcs: ReadonlyArray<string>, total: number) =>
   inBatches(
     total - vpcs.length,
     (i) => Load.must(port, "POST", "/security-rules", writer.headers, Load.rule(vpcs[i % vpcs.length]!, i))
   )
 
 /** Creates spread over the writers, each request the next writer's, into that writer's VPCs in turn. */
-const creating = (
+export const creating = (
   name: string,
   writers: ReadonlyArray<{ readonly writer: Writer; readonly vpcs: ReadonlyArray<string> }>
 ): Load.Endpoint => ({
@@ -94,11 +103,46 @@ const creating = (
   headers: (n) => writers[n % writers.length]!.writer.headers
 })
 
-/** The statements of one create, for pgbench: `tenant`'s VPCs chosen at random. */
-const pgbenchScript = (tenant: string) =>
-  [
-    "\\set v random(0, 39)",
-    `SELECT id AS vpc FROM vpcs WHERE tenant_id = '${tenant}' ORDER BY id OFFSET :v LIMIT 1 \\gset`,
+/** How a pgbench create appends its event: not at all, as Tenet does, or under the old lock. */
+export type Append = "none" | "lock-free" | "locked"
+
+/** The event a create appends: a rule as the API shows it, about the size of a real one. */
+const EVENT_OBJECT = JSON.stringify({
+  name: "bench",
+  description: null,
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "443",
+  remote: { type: "cidr", cidr: "10.0.0.0/16" },
+  target: { type: "vpc" },
+  enabled: true,
+  created_at: "2026-11-27T00:00:00.000Z",
+  updated_at: "2026-11-27T00:00:00.000Z"
+})
+
+/**
+ * The statements of one create, for pgbench: into a VPC of `tenants` chosen at random (of
+ * `vpcs` in all), with its event appended as `append` says. "locked" takes the advisory lock
+ * every commit with events held from its append to its end before migration 0013.
+ */
+const pgbenchScript = (tenants: ReadonlyArray<string>, vpcs: number, append: Append) => {
+  const event = "jsonb_build_array(jsonb_build_object('tenant_id', :tenant::text, 'type', 'ADDED', " +
+    `'kind', 'security_rule', 'id', gen_random_uuid()::text, 'object', '${EVENT_OBJECT}'::jsonb))`
+  const appending = append === "none"
+    ? []
+    : [
+      append === "locked"
+        ? `w3 AS (SELECT tenet_append_events(${event}) FROM (SELECT pg_advisory_xact_lock(1413828165, 1)) l)`
+        : `w3 AS (SELECT tenet_append_events(${event}))`
+    ]
+  const counted = ["w0", "w1", "w2", ...(append === "none" ? [] : ["w3"])]
+  return [
+    `\\set v random(0, ${vpcs - 1})`,
+    `SELECT id AS vpc, tenant_id AS tenant FROM vpcs WHERE tenant_id IN (${
+      tenants.map((t) => `'${t}'`).join(", ")
+    }) ORDER BY id OFFSET :v LIMIT 1 \\gset`,
     "BEGIN;",
     "WITH held AS (SELECT id::text, version FROM vpcs WHERE id IN (:vpc) ORDER BY id FOR UPDATE), " +
     "claimed AS (SELECT NULL::text AS key WHERE false) " +
@@ -107,27 +151,34 @@ const pgbenchScript = (tenant: string) =>
     "WITH w0 AS (INSERT INTO security_rules (id, vpc_id, tenant_id, seq, name, description, direction, action, " +
     "priority, protocol, ports, remote_type, remote_cidr, remote_vpc_id, target_type, target_subnet_id, " +
     "target_pod_ids, enabled, created_at, updated_at) VALUES (gen_random_uuid(), :vpc, " +
-    `'${tenant}', 1000 + :v, 'bench', NULL, 'ingress', 'allow', 100, 'tcp', '443', 'cidr', '10.0.0.0/16', NULL, ` +
+    ":tenant, 1000 + :v, 'bench', NULL, 'ingress', 'allow', 100, 'tcp', '443', 'cidr', '10.0.0.0/16', NULL, " +
     "'vpc', NULL, NULL, true, now(), now()) RETURNING 1), " +
     "w1 AS (UPDATE vpcs SET version = version + 1 WHERE id IN (:vpc) RETURNING 1), " +
     "w2 AS (INSERT INTO audit_log (at, request_id, actor_type, actor, tenant_id, action, resource_kind, " +
-    `resource_id, outcome) VALUES (now(), 'bench', 'tenant', 'bench', '${tenant}', 'securityRules.create', ` +
+    "resource_id, outcome) VALUES (now(), 'bench', 'tenant', 'bench', :tenant, 'securityRules.create', " +
     "'security_rule', 'r', 'success') RETURNING 1), " +
-    `step AS (UPDATE tenants SET revision = revision + 1 WHERE id = '${tenant}' AND ` +
-    "(SELECT count(*) FROM w0) + (SELECT count(*) FROM w1) + (SELECT count(*) FROM w2) >= 0 " +
+    appending.map((w) => `${w}, `).join("") +
+    "step AS (UPDATE tenants SET revision = revision + 1 WHERE id = :tenant AND " +
+    counted.map((w) => `(SELECT count(*) FROM ${w})`).join(" + ") + " >= 0 " +
     "RETURNING (revision - 1)::text AS before, revision::text AS after, " +
     "set_config('tenet.revision_stepped', id::text, true) AS stepped) SELECT before, after FROM step;",
     "COMMIT;"
   ].join("\n")
+}
 
-const pgbench = (databaseUrl: string, tenant: string, seconds: number): PgbenchResult => {
+const pgbench = (
+  databaseUrl: string,
+  script: string,
+  clients: number,
+  seconds: number
+): PgbenchResult => {
   const dir = mkdtempSync(join(tmpdir(), "tenet-pgbench-"))
   try {
-    const script = join(dir, "create.sql")
-    writeFileSync(script, `${pgbenchScript(tenant)}\n`)
+    const file = join(dir, "create.sql")
+    writeFileSync(file, `${script}\n`)
     const output = execFileSync(
       "pgbench",
-      ["-n", "-M", "prepared", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, databaseUrl],
+      ["-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file, databaseUrl],
       { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }
     )
     const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1])
@@ -137,6 +188,19 @@ const pgbench = (databaseUrl: string, tenant: string, seconds: number): PgbenchR
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/**
+ * What ordering the change stream costs commits: the create's statements over 8 tenants at 8 and
+ * 32 clients, without an event, with one appended as Tenet appends it, and under the old lock.
+ */
+const eventOrder = (databaseUrl: string, tenants: ReadonlyArray<string>, vpcs: number, seconds: number) =>
+  [8, 32].flatMap((clients) =>
+    (["none", "lock-free", "locked"] as const).map((append) => ({
+      clients,
+      append,
+      ...pgbench(databaseUrl, pgbenchScript(tenants, vpcs, append), clients, seconds)
+    }))
+  )
 
 const onStore = async (store: Load.StoreKind, seconds: number) => {
   const tenet = await Load.startTenet(store)
@@ -168,8 +232,13 @@ const onStore = async (store: Load.StoreKind, seconds: number) => {
       const result = await Load.load(port, shape, small.headers, CONNECTIONS, seconds)
       rows.push({ store, shape: shape.name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors })
     }
-    const measured = tenet.databaseUrl === undefined ? null : pgbench(tenet.databaseUrl, small.creds.tenant_id, seconds)
-    return { rows, pgbench: measured }
+    const url = tenet.databaseUrl
+    if (url === undefined) return { rows, pgbench: null, eventOrder: [] }
+    return {
+      rows,
+      pgbench: pgbench(url, pgbenchScript([small.creds.tenant_id], VPCS, "lock-free"), CONNECTIONS, seconds),
+      eventOrder: eventOrder(url, many.map((m) => m.writer.creds.tenant_id), many.length * 10, seconds)
+    }
   } finally {
     await tenet.stop()
   }
@@ -184,6 +253,7 @@ export const runWrites = async (options: {
   try {
     const rows: Array<WriteRow> = []
     let measured: PgbenchResult | null = null
+    let eventOrderRows: ReadonlyArray<EventOrderRow> = []
     const stores: ReadonlyArray<Load.StoreKind> = options.stores ?? [
       "memory",
       "embedded",
@@ -193,8 +263,9 @@ export const runWrites = async (options: {
       const result = await onStore(store, options.seconds)
       rows.push(...result.rows)
       measured = result.pgbench ?? measured
+      if (result.eventOrder.length > 0) eventOrderRows = result.eventOrder
     }
-    return { rows, pgbench: measured }
+    return { rows, pgbench: measured, eventOrder: eventOrderRows }
   } finally {
     if (Load.cpus !== null) Load.pinSelf(`0-${Load.cpus.server}`)
   }
@@ -217,9 +288,20 @@ export const toMarkdown = (report: WritesReport, floorPost: number | undefined) 
     ...report.rows.map((r) => `| ${r.store} | ${r.shape} | ${rate(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} |`),
     ...(report.pgbench === null ? [] : [
       "",
-      `pgbench, the same statements at ${CONNECTIONS} clients on the same database: ${
-        rate(report.pgbench.tps)
-      } transactions/s, ${report.pgbench.latencyMs} ms average.`
+      `pgbench, the same statements (the event appended as Tenet appends it) at ${CONNECTIONS} clients on the ` +
+      `same database: ${rate(report.pgbench.tps)} transactions/s, ${report.pgbench.latencyMs} ms average.`
+    ]),
+    ...(report.eventOrder.length === 0 ? [] : [
+      "",
+      "What ordering the change stream costs commits (pgbench, the create's statements over 8 tenants):",
+      "",
+      "| clients | event appended | transactions/s | average (ms) |",
+      "|---:|---|---:|---:|",
+      ...report.eventOrder.map((r) =>
+        `| ${r.clients} | ${
+          { none: "none", "lock-free": "as Tenet appends it", locked: "under the old lock" }[r.append]
+        } | ${rate(r.tps)} | ${r.latencyMs} |`
+      )
     ]),
     "",
     "| target | measured |",
