@@ -29,6 +29,15 @@ const withPod = (overrides: Parameters<typeof Fixtures.pod>[1] = {}) =>
     return { orchestrator, fake, spec, status, deployment }
   })
 
+/** A pod, and every change the orchestrator announces from now on. */
+const withPodWatched = Effect.gen(function*() {
+  const pod = yield* withPod()
+  const seen = yield* Queue.unbounded<Orchestrator.ClusterChange>()
+  yield* Effect.forkScoped(Stream.runForEach(pod.orchestrator.changes, (c) => Queue.offer(seen, c)))
+  yield* Effect.sleep("50 millis")
+  return { ...pod, seen }
+})
+
 const eventually = <A>(effect: Effect.Effect<A>, check: (a: A) => boolean) =>
   effect.pipe(
     Effect.filterOrFail(check, (a) => `not yet: ${JSON.stringify(a)}`),
@@ -87,10 +96,7 @@ describe("informers", () => {
     "an object deleted while no watch held is announced as deleted when the informer lists again",
     () =>
       Effect.gen(function*() {
-        const { fake, orchestrator, spec } = yield* withPod()
-        const seen = yield* Queue.unbounded<Orchestrator.ClusterChange>()
-        yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, (c) => Queue.offer(seen, c)))
-        yield* Effect.sleep("50 millis")
+        const { fake, seen, spec } = yield* withPodWatched
         const service = `Service ${Names.workload(spec.pod_id)}`
         // Its event went to no watch and is not in the history: only the next list can tell.
         fake.compact()
@@ -118,10 +124,7 @@ describe("informers", () => {
       `an API server back on another etcd, its versions ${where}: every object it lost is announced as deleted`,
       () =>
         Effect.gen(function*() {
-          const { fake, orchestrator, spec } = yield* withPod()
-          const seen = yield* Queue.unbounded<Orchestrator.ClusterChange>()
-          yield* Effect.forkScoped(Stream.runForEach(orchestrator.changes, (c) => Queue.offer(seen, c)))
-          yield* Effect.sleep("50 millis")
+          const { fake, orchestrator, seen, spec } = yield* withPodWatched
           fake.restore(revision)
           const deleted = new Set<string>()
           yield* Queue.take(seen).pipe(

@@ -6,6 +6,7 @@ import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { DateTime, Deferred, Effect, FastCheck, Fiber, Option } from "effect"
 import * as Change from "../changes/Change.js"
+import type { NewEvent } from "../domain/ChangeEvent.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { TenantRecord } from "../domain/Tenant.js"
@@ -35,6 +36,12 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       Effect.flatMap(
         Store,
         (store) => store.commit({ tenant, decidedOn: [], writes, events: [], audit: [], claim: null })
+      )
+    /** One commit of nothing but `events`. */
+    const commitEvents = (tenant: TenantId, ...events: ReadonlyArray<NewEvent>) =>
+      Effect.flatMap(
+        Store,
+        (store) => store.commit({ tenant, decidedOn: [], writes: [], events, audit: [], claim: null })
       )
     const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
     const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
@@ -731,26 +738,11 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
         const event = (tenant: string, id: string) =>
           ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id, name: id } }) as const
-        yield* store.commit({
-          tenant: a.id,
-          decidedOn: [],
-          writes: [],
-          events: [event(a.id, "a1"), event(a.id, "a2")],
-          audit: [],
-          claim: null
-        })
+        yield* commitEvents(a.id, event(a.id, "a1"), event(a.id, "a2"))
         // Several commits at once: distinct revisions, increasing in the order they commit.
         yield* Effect.forEach(
           ["b1", "b2", "b3"],
-          (id) =>
-            store.commit({
-              tenant: b.id,
-              decidedOn: [],
-              writes: [],
-              events: [event(b.id, id)],
-              audit: [],
-              claim: null
-            }),
+          (id) => commitEvents(b.id, event(b.id, id)),
           { concurrency: "unbounded" }
         )
         const all = yield* store.events.after(start, null, 100)
@@ -775,14 +767,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(after.horizon).toBe(all.latest)
         expect(after.latest).toBe(all.latest)
         // Revisions go on past the horizon, not from below it.
-        yield* store.commit({
-          tenant: a.id,
-          decidedOn: [],
-          writes: [],
-          events: [event(a.id, "a3")],
-          audit: [],
-          claim: null
-        })
+        yield* commitEvents(a.id, event(a.id, "a3"))
         const next = yield* store.events.after(all.latest, null, 100)
         expect(next.events.map((e) => [e.id, e.revision])).toEqual([["a3", next.latest]])
         expect(next.latest).toBeGreaterThan(all.latest)
@@ -808,14 +793,9 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         })))
         yield* Deferred.await(appended)
         // Bounded only so that a commit that waits on the open one fails here rather than hangs.
-        yield* store.commit({
-          tenant: b.id,
-          decidedOn: [],
-          writes: [],
-          events: [event(b.id, "fast")],
-          audit: [],
-          claim: null
-        }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "waited on another tenant's commit" }))
+        yield* commitEvents(b.id, event(b.id, "fast")).pipe(
+          Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "waited on another tenant's commit" })
+        )
         const before = yield* store.events.after(start, null, 100)
         expect(before.events.map((e) => e.id)).toEqual(["fast"])
         yield* Deferred.succeed(release, undefined)
