@@ -11,7 +11,8 @@
  * cluster no longer has, and never learns it. A list per kind per outage is the price.
  *
  * Tenet's own writes are observed as they return (`observe`, `forget`), so a read after a write
- * sees it before the watch delivers it; an event never replaces a newer version of an object.
+ * sees it before the watch delivers it; an event never replaces a newer version of the same
+ * object (same uid), and a list never replaces what Tenet wrote while it was being read.
  * Objects are kept as `keep` projects them (as client-go's informers take a transform): by
  * default without `metadata.managedFields`, which is most of a server-side-applied object's size.
  */
@@ -51,9 +52,10 @@ export interface Options {
   /** What is kept of an object: the fields its readers read (default: all but `managedFields`). */
   readonly keep?: (object: LiveObject) => LiveObject
   /**
-   * Each change a watch delivers, with the object whole and as the cache held it before (as
-   * `keep` projected it; none when it was not held). Not called for lists, nor for events
-   * older than what the cache holds (Tenet's own writes, observed as they returned).
+   * Each change a watch delivers, or a list after the first finds, with the object whole and as
+   * the cache held it before (as `keep` projected it; none when it was not held). Not called
+   * for the first list, nor for events older than what the cache holds (Tenet's own writes,
+   * observed as they returned).
    */
   readonly onChange?: (change: Change) => void
 }
@@ -83,9 +85,20 @@ const tooLarge = (message: string | undefined) => message !== undefined && /too 
 /** A deleted object's last version, kept until its event arrives so late events cannot revive it. */
 interface Tombstone {
   readonly tombstone: true
-  readonly metadata: { readonly resourceVersion?: string }
+  readonly metadata: { readonly resourceVersion?: string; readonly uid?: string }
 }
 type Entry = LiveObject | Tombstone
+
+/**
+ * Whether two entries can be the same object: not when both name their `uid` and the uids
+ * differ (made again; after an etcd is replaced its versions say nothing of the old one's).
+ */
+const same = (a: { readonly metadata?: { readonly uid?: string } } | undefined, b: typeof a) =>
+  a?.metadata?.uid === undefined || b?.metadata?.uid === undefined || a.metadata.uid === b.metadata.uid
+
+/** Whether `next` is an older version of the object `held` is. */
+const olderThan = (next: Entry | undefined, held: Entry | undefined) =>
+  same(next, held) && older(versionOf(next), versionOf(held))
 
 /** An object without its field managers' bookkeeping. */
 export const withoutManagedFields = (object: LiveObject): LiveObject => {
@@ -121,10 +134,13 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   const put = (key: string, entry: Entry) => {
     let next = entry
     const previous = entries.get(key)
-    if (older(versionOf(next), versionOf(previous))) return
+    if (olderThan(next, previous)) return
     if (!("tombstone" in next)) next = keep(next)
     // What the object was when deleted does not bring it back.
-    if (previous !== undefined && "tombstone" in previous && versionOf(previous) === versionOf(next)) return
+    if (
+      previous !== undefined && "tombstone" in previous && same(previous, next) &&
+      versionOf(previous) === versionOf(next)
+    ) return
     index(key, live(previous), false)
     entries.set(key, next)
     index(key, live(next), true)
@@ -140,7 +156,7 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
    * have (an object gone is `DELETED`): what happened while no watch held (the API server
    * restarted on a wiped etcd, say) is not lost. A list `rewound` (read at a version older than
    * one already seen: another etcd) is of another history, whose versions say nothing of the
-   * cache's: it replaces everything.
+   * cache's: it replaces everything but what Tenet wrote or deleted since the list began.
    */
   const replace = (
     items: ReadonlyArray<LiveObject>,
@@ -149,8 +165,12 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     rewound: boolean
   ) => {
     const listed = new Set(items.map(objectKey))
+    const ownSince = new Set(ownDuringList)
+    ownDuringList.clear()
+    listing = false
     for (const [key, entry] of entries) {
-      if (listed.has(key) || (!rewound && older(resourceVersion, versionOf(entry)))) continue
+      if (listed.has(key) || ownSince.has(key)) continue
+      if (!rewound && older(resourceVersion, versionOf(entry))) continue
       const gone = live(entry)
       remove(key)
       if (relisted && gone !== undefined) options.onChange?.({ type: "DELETED", object: gone, previous: gone })
@@ -158,8 +178,12 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     for (const item of items) {
       const key = objectKey(item)
       const held = entries.get(key)
-      if (rewound) remove(key)
-      else if (versionOf(held) === versionOf(item) || older(versionOf(item), versionOf(held))) continue
+      if (rewound) {
+        if (ownSince.has(key)) continue
+        remove(key)
+      } else if (same(item, held) && (versionOf(held) === versionOf(item) || older(versionOf(item), versionOf(held)))) {
+        continue
+      }
       put(key, item)
       if (relisted) {
         options.onChange?.({ type: held === undefined ? "ADDED" : "MODIFIED", object: item, previous: live(held) })
@@ -170,12 +194,13 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   const apply = (event: WatchEvent & { readonly type: Change["type"] }) => {
     const key = objectKey(event.object)
     const held = entries.get(key)
-    if (older(versionOf(event.object), versionOf(held))) return
+    if (olderThan(event.object, held)) return
     // A version already held is Tenet's own write, observed as it returned; what becomes of an
     // object Tenet deleted (a tombstone) until it is gone (finalizers removed, then the delete)
     // is its own too; made again, it is not.
-    const tombstoned = held !== undefined && "tombstone" in held
-    const own = (versionOf(held) !== undefined && versionOf(event.object) === versionOf(held)) ||
+    const tombstoned = held !== undefined && "tombstone" in held && same(held, event.object)
+    const own = (same(held, event.object) && versionOf(held) !== undefined &&
+      versionOf(event.object) === versionOf(held)) ||
       (tombstoned && event.type !== "ADDED")
     if (event.type === "DELETED") remove(key)
     else if (!own) put(key, event.object)
@@ -193,22 +218,31 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
   /** The version last seen (none before the first list), and whether the next step lists. */
   let version: string | null = null
   let listNext = true
+  /** Keys Tenet wrote or deleted while a list was being read: newer than what it reads. */
+  let listing = false
+  const ownDuringList = new Set<string>()
 
   /** The cache from a list, and the version it was read at; the list is not held past it. */
-  const relist = Effect.map(kube.snapshot(options.kind, options.selector), (list) => {
-    replace(list.items, list.resourceVersion, version !== null, older(list.resourceVersion, version ?? undefined))
-    return list.resourceVersion
-  })
+  const relist = Effect.suspend(() => {
+    ownDuringList.clear()
+    listing = true
+    return Effect.map(kube.snapshot(options.kind, options.selector), (list) => {
+      replace(list.items, list.resourceVersion, version !== null, older(list.resourceVersion, version ?? undefined))
+      return list.resourceVersion
+    })
+  }).pipe(Effect.ensuring(Effect.sync(() => {
+    listing = false
+  })))
 
   /** A list when the watch cannot go on from the version last seen, then one watch from it. */
   const step = Effect.gen(function*() {
     if (listNext || version === null) {
       version = yield* relist
       listNext = false
-      failures = 0
       freshness = { _tag: "Current" }
       yield* Deferred.succeed(first, undefined)
     }
+    const began = yield* Clock.currentTimeMillis
     yield* kube.watch(options.kind, options.selector, version, {
       onOpen: () => {
         failures = 0
@@ -231,6 +265,9 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
         onTimeout: () => new KubeError({ operation: `watch ${options.kind.kind}`, status: 0, detail: "went silent" })
       })
     )
+    // Ended cleanly well before its timeout: the server is going away (a graceful stop), and
+    // may come back on another etcd, as after a break.
+    if ((yield* Clock.currentTimeMillis) - began < (WATCH_TIMEOUT_SECONDS - 10) * 1000) listNext = true
   })
 
   const retry = (e: KubeError) =>
@@ -271,13 +308,20 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
       }),
     get: (name, namespace) => live(entries.get(keyOf(name, namespace))),
     all: () => [...entries.values()].flatMap((entry) => live(entry) ?? []),
-    observe: (object) => put(objectKey(object), object),
+    observe: (object) => {
+      if (listing) ownDuringList.add(objectKey(object))
+      put(objectKey(object), object)
+    },
     forget: (name, namespace, deleted) => {
       const key = keyOf(name, namespace)
       const last = Option.getOrElse(deleted, () => live(entries.get(key)))
-      const resourceVersion = versionOf(last)
+      if (listing) ownDuringList.add(key)
       if (last !== undefined) {
-        put(key, { tombstone: true, metadata: resourceVersion === undefined ? {} : { resourceVersion } })
+        const { resourceVersion, uid } = last.metadata ?? {}
+        put(key, {
+          tombstone: true,
+          metadata: { ...(resourceVersion !== undefined && { resourceVersion }), ...(uid !== undefined && { uid }) }
+        })
       }
     }
   }
