@@ -429,10 +429,13 @@ const deleteMarks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 /**
  * The change stream without a lock on the commit path. A commit's events are inserted without a
- * revision (`seq` keeps their order, `xid` their transaction); `tenet_sequence_events`, run by
- * the stream's readers, numbers the committed ones under the advisory lock that used to be held
- * through every commit, on from the highest revision given (or compacted), a transaction's
- * events together.
+ * revision, after the commit has locked its tenant's row (so `seq` follows the order a tenant's
+ * commits take effect in; `xid` groups a transaction's). `tenet_sequence_events`, run by the
+ * stream's readers, numbers the committed ones under the advisory lock that used to be held
+ * through every commit, on from the highest revision given (or compacted): each transaction's
+ * events together, transactions by their last `seq` (a tenant's next commit appends only once
+ * this one has committed), and stamps them with when (compaction forgets by that age, so what
+ * is forgotten is always a prefix of the revisions).
  * Revisions are still one sequence in the order events become readable: a reader that sees one
  * sees every one before it (each numbering commits whole, after the previous one). Before this,
  * commits of every tenant queued on that lock from their append to their end (their WAL flush
@@ -464,9 +467,12 @@ const eventSequencer = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       WITH base AS (
         SELECT greatest((SELECT max(revision) FROM events), (SELECT compacted_through FROM event_horizon)) AS b
       ), unnumbered AS (
-        SELECT seq, row_number() OVER (ORDER BY xid, seq) AS r FROM events WHERE revision IS NULL
+        SELECT seq, row_number() OVER (ORDER BY last, seq) AS r
+        FROM (SELECT seq, max(seq) OVER (PARTITION BY xid) AS last FROM events WHERE revision IS NULL) t
       )
-      UPDATE events e SET revision = base.b + u.r FROM unnumbered u, base WHERE e.seq = u.seq;
+      UPDATE events e SET revision = base.b + u.r,
+        at_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+      FROM unnumbered u, base WHERE e.seq = u.seq;
       GET DIAGNOSTICS n = ROW_COUNT;
       RETURN n;
     END

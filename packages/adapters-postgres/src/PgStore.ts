@@ -862,11 +862,10 @@ export const make = (options: Options = {}) =>
           const rows = yield* Effect.forEach(change.audit, encodeAudit)
           statements.push(sql`INSERT INTO audit_log ${sql.insert(rows)} RETURNING 1`)
         }
-        if (change.events.length > 0) {
-          statements.push(sql`SELECT tenet_append_events(${JSON.stringify(change.events)}::jsonb)`)
-        }
         // The step reads every write's count, so the writes run (and take their row locks)
         // before it locks the tenant's row: VPC before tenant, as every transaction locks them.
+        // The events are appended after it (they read it), so a tenant's commits append theirs in
+        // the order they take effect, which is the order the change stream numbers them in.
         // A removal that removed nothing was decided on a state before the row's delete: no step,
         // and the transaction it runs in is rolled back (`StaleDecision`).
         const writesFirst = statements.length === 0
@@ -884,8 +883,13 @@ export const make = (options: Options = {}) =>
           } WHERE id = ${change.tenant}${writesFirst}
               RETURNING (revision - 1)::text AS before, revision::text AS after,
                 set_config('tenet.revision_stepped', id::text, true) AS stepped
-            )
-            SELECT before, after FROM step`),
+            )${
+            change.events.length === 0 ? sql`` : sql`,
+            appended AS (SELECT tenet_append_events(${JSON.stringify(change.events)}::jsonb) AS n FROM step)`
+          }
+            SELECT before, after${
+            change.events.length === 0 ? sql`` : sql`, (SELECT n FROM appended) AS appended`
+          } FROM step`),
           (rows) =>
             rows[0] === undefined && removals.length > 0
               ? Effect.fail(new Store.StaleDecision({ vpc_id: null }))

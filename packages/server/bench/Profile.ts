@@ -24,10 +24,11 @@ import { TestServer } from "../src/index.js"
 import * as Load from "./Load.js"
 import * as Writes from "./Writes.js"
 
-/** Counts what the runtime runs in the fibers it supervises. */
+/** Counts what the runtime runs in the fibers it supervises, and under which span. */
 class Counter extends Supervisor.AbstractSupervisor<void> {
   effects = 0
   fibers = 0
+  readonly bySpan = new Map<string, number>()
   get value() {
     return Effect.void
   }
@@ -40,8 +41,11 @@ class Counter extends Supervisor.AbstractSupervisor<void> {
     this.fibers++
   }
   override onEnd<A, E>(_value: Exit.Exit<A, E>, _fiber: Fiber.RuntimeFiber<A, E>) {}
-  override onEffect<A, E>(_fiber: Fiber.RuntimeFiber<A, E>, _effect: Effect.Effect<unknown, unknown, unknown>) {
+  override onEffect<A, E>(fiber: Fiber.RuntimeFiber<A, E>, _effect: Effect.Effect<unknown, unknown, unknown>) {
     this.effects++
+    const span = fiber.currentSpan
+    const name = span?._tag === "Span" ? span.name : "(no span)"
+    this.bySpan.set(name, (this.bySpan.get(name) ?? 0) + 1)
   }
 }
 
@@ -49,6 +53,8 @@ export interface EffectsRow {
   readonly request: string
   readonly effects: number
   readonly fibers: number
+  /** Per request, by the innermost span they ran under, most first. */
+  readonly bySpan: ReadonlyArray<readonly [span: string, effects: number]>
 }
 
 /** Effects and fibers per request, `count` of each, in this process. */
@@ -95,12 +101,17 @@ export const effectsPerRequest = async (count: number): Promise<ReadonlyArray<Ef
     const rows: Array<EffectsRow> = []
     for (const kind of kinds) {
       for (let i = 0; i < 20; i++) await kind.send(i)
-      const [effects, fibers] = [counter.effects, counter.fibers]
+      const [effects, fibers, bySpan] = [counter.effects, counter.fibers, new Map(counter.bySpan)]
       for (let i = 0; i < count; i++) await kind.send(100 + i)
       rows.push({
         request: kind.request,
         effects: Math.round((counter.effects - effects) / count),
-        fibers: Math.round(((counter.fibers - fibers) / count) * 10) / 10
+        fibers: Math.round(((counter.fibers - fibers) / count) * 10) / 10,
+        bySpan: [...counter.bySpan].map(([span, n]) =>
+          [span, Math.round((n - (bySpan.get(span) ?? 0)) / count)] as const
+        )
+          .filter(([, n]) => n > 0)
+          .sort((a, b) => b[1] - a[1])
       })
     }
     return rows
@@ -266,6 +277,14 @@ export const toMarkdown = (effects: ReadonlyArray<EffectsRow>, profiles: Readonl
     "| request | effects | fibers started |",
     "|---|---:|---:|",
     ...effects.map((r) => `| ${r.request} | ${r.effects.toLocaleString("en-US")} | ${r.fibers} |`),
+    "",
+    "The effects of a create by the innermost span they ran under (tracing on in this process):",
+    "",
+    "| span | effects per create |",
+    "|---|---:|",
+    ...(effects.find((r) => r.request === "POST /security-rules")?.bySpan ?? []).slice(0, 15).map(([span, n]) =>
+      `| \`${span}\` | ${n} |`
+    ),
     "",
     "CPU per create (the built server's process, user and system, over the measured run):",
     "",

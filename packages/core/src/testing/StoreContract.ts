@@ -807,6 +807,35 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       })
     )
 
+    live(
+      "events: a tenant's commits are numbered in the order they took effect, not the order they began",
+      Effect.gen(function*() {
+        const store = yield* Store
+        // One session: no transaction begins while another is open.
+        if (store.soleWriter) return
+        const [a, b] = yield* twoTenants
+        const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
+        const event = (tenant: string, id: string) =>
+          ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id } }) as const
+        const begun = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // Begins first (its first event, another tenant's), commits tenant a's change last.
+        const early = yield* Effect.fork(store.transaction(Effect.gen(function*() {
+          yield* commitEvents(b.id, event(b.id, "early, b"))
+          yield* Deferred.succeed(begun, undefined)
+          yield* Deferred.await(release)
+          yield* commitEvents(a.id, event(a.id, "early, a"))
+        })))
+        yield* Deferred.await(begun)
+        yield* commitEvents(a.id, event(a.id, "late, a"))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(early)
+        // Both numbered in one batch, by this read.
+        const ofA = (yield* store.events.after(start, a.id, 100)).events.map((e) => e.id)
+        expect(ofA).toEqual(["late, a", "early, a"])
+      })
+    )
+
     test(
       "login attempts: counted concurrently up to the free ones, then made to wait, taken back by a success",
       Effect.gen(function*() {

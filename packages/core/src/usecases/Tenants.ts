@@ -18,6 +18,7 @@ import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
+import type { StoreUnavailable } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import { storeUnavailable } from "./Failures.js"
@@ -103,16 +104,19 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
         yield* unmoved(exists.value)
         // Public hostnames first: they are what outlives a tenant if forgotten.
         yield* tunnels.withdrawAll((yield* readModel.stateOf(id).pipe(storeUnavailable)).tunnels)
-        // The event is appended first: its lock comes before the tenant's row, as in every commit.
         // The version is checked on the row the delete took: a rotation meanwhile rolls it back.
+        // The event is appended once that row is held, as in every commit: after whatever the
+        // tenant's commits before it appended, which the change stream numbers first.
         yield* pipeline.commitGlobal(
-          Effect.zipRight(
-            store.events.append([Events.ofTenant("DELETED", exists.value)]),
-            Effect.flatMap(
-              store.tenants.delete(id),
-              (deleted): Effect.Effect<void, NotFound | PreconditionFailed> =>
-                Option.isNone(deleted) ? notFound(id) : unmoved(deleted.value)
-            )
+          Effect.flatMap(
+            store.tenants.delete(id),
+            (deleted): Effect.Effect<void, NotFound | PreconditionFailed | StoreUnavailable> =>
+              Option.isNone(deleted)
+                ? notFound(id)
+                : Effect.zipRight(
+                  unmoved(deleted.value),
+                  store.events.append([Events.ofTenant("DELETED", exists.value)])
+                )
           ),
           () => id
         )
