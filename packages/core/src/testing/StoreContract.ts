@@ -774,6 +774,28 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
       })
     )
 
+    /**
+     * A transaction of its own that runs `first`, stays open, and on `finish` runs `then` and
+     * commits; begun once this answers. For stores of more than one session only.
+     */
+    const openTransaction = <E1, E2>(first: Effect.Effect<void, E1, Store>, then: Effect.Effect<void, E2, Store>) =>
+      Effect.gen(function*() {
+        const store = yield* Store
+        const begun = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const open = yield* Effect.fork(store.transaction(Effect.gen(function*() {
+          yield* first
+          yield* Deferred.succeed(begun, undefined)
+          yield* Deferred.await(release)
+          yield* then
+        })))
+        yield* Deferred.await(begun)
+        return { finish: Effect.zipRight(Deferred.succeed(release, undefined), Fiber.join(open)) }
+      })
+    const vpcEvent = (tenant: string, id: string) =>
+      ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id } }) as const
+    const latestRevision = Effect.flatMap(Store, (store) => store.events.after(Number.MAX_SAFE_INTEGER, null, 0))
+
     live(
       "events: a commit left open holds back no other tenant's; what it appended comes after, none skipped",
       Effect.gen(function*() {
@@ -781,25 +803,15 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // One session: a transaction holds every other statement, by design.
         if (store.soleWriter) return
         const [a, b] = yield* twoTenants
-        const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
-        const event = (tenant: string, id: string) =>
-          ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id } }) as const
-        const appended = yield* Deferred.make<void>()
-        const release = yield* Deferred.make<void>()
-        const open = yield* Effect.fork(store.transaction(Effect.gen(function*() {
-          yield* store.events.append([event(a.id, "slow")])
-          yield* Deferred.succeed(appended, undefined)
-          yield* Deferred.await(release)
-        })))
-        yield* Deferred.await(appended)
+        const start = (yield* latestRevision).latest
+        const open = yield* openTransaction(store.events.append([vpcEvent(a.id, "slow")]), Effect.void)
         // Bounded only so that a commit that waits on the open one fails here rather than hangs.
-        yield* commitEvents(b.id, event(b.id, "fast")).pipe(
+        yield* commitEvents(b.id, vpcEvent(b.id, "fast")).pipe(
           Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "waited on another tenant's commit" })
         )
         const before = yield* store.events.after(start, null, 100)
         expect(before.events.map((e) => e.id)).toEqual(["fast"])
-        yield* Deferred.succeed(release, undefined)
-        yield* Fiber.join(open)
+        yield* open.finish
         // A reader that had everything up to the other's revision resumes and gets it.
         const after = yield* store.events.after(before.latest, null, 100)
         expect(after.events.map((e) => e.id)).toEqual(["slow"])
@@ -814,22 +826,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // One session: no transaction begins while another is open.
         if (store.soleWriter) return
         const [a, b] = yield* twoTenants
-        const start = (yield* store.events.after(Number.MAX_SAFE_INTEGER, null, 0)).latest
-        const event = (tenant: string, id: string) =>
-          ({ tenant_id: tenant, type: "ADDED", kind: "vpc", id, object: { id } }) as const
-        const begun = yield* Deferred.make<void>()
-        const release = yield* Deferred.make<void>()
+        const start = (yield* latestRevision).latest
         // Begins first (its first event, another tenant's), commits tenant a's change last.
-        const early = yield* Effect.fork(store.transaction(Effect.gen(function*() {
-          yield* commitEvents(b.id, event(b.id, "early, b"))
-          yield* Deferred.succeed(begun, undefined)
-          yield* Deferred.await(release)
-          yield* commitEvents(a.id, event(a.id, "early, a"))
-        })))
-        yield* Deferred.await(begun)
-        yield* commitEvents(a.id, event(a.id, "late, a"))
-        yield* Deferred.succeed(release, undefined)
-        yield* Fiber.join(early)
+        const early = yield* openTransaction(
+          commitEvents(b.id, vpcEvent(b.id, "early, b")),
+          commitEvents(a.id, vpcEvent(a.id, "early, a"))
+        )
+        yield* commitEvents(a.id, vpcEvent(a.id, "late, a"))
+        yield* early.finish
         // Both numbered in one batch, by this read.
         const ofA = (yield* store.events.after(start, a.id, 100)).events.map((e) => e.id)
         expect(ofA).toEqual(["late, a", "early, a"])
