@@ -16,7 +16,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime, RuntimeFlags, Supervisor } from "effect"
-import type { Context, Exit, Fiber, Option } from "effect"
+import type { Context, Fiber, Option } from "effect"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -40,7 +40,6 @@ class Counter extends Supervisor.AbstractSupervisor<void> {
   ) {
     this.fibers++
   }
-  override onEnd<A, E>(_value: Exit.Exit<A, E>, _fiber: Fiber.RuntimeFiber<A, E>) {}
   override onEffect<A, E>(fiber: Fiber.RuntimeFiber<A, E>, _effect: Effect.Effect<unknown, unknown, unknown>) {
     this.effects++
     const span = fiber.currentSpan

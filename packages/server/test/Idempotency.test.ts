@@ -174,7 +174,6 @@ const writes = Effect.gen(function*() {
   return { list, w }
 })
 
-/** An answer as a client compares two: status and body, without what moves on its own. */
 /**
  * What a repeat must answer as the first did: the status code and the resource. A pod's runtime
  * (phase, replicas, whether its change is in force yet) is the cluster's of the moment: the first
