@@ -86,7 +86,9 @@ export const removing = <P extends Change.Part, E = never>(
 
 /**
  * A row as the state holds it now, changed by `change`; nothing written when it is gone (a
- * status recorded after a delete has nothing to record).
+ * status recorded after a delete has nothing to record). A VPC's row is written only while the
+ * VPC's version is the one it was read at: a status recorded on a state from before a delete's
+ * mark (which steps the version) is decided again rather than write the VPC back to active.
  */
 export const updatingLatest = <P extends Change.Part>(
   part: P,
@@ -97,7 +99,7 @@ export const updatingLatest = <P extends Change.Part>(
   const next = latest === undefined ? undefined : change(latest)
   return {
     writes: next === undefined ? [] : [Change.update({ part, record: next } as Change.Row)],
-    decidedOn: [],
+    decidedOn: next !== undefined && part === "vpcs" ? [key as VpcId] : [],
     subject: key,
     result: next
   }

@@ -143,7 +143,15 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         if (vpc.lifecycle !== "active") return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
         return Either.map(
           PreconditionFailed.unmoved(`VPC ${id}`, etagOf(vpc), ifMatch),
-          () => updatingLatest("vpcs", id, vpc, (latest) => ({ ...latest, lifecycle: "deleting", deleting_since: now }))
+          () => {
+            const marked = updatingLatest("vpcs", id, vpc, (latest) => ({
+              ...latest,
+              lifecycle: "deleting" as const,
+              deleting_since: now
+            }))
+            // The mark steps the VPC's version: what was decided on the VPC before it is stale.
+            return { ...marked, writes: [...marked.writes, Change.touch(id)] }
+          }
         )
       }
 
@@ -165,9 +173,10 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
                 part: "vpcs",
                 record: { ...mine, ...reapplied, lifecycle: "active", deleting_since: null }
               }),
-              ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } }))
+              ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } })),
+              Change.touch(id)
             ],
-            decidedOn: [],
+            decidedOn: mine === undefined ? [] : [id],
             subject: id,
             result: mine
           })
