@@ -20,8 +20,8 @@
  * after that mark, between the stale apply and its repair; only a fence the cluster keeps (a
  * version the orchestrator refuses to move backwards) would close that.
  */
-import type { Scope, Tracer } from "effect"
-import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import type { Exit, Scope, Tracer } from "effect"
+import { Deferred, Duration, Effect, Fiber, Option, Runtime } from "effect"
 import * as Workqueue from "./Workqueue.js"
 
 export interface Convergence<Owner, Ask, A, E> {
@@ -64,10 +64,64 @@ export interface Options<Owner, Ask, Applied, A, E> {
   readonly markStillApplying: (owner: Owner) => Effect.Effect<void, unknown>
 }
 
+/**
+ * A convergence's outcome as its waiters see it: settled once, awaited by a request within a bound
+ * on a timer, not on fibers racing (a `Deferred` with `timeoutOption` forks two per request).
+ */
+class Outcome<A, E> {
+  private exit: Exit.Exit<A, E> | undefined
+  private readonly listeners = new Set<(exit: Exit.Exit<A, E>) => void>()
+
+  settle(exit: Exit.Exit<A, E>): void {
+    if (this.exit !== undefined) return
+    this.exit = exit
+    for (const listener of this.listeners) listener(exit)
+    this.listeners.clear()
+  }
+
+  /** The outcome if settled. */
+  poll(): Option.Option<Exit.Exit<A, E>> {
+    return Option.fromNullable(this.exit)
+  }
+
+  /** The outcome once settled. */
+  await(): Effect.Effect<A, E> {
+    return Effect.async<A, E>((resume) => Effect.sync(this.listen(resume)))
+  }
+
+  /** The outcome once settled, or none once `millis` have passed first. */
+  within(millis: number): Effect.Effect<Option.Option<A>, E> {
+    return Effect.async<Option.Option<A>, E>((resume) => {
+      const timer = setTimeout(() => {
+        stop()
+        resume(Effect.succeedNone)
+      }, millis)
+      const stop = this.listen((exit) => {
+        clearTimeout(timer)
+        resume(Effect.asSome(exit))
+      })
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        stop()
+      })
+    })
+  }
+
+  /** Calls the listener with the outcome once settled (at once if it is); answers how to stop. */
+  private listen(listener: (exit: Exit.Exit<A, E>) => void): () => void {
+    if (this.exit !== undefined) {
+      listener(this.exit)
+      return () => undefined
+    }
+    this.listeners.add(listener)
+    return () => void this.listeners.delete(listener)
+  }
+}
+
 interface Waiter<Owner, Ask, A, E> {
   readonly owner: Owner
   readonly ask: Ask
-  readonly outcome: Deferred.Deferred<A, E>
+  readonly outcome: Outcome<A, E>
   readonly asked: number
   /** Asked by a request that waits up to the bound (not the controller's or reconciler's own). */
   readonly bounded: boolean
@@ -81,6 +135,7 @@ export const make = <Owner, Ask, Applied, A, E>(
 ): Effect.Effect<Convergence<Owner, Ask, A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { wait } = options
+    const runtime = yield* Effect.runtime<never>()
     /** Who waits for an owner's next convergence: each is answered by the first begun after it asked. */
     const waiters = new Map<string, Array<Waiter<Owner, Ask, A, E>>>()
     /** Each running convergence's `said`: done once the owner says how it stands. */
@@ -97,21 +152,27 @@ export const make = <Owner, Ask, Applied, A, E>(
       Effect.gen(function*() {
         // Marked when the first of its requests is answered still applying; one no request waits
         // for (the controller's, the reconciler's) is not: what it repairs says so already.
+        // The mark's fiber is forked by a timer, only once the bound has passed: a convergence
+        // within it (nearly all) starts none.
         const bounded = waiting.filter((w) => w.bounded)
         const deadline = Math.min(...bounded.map((w) => w.asked)) + Duration.toMillis(wait)
-        const marker = yield* Effect.fork(
-          bounded.length === 0 ? Effect.never : Effect.sleep(Math.max(0, deadline - Date.now())).pipe(
-            Effect.zipRight(options.markStillApplying(owner)),
-            Effect.ignore,
-            Effect.zipRight(Deferred.succeed(said, undefined))
+        let marker: Fiber.RuntimeFiber<void> | undefined
+        const timer = bounded.length === 0 ? undefined : setTimeout(() => {
+          marker = Runtime.runFork(runtime)(
+            options.markStillApplying(owner).pipe(
+              Effect.ignore,
+              Effect.zipRight(Deferred.succeed(said, undefined)),
+              Effect.asVoid
+            )
           )
-        )
-        const applied = yield* options.apply(owner, waiting.map((w) => w.ask)).pipe(
-          // A failure ends the mark too: it must not land after a later outcome.
-          Effect.onExit((exit) => Exit.isFailure(exit) ? Fiber.interrupt(marker) : Effect.void)
-        )
-        // The mark, if it was begun, is recorded before the outcome, which replaces it.
-        yield* Fiber.interrupt(marker)
+        }, Math.max(0, deadline - Date.now()))
+        // The mark, if it was begun, is recorded before the outcome, which replaces it; a failure
+        // ends it too: it must not land after a later outcome.
+        const unmark = Effect.suspend(() => {
+          clearTimeout(timer)
+          return marker === undefined ? Effect.void : Fiber.interrupt(marker)
+        })
+        const applied = yield* options.apply(owner, waiting.map((w) => w.ask)).pipe(Effect.ensuring(unmark))
         const superseded = yield* options.superseded(owner, applied)
         if (superseded) {
           // Said on the owner, so that were this replica to stop before converging it again,
@@ -151,7 +212,7 @@ export const make = <Owner, Ask, Applied, A, E>(
           ).pipe(
             Effect.ensuring(Effect.zipRight(Deferred.succeed(said, undefined), Effect.sync(() => running.delete(key))))
           )
-          yield* Effect.forEach(waiting, (w) => Deferred.done(w.outcome, exit), { discard: true })
+          for (const w of waiting) w.outcome.settle(exit)
         }),
       onFailure: () => Effect.void
     })
@@ -159,7 +220,7 @@ export const make = <Owner, Ask, Applied, A, E>(
     /** Asks for the owner's next convergence; the deferred is its outcome. */
     const ask = (owner: Owner, what: Ask, bounded: boolean) =>
       Effect.gen(function*() {
-        const outcome = yield* Deferred.make<A, E>()
+        const outcome = new Outcome<A, E>()
         const span = yield* Effect.option(Effect.currentSpan)
         const key = options.key(owner)
         const waiter = { owner, ask: what, outcome, asked: Date.now(), bounded, span }
@@ -170,8 +231,7 @@ export const make = <Owner, Ask, Applied, A, E>(
 
     const request = (owner: Owner, what: Ask) =>
       Effect.flatMap(ask(owner, what, true), (outcome) =>
-        Deferred.await(outcome).pipe(
-          Effect.timeoutOption(wait),
+        outcome.within(Duration.toMillis(wait)).pipe(
           Effect.flatMap(Option.match({
             onSome: (a) => Effect.succeed(Option.some(a)),
             onNone: () =>
@@ -181,7 +241,7 @@ export const make = <Owner, Ask, Applied, A, E>(
                 // workers marks the owner when it begins: the caller says it is still applying.
                 const said = running.get(options.key(owner))
                 if (said !== undefined) yield* Effect.timeoutOption(Deferred.await(said), wait)
-                const done = yield* Deferred.poll(outcome)
+                const done = outcome.poll()
                 return Option.isSome(done) ? Option.some(yield* done.value) : Option.none<A>()
               })
           }))
@@ -190,8 +250,7 @@ export const make = <Owner, Ask, Applied, A, E>(
           Effect.withSpan(`${options.name}.wait`, { attributes: options.attributes(owner) })
         )
 
-    const converge = (owner: Owner, what: Ask) =>
-      Effect.flatMap(ask(owner, what, false), (outcome) => Deferred.await(outcome))
+    const converge = (owner: Owner, what: Ask) => Effect.flatMap(ask(owner, what, false), (outcome) => outcome.await())
 
     return { request, converge }
   })
