@@ -67,23 +67,28 @@ const observer = (
   return { span, backend, duration, count, outcome: instruments.outcome }
 }
 
+/**
+ * The call, timed and counted as it ends, in its span when tracing is on. Instruments are
+ * updated in place, not through `Metric.update` (no fiber-level labels are set anywhere), and no
+ * span is made while tracing is off: a store call wraps one map lookup on the memory store, and
+ * the wrapping was most of its cost (BENCHMARKS, issue 49).
+ */
 const observe = <A, E, R>(self: Effect.Effect<A, E, R>, by: Observer): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
     const started = performance.now()
-    return self.pipe(
-      Effect.onExit((exit) =>
-        Effect.zipRight(
-          Metric.update(by.duration, (performance.now() - started) / 1000),
-          Metric.increment(by.count(by.outcome(exit)))
-        )
-      ),
+    const measured = Effect.onExit(self, (exit) =>
+      Effect.sync(() => {
+        by.duration.unsafeUpdate((performance.now() - started) / 1000, [])
+        by.count(by.outcome(exit)).unsafeUpdate(1, [])
+      }))
+    return fiber.getFiberRef(FiberRef.currentTracerEnabled)
       // The span names the port call; the caller's stack frame, captured per call, would only cost.
-      Effect.withSpan(by.span, {
+      ? Effect.withSpan(measured, by.span, {
         kind: "client",
         attributes: { "tenet.backend": by.backend },
         captureStackTrace: false
       })
-    )
+      : measured
   })
 
 /** The tag of a call's typed failure; `error` when it died, `interrupted` when it was. */
