@@ -6,6 +6,7 @@
  */
 import type { VpcId } from "../domain/Ids.js"
 import * as Evaluate from "../rules/Evaluate.js"
+import * as Plan from "../rules/Plan.js"
 import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import type { Derivation, TenantState } from "./TenantState.js"
@@ -58,3 +59,17 @@ const Judge: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcCo
 /** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as they judge sets of flows. */
 export const judgeOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Reach.Judge =>
   state.memo(Judge, { vpcId, context })
+
+/** A VPC's rules compiled for the cluster: built again when its rules or its context change. */
+const SecurityPlan: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Plan.SecurityPlan> = {
+  key: ({ vpcId }) => vpcId,
+  inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
+  compute: (state, { context, vpcId }) => Plan.compile(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
+}
+
+/**
+ * The VPC's security plan in `context` (the VPC's): one compile per change of its rules, however
+ * many convergences, and the superseded checks between them, read it.
+ */
+export const planOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Plan.SecurityPlan =>
+  state.memo(SecurityPlan, { vpcId, context })

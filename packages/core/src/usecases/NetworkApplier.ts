@@ -18,11 +18,11 @@ import * as Metrics from "../observability/Metrics.js"
 import type { SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
-import { vpcContextOf } from "../readmodel/Derived.js"
+import { planOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
-import * as Plan from "../rules/Plan.js"
-import * as RuleSet from "../rules/RuleSet.js"
+import type * as Plan from "../rules/Plan.js"
+import type * as RuleSet from "../rules/RuleSet.js"
 import * as Convergence from "./Convergence.js"
 import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
@@ -161,13 +161,21 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             gateway_ip: s.gateway_ip,
             enable_internet: vpc.enable_internet && Option.isSome(config)
           }))
-          const plan = Plan.compile(tenant.rulesOf(vpc.id).map(RuleSet.fromRecord), context)
-          return { context, spec, subnets, plan }
+          return { context, spec, subnets, plan: planOf(tenant, vpc.id, context) }
         }
 
+        /** Each plan's text, written once however many fingerprints read it (plans are kept with their state). */
+        const planTexts = new WeakMap<Plan.SecurityPlan, string>()
+
         /** The fingerprint of what was, or is to be, applied: equal when the cluster is to hold the same. */
-        const fingerprintOf = (desired: NonNullable<ReturnType<typeof desiredOf>>) =>
-          JSON.stringify([desired.spec, desired.subnets, desired.plan])
+        const fingerprintOf = (desired: NonNullable<ReturnType<typeof desiredOf>>) => {
+          let plan = planTexts.get(desired.plan)
+          if (plan === undefined) {
+            plan = JSON.stringify(desired.plan)
+            planTexts.set(desired.plan, plan)
+          }
+          return JSON.stringify([desired.spec, desired.subnets]) + plan
+        }
 
         /**
          * The tenant and provider configuration as committed now, and what the VPC's desired state
@@ -208,17 +216,18 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           return {
             converged: { state, context: desired.context } satisfies Converged,
             source,
-            fingerprint: fingerprintOf(desired)
+            // Compared only where another replica can supersede the apply.
+            fingerprint: () => fingerprintOf(desired)
           }
         })
 
         type Applied = Effect.Effect.Success<ReturnType<typeof applyNow>>
 
-        /** Whether the VPC as committed now is to hold other than what was applied. */
         /** The tenant each superseded check read, for the outcome's record to judge on without reading it again. */
         const readAfter = new WeakMap<NonNullable<Applied>, TenantState>()
 
-        // Where this process is the store's only writer, a change committed meanwhile asked for its
+        // Whether the VPC as committed now is to hold other than what was applied. Where this
+        // process is the store's only writer, a change committed meanwhile asked for its
         // own convergence, which the record sees (`asked`): no other replica can supersede an apply.
         const superseded = (owner: Owner, applied: Applied) =>
           applied === null || store.soleWriter
@@ -227,7 +236,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
               readAfter.set(applied, tenant)
               if (source === applied.source) return false
               const now = desiredOf(tenant, owner.vpcId, config)
-              return now !== null && fingerprintOf(now) !== applied.fingerprint
+              return now !== null && fingerprintOf(now) !== applied.fingerprint()
             })
 
         /**

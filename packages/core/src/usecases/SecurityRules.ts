@@ -196,7 +196,6 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.rule(RuleId.make(id))))
         )
         if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value)
-        const context = yield* applier.context(vpc)
         const now = yield* DateTime.now
         const decide = Strategy.create({
           ...input,
@@ -206,7 +205,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           updated_at: now
         }, yield* applier.peeringCidr)
         const after = (result: { readonly rules: ReadonlyArray<SecurityRuleRecord> }) => result.rules
-        if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
+        if (dryRun) {
+          const context = yield* applier.context(vpc)
+          return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
+        }
         const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
