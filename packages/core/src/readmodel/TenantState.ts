@@ -53,6 +53,63 @@ type Created = { readonly created_at: { readonly epochMillis: number } }
 /** Sorted lists, by the persistent entry they list (which any change to its rows replaces). */
 const sortedLists = new WeakMap<object, ReadonlyArray<unknown>>()
 
+/** What orders a part's lists (`Kind`): a VPC's rules by `seq`, every other list by creation time. */
+const RANKS: { readonly [P in Part]: (row: never) => number } = Kind.byPart((part) =>
+  Kind.KINDS[part].order === "seq"
+    ? (row: { readonly seq: number }) => row.seq
+    : (row: Created) => row.created_at.epochMillis
+)
+
+/** A write of one row: `before` and `after` are the row as it was and is (undefined: absent). */
+interface RowWrite {
+  readonly part: Part
+  readonly key: string
+  readonly before: object | undefined
+  readonly after: object | undefined
+}
+
+/**
+ * The sorted list of an entry a write replaced, carried over to the entry that replaces it:
+ * the row placed, kept or dropped in the list rather than the entry sorted again (a create
+ * in a VPC of 200 rules sorted them all). Where the row would move within the list, or between
+ * entries, nothing is carried: that list is sorted when first read.
+ */
+const carryOver = (write: RowWrite, was: object | undefined, is: object | undefined) => {
+  if (was === undefined || is === undefined || was === is) return
+  const list = sortedLists.get(was)
+  if (list === undefined) return
+  const { after, before, key, part } = write
+  const keyOf = DEFINITIONS[part].key as (row: unknown) => string
+  const rank = RANKS[part] as (row: unknown) => number
+  let next: ReadonlyArray<unknown> | undefined
+  if (after === undefined) next = list.filter((row) => keyOf(row) !== key)
+  else if (before === undefined) {
+    // A new row is the last inserted: it goes last unless it ranks before the last row.
+    const last = list[list.length - 1]
+    if (last === undefined || rank(after) >= rank(last)) next = [...list, after]
+  } else if (rank(after) === rank(before)) {
+    const at = list.findIndex((row) => keyOf(row) === key)
+    if (at >= 0) {
+      const replaced = list.slice()
+      replaced[at] = after
+      next = replaced
+    }
+  }
+  if (next !== undefined) sortedLists.set(is, next)
+}
+
+/** Carries over the sorted lists of every entry the write changed: its table's, and its indexes' that kept the row. */
+const carryLists = (write: RowWrite, from: Table.Table<object, string>, to: Table.Table<object, string>) => {
+  carryOver(write, from.rows, to.rows)
+  const indexes = DEFINITIONS[write.part].indexes as Record<string, (row: object) => string | null>
+  for (const [name, valueOf] of Object.entries(indexes)) {
+    const was = write.before === undefined ? null : valueOf(write.before)
+    const is = write.after === undefined ? null : valueOf(write.after)
+    const value = write.before === undefined ? is : write.after === undefined ? was : was === is ? is : null
+    if (value !== null) carryOver(write, Table.entry(from, name, value), Table.entry(to, name, value))
+  }
+}
+
 const sameInputs = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) =>
   a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -110,17 +167,22 @@ export class TenantState {
           remove(child, DEFINITIONS[child].key(dependent))
         }
       }
-      tables[part] = Table.remove(DEFINITIONS[part], tables[part], key)
+      const from = tables[part]
+      tables[part] = Table.remove(DEFINITIONS[part], from, key)
+      carryLists({ part, key, before: row, after: undefined }, from, tables[part])
       order = HashMap.remove(order, key)
       if (part === "vpcs") versions = HashMap.remove(versions, key)
     }
     const put = (part: Part, record: object) => {
       const key = DEFINITIONS[part].key(record)
-      if (!Table.has(tables[part], key)) {
+      const from = tables[part]
+      const before = Option.getOrUndefined(Table.get(from, key))
+      if (before === undefined) {
         order = HashMap.set(order, key, next++)
         if (part === "vpcs") versions = HashMap.set(versions, key, 0)
       }
-      tables[part] = Table.put(DEFINITIONS[part], tables[part], record)
+      tables[part] = Table.put(DEFINITIONS[part], from, record)
+      carryLists({ part, key, before, after: record }, from, tables[part])
     }
     for (const write of writes) {
       if (write._tag === "Remove") remove(write.part, write.key)
@@ -150,15 +212,15 @@ export class TenantState {
     return Option.getOrUndefined(HashMap.get(this.versions, id))
   }
 
-  /** The rows of an entry, oldest first (ties in insertion order), sorted once per version of it. */
-  private inOrder<R extends Created>(entry: HashMap.HashMap<string, R> | undefined): ReadonlyArray<R> {
-    return this.sorted(entry, (r) => r.created_at.epochMillis)
-  }
-
-  private sorted<R>(entry: HashMap.HashMap<string, R> | undefined, rank: (row: R) => number): ReadonlyArray<R> {
+  /**
+   * The rows of an entry of `part` in its order (`RANKS`; ties in insertion order), sorted once
+   * per version of it, or carried over from the version before (`carryLists`).
+   */
+  private sorted<R>(part: Part, entry: HashMap.HashMap<string, R> | undefined): ReadonlyArray<R> {
     if (entry === undefined) return []
     let rows = sortedLists.get(entry) as ReadonlyArray<R> | undefined
     if (rows === undefined) {
+      const rank = RANKS[part] as (row: R) => number
       rows = Array.from(HashMap.entries(entry))
         .map(([key, row]) => ({ row, rank: rank(row), order: Option.getOrElse(HashMap.get(this.order, key), () => 0) }))
         .sort((a, b) => a.rank - b.rank || a.order - b.order)
@@ -187,61 +249,61 @@ export class TenantState {
   }
   /** Oldest first. */
   get vpcs(): ReadonlyArray<VpcRecord> {
-    return this.inOrder(this.tables.vpcs.rows)
+    return this.sorted("vpcs", this.tables.vpcs.rows)
   }
   subnet(id: string): SubnetRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.subnets, id))
   }
   get subnets(): ReadonlyArray<SubnetRecord> {
-    return this.inOrder(this.tables.subnets.rows)
+    return this.sorted("subnets", this.tables.subnets.rows)
   }
   subnetsOf(vpcId: string): ReadonlyArray<SubnetRecord> {
-    return this.inOrder(this.grouped(this.tables.subnets, "vpc", vpcId))
+    return this.sorted("subnets", this.grouped(this.tables.subnets, "vpc", vpcId))
   }
   rule(id: string): SecurityRuleRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.rules, id))
   }
   /** The VPC's rules in creation order (`seq`). */
   rulesOf(vpcId: string): ReadonlyArray<SecurityRuleRecord> {
-    return this.sorted(this.grouped(this.tables.rules, "vpc", vpcId), (r) => r.seq)
+    return this.sorted("rules", this.grouped(this.tables.rules, "vpc", vpcId))
   }
   /** Rules of the tenant's other VPCs whose remote is this VPC, in creation order. */
   rulesNaming(vpcId: string): ReadonlyArray<SecurityRuleRecord> {
-    return this.sorted(this.grouped(this.tables.rules, "remote", vpcId), (r) => r.seq)
+    return this.sorted("rules", this.grouped(this.tables.rules, "remote", vpcId))
   }
   pod(id: string): PodRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.pods, id))
   }
   get pods(): ReadonlyArray<PodRecord> {
-    return this.inOrder(this.tables.pods.rows)
+    return this.sorted("pods", this.tables.pods.rows)
   }
   podsOf(vpcId: string): ReadonlyArray<PodRecord> {
-    return this.inOrder(this.grouped(this.tables.pods, "vpc", vpcId))
+    return this.sorted("pods", this.grouped(this.tables.pods, "vpc", vpcId))
   }
   tunnel(id: string): TunnelRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.tunnels, id))
   }
   get tunnels(): ReadonlyArray<TunnelRecord> {
-    return this.inOrder(this.tables.tunnels.rows)
+    return this.sorted("tunnels", this.tables.tunnels.rows)
   }
   tunnelsOf(podId: string): ReadonlyArray<TunnelRecord> {
-    return this.inOrder(this.grouped(this.tables.tunnels, "pod", podId))
+    return this.sorted("tunnels", this.grouped(this.tables.tunnels, "pod", podId))
   }
   credential(name: string): RegistryCredentialRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.credentials, name))
   }
   get credentials(): ReadonlyArray<RegistryCredentialRecord> {
-    return this.inOrder(this.tables.credentials.rows)
+    return this.sorted("credentials", this.tables.credentials.rows)
   }
   get domains(): ReadonlyArray<DomainRecord> {
-    return this.inOrder(this.tables.domains.rows)
+    return this.sorted("domains", this.tables.domains.rows)
   }
   guardrail(id: string): GuardrailRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.guardrails, id))
   }
   /** Every guardrail of the tenant, oldest first: tenant-wide ones and each VPC's. */
   get guardrails(): ReadonlyArray<GuardrailRecord> {
-    return this.inOrder(this.tables.guardrails.rows)
+    return this.sorted("guardrails", this.tables.guardrails.rows)
   }
   /** The guardrails that hold in a VPC, oldest first: its own and the tenant-wide ones. */
   guardrailsOf(vpcId: string): ReadonlyArray<GuardrailRecord> {
@@ -278,17 +340,12 @@ export class TenantState {
     const table = this.tables[part] as Table.Table<Kind.RecordOf<P>, string>
     return Kind.KINDS[part].order === "seq"
       ? this.vpcs.flatMap((v) => this.owned(part, table, "vpc", v.id))
-      : this.inOrder(table.rows as HashMap.HashMap<string, Kind.RecordOf<P> & Created>)
+      : this.sorted(part, table.rows)
   }
 
   /** The rows of `part` whose index `index` is `value`, in the order its kind lists them. */
   private owned<P extends Part>(part: P, table: Table.Table<Kind.RecordOf<P>, string>, index: string, value: string) {
-    const entry = this.grouped(table, index, value)
-    return Kind.KINDS[part].order === "seq"
-      ? this.sorted(entry as HashMap.HashMap<string, { readonly seq: number }>, (r) => r.seq) as ReadonlyArray<
-        Kind.RecordOf<P>
-      >
-      : this.inOrder(entry as HashMap.HashMap<string, Kind.RecordOf<P> & Created>)
+    return this.sorted(part, this.grouped(table, index, value))
   }
 
   /**
