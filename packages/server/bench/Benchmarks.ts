@@ -131,18 +131,11 @@ const floorPost = load.find((r) =>
 )?.rps
 const writesText = Writes.toMarkdown(writes, floorPost)
 console.log(`\n${writesText}\n`)
-const createProfile = await Profile.effectsPerRequest(200).then(async (effects) => {
-  const profiles: Array<Profile.StoreProfile> = []
-  const stores: ReadonlyArray<Load.StoreKind> = [
-    "memory",
-    "embedded",
-    ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
-  ]
-  for (const store of stores) {
-    profiles.push(await Profile.profileStore(store, Number(process.env.TENET_LOAD_SECONDS ?? 5)))
-  }
-  return Profile.toMarkdown(effects, profiles)
-})
+const createProfile = await Profile.runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), [
+  "memory",
+  "embedded",
+  ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
+])
 console.log(`\n${createProfile}\n`)
 const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
 console.log(`\n${declarationsText}\n`)

@@ -56,12 +56,19 @@ export interface EffectsRow {
   readonly bySpan: ReadonlyArray<readonly [span: string, effects: number]>
 }
 
-/** Effects and fibers per request, `count` of each, in this process. */
-export const effectsPerRequest = async (count: number): Promise<ReadonlyArray<EffectsRow>> => {
+/**
+ * Effects and fibers per request, `count` of each, in this process: `traced`, with spans recorded
+ * (as when an OTLP endpoint is configured); else as the binary runs by default, tracing off.
+ */
+export const effectsPerRequest = async (count: number, traced: boolean): Promise<ReadonlyArray<EffectsRow>> => {
   const counter = new Counter()
   const runtime = ManagedRuntime.make(
     TestServer.layer().pipe(
-      Layer.provide(Layer.merge(RuntimeFlags.enableOpSupervision, Supervisor.addSupervisor(counter)))
+      Layer.provide(Layer.mergeAll(
+        RuntimeFlags.enableOpSupervision,
+        Supervisor.addSupervisor(counter),
+        Layer.setTracerEnabled(traced)
+      ))
     )
   )
   try {
@@ -269,21 +276,30 @@ export const profileStore = async (store: Load.StoreKind, seconds: number): Prom
 
 const cell = (f: Frame | undefined) => f === undefined ? " | " : `\`${f.frame}\` | ${f.share}`
 
-export const toMarkdown = (effects: ReadonlyArray<EffectsRow>, profiles: ReadonlyArray<StoreProfile>) =>
+export const toMarkdown = (
+  effects: { readonly untraced: ReadonlyArray<EffectsRow>; readonly traced: ReadonlyArray<EffectsRow> },
+  profiles: ReadonlyArray<StoreProfile>
+) =>
   [
-    "Effects the runtime runs per request (in process, memory store, one request at a time):",
+    "Effects the runtime runs per request (in process, memory store, one request at a time; tracing off",
+    "as the binary runs by default, and on as with an OTLP endpoint):",
     "",
-    "| request | effects | fibers started |",
-    "|---|---:|---:|",
-    ...effects.map((r) => `| ${r.request} | ${r.effects.toLocaleString("en-US")} | ${r.fibers} |`),
+    "| request | effects | fibers started | effects, traced | fibers, traced |",
+    "|---|---:|---:|---:|---:|",
+    ...effects.untraced.map((r, i) => {
+      const traced = effects.traced[i]!
+      return `| ${r.request} | ${r.effects.toLocaleString("en-US")} | ${r.fibers} | ${
+        traced.effects.toLocaleString("en-US")
+      } | ${traced.fibers} |`
+    }),
     "",
-    "The effects of a create by the innermost span they ran under (tracing on in this process):",
+    "The effects of a create by the innermost span they ran under (tracing on):",
     "",
     "| span | effects per create |",
     "|---|---:|",
-    ...(effects.find((r) => r.request === "POST /security-rules")?.bySpan ?? []).slice(0, 15).map(([span, n]) =>
-      `| \`${span}\` | ${n} |`
-    ),
+    ...(effects.traced.find((r) => r.request === "POST /security-rules")?.bySpan ?? []).slice(0, 15).map((
+      [span, n]
+    ) => `| \`${span}\` | ${n} |`),
     "",
     "CPU per create (the built server's process, user and system, over the measured run):",
     "",
@@ -300,13 +316,17 @@ export const toMarkdown = (effects: ReadonlyArray<EffectsRow>, profiles: Readonl
     ])
   ].join("\n")
 
+/** The whole profile: effects per request in process, then each store's built server profiled. */
+export const runProfile = async (seconds: number, stores: ReadonlyArray<Load.StoreKind>) => {
+  const effects = { untraced: await effectsPerRequest(200, false), traced: await effectsPerRequest(200, true) }
+  const profiles: Array<StoreProfile> = []
+  for (const store of stores) profiles.push(await profileStore(store, seconds))
+  return toMarkdown(effects, profiles)
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const seconds = Number(process.env.TENET_LOAD_SECONDS ?? 5)
-  const effects = await effectsPerRequest(200)
   const stores: ReadonlyArray<Load.StoreKind> = (process.env.TENET_BENCH_STORES?.split(",") as
     | ReadonlyArray<Load.StoreKind>
     | undefined) ?? ["memory", "embedded", ...(Load.databaseServer === undefined ? [] : ["postgres" as const])]
-  const profiles: Array<StoreProfile> = []
-  for (const store of stores) profiles.push(await profileStore(store, seconds))
-  console.log(toMarkdown(effects, profiles))
+  console.log(await runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), stores))
 }
