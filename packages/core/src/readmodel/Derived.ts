@@ -38,34 +38,36 @@ const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
 export const vpcContextOf = (state: TenantState, vpcId: VpcId, peeringCidr: string | null): RuleSet.VpcContext =>
   state.memo(VpcContext, { vpcId, peeringCidr })
 
-/** A VPC's rules compiled for evaluation: built again when its rules or its context change. */
-const Matcher: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Evaluate.Matcher> = {
+interface RulesInContext {
+  readonly vpcId: VpcId
+  readonly context: RuleSet.VpcContext
+}
+
+/** A value made of a VPC's rules in its context: built again when its rules or its context change. */
+const ofRules = <A>(
+  make: (rules: ReadonlyArray<RuleSet.Rule>, context: RuleSet.VpcContext) => A
+): Derivation<RulesInContext, A> => ({
   key: ({ vpcId }) => vpcId,
   inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
-  compute: (state, { context, vpcId }) => Evaluate.matcher(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
-}
+  compute: (state, { context, vpcId }) => make(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
+})
+
+/** A VPC's rules compiled for evaluation. */
+const Matcher = ofRules(Evaluate.matcher)
 
 /** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as a matcher that decides a flow. */
 export const matcherOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Evaluate.Matcher =>
   state.memo(Matcher, { vpcId, context })
 
-/** A VPC's rules partitioned by what decides each box of flows (`Reach.judge`): built again when its rules or context change. */
-const Judge: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Reach.Judge> = {
-  key: ({ vpcId }) => vpcId,
-  inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
-  compute: (state, { context, vpcId }) => Reach.judge(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
-}
+/** A VPC's rules partitioned by what decides each box of flows (`Reach.judge`). */
+const Judge = ofRules(Reach.judge)
 
 /** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as they judge sets of flows. */
 export const judgeOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Reach.Judge =>
   state.memo(Judge, { vpcId, context })
 
-/** A VPC's rules compiled for the cluster: built again when its rules or its context change. */
-const SecurityPlan: Derivation<{ readonly vpcId: VpcId; readonly context: RuleSet.VpcContext }, Plan.SecurityPlan> = {
-  key: ({ vpcId }) => vpcId,
-  inputs: (state, { context, vpcId }) => [state.entryOf("rules", { vpc: vpcId }), context],
-  compute: (state, { context, vpcId }) => Plan.compile(state.rulesOf(vpcId).map(RuleSet.fromRecord), context)
-}
+/** A VPC's rules compiled for the cluster. */
+const SecurityPlan = ofRules(Plan.compile)
 
 /**
  * The VPC's security plan in `context` (the VPC's): one compile per change of its rules, however
