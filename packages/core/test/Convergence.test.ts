@@ -107,4 +107,49 @@ describe("Convergence", () => {
       expect(applies).toBe(2)
       expect(w.cluster).toBe(4)
     }))
+
+  it.scopedLive("a convergence within its bound marks nothing, even when its apply fails", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const failing = yield* Convergence.make<string, void, number, number, string>({
+        name: "Test",
+        key: (owner) => owner,
+        attributes: () => ({}),
+        workers: 1,
+        wait: Duration.millis(50),
+        apply: () => Effect.fail("the cluster refused"),
+        superseded: () => Effect.succeed(false),
+        record: (_, version) => Effect.succeed(version),
+        caughtUp: () => Effect.void,
+        markStillApplying: () => Effect.sync(() => w.recorded.push({ version: -1, inForce: false }))
+      })
+      expect(yield* Effect.flip(failing.request("vpc", undefined))).toBe("the cluster refused")
+      const c = yield* replica(w, { wait: "50 millis" })
+      expect(yield* c.request("vpc", undefined)).toEqual(Option.some(1))
+      // Past the bound of both: neither marked the owner after its end.
+      yield* Effect.sleep("100 millis")
+      expect(w.recorded).toEqual([{ version: 1, inForce: true }])
+    }))
+
+  it.scopedLive("a request interrupted while it waits leaves the convergence, and the others it answers, unharmed", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const gate = yield* Deferred.make<void>()
+      const c = yield* replica(w, { hold: () => Deferred.await(gate) })
+      const gone = yield* Effect.fork(c.request("vpc", undefined))
+      const staying = yield* Effect.fork(c.request("vpc", undefined))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(gone)
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(staying)).toEqual(Option.some(1))
+      expect(w.recorded).toEqual([{ version: 1, inForce: true }])
+    }))
+
+  it.scopedLive("a bound past what a timer can wait is no bound: the request waits for the outcome", () =>
+    Effect.gen(function*() {
+      const w = world()
+      const c = yield* replica(w, { wait: Duration.days(30), hold: () => Effect.sleep("30 millis") })
+      expect(yield* c.request("vpc", undefined)).toEqual(Option.some(1))
+      expect(w.recorded).toEqual([{ version: 1, inForce: true }])
+    }))
 })

@@ -65,8 +65,15 @@ export interface Options<Owner, Ask, Applied, A, E> {
 }
 
 /**
+ * Whether a timer can wait `millis`: Node fires one set past 2^31 - 1 ms (about 24.8 days) at
+ * once, so a longer bound is no bound (as Effect's own clock treats it).
+ */
+const timerCan = (millis: number) => millis <= 2 ** 31 - 1
+
+/**
  * A convergence's outcome as its waiters see it: settled once, awaited by a request within a bound
  * on a timer, not on fibers racing (a `Deferred` with `timeoutOption` forks two per request).
+ * The timers, as the still-applying mark's, are the host's: a `TestClock` does not move them.
  */
 class Outcome<A, E> {
   private exit: Exit.Exit<A, E> | undefined
@@ -91,6 +98,7 @@ class Outcome<A, E> {
 
   /** The outcome once settled, or none once `millis` have passed first. */
   within(millis: number): Effect.Effect<Option.Option<A>, E> {
+    if (!timerCan(millis)) return Effect.asSome(this.await())
     return Effect.async<Option.Option<A>, E>((resume) => {
       const timer = setTimeout(() => {
         stop()
@@ -135,7 +143,6 @@ export const make = <Owner, Ask, Applied, A, E>(
 ): Effect.Effect<Convergence<Owner, Ask, A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { wait } = options
-    const runtime = yield* Effect.runtime<never>()
     /** Who waits for an owner's next convergence: each is answered by the first begun after it asked. */
     const waiters = new Map<string, Array<Waiter<Owner, Ask, A, E>>>()
     /** Each running convergence's `said`: done once the owner says how it stands. */
@@ -156,8 +163,10 @@ export const make = <Owner, Ask, Applied, A, E>(
         // within it (nearly all) starts none.
         const bounded = waiting.filter((w) => w.bounded)
         const deadline = Math.min(...bounded.map((w) => w.asked)) + Duration.toMillis(wait)
+        // The convergence's own runtime: the mark is traced and logged within it.
+        const runtime = yield* Effect.runtime<never>()
         let marker: Fiber.RuntimeFiber<void> | undefined
-        const timer = bounded.length === 0 ? undefined : setTimeout(() => {
+        const timer = bounded.length === 0 || !timerCan(deadline - Date.now()) ? undefined : setTimeout(() => {
           marker = Runtime.runFork(runtime)(
             options.markStillApplying(owner).pipe(
               Effect.ignore,
@@ -202,7 +211,7 @@ export const make = <Owner, Ask, Applied, A, E>(
           const links = waiting.flatMap((w): Array<Tracer.SpanLink> =>
             Option.isSome(w.span) ? [{ _tag: "SpanLink", span: w.span.value, attributes: {} }] : []
           )
-          const exit = yield* Effect.exit(
+          yield* Effect.exit(
             converging(key, owner, waiting, said).pipe(
               Effect.withSpan(`${options.name}.converge`, {
                 links,
@@ -210,14 +219,16 @@ export const make = <Owner, Ask, Applied, A, E>(
               })
             )
           ).pipe(
+            // Settled before the convergence stops running: a request whose bound passes in
+            // between finds the outcome, not "still applying".
+            Effect.tap((exit) => Effect.sync(() => waiting.forEach((w) => w.outcome.settle(exit)))),
             Effect.ensuring(Effect.zipRight(Deferred.succeed(said, undefined), Effect.sync(() => running.delete(key))))
           )
-          for (const w of waiting) w.outcome.settle(exit)
         }),
       onFailure: () => Effect.void
     })
 
-    /** Asks for the owner's next convergence; the deferred is its outcome. */
+    /** Asks for the owner's next convergence; the `Outcome` answered is its outcome. */
     const ask = (owner: Owner, what: Ask, bounded: boolean) =>
       Effect.gen(function*() {
         const outcome = new Outcome<A, E>()
