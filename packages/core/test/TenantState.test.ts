@@ -1,10 +1,11 @@
 /**
- * A state's lists are in the store's order however it was reached: a state advanced write by
- * write (its sorted lists carried over from the state before, where they were read) lists
- * exactly what a state loaded afresh from the same rows lists.
+ * A state's lists are in the store's order however it was reached: a state advanced commit by
+ * commit (its sorted lists carried over from the state before, where they were read; several
+ * writes in a commit, a VPC's removal taking its rules along) lists exactly what a state loaded
+ * afresh from the same rows lists.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Ids, SecurityRule, Vpc } from "@tenet/core"
+import type { Change, Ids, SecurityRule, Vpc } from "@tenet/core"
 import { TenantState } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
 import { DateTime, FastCheck as fc } from "effect"
@@ -20,13 +21,17 @@ const shape = fc.record({
   remote: fc.option(fc.integer({ min: 0, max: 2 }), { nil: null })
 })
 
-const operation = fc.oneof(
+const write = fc.oneof(
   fc.record({ insert: shape }),
   fc.record({ update: fc.tuple(fc.nat(), shape) }),
   fc.record({ remove: fc.nat() }),
   fc.record({ created: fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 3 })) }),
-  fc.record({ read: fc.constant(true) })
+  // A VPC removed (its rules with it) or put back.
+  fc.record({ vpc: fc.integer({ min: 0, max: 2 }) })
 )
+
+/** Writes made in one commit, and whether the state's lists are read after it (a carry needs a list read before). */
+const step = fc.record({ writes: fc.array(write, { minLength: 1, maxLength: 3 }), read: fc.boolean() })
 
 type Shape = typeof shape extends fc.Arbitrary<infer S> ? S : never
 
@@ -50,9 +55,9 @@ const listsOf = (state: TenantState.TenantState) => ({
 
 describe("TenantState", () => {
   it.prop(
-    "a state advanced write by write lists what a state loaded from its rows lists",
-    [fc.array(operation, { maxLength: 50 })],
-    ([operations]) => {
+    "a state advanced commit by commit lists what a state loaded from its rows lists",
+    [fc.array(step, { maxLength: 40 })],
+    ([steps]) => {
       // The rows, in the order they were first inserted (an update keeps its place, a removal loses it).
       const vpcRows = new Map<string, Vpc.VpcRecord>(vpcs.map((v) => [v.id, v]))
       const ruleRows = new Map<string, SecurityRule.SecurityRuleRecord>()
@@ -66,39 +71,54 @@ describe("TenantState", () => {
         registryCredentials: [],
         domains: [],
         guardrails: [],
-        vpcVersions: Object.fromEntries(vpcs.map((v) => [v.id, 0])),
+        vpcVersions: Object.fromEntries([...vpcRows.keys()].map((id) => [id, 0])),
         scopeVersion: 0
       })
       let state = TenantState.TenantState.fromSnapshot(tenant.id, snapshotOf("0"))
       let made = 0
-      operations.forEach((op, i) => {
-        const revision = String(i + 1)
+      /** The write the step's `w` makes of the rows now, made on the model too. */
+      const writeOf = (w: typeof write extends fc.Arbitrary<infer W> ? W : never): Change.Write | null => {
         const existing = [...ruleRows.keys()]
-        if ("read" in op) {
-          listsOf(state)
-          return
+        if ("insert" in w) {
+          const rule = ruleOf(ruleId(++made), w.insert)
+          ruleRows.set(rule.id, rule)
+          return { _tag: "Insert", part: "rules", record: rule }
         }
-        if ("insert" in op) {
-          const rule = ruleOf(ruleId(++made), op.insert)
+        if ("update" in w) {
+          if (existing.length === 0) return null
+          const rule = ruleOf(existing[w.update[0] % existing.length] as Ids.SecurityRuleId, w.update[1])
           ruleRows.set(rule.id, rule)
-          state = state.apply([{ _tag: "Insert", part: "rules", record: rule }], revision)
-        } else if ("update" in op) {
-          if (existing.length === 0) return
-          const rule = ruleOf(existing[op.update[0] % existing.length] as Ids.SecurityRuleId, op.update[1])
-          ruleRows.set(rule.id, rule)
-          state = state.apply([{ _tag: "Update", part: "rules", record: rule }], revision)
-        } else if ("remove" in op) {
-          if (existing.length === 0) return
-          const key = existing[op.remove % existing.length]!
+          return { _tag: "Update", part: "rules", record: rule }
+        }
+        if ("remove" in w) {
+          if (existing.length === 0) return null
+          const key = existing[w.remove % existing.length]!
           ruleRows.delete(key)
-          state = state.apply([{ _tag: "Remove", part: "rules", key }], revision)
-        } else {
-          const [which, at] = op.created
-          const vpc = { ...vpcRows.get(vpcs[which]!.id)!, created_at: DateTime.unsafeMake(1_000 + at) }
-          vpcRows.set(vpc.id, vpc)
-          state = state.apply([{ _tag: "Update", part: "vpcs", record: vpc }], revision)
+          return { _tag: "Remove", part: "rules", key }
         }
-        expect(listsOf(state)).toEqual(listsOf(TenantState.TenantState.fromSnapshot(tenant.id, snapshotOf(revision))))
+        if ("created" in w) {
+          const [which, at] = w.created
+          const found = vpcRows.get(vpcs[which]!.id)
+          if (found === undefined) return null
+          const vpc = { ...found, created_at: DateTime.unsafeMake(1_000 + at) }
+          vpcRows.set(vpc.id, vpc)
+          return { _tag: "Update", part: "vpcs", record: vpc }
+        }
+        const vpc = vpcs[w.vpc]!
+        if (!vpcRows.has(vpc.id)) {
+          vpcRows.set(vpc.id, vpc)
+          return { _tag: "Insert", part: "vpcs", record: vpc }
+        }
+        vpcRows.delete(vpc.id)
+        for (const [id, rule] of ruleRows) if (rule.vpc_id === vpc.id) ruleRows.delete(id)
+        return { _tag: "Remove", part: "vpcs", key: vpc.id }
+      }
+      steps.forEach(({ read, writes }, i) => {
+        const revision = String(i + 1)
+        state = state.apply(writes.flatMap((w) => writeOf(w) ?? []), revision)
+        if (read || i === steps.length - 1) {
+          expect(listsOf(state)).toEqual(listsOf(TenantState.TenantState.fromSnapshot(tenant.id, snapshotOf(revision))))
+        }
       })
     },
     { fastCheck: { numRuns: 300 } }

@@ -159,17 +159,18 @@ export class TenantState {
     let order = this.order
     let next = this.nextOrder
     let versions = this.versions
-    const remove = (part: Part, key: string) => {
+    const remove = (part: Part, key: string, cascaded: boolean) => {
       const row = Option.getOrUndefined(Table.get(tables[part], key))
       if (row === undefined) return
       for (const [child, by] of Kind.CASCADES[part]) {
         for (const dependent of Table.lookup(tables[child], Kind.OWNER_INDEX[by], key)) {
-          remove(child, DEFINITIONS[child].key(dependent))
+          remove(child, DEFINITIONS[child].key(dependent), true)
         }
       }
       const from = tables[part]
       tables[part] = Table.remove(DEFINITIONS[part], from, key)
-      carryLists({ part, key, before: row, after: undefined }, from, tables[part])
+      // What a removal takes along goes with its owner's lists: nothing to carry row by row.
+      if (!cascaded) carryLists({ part, key, before: row, after: undefined }, from, tables[part])
       order = HashMap.remove(order, key)
       if (part === "vpcs") versions = HashMap.remove(versions, key)
     }
@@ -185,7 +186,7 @@ export class TenantState {
       carryLists({ part, key, before, after: record }, from, tables[part])
     }
     for (const write of writes) {
-      if (write._tag === "Remove") remove(write.part, write.key)
+      if (write._tag === "Remove") remove(write.part, write.key, false)
       else if (write._tag !== "Touch") put(write.part, write.record)
     }
     for (const vpc of Change.touchedVpcs(writes)) {
