@@ -2,8 +2,8 @@
  * The read model never drifts from the store: for random sequences of writes (VPCs, subnets,
  * rules created, patched, reordered and deleted, pods created, scaled and deleted with their
  * tunnels, tunnels, registry credentials, VPCs deleted with what they hold), after each
- * one, the state every process's read model serves equals a fresh load of the store at the
- * same revision. On PostgreSQL two processes write (each its own use cases, read model and
+ * one, the state every process's read model serves (to a request, and off one) equals a fresh
+ * load of the store at the same revision. On PostgreSQL two processes write (each its own use cases, read model and
  * connections, on one database) and each is checked; on memory and embedded, one.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -21,6 +21,7 @@ import {
   Store,
   Subnet,
   Subnets,
+  Tenants,
   TenantState,
   Tunnel,
   Tunnels,
@@ -179,10 +180,24 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
           }))
         const { fresh, served } = Either.getOrThrowWith(compared, (e) => new Error(`the check failed: ${String(e)}`))
         expect(served, `process ${index} after step ${step} of ${JSON.stringify(picks)}`).toEqual(fresh)
+        // Off a request too (as a convergence reads), where a sole writer serves the view its
+        // own commits made without reading the revision.
+        const offRequest = yield* Effect.promise(() =>
+          reader.runPromise(Effect.flatMap(ReadModel.ReadModel, (model) => model.stateOf(id)))
+        )
+        expect(offRequest.toSnapshot(), `process ${index}, off a request, after step ${step}`).toEqual(fresh)
       }
     }
     // Most steps write (a step may find nothing to act on, or be refused as a user's would be).
     expect(written, JSON.stringify(picks)).toBeGreaterThan(picks.length / 3)
+    // The tenant deleted: no process serves what it owned, off a request either.
+    yield* Effect.promise(() => first!.runPromise(Effect.flatMap(Tenants.Tenants, (t) => t.delete(id))))
+    for (const reader of processes) {
+      const offRequest = yield* Effect.promise(() =>
+        reader.runPromise(Effect.flatMap(ReadModel.ReadModel, (model) => model.stateOf(id)))
+      )
+      expect(offRequest.vpcs).toEqual([])
+    }
   })
 
 /** Sequences of steps, the same for every store. */

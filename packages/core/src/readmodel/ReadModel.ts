@@ -152,6 +152,10 @@ class Lru<K, V> {
   get size() {
     return this.entries.size
   }
+  /** The value, without making it the most recently used. */
+  peek(key: K): V | undefined {
+    return this.entries.get(key)
+  }
   get(key: K): V | undefined {
     const value = this.entries.get(key)
     if (value !== undefined) {
@@ -201,6 +205,20 @@ export const make = (store: StoreShape, options: Options = {}) => {
   // writing) is every write. A token's tenant and revisions, read at generation g, hold while
   // the generation is still g.
   let generation = 0
+  // Sole writer only: bumped after every change to what no tenant's state holds (a tenant's
+  // record, the provider configuration).
+  let globalGeneration = 0
+  /**
+   * Sole writer only: views made by this process's own commits, each with the global generation
+   * it was made in. Every change to a tenant's rows is a commit of this process, handed over
+   * here, so such a view is the tenant's latest while it is still the cached one, no commit of
+   * the tenant is under way, and nothing global changed (a tenant deleted): a read off a request
+   * (a convergence) is served it without reading the revision. Proven when its commit ends
+   * (`writing`); a load replaces the view, and so the proof.
+   */
+  const provenLatest = new WeakMap<TenantState, number>()
+  /** The provider configuration as this process last read it, and the global generation then. */
+  let globalConfig: { readonly generation: number; readonly config: Option.Option<ProviderConfigRecord> } | undefined
   const tokens = new Lru<string, { readonly generation: number; readonly found: Option.Option<Authenticated> }>(
     capacity
   )
@@ -269,8 +287,19 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   const sessionOf = FiberRef.get(currentSession)
 
+  /** The provider configuration read alone; where this process is the only writer, once per change of it. */
+  const configNow: Effect.Effect<Option.Option<ProviderConfigRecord>, StoreUnavailable> = Effect.suspend(() => {
+    if (!store.soleWriter) return store.providerConfig.get
+    if (globalConfig?.generation === globalGeneration) return Effect.succeed(globalConfig.config)
+    const at = globalGeneration
+    return Effect.tap(
+      store.providerConfig.get,
+      (read) => Effect.sync(() => globalConfig = { generation: at, config: read })
+    )
+  })
+
   const providerConfig: ReadModelShape["providerConfig"] = Effect.flatMap(sessionOf, (session) => {
-    if (session === undefined || session.configChanged) return store.providerConfig.get
+    if (session === undefined || session.configChanged) return configNow
     if (config !== undefined && config.revision === session.providerConfigRevision) {
       return Effect.succeed(config.config)
     }
@@ -299,6 +328,14 @@ export const make = (store: StoreShape, options: Options = {}) => {
    * then the cached view when it is at that revision or later, loaded (once) otherwise.
    */
   const current = (tenantId: TenantId) =>
+    Effect.suspend(() => {
+      const cached = views.get(tenantId)
+      return cached !== undefined && provenLatest.get(cached) === globalGeneration && !committing.has(tenantId)
+        ? Effect.succeed(cached)
+        : revisionThenView(tenantId)
+    })
+
+  const revisionThenView = (tenantId: TenantId) =>
     Effect.flatMap(
       Effect.zip(store.snapshots.revision(tenantId), FiberRef.get(insideCommit)),
       ([revision, inside]) =>
@@ -334,6 +371,9 @@ export const make = (store: StoreShape, options: Options = {}) => {
   /** The commits of each tenant this process has under way, each settling once handed over (or failed). */
   const committing = new Map<TenantId, Set<Deferred.Deferred<void>>>()
 
+  /** Sole writer only: the view each tenant's last hand-over made, for its commit's end to prove latest. */
+  const handedOver = new Map<TenantId, TenantState>()
+
   const writing: ReadModelShape["writing"] = (tenantId, self) =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
@@ -341,14 +381,26 @@ export const make = (store: StoreShape, options: Options = {}) => {
         const under = committing.get(tenantId)
         if (under === undefined) committing.set(tenantId, new Set([settled]))
         else under.add(settled)
-        return settled
+        return { settled, global: globalGeneration }
       }),
       () => Effect.locally(self, insideCommit, true),
-      (settled) =>
+      ({ global, settled }, exit) =>
         Effect.suspend(() => {
           const under = committing.get(tenantId)
           under?.delete(settled)
           if (under?.size === 0) committing.delete(tenantId)
+          const cached = views.peek(tenantId)
+          if (cached !== undefined) {
+            // The view its hand-over made is the latest when it is still the cached one, the commit
+            // ended well, and nothing else was under way or changed meanwhile; a commit that failed
+            // may have written without handing over, so the view is no longer proven latest.
+            if (
+              exit._tag === "Success" && under?.size === 0 && early.size === 0 && global === globalGeneration &&
+              handedOver.get(tenantId) === cached
+            ) provenLatest.set(cached, global)
+            else provenLatest.delete(cached)
+          }
+          if (under === undefined || under.size === 0) handedOver.delete(tenantId)
           return Deferred.succeed(settled, undefined)
         })
     )
@@ -390,6 +442,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
           latest = following
           next = early.get(`${tenantId}@${latest.revision}`)
         }
+        if (store.soleWriter) handedOver.set(tenantId, latest)
         if (session !== undefined && session.view.tenantId === tenantId) session.advance(made)
         return made
       }))
@@ -405,6 +458,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
     committedGlobal: Effect.flatMap(sessionOf, (session) =>
       Effect.sync(() => {
         generation++
+        globalGeneration++
         if (session !== undefined) session.configChanged = true
       })),
     size: Effect.sync(() => ({ tenants: views.size, capacity }))
