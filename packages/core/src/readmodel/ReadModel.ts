@@ -9,7 +9,8 @@
  * acknowledged before the request began is therefore always in what it reads, whichever process
  * made it, as kube-apiserver's consistent reads from cache (KEP-2340) wait for the revision
  * etcd reports. Where this process is the store's only writer (memory, embedded), even that
- * read is skipped while nothing was written since the last one, so reads need no round trip.
+ * read is skipped while nothing was written since the last one, so reads need no round trip;
+ * a read off a request is served the view this process's own last commit of the tenant made.
  *
  * Use cases read a tenant's rows only through `stateOf`; the write path (`changes/Pipeline.ts`)
  * hands every committed change to `committed`, which makes the next state from it, so the
