@@ -741,7 +741,11 @@ export const make = Effect.gen(function*() {
           })
           : Option.none()
       ),
-    revision: (id) => read((s) => HashMap.has(s.tenants, id) ? Option.some(revisions.tenant(s, id)) : Option.none()),
+    revisions: (id) =>
+      read((s) => ({
+        tenant: HashMap.has(s.tenants, id) ? Option.some(revisions.tenant(s, id)) : Option.none(),
+        providerConfig: revisions.providerConfig(s)
+      })),
     providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
   }
 

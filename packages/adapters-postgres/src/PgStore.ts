@@ -578,14 +578,20 @@ export const make = (options: Options = {}) =>
             scopeVersion: r.scope_version
           }))
         ),
-      revision: (id) =>
+      revisions: (id) =>
         Effect.map(
           one(
             Schema.String,
-            Schema.Struct({ revision: Schema.String }),
-            (id) => sql`SELECT revision::text AS revision FROM tenants WHERE id = ${id}`
+            Schema.Struct({ revision: Schema.NullOr(Schema.String), provider_config_revision: Schema.String }),
+            (id) =>
+              sql`
+              SELECT (SELECT revision::text FROM tenants WHERE id = ${id}) AS revision,
+                coalesce((SELECT revision::text FROM provider_config), '0') AS provider_config_revision`
           )(id),
-          Option.map((r) => r.revision)
+          (found) => {
+            const row = Option.getOrThrow(found)
+            return { tenant: Option.fromNullable(row.revision), providerConfig: row.provider_config_revision }
+          }
         ),
       providerConfig: Effect.map(
         one(Schema.Void, ProviderConfigSnapshotRow, () =>

@@ -326,6 +326,13 @@ export interface ProviderConfigSnapshot {
   readonly config: Option.Option<ProviderConfigRecord>
 }
 
+/** A tenant's revision and the provider configuration's, read together. */
+export interface Revisions {
+  /** None: no such tenant. */
+  readonly tenant: Option.Option<Revision>
+  readonly providerConfig: Revision
+}
+
 /** The tenant behind a token, with the revisions current when it was read. */
 export interface Authenticated {
   readonly tenant: TenantRecord
@@ -337,8 +344,11 @@ export interface SnapshotRepository {
   /** `tenants.findByTokenHash` and both revisions, in one read. */
   readonly authenticate: (tokenHash: string) => Read<Option.Option<Authenticated>>
   readonly tenant: (id: TenantId) => Read<Option.Option<TenantSnapshot>>
-  /** The tenant's revision alone: whether a state held is current, without reading the tenant. */
-  readonly revision: (id: TenantId) => Read<Option.Option<Revision>>
+  /**
+   * The tenant's revision and the provider configuration's, in one read: whether what is held
+   * of them is current, without reading either.
+   */
+  readonly revisions: (id: TenantId) => Read<Revisions>
   readonly providerConfig: Read<ProviderConfigSnapshot>
 }
 

@@ -95,6 +95,15 @@ export interface ReadModelShape {
    */
   readonly stateOf: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
   /**
+   * The tenant and the provider configuration as committed now, for work off a request (a
+   * convergence): both revisions in one read, each served from what is cached when that proves
+   * it current (where this process is the only writer, no read while its own commits say so).
+   */
+  readonly stateAndConfig: (tenantId: TenantId) => Effect.Effect<
+    { readonly state: TenantState; readonly config: Option.Option<ProviderConfigRecord> },
+    StoreUnavailable
+  >
+  /**
    * Another fiber committed for the calling request (a convergence it waited on): its next read
    * of the tenant is proven current again, so it reads what that fiber recorded.
    */
@@ -299,15 +308,19 @@ export const make = (store: StoreShape, options: Options = {}) => {
     )
   })
 
+  /** The provider configuration at `revision` or later: the cached one when at it, loaded otherwise. */
+  const configAt = (revision: Revision): Effect.Effect<Option.Option<ProviderConfigRecord>, StoreUnavailable> =>
+    Effect.suspend(() => {
+      if (config !== undefined && config.revision === revision) return Effect.succeed(config.config)
+      return Effect.map(store.snapshots.providerConfig, (loaded) => {
+        config = loaded
+        return loaded.config
+      })
+    })
+
   const providerConfig: ReadModelShape["providerConfig"] = Effect.flatMap(sessionOf, (session) => {
     if (session === undefined || session.configChanged) return configNow
-    if (config !== undefined && config.revision === session.providerConfigRevision) {
-      return Effect.succeed(config.config)
-    }
-    return Effect.map(store.snapshots.providerConfig, (loaded) => {
-      config = loaded
-      return loaded.config
-    })
+    return configAt(session.providerConfigRevision)
   })
 
   const load = (tenantId: TenantId) =>
@@ -330,25 +343,47 @@ export const make = (store: StoreShape, options: Options = {}) => {
    */
   const current = (tenantId: TenantId) =>
     Effect.suspend(() => {
-      const cached = views.get(tenantId)
-      return cached !== undefined && provenLatest.get(cached) === globalGeneration && !committing.has(tenantId)
-        ? Effect.succeed(cached)
-        : revisionThenView(tenantId)
+      const proven = provenView(tenantId)
+      return proven !== undefined ? Effect.succeed(proven) : Effect.map(revisionsThenView(tenantId), ([state]) => state)
     })
 
-  const revisionThenView = (tenantId: TenantId) =>
+  /** The cached view of the tenant when it is proven the latest (`provenLatest`). */
+  const provenView = (tenantId: TenantId) => {
+    const cached = views.get(tenantId)
+    return cached !== undefined && provenLatest.get(cached) === globalGeneration && !committing.has(tenantId)
+      ? cached
+      : undefined
+  }
+
+  /** Both revisions read, and the tenant's view at its revision; with the provider configuration's revision. */
+  const revisionsThenView = (tenantId: TenantId) =>
     Effect.flatMap(
-      Effect.zip(store.snapshots.revision(tenantId), FiberRef.get(insideCommit)),
-      ([revision, inside]) =>
-        Option.isNone(revision)
-          ? Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY))
-          // A revision this process is still handing over is waited for, as a request's
-          // authentication waits (a commit does not wait: two could wait for each other).
-          : Effect.map(
-            inside ? loadAt(tenantId, revision.value) : viewOf(tenantId, revision.value),
-            Option.getOrElse(() => TenantState.fromSnapshot(tenantId, EMPTY))
-          )
+      Effect.zip(store.snapshots.revisions(tenantId), FiberRef.get(insideCommit)),
+      ([revisions, inside]) =>
+        Effect.map(
+          Option.match(revisions.tenant, {
+            onNone: () => Effect.succeed(TenantState.fromSnapshot(tenantId, EMPTY)),
+            // A revision this process is still handing over is waited for, as a request's
+            // authentication waits (a commit does not wait: two could wait for each other).
+            onSome: (revision) =>
+              Effect.map(
+                inside ? loadAt(tenantId, revision) : viewOf(tenantId, revision),
+                Option.getOrElse(() => TenantState.fromSnapshot(tenantId, EMPTY))
+              )
+          }),
+          (state) => [state, revisions.providerConfig] as const
+        )
     )
+
+  const stateAndConfig: ReadModelShape["stateAndConfig"] = (tenantId) =>
+    Effect.suspend(() => {
+      const proven = provenView(tenantId)
+      if (proven !== undefined) return Effect.map(configNow, (config) => ({ state: proven, config }))
+      return Effect.flatMap(
+        revisionsThenView(tenantId),
+        ([state, configRevision]) => Effect.map(configAt(configRevision), (config) => ({ state, config }))
+      )
+    })
 
   const stateOf: ReadModelShape["stateOf"] = (tenantId) =>
     Effect.flatMap(sessionOf, (session) => {
@@ -450,6 +485,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   const model = ReadModel.of({
     stateOf,
+    stateAndConfig,
     refresh: load,
     committed,
     catchUp,

@@ -75,13 +75,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           Effect.gen(function*() {
             const revision = yield* revisionOf(a.id)
             // Read alone, it is the one the snapshot carries.
-            expect(yield* store.snapshots.revision(a.id)).toEqual(Option.some(revision))
+            expect((yield* store.snapshots.revisions(a.id)).tenant).toEqual(Option.some(revision))
             if (changed) expect(seen.has(revision), `a new revision after a change`).toBe(false)
             else expect(seen.has(revision), `the same revision without a change`).toBe(true)
             seen.add(revision)
           })
         yield* expectRevision(true)
-        expect(yield* store.snapshots.revision(Fixtures.tenant().id)).toEqual(Option.none())
+        expect((yield* store.snapshots.revisions(Fixtures.tenant().id)).tenant).toEqual(Option.none())
         const vpc = Fixtures.vpc(a.id)
         yield* insert({ part: "vpcs", record: vpc })
         yield* expectRevision(true)
@@ -361,11 +361,18 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(authenticated.revision).toBe(snapshot.revision)
         const config = yield* store.snapshots.providerConfig
         expect(authenticated.providerConfigRevision).toBe(config.revision)
+        expect(yield* store.snapshots.revisions(a.id)).toEqual({
+          tenant: Option.some(snapshot.revision),
+          providerConfig: config.revision
+        })
         expect(config.config).toEqual(Option.none())
         yield* store.providerConfig.put(Fixtures.providerConfig())
         const after = yield* store.snapshots.providerConfig
         expect(after.revision).not.toBe(config.revision)
         expect(after.config).toEqual(yield* store.providerConfig.get)
+        // Read with any tenant's, or with none's.
+        expect((yield* store.snapshots.revisions(a.id)).providerConfig).toBe(after.revision)
+        expect((yield* store.snapshots.revisions(Fixtures.tenant().id)).providerConfig).toBe(after.revision)
         expect(yield* store.snapshots.authenticate("no such token")).toEqual(Option.none())
         expect(yield* store.snapshots.tenant(Fixtures.tenant().id)).toEqual(Option.none())
       })

@@ -183,8 +183,8 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
          */
         const committedNow = ({ tenantId }: Owner) =>
           Effect.map(
-            Effect.zip(readModel.stateOf(tenantId).pipe(storeUnavailable), configs.current),
-            ([tenant, config]) => ({
+            readModel.stateAndConfig(tenantId).pipe(storeUnavailable),
+            ({ config, state: tenant }) => ({
               tenant,
               config,
               source: JSON.stringify([
