@@ -29,7 +29,9 @@ describe("restarts", () => {
   it.live("stop the server, start it on the same data directory, find everything", () =>
     Effect.promise(async () => {
       const dataDir = mkdtempSync(join(tmpdir(), "tenet-restart-"))
-      const port = 20000 + Math.floor(Math.random() * 20000)
+      // Both starts need the same port: one below Linux's ephemeral range (32768 and up), which
+      // the connections and port-0 listeners of tests running alongside take theirs from.
+      const port = 20000 + Math.floor(Math.random() * 12000)
       try {
         const first = start(dataDir, port)
         await first.runPromise(Effect.void)
