@@ -27,6 +27,7 @@ import * as Change from "./Change.js"
 import * as Events from "./Events.js"
 import { Idempotency, keyInUse } from "./Idempotency.js"
 import * as Invariants from "./Invariants.js"
+import * as Kind from "./Kind.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
 export interface Decision<A> {
@@ -86,10 +87,18 @@ export const removing = <P extends Change.Part, E = never>(
 
 /**
  * A row as the state holds it now, changed by `change`; nothing written when it is gone (a
- * status recorded after a delete has nothing to record). A VPC's row is written only while the
- * VPC's version is the one it was read at: a status recorded on a state from before a delete's
- * mark (which steps the version) is decided again rather than write the VPC back to active.
+ * status recorded after a delete has nothing to record). The whole row is written, so it is
+ * written only while the VPC that keeps its version (its own, or the VPC whose contents it is)
+ * is at the version it was read at: a status recorded on a state from before a delete's mark
+ * (which steps that version) is decided again rather than write the row back to active.
  */
+/** The VPC whose version a row's writes are judged by: a VPC's own, a VPC's contents' VPC, else none. */
+const versionedBy = (part: Change.Part, key: string, record: object): ReadonlyArray<VpcId> => {
+  if (part === "vpcs") return [key as VpcId]
+  const vpc = Kind.KINDS[part].contents ? (record as { readonly vpc_id?: VpcId | null }).vpc_id : undefined
+  return vpc === undefined || vpc === null ? [] : [vpc]
+}
+
 export const updatingLatest = <P extends Change.Part>(
   part: P,
   key: string,
@@ -99,7 +108,7 @@ export const updatingLatest = <P extends Change.Part>(
   const next = latest === undefined ? undefined : change(latest)
   return {
     writes: next === undefined ? [] : [Change.update({ part, record: next } as Change.Row)],
-    decidedOn: next !== undefined && part === "vpcs" ? [key as VpcId] : [],
+    decidedOn: next === undefined ? [] : versionedBy(part, key, next),
     subject: key,
     result: next
   }
