@@ -1,29 +1,24 @@
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import type { Ids } from "@tenet/core"
-import { Change, DeleteMark, Pipeline, Store } from "@tenet/core"
-import { DateTime, Effect, Option, Schedule } from "effect"
+import { DeleteMark, Pipeline, Store, Vpcs } from "@tenet/core"
+import { DateTime, Effect, Either, Option, Schedule } from "effect"
 import * as Reconciler from "../src/Reconciler.js"
 import { newTenant, raw, testServer, workspace } from "./Harness.js"
 
-/** A VPC marked for deletion at `since`, as the process that marks a delete leaves it (its version stepped). */
+/** A VPC marked for deletion at `since`, as a delete marks it (`Vpcs.marking`). */
 const markVpc = (tenantId: Ids.TenantId, id: Ids.VpcId, since: DateTime.Utc) =>
   Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
-    pipeline.record(tenantId, (state) => {
-      const marked = Pipeline.updatingLatest("vpcs", id, state.vpc(id), (latest) => ({
-        ...latest,
-        lifecycle: "deleting",
-        deleting_since: since
-      }))
-      return Effect.succeed(
-        marked.result === undefined ? marked : { ...marked, writes: [...marked.writes, Change.touch(id)] }
-      )
-    }).pipe(
-      // A decision on a state that does not hold the VPC yet writes nothing: made again until
-      // the mark is written, so a test never waits on a mark that was never made.
-      Effect.filterOrFail(({ result }) => result !== undefined, () => "the VPC was not there to mark"),
-      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
-    ))
+    pipeline.record(tenantId, (state) =>
+      Effect.succeed(Either.getOrElse(
+        Vpcs.marking(id, since)(state),
+        (): Pipeline.Decision<undefined> => ({ writes: [], decidedOn: [], subject: id, result: undefined })
+      ))).pipe(
+        // A decision on a state that does not hold the VPC yet writes nothing: made again until
+        // the mark is written, so a test never waits on a mark that was never made.
+        Effect.filterOrFail(({ result }) => result !== undefined, () => "the VPC was not there to mark"),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+      ))
 
 layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: true })("reconciler", (it) => {
   it.effect("re-applies a VPC on its schedule once the cluster recovers", () =>

@@ -56,6 +56,28 @@ export const seededRule = (vpc: VpcRecord): SecurityRuleRecord => ({
 
 type Failure = ServiceUnavailable | Unauthorized | Forbidden
 
+/** The VPC as `state` holds it, marked for deletion at `now`: refused when it is not there (or already going), or when `ifMatch` does not name its version. */
+export const marking = (id: VpcId, now: DateTime.Utc, ifMatch?: string) =>
+(
+  state: TenantState
+): Either.Either<Decision<VpcRecord | undefined>, NotFound | PreconditionFailed> => {
+  const vpc = state.vpc(id)
+  if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
+  if (vpc.lifecycle !== "active") return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
+  return Either.map(
+    PreconditionFailed.unmoved(`VPC ${id}`, etagOf(vpc), ifMatch),
+    () => {
+      const marked = updatingLatest("vpcs", id, vpc, (latest) => ({
+        ...latest,
+        lifecycle: "deleting" as const,
+        deleting_since: now
+      }))
+      // The mark steps the VPC's version: what was decided on the VPC before it is stale.
+      return { ...marked, writes: [...marked.writes, Change.touch(id)] }
+    }
+  )
+}
+
 export interface VpcsShape {
   readonly create: (
     caller: TenantPrincipal,
@@ -132,28 +154,6 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         const state = yield* applier.apply(caller.tenant_id, vpc.id)
         return toVpc({ ...vpc, ...state })
       })
-
-      /** The VPC as `state` holds it, marked for deletion at `now`: refused when it is not there (or already going), or when `ifMatch` does not name its version. */
-      const marking = (id: VpcId, now: DateTime.Utc, ifMatch?: string) =>
-      (
-        state: TenantState
-      ): Either.Either<Decision<VpcRecord | undefined>, NotFound | PreconditionFailed> => {
-        const vpc = state.vpc(id)
-        if (vpc === undefined) return Either.left(new NotFound({ detail: `VPC ${id} not found` }))
-        if (vpc.lifecycle !== "active") return Either.left(new NotFound({ detail: `VPC ${id} is being deleted` }))
-        return Either.map(
-          PreconditionFailed.unmoved(`VPC ${id}`, etagOf(vpc), ifMatch),
-          () => {
-            const marked = updatingLatest("vpcs", id, vpc, (latest) => ({
-              ...latest,
-              lifecycle: "deleting" as const,
-              deleting_since: now
-            }))
-            // The mark steps the VPC's version: what was decided on the VPC before it is stale.
-            return { ...marked, writes: [...marked.writes, Change.touch(id)] }
-          }
-        )
-      }
 
       /**
        * The mark made at `since` taken back after the cluster failed the delete; nothing written
