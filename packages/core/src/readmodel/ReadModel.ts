@@ -227,8 +227,8 @@ export const make = (store: StoreShape, options: Options = {}) => {
    * (`writing`); a load replaces the view, and so the proof.
    */
   const provenLatest = new WeakMap<TenantState, number>()
-  /** The provider configuration as this process last read it, and the global generation then. */
-  let globalConfig: { readonly generation: number; readonly config: Option.Option<ProviderConfigRecord> } | undefined
+  /** Sole writer only: the global generation `config` was read in (it holds while that is current). */
+  let configGeneration: number | undefined
   const tokens = new Lru<string, { readonly generation: number; readonly found: Option.Option<Authenticated> }>(
     capacity
   )
@@ -297,26 +297,27 @@ export const make = (store: StoreShape, options: Options = {}) => {
 
   const sessionOf = FiberRef.get(currentSession)
 
+  /** The provider configuration as the store holds it now, kept as `config`. */
+  const loadConfig = Effect.suspend(() => {
+    const at = globalGeneration
+    return Effect.map(store.snapshots.providerConfig, (loaded) => {
+      config = loaded
+      configGeneration = at
+      return loaded.config
+    })
+  })
+
   /** The provider configuration read alone; where this process is the only writer, once per change of it. */
   const configNow: Effect.Effect<Option.Option<ProviderConfigRecord>, StoreUnavailable> = Effect.suspend(() => {
     if (!store.soleWriter) return store.providerConfig.get
-    if (globalConfig?.generation === globalGeneration) return Effect.succeed(globalConfig.config)
-    const at = globalGeneration
-    return Effect.tap(
-      store.providerConfig.get,
-      (read) => Effect.sync(() => globalConfig = { generation: at, config: read })
-    )
+    return config !== undefined && configGeneration === globalGeneration ? Effect.succeed(config.config) : loadConfig
   })
 
   /** The provider configuration at `revision` or later: the cached one when at it, loaded otherwise. */
   const configAt = (revision: Revision): Effect.Effect<Option.Option<ProviderConfigRecord>, StoreUnavailable> =>
-    Effect.suspend(() => {
-      if (config !== undefined && config.revision === revision) return Effect.succeed(config.config)
-      return Effect.map(store.snapshots.providerConfig, (loaded) => {
-        config = loaded
-        return loaded.config
-      })
-    })
+    Effect.suspend(() =>
+      config !== undefined && config.revision === revision ? Effect.succeed(config.config) : loadConfig
+    )
 
   const providerConfig: ReadModelShape["providerConfig"] = Effect.flatMap(sessionOf, (session) => {
     if (session === undefined || session.configChanged) return configNow
