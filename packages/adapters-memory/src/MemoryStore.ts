@@ -25,19 +25,18 @@ import type {
 import { AuditLog, Change, Common, Kind, LoginThrottle, Page, Store, Table } from "@tenet/core"
 import { Chunk, Clock, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
-/** How a commit writes one kind of a tenant's rows (the port writes them only through `commit`). */
+/**
+ * How a commit writes one kind of a tenant's rows (the port writes them only through `commit`):
+ * pure functions of the state, so a commit is straight code over it rather than an effect per row.
+ */
 interface Storage<R> {
   readonly table: (s: State) => Table.Table<R, string>
-  readonly insert: (record: R) => Effect.Effect<void, Store.StoreUnavailable | Store.UniqueViolation>
-  readonly update: (record: R) => Effect.Effect<boolean, Store.StoreUnavailable>
-  readonly remove: (key: string, tenant: Ids.TenantId) => Effect.Effect<boolean, Store.StoreUnavailable>
-}
-
-/** A repository's writes of one kind of rows. */
-interface RowWrites<R, K> {
-  readonly insert: (record: R) => Effect.Effect<void, Store.StoreUnavailable | Store.UniqueViolation>
-  readonly update: (record: R) => Effect.Effect<boolean, Store.StoreUnavailable>
-  readonly delete: (key: K) => Effect.Effect<boolean, Store.StoreUnavailable>
+  /** The state with the row, or the uniqueness rule the row would break. */
+  readonly insert: (s: State, record: R) => State | Store.UniqueViolation
+  /** The state with the row replaced, where it holds it. */
+  readonly update: (s: State, record: R) => State
+  /** The state without the row, and without what goes with it. */
+  readonly remove: (s: State, key: string, tenant: Ids.TenantId) => State
 }
 
 const Domains = Table.define<Domain.DomainRecord, "tenant" | "name">({
@@ -189,6 +188,48 @@ const inserted = (s: State, key: string): State => ({
   nextOrder: s.nextOrder + 1
 })
 
+const violation = (constraint: string) => new Store.UniqueViolation({ constraint })
+
+/** What refuses a commit. */
+type Refused = Store.StaleDecision | Store.KeyClaimed | Store.UniqueViolation
+
+/** A row replaced where the table holds it. */
+const replacing = <R, I extends string>(
+  definition: Table.Definition<R, I>,
+  table: (s: State) => Table.Table<R, I>,
+  set: (s: State, table: Table.Table<R, I>) => State
+) =>
+(s: State, record: R): State =>
+  Table.has(table(s), definition.key(record)) ? set(s, Table.put(definition, table(s), record)) : s
+
+/** The state with an audit entry appended: its seq is its position. */
+const withAudit = (s: State, entry: AuditLog.NewAuditEntry): State => ({
+  ...s,
+  audit: Chunk.append(s.audit, AuditLog.AuditEntry.make({ seq: Chunk.size(s.audit) + 1, ...entry }, Common.TRUSTED))
+})
+
+/** The state with events appended at `at` (ms), numbered on from the latest. */
+const withEvents = (s: State, appended: ReadonlyArray<ChangeEvent.NewEvent>, at: number): State => ({
+  ...s,
+  events: Chunk.appendAll(
+    s.events,
+    Chunk.fromIterable(appended.map((event, i) => ({ ...event, revision: s.eventLatest + i + 1, at })))
+  ),
+  eventLatest: s.eventLatest + appended.length
+})
+
+/** The state with the key claimed, or none while a claim of it made since `liveSince` holds it. */
+const claiming = (
+  s: State,
+  record: IdempotencyKey.IdempotencyKeyRecord,
+  liveSince: DateTime.Utc
+): State | undefined => {
+  const held = Table.get(s.idempotencyKeys, idempotencyKeyOf(record.scope, record.key))
+  return Option.isSome(held) && DateTime.greaterThanOrEqualTo(held.value.created_at, liveSince)
+    ? undefined
+    : { ...s, idempotencyKeys: Table.put(IdempotencyKeys, s.idempotencyKeys, record) }
+}
+
 type Created = { readonly created_at: { readonly epochMillis: number } }
 const keyOf = (record: Created & { readonly id?: string; readonly tenant_id?: string; readonly name?: string }) =>
   record.id ?? `${record.tenant_id}/${record.name}`
@@ -280,19 +321,24 @@ export const make = Effect.gen(function*() {
       Effect.map(f)
     )
 
-  /** Applies a change inside the current transaction, or as a transaction of its own. */
+  /** `f` on the state in `ref`, whose next state it sets when `f` succeeds. */
+  const writeOn = <A, E>(ref: Ref.Ref<State>, f: (state: State) => Effect.Effect<readonly [A, State], E>) =>
+    Effect.flatMap(
+      Ref.get(ref),
+      (state) => Effect.flatMap(f(state), ([result, next]) => Effect.as(Ref.set(ref, next), result))
+    )
+
+  /**
+   * Applies a change inside the current transaction, or as a transaction of its own: one
+   * write needs no draft, as it sets the committed state only when it succeeds.
+   */
   const write = <A, E = never>(
     f: (state: State) => Effect.Effect<readonly [A, State], E>
   ): Effect.Effect<A, E | Store.StoreUnavailable> =>
-    transaction(
-      Effect.flatMap(FiberRef.get(draft), (current) => {
-        const ref = Option.getOrThrow(current)
-        return Effect.flatMap(Ref.get(ref), (state) =>
-          Effect.flatMap(f(state), ([result, next]) => Effect.as(Ref.set(ref, next), result)))
-      })
-    )
-
-  const violation = (constraint: string) => Effect.fail(new Store.UniqueViolation({ constraint }))
+    Effect.flatMap(FiberRef.get(draft), (current) =>
+      Option.isSome(current)
+        ? writeOn(current.value, f)
+        : Effect.zipRight(guard, writer.withPermits(1)(writeOn(committed, f))))
 
   const admins: Store.AdminRepository = {
     find: (username) => read((s) => HashMap.get(s.admins, username)),
@@ -347,7 +393,7 @@ export const make = Effect.gen(function*() {
     insert: (record) =>
       write((s) =>
         HashMap.has(s.tenantByName, record.name)
-          ? violation(Store.Constraints.tenantName)
+          ? Effect.fail(violation(Store.Constraints.tenantName))
           : Effect.succeed(
             [undefined, {
               ...inserted(s, record.id),
@@ -400,26 +446,6 @@ export const make = Effect.gen(function*() {
     findByDomain: (domain) => read((s) => Option.fromNullable(Table.lookup(s.domains, "name", domain)[0]))
   }
 
-  /** What commits write into `domains` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const domainsWrites: Omit<RowWrites<Domain.DomainRecord, Ids.DomainId>, "update"> = {
-    insert: (row) =>
-      write((s) =>
-        Table.lookup(s.domains, "name", row.domain).length > 0
-          ? violation(Store.Constraints.domainName)
-          : Effect.succeed(
-            [undefined, { ...inserted(s, row.id), domains: Table.put(Domains, s.domains, row) }] as const
-          )
-      ),
-    delete: (id) =>
-      write((s) =>
-        Effect.succeed(
-          Table.has(s.domains, id)
-            ? [true, { ...s, domains: Table.remove(Domains, s.domains, id) }] as const
-            : [false, s] as const
-        )
-      )
-  }
-
   const providerConfig: Store.ProviderConfigRepository = {
     get: read((s) => s.providerConfig),
     put: (record) => write((s) => Effect.succeed([undefined, { ...s, providerConfig: Option.some(record) }] as const))
@@ -450,8 +476,10 @@ export const make = Effect.gen(function*() {
     insert: (record) =>
       write((s) => {
         const existing = Array.from(HashMap.values(s.serviceTunnels))
-        if (existing.some((t) => t.service === record.service)) return violation(Store.Constraints.serviceTunnelService)
-        if (Option.isSome(holderOf(s, record.hostname))) return violation(Store.Constraints.routedHostname)
+        if (existing.some((t) => t.service === record.service)) {
+          return Effect.fail(violation(Store.Constraints.serviceTunnelService))
+        }
+        if (Option.isSome(holderOf(s, record.hostname))) return Effect.fail(violation(Store.Constraints.routedHostname))
         return Effect.succeed(
           [undefined, {
             ...inserted(s, record.id),
@@ -482,25 +510,6 @@ export const make = Effect.gen(function*() {
       )
   }
 
-  /** Replaces a row that exists; answers whether it did. */
-  const replace = <R, I extends string>(
-    definition: Table.Definition<R, I>,
-    table: (s: State) => Table.Table<R, I>,
-    set: (s: State, table: Table.Table<R, I>) => State
-  ) =>
-  (record: R) =>
-    write((s) =>
-      Effect.succeed(
-        Table.has(table(s), definition.key(record))
-          ? [true, set(s, Table.put(definition, table(s), record))] as const
-          : [false, s] as const
-      )
-    )
-
-  /** Removes a row that exists; answers whether it did. */
-  const drop = (exists: (s: State) => boolean, without: (s: State) => State) =>
-    write((s) => Effect.succeed(exists(s) ? [true, without(s)] as const : [false, s] as const))
-
   const vpcs: Store.VpcRepository = {
     find: (id) => read((s) => Table.get(s.vpcs, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
@@ -511,39 +520,10 @@ export const make = Effect.gen(function*() {
       transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id))))
   }
 
-  /** What commits write into `vpcs` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const vpcsWrites: Omit<RowWrites<Vpc.VpcRecord, Ids.VpcId>, "update"> = {
-    insert: (record) =>
-      write((s) =>
-        Table.lookup(s.vpcs, "name", `${record.tenant_id}/${record.name}`).length > 0
-          ? violation(Store.Constraints.vpcName)
-          : Effect.succeed(
-            [undefined, {
-              ...inserted(s, record.id),
-              vpcs: Table.put(Vpcs, s.vpcs, record),
-              vpcVersions: HashMap.set(s.vpcVersions, record.id, 0)
-            }] as const
-          )
-      ),
-    delete: (id) => drop((s) => Table.has(s.vpcs, id), (s) => removeVpc(s, id))
-  }
-
   const subnets: Store.SubnetRepository = {
     find: (id) => read((s) => Table.get(s.subnets, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.subnets, "tenant", tenantId))),
     listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.subnets, "vpc", vpcId)))
-  }
-
-  /** What commits write into `subnets` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const subnetsWrites: Pick<RowWrites<Subnet.SubnetRecord, never>, "insert"> = {
-    insert: (record) =>
-      write((s) =>
-        Table.lookup(s.subnets, "name", `${record.vpc_id}/${record.name}`).length > 0
-          ? violation(Store.Constraints.subnetName)
-          : Effect.succeed(
-            [undefined, { ...inserted(s, record.id), subnets: Table.put(Subnets, s.subnets, record) }] as const
-          )
-      )
   }
 
   const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
@@ -555,37 +535,12 @@ export const make = Effect.gen(function*() {
       read((s) => Table.lookup(s.rules, "remote", vpcId).filter((r) => r.vpc_id !== vpcId).sort(bySeq))
   }
 
-  /** What commits write into `securityRules` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const securityRulesWrites: RowWrites<SecurityRule.SecurityRuleRecord, Ids.SecurityRuleId> = {
-    insert: (record) =>
-      write((s) => Effect.succeed([undefined, { ...s, rules: Table.put(Rules, s.rules, record) }] as const)),
-    update: replace(Rules, (s) => s.rules, (s, rules) => ({ ...s, rules })),
-    delete: (id) => drop((s) => Table.has(s.rules, id), (s) => ({ ...s, rules: Table.remove(Rules, s.rules, id) }))
-  }
-
   const pods: Store.PodRepository = {
     find: (id) => read((s) => Table.get(s.pods, id)),
     listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.pods, "tenant", tenantId))),
     listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.pods, "vpc", vpcId))),
     listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", ""))),
     listDeleting: read((s) => ordered(s, Table.lookup(s.pods, "deleting", "")))
-  }
-
-  /** What commits write into `pods` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const podsWrites: RowWrites<Pod.PodRecord, Ids.PodId> = {
-    insert: (record) =>
-      write((s) =>
-        Table.lookup(s.pods, "name", `${record.vpc_id}/${record.name}`).length > 0
-          ? violation(Store.Constraints.podName)
-          : Effect.succeed([undefined, { ...inserted(s, record.id), pods: Table.put(Pods, s.pods, record) }] as const)
-      ),
-    update: replace(Pods, (s) => s.pods, (s, pods) => ({ ...s, pods })),
-    delete: (id) =>
-      drop((s) => Table.has(s.pods, id), (s) => ({
-        ...s,
-        pods: Table.remove(Pods, s.pods, id),
-        tunnels: Table.removeAll(Tunnels, s.tunnels, "pod", id)
-      }))
   }
 
   const tunnels: Store.TunnelRepository = {
@@ -600,23 +555,6 @@ export const make = Effect.gen(function*() {
     })
   }
 
-  /** What commits write into `tunnels` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const tunnelsWrites: RowWrites<Tunnel.TunnelRecord, Ids.TunnelId> = {
-    insert: (record) =>
-      write((s) => {
-        if (Table.lookup(s.tunnels, "name", `${record.tenant_id}/${record.tunnel_name}`).length > 0) {
-          return violation(Store.Constraints.tunnelName)
-        }
-        if (Option.isSome(holderOf(s, record.hostname))) return violation(Store.Constraints.routedHostname)
-        return Effect.succeed(
-          [undefined, { ...inserted(s, record.id), tunnels: Table.put(Tunnels, s.tunnels, record) }] as const
-        )
-      }),
-    update: replace(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
-    delete: (id) =>
-      drop((s) => Table.has(s.tunnels, id), (s) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, id) }))
-  }
-
   const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
 
   const registryCredentials: Store.RegistryCredentialRepository = {
@@ -624,38 +562,12 @@ export const make = Effect.gen(function*() {
     find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name)))
   }
 
-  /** What commits write into `registryCredentials` (the port has no writes of a tenant's rows: `commit` is the one). */
-  const registryCredentialsWrites: Pick<RowWrites<RegistryCredential.RegistryCredentialRecord, never>, "insert"> & {
-    readonly delete: (tenantId: Ids.TenantId, name: string) => Effect.Effect<boolean, Store.StoreUnavailable>
-  } = {
-    insert: (record) =>
-      write((s) => {
-        const key = credentialKey(record.tenant_id, record.name)
-        return Table.has(s.credentials, key)
-          ? violation(Store.Constraints.registryCredentialName)
-          : Effect.succeed(
-            [undefined, { ...inserted(s, key), credentials: Table.put(Credentials, s.credentials, record) }] as const
-          )
-      }),
-    delete: (tenantId, name) => {
-      const key = credentialKey(tenantId, name)
-      return drop(
-        (s) => Table.has(s.credentials, key),
-        (s) => ({ ...s, credentials: Table.remove(Credentials, s.credentials, key) })
-      )
-    }
-  }
-
   const idempotencyKeys: Store.IdempotencyKeyRepository = {
     find: (scope, key) => read((s) => Table.get(s.idempotencyKeys, idempotencyKeyOf(scope, key))),
     claim: (record, liveSince) =>
       write((s) => {
-        const held = Table.get(s.idempotencyKeys, idempotencyKeyOf(record.scope, record.key))
-        return Effect.succeed(
-          Option.isSome(held) && DateTime.greaterThanOrEqualTo(held.value.created_at, liveSince)
-            ? [false, s] as const
-            : [true, { ...s, idempotencyKeys: Table.put(IdempotencyKeys, s.idempotencyKeys, record) }] as const
-        )
+        const claimed = claiming(s, record, liveSince)
+        return Effect.succeed(claimed === undefined ? [false, s] as const : [true, claimed] as const)
       }),
     purge: (liveSince) =>
       write((s) => {
@@ -749,29 +661,8 @@ export const make = Effect.gen(function*() {
     providerConfig: read((s) => ({ revision: revisions.providerConfig(s), config: s.providerConfig }))
   }
 
-  /**
-   * The tenant's revisions around the transaction it ends: writers are serialized, so the
-   * committed state is the one before it, and the draft is what it will commit.
-   */
-  const step = (id: Ids.TenantId) =>
-    transaction(
-      Effect.flatMap(Ref.get(committed), (before) =>
-        read((after) => ({ before: revisions.tenant(before, id), after: revisions.tenant(after, id) })))
-    )
-
   const audit: Store.AuditRepository = {
-    append: (entry) =>
-      write((s) =>
-        Effect.succeed(
-          [undefined, {
-            ...s,
-            audit: Chunk.append(
-              s.audit,
-              AuditLog.AuditEntry.make({ seq: Chunk.size(s.audit) + 1, ...entry }, Common.TRUSTED)
-            )
-          }] as const
-        )
-      ),
+    append: (entry) => write((s) => Effect.succeed([undefined, withAudit(s, entry)] as const)),
     page: (filter) =>
       read((s) => {
         const passes = AuditLog.matches(filter)
@@ -792,67 +683,93 @@ export const make = Effect.gen(function*() {
 
   /**
    * Each kind of a tenant's rows as this store keeps it: its table (a credential keyed by
-   * `tenant/name`, `Kind.keyField`) and how a commit writes it, through the repositories'
-   * writes, which keep the uniqueness rules.
+   * `tenant/name`, `Kind.keyField`) and how a commit writes it, keeping the uniqueness rules.
    */
   const storage: { readonly [P in Change.Part]: Storage<Kind.RecordOf<P>> } = {
     vpcs: {
       table: (s) => s.vpcs,
-      insert: vpcsWrites.insert,
-      update: replace(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs })),
-      remove: (key) => vpcsWrites.delete(key as Ids.VpcId)
+      insert: (s, record) =>
+        Table.lookup(s.vpcs, "name", `${record.tenant_id}/${record.name}`).length > 0
+          ? violation(Store.Constraints.vpcName)
+          : {
+            ...inserted(s, record.id),
+            vpcs: Table.put(Vpcs, s.vpcs, record),
+            vpcVersions: HashMap.set(s.vpcVersions, record.id, 0)
+          },
+      update: replacing(Vpcs, (s) => s.vpcs, (s, vpcs) => ({ ...s, vpcs })),
+      remove: (s, key) => removeVpc(s, key as Ids.VpcId)
     },
     subnets: {
       table: (s) => s.subnets,
-      insert: subnetsWrites.insert,
-      update: replace(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets })),
-      remove: (key) =>
-        drop((s) => Table.has(s.subnets, key), (s) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, key) }))
+      insert: (s, record) =>
+        Table.lookup(s.subnets, "name", `${record.vpc_id}/${record.name}`).length > 0
+          ? violation(Store.Constraints.subnetName)
+          : { ...inserted(s, record.id), subnets: Table.put(Subnets, s.subnets, record) },
+      update: replacing(Subnets, (s) => s.subnets, (s, subnets) => ({ ...s, subnets })),
+      remove: (s, key) => ({ ...s, subnets: Table.remove(Subnets, s.subnets, key) })
     },
     rules: {
       table: (s) => s.rules,
-      insert: securityRulesWrites.insert,
-      update: securityRulesWrites.update,
-      remove: (key) => securityRulesWrites.delete(key as Ids.SecurityRuleId)
+      insert: (s, record) => ({ ...s, rules: Table.put(Rules, s.rules, record) }),
+      update: replacing(Rules, (s) => s.rules, (s, rules) => ({ ...s, rules })),
+      remove: (s, key) => ({ ...s, rules: Table.remove(Rules, s.rules, key) })
     },
     pods: {
       table: (s) => s.pods,
-      insert: podsWrites.insert,
-      update: podsWrites.update,
-      remove: (key) => podsWrites.delete(key as Ids.PodId)
+      insert: (s, record) =>
+        Table.lookup(s.pods, "name", `${record.vpc_id}/${record.name}`).length > 0
+          ? violation(Store.Constraints.podName)
+          : { ...inserted(s, record.id), pods: Table.put(Pods, s.pods, record) },
+      update: replacing(Pods, (s) => s.pods, (s, pods) => ({ ...s, pods })),
+      remove: (s, key) => ({
+        ...s,
+        pods: Table.remove(Pods, s.pods, key),
+        tunnels: Table.removeAll(Tunnels, s.tunnels, "pod", key)
+      })
     },
     tunnels: {
       table: (s) => s.tunnels,
-      insert: tunnelsWrites.insert,
-      update: tunnelsWrites.update,
-      remove: (key) => tunnelsWrites.delete(key as Ids.TunnelId)
+      insert: (s, record) => {
+        if (Table.lookup(s.tunnels, "name", `${record.tenant_id}/${record.tunnel_name}`).length > 0) {
+          return violation(Store.Constraints.tunnelName)
+        }
+        if (Option.isSome(holderOf(s, record.hostname))) return violation(Store.Constraints.routedHostname)
+        return { ...inserted(s, record.id), tunnels: Table.put(Tunnels, s.tunnels, record) }
+      },
+      update: replacing(Tunnels, (s) => s.tunnels, (s, tunnels) => ({ ...s, tunnels })),
+      remove: (s, key) => ({ ...s, tunnels: Table.remove(Tunnels, s.tunnels, key) })
     },
     credentials: {
       table: (s) => s.credentials,
-      insert: registryCredentialsWrites.insert,
-      update: replace(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials })),
-      remove: (key, tenant) => registryCredentialsWrites.delete(tenant, key)
+      insert: (s, record) => {
+        const key = credentialKey(record.tenant_id, record.name)
+        return Table.has(s.credentials, key)
+          ? violation(Store.Constraints.registryCredentialName)
+          : { ...inserted(s, key), credentials: Table.put(Credentials, s.credentials, record) }
+      },
+      update: replacing(Credentials, (s) => s.credentials, (s, credentials) => ({ ...s, credentials })),
+      remove: (s, key, tenant) => ({
+        ...s,
+        credentials: Table.remove(Credentials, s.credentials, credentialKey(tenant, key))
+      })
     },
     domains: {
       table: (s) => s.domains,
-      insert: domainsWrites.insert,
-      update: replace(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains })),
-      remove: (key) => domainsWrites.delete(key as Ids.DomainId)
+      insert: (s, record) =>
+        Table.lookup(s.domains, "name", record.domain).length > 0
+          ? violation(Store.Constraints.domainName)
+          : { ...inserted(s, record.id), domains: Table.put(Domains, s.domains, record) },
+      update: replacing(Domains, (s) => s.domains, (s, domains) => ({ ...s, domains })),
+      remove: (s, key) => ({ ...s, domains: Table.remove(Domains, s.domains, key) })
     },
     guardrails: {
       table: (s) => s.guardrails,
-      insert: (record) =>
-        write((s) =>
-          Effect.succeed(
-            [undefined, { ...inserted(s, record.id), guardrails: Table.put(Guardrails, s.guardrails, record) }] as const
-          )
-        ),
-      update: replace(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails })),
-      remove: (key) =>
-        drop(
-          (s) => Table.has(s.guardrails, key),
-          (s) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, key) })
-        )
+      insert: (s, record) => ({
+        ...inserted(s, record.id),
+        guardrails: Table.put(Guardrails, s.guardrails, record)
+      }),
+      update: replacing(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails })),
+      remove: (s, key) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, key) })
     }
   }
 
@@ -863,18 +780,6 @@ export const make = Effect.gen(function*() {
   /** Whether the state holds the row a removal names. */
   const holds = (s: State, tenant: string, part: Change.Part, key: string): boolean =>
     Table.has(storage[part].table(s) as Table.Table<unknown, string>, storedKey(tenant, part, key))
-
-  /** One committed write. */
-  const writeRow = (
-    tenantId: Ids.TenantId,
-    w: Change.Write
-  ): Effect.Effect<unknown, Store.StoreUnavailable | Store.UniqueViolation> => {
-    if (w._tag === "Touch") return Effect.void
-    // The part's storage is of the part's record; TypeScript cannot relate them through `w.part`.
-    const rows = storage[w.part] as Storage<object>
-    if (w._tag === "Remove") return rows.remove(w.key, tenantId)
-    return w._tag === "Insert" ? rows.insert(w.record) : rows.update(w.record)
-  }
 
   const events: Store.EventRepository = {
     after: (revision, tenant, limit) =>
@@ -889,19 +794,10 @@ export const make = Effect.gen(function*() {
         return { events: found, horizon: s.eventHorizon, latest: s.eventLatest }
       }),
     append: (appended) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        write((s) =>
-          Effect.succeed(
-            [undefined, {
-              ...s,
-              events: Chunk.appendAll(
-                s.events,
-                Chunk.fromIterable(appended.map((event, i) => ({ ...event, revision: s.eventLatest + i + 1, at })))
-              ),
-              eventLatest: s.eventLatest + appended.length
-            }] as const
-          )
-        )),
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (at) => write((s) => Effect.succeed([undefined, withEvents(s, appended, at)] as const))
+      ),
     compact: (before) =>
       write((s) => {
         const [gone, kept] = Chunk.splitWhere(s.events, (event) => event.at >= before)
@@ -910,42 +806,67 @@ export const make = Effect.gen(function*() {
       })
   }
 
+  /**
+   * The state a change makes of `s`, or why it is refused: straight code over the state, with
+   * no effect per row, so that a commit costs what its writes cost.
+   */
+  const committing = (s: State, change: Store.Commit, at: number): State | Refused => {
+    const scope = scopeOf(s, change.tenant)
+    // A removal of a row already gone was decided on a state before its delete.
+    const gone = change.writes.some((w) => w._tag === "Remove" && !holds(s, change.tenant, w.part, w.key))
+    if ((change.scope !== undefined && change.scope !== scope) || gone) return new Store.StaleDecision({ vpc_id: null })
+    for (const { version, vpc } of change.decidedOn) {
+      if (Option.getOrUndefined(HashMap.get(s.vpcVersions, vpc)) !== version) {
+        return new Store.StaleDecision({ vpc_id: vpc })
+      }
+    }
+    let next = s
+    if (change.claim !== null) {
+      const claimed = claiming(next, change.claim.record, change.claim.liveSince)
+      if (claimed === undefined) return new Store.KeyClaimed()
+      next = claimed
+    }
+    for (const w of change.writes) {
+      if (w._tag === "Touch") continue
+      // The part's storage is of the part's record; TypeScript cannot relate them through `w.part`.
+      const rows = storage[w.part] as Storage<object>
+      if (w._tag === "Remove") next = rows.remove(next, w.key, change.tenant)
+      else if (w._tag === "Update") next = rows.update(next, w.record)
+      else {
+        const written = rows.insert(next, w.record)
+        if (written instanceof Store.UniqueViolation) return written
+        next = written
+      }
+    }
+    let versions = next.vpcVersions
+    for (const vpc of Change.touchedVpcs(change.writes)) {
+      const version = HashMap.get(versions, vpc)
+      if (Option.isSome(version)) versions = HashMap.set(versions, vpc, version.value + 1)
+    }
+    next = {
+      ...next,
+      vpcVersions: versions,
+      scopeVersions: Change.movesScope(change.writes)
+        ? HashMap.set(next.scopeVersions, change.tenant, scope + 1)
+        : next.scopeVersions
+    }
+    for (const entry of change.audit) next = withAudit(next, entry)
+    return change.events.length > 0 ? withEvents(next, change.events, at) : next
+  }
+
   const commit: Store.StoreShape["commit"] = (change) =>
-    transaction(Effect.gen(function*() {
-      const { gone, scope, versions } = yield* read((s) => ({
-        versions: s.vpcVersions,
-        scope: scopeOf(s, change.tenant),
-        // A removal of a row already gone was decided on a state before its delete.
-        gone: change.writes.some((w) => w._tag === "Remove" && !holds(s, change.tenant, w.part, w.key))
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      write((s) => {
+        const next = committing(s, change, at)
+        return "_tag" in next
+          ? Effect.fail(next)
+          : Effect.succeed(
+            [
+              { before: revisions.tenant(s, change.tenant), after: revisions.tenant(next, change.tenant) },
+              next
+            ] as const
+          )
       }))
-      if ((change.scope !== undefined && change.scope !== scope) || gone) {
-        return yield* new Store.StaleDecision({ vpc_id: null })
-      }
-      for (const { version, vpc } of change.decidedOn) {
-        if (Option.getOrUndefined(HashMap.get(versions, vpc)) !== version) {
-          return yield* new Store.StaleDecision({ vpc_id: vpc })
-        }
-      }
-      if (change.claim !== null && !(yield* idempotencyKeys.claim(change.claim.record, change.claim.liveSince))) {
-        return yield* new Store.KeyClaimed()
-      }
-      for (const w of change.writes) yield* writeRow(change.tenant, w)
-      const touched = Change.touchedVpcs(change.writes)
-      yield* write((s) => {
-        let next = s.vpcVersions
-        for (const vpc of touched) {
-          const version = HashMap.get(next, vpc)
-          if (Option.isSome(version)) next = HashMap.set(next, vpc, version.value + 1)
-        }
-        const scopeVersions = Change.movesScope(change.writes)
-          ? HashMap.set(s.scopeVersions, change.tenant, scope + 1)
-          : s.scopeVersions
-        return Effect.succeed([undefined, { ...s, vpcVersions: next, scopeVersions }] as const)
-      })
-      for (const entry of change.audit) yield* audit.append(entry)
-      if (change.events.length > 0) yield* events.append(change.events)
-      return yield* step(change.tenant)
-    }))
 
   const store = Store.Store.of({
     backend: "memory",
