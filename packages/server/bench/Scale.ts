@@ -33,15 +33,16 @@ const send = (method: "GET" | "POST", path: string, headers: Record<string, stri
     return JSON.parse(text) as Json
   }).pipe(Effect.scoped)
 
-const topology = (vpcs: number, subnetsPerVpc: number, podsPerSubnet: number) => ({
+/** A `POST /tenants/{id}/topology` body: `pods` spread over the subnets in turn. */
+export const topology = (vpcs: number, subnetsPerVpc: number, pods: number) => ({
   vpcs: Array.from({ length: vpcs }, (_, v) => ({ name: `v${v}`, enable_internet: v % 2 === 0 })),
   subnets: Array.from({ length: vpcs * subnetsPerVpc }, (_, i) => {
     const v = Math.floor(i / subnetsPerVpc)
     const s = i % subnetsPerVpc
     return { name: `s${s}`, vpc_name: `v${v}`, cidr: `10.${s}.0.0/16`, gateway_ip: `10.${s}.0.1` }
   }),
-  pods: Array.from({ length: vpcs * subnetsPerVpc * podsPerSubnet }, (_, i) => {
-    const subnet = Math.floor(i / podsPerSubnet)
+  pods: Array.from({ length: pods }, (_, i) => {
+    const subnet = i % (vpcs * subnetsPerVpc)
     return {
       name: `p${i}`,
       vpc_name: `v${Math.floor(subnet / subnetsPerVpc)}`,
@@ -140,7 +141,7 @@ export const runScale = async (options: { readonly tenants: number }): Promise<S
       send("POST", "/tenants/login", {}, { name: "big", password: "big-password" })
     )
     const headers = { "x-auth-token": session.api_token as string }
-    const body = { token: session.api_token, ...topology(50, 4, 5) }
+    const body = { token: session.api_token, ...topology(50, 4, 1_000) }
     const started = performance.now()
     const deployed = await runtime.runPromise(send("POST", `/tenants/${session.id}/topology`, headers, body))
     const topologyMs = performance.now() - started

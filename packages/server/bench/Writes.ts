@@ -14,12 +14,18 @@
  * the same database: what the database allows, for Tenet's rate to be read against. And what
  * the change stream's order costs commits: the same over 8 tenants at 8 and 32 clients, with no
  * event, with one appended as Tenet does, and under the lock commits held before migration 0013.
+ *
+ * In the same run, on each store, what the issue "Writes at the speed of the database" holds the
+ * creates against: `GET /vpcs` of a tenant with 20 VPCs at the same connections, and a bulk write,
+ * a topology of 10 VPCs, 20 subnets and 50 pods in one `POST /tenants/{id}/topology` (the median
+ * of three, each into a tenant of its own, answered once it is in force).
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Load from "./Load.js"
+import { topology } from "./Scale.js"
 
 export interface WriteRow {
   readonly store: Load.StoreKind
@@ -40,8 +46,23 @@ export interface EventOrderRow extends PgbenchResult {
   readonly append: Append
 }
 
+export interface ReadRow {
+  readonly store: Load.StoreKind
+  readonly rps: number
+  readonly p99: number
+}
+
+export interface BulkRow {
+  readonly store: Load.StoreKind
+  /** The median of the topology posts' durations. */
+  readonly ms: number
+}
+
 export interface WritesReport {
   readonly rows: ReadonlyArray<WriteRow>
+  /** `GET /vpcs` of a tenant with 20 VPCs, at the creates' connections. */
+  readonly reads: ReadonlyArray<ReadRow>
+  readonly bulk: ReadonlyArray<BulkRow>
   /** pgbench on the statements of a create, its event appended as Tenet appends it. */
   readonly pgbench: PgbenchResult | null
   readonly eventOrder: ReadonlyArray<EventOrderRow>
@@ -52,6 +73,8 @@ export const VPCS = 40
 export const ONE_TENANT = "one tenant, about 100 rules"
 export const LARGE_TENANT = "one tenant, 5,000 rules"
 export const EIGHT_TENANTS = "8 tenants at once"
+export const READ_VPCS = 20
+export const BULK = { vpcs: 10, subnetsPerVpc: 2, pods: 50, rounds: 3 } as const
 
 export interface Writer {
   readonly headers: Record<string, string>
@@ -102,6 +125,28 @@ export const creating = (
   },
   headers: (n) => writers[n % writers.length]!.writer.headers
 })
+
+/** `GET /vpcs` of a fresh tenant holding `READ_VPCS` VPCs, warmed up, then measured. */
+const reading = async (port: number, admin: Record<string, string>, seconds: number) => {
+  const reader = await newTenant(port, admin, "reader")
+  await vpcsOf(port, reader, "v", READ_VPCS)
+  const endpoint: Load.Endpoint = { name: `GET /vpcs (${READ_VPCS} VPCs)`, method: "GET", path: "/vpcs" }
+  await Load.load(port, endpoint, reader.headers, CONNECTIONS, 2)
+  return Load.load(port, endpoint, reader.headers, CONNECTIONS, seconds)
+}
+
+/** The median duration (ms) of `BULK.rounds` topology posts, each into a tenant of its own. */
+const bulkPosts = async (port: number, admin: Record<string, string>) => {
+  const samples: Array<number> = []
+  for (let round = 0; round < BULK.rounds; round++) {
+    const writer = await newTenant(port, admin, `bulk${round}`)
+    const body = { token: writer.creds.token, ...topology(BULK.vpcs, BULK.subnetsPerVpc, BULK.pods) }
+    const started = performance.now()
+    await Load.must(port, "POST", `/tenants/${writer.creds.tenant_id}/topology`, writer.headers, body)
+    samples.push(performance.now() - started)
+  }
+  return Math.round([...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!)
+}
 
 /** How a pgbench create appends its event: not at all, as Tenet does, or under the old lock. */
 export type Append = "none" | "lock-free" | "locked"
@@ -204,6 +249,8 @@ const onStore = async (store: Load.StoreKind, seconds: number) => {
         (await Load.must(port, "POST", "/admin/login", {}, { username: "admin", password: Load.PASSWORD }))
           .body.api_token
     }
+    const read = await reading(port, admin, seconds)
+    const bulk: BulkRow = { store, ms: await bulkPosts(port, admin) }
     const small = await newTenant(port, admin, "small")
     const smallVpcs = await vpcsOf(port, small, "v", VPCS)
     await fill(port, small, smallVpcs, 100)
@@ -225,10 +272,13 @@ const onStore = async (store: Load.StoreKind, seconds: number) => {
       const result = await Load.load(port, shape, small.headers, CONNECTIONS, seconds)
       rows.push({ store, shape: shape.name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors })
     }
+    const reads: ReadRow = { store, rps: read.rps, p99: read.p99 }
     const url = tenet.databaseUrl
-    if (url === undefined) return { rows, pgbench: null, eventOrder: [] }
+    if (url === undefined) return { rows, reads, bulk, pgbench: null, eventOrder: [] }
     return {
       rows,
+      reads,
+      bulk,
       pgbench: pgbench(url, pgbenchScript([small.creds.tenant_id], VPCS, "lock-free"), CONNECTIONS, seconds),
       eventOrder: eventOrder(url, many.map((m) => m.writer.creds.tenant_id), many.length * 10, seconds)
     }
@@ -245,6 +295,8 @@ export const runWrites = async (options: {
   if (Load.cpus !== null) Load.pinSelf(Load.cpus.load)
   try {
     const rows: Array<WriteRow> = []
+    const reads: Array<ReadRow> = []
+    const bulk: Array<BulkRow> = []
     let measured: PgbenchResult | null = null
     let eventOrderRows: ReadonlyArray<EventOrderRow> = []
     const stores: ReadonlyArray<Load.StoreKind> = options.stores ?? [
@@ -255,10 +307,12 @@ export const runWrites = async (options: {
     for (const store of stores) {
       const result = await onStore(store, options.seconds)
       rows.push(...result.rows)
+      reads.push(result.reads)
+      bulk.push(result.bulk)
       measured = result.pgbench ?? measured
       if (result.eventOrder.length > 0) eventOrderRows = result.eventOrder
     }
-    return { rows, pgbench: measured, eventOrder: eventOrderRows }
+    return { rows, reads, bulk, pgbench: measured, eventOrder: eventOrderRows }
   } finally {
     if (Load.cpus !== null) Load.pinSelf(`0-${Load.cpus.server}`)
   }
@@ -279,6 +333,16 @@ export const toMarkdown = (report: WritesReport, floorPost: number | undefined) 
     "| store | shape | req/s | p50 (ms) | p99 (ms) | errors |",
     "|---|---|---:|---:|---:|---:|",
     ...report.rows.map((r) => `| ${r.store} | ${r.shape} | ${rate(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} |`),
+    "",
+    `In the same run, \`GET /vpcs\` of a tenant with ${READ_VPCS} VPCs at ${CONNECTIONS} connections, and a topology of ` +
+    `${BULK.vpcs} VPCs, ${BULK.vpcs * BULK.subnetsPerVpc} subnets and ${BULK.pods} pods in one post (the median of ` +
+    `${BULK.rounds}, each answered once in force):`,
+    "",
+    "| store | GET /vpcs req/s | GET /vpcs p99 (ms) | topology post (ms) |",
+    "|---|---:|---:|---:|",
+    ...report.reads.map((r) =>
+      `| ${r.store} | ${rate(r.rps)} | ${r.p99} | ${report.bulk.find((b) => b.store === r.store)?.ms ?? ""} |`
+    ),
     ...(report.pgbench === null ? [] : [
       "",
       `pgbench, the same statements (the event appended as Tenet appends it) at ${CONNECTIONS} clients on the ` +
@@ -303,8 +367,10 @@ export const toMarkdown = (report: WritesReport, floorPost: number | undefined) 
   const memory = find("memory", ONE_TENANT)
   const embedded = find("embedded", ONE_TENANT)
   const postgres = find("postgres", ONE_TENANT)
+  const readsOf = (store: Load.StoreKind) => report.reads.find((r) => r.store === store)
   if (memory !== undefined) {
     lines.push(`| memory >= 30% of the floor's POST | ${percent(memory.rps, floorPost)} |`)
+    lines.push(`| memory >= 40% of its GET /vpcs (${READ_VPCS}) | ${percent(memory.rps, readsOf("memory")?.rps)} |`)
     lines.push(`| memory p99 < 25 ms | ${memory.p99} ms |`)
   }
   if (embedded !== undefined && memory !== undefined) {
@@ -313,6 +379,13 @@ export const toMarkdown = (report: WritesReport, floorPost: number | undefined) 
   if (postgres !== undefined) {
     lines.push(`| postgres >= 50% of pgbench | ${percent(postgres.rps, report.pgbench?.tps)} |`)
     lines.push(`| postgres p99 < 50 ms | ${postgres.p99} ms |`)
+    lines.push(
+      `| postgres GET /vpcs (${READ_VPCS}) >= 50% of memory's | ${
+        percent(readsOf("postgres")?.rps ?? 0, readsOf("memory")?.rps)
+      } |`
+    )
+    const bulk = report.bulk.find((b) => b.store === "postgres")
+    if (bulk !== undefined) lines.push(`| postgres topology post < 1,000 ms | ${bulk.ms} ms |`)
     const eight = find("postgres", EIGHT_TENANTS)
     if (eight !== undefined) {
       lines.push(`| postgres, 8 tenants >= 3x one tenant | ${(eight.rps / postgres.rps).toFixed(1)}x |`)
