@@ -5,6 +5,7 @@
  * makes the uniqueness checks below hold under concurrent requests.
  */
 import type {
+  AddressSet,
   Admin,
   ChangeEvent,
   Domain,
@@ -100,6 +101,12 @@ const Guardrails = Table.define<Guardrail.GuardrailRecord, "tenant" | "vpc">({
   retained: ["tenant"]
 })
 
+const AddressSets = Table.define<AddressSet.AddressSetRecord, "tenant" | "name">({
+  key: (a) => a.id,
+  indexes: { tenant: (a) => a.tenant_id, name: (a) => `${a.tenant_id}/${a.name}` },
+  retained: ["tenant"]
+})
+
 /** A scope (a tenant id or `admin`) never holds a slash, so `scope/key` names one key. */
 const idempotencyKeyOf = (scope: string, key: string) => `${scope}/${key}`
 
@@ -128,6 +135,7 @@ interface State {
   /** Keyed by `tenant_id/name`. */
   readonly credentials: Table.Table<RegistryCredential.RegistryCredentialRecord, "tenant">
   readonly guardrails: Table.Table<Guardrail.GuardrailRecord, "tenant" | "vpc">
+  readonly addressSets: Table.Table<AddressSet.AddressSetRecord, "tenant" | "name">
   readonly idempotencyKeys: Table.Table<IdempotencyKey.IdempotencyKeyRecord, "scope">
   /** The change stream's events, oldest first, with when each was appended (ms). */
   readonly events: Chunk.Chunk<ChangeEvent.StoredEvent & { readonly at: number }>
@@ -163,6 +171,7 @@ const emptyState: State = {
   tunnels: Table.empty(Tunnels),
   credentials: Table.empty(Credentials),
   guardrails: Table.empty(Guardrails),
+  addressSets: Table.empty(AddressSets),
   idempotencyKeys: Table.empty(IdempotencyKeys),
   loginAttempts: HashMap.empty(),
   events: Chunk.empty(),
@@ -280,7 +289,8 @@ const revisionsOf = () => {
         Table.entry(s.tunnels, "tenant", id),
         Table.entry(s.credentials, "tenant", id),
         Table.entry(s.domains, "tenant", id),
-        Table.entry(s.guardrails, "tenant", id)
+        Table.entry(s.guardrails, "tenant", id),
+        Table.entry(s.addressSets, "tenant", id)
       ].map(numberOf).join("."),
     providerConfig: (s: State): Store.Revision => String(numberOf(s.providerConfig))
   }
@@ -384,6 +394,7 @@ export const make = Effect.gen(function*() {
       domains: Table.removeAll(Domains, s.domains, "tenant", id),
       credentials: Table.removeAll(Credentials, s.credentials, "tenant", id),
       guardrails: Table.removeAll(Guardrails, s.guardrails, "tenant", id),
+      addressSets: Table.removeAll(AddressSets, s.addressSets, "tenant", id),
       idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id),
       scopeVersions: HashMap.remove(s.scopeVersions, id)
     }
@@ -644,6 +655,7 @@ export const make = Effect.gen(function*() {
             registryCredentials: ordered(s, Table.lookup(s.credentials, "tenant", id)),
             domains: ordered(s, Table.lookup(s.domains, "tenant", id)),
             guardrails: ordered(s, Table.lookup(s.guardrails, "tenant", id)),
+            addressSets: ordered(s, Table.lookup(s.addressSets, "tenant", id)),
             vpcVersions: Object.fromEntries(
               Table.lookup(s.vpcs, "tenant", id).map((
                 v
@@ -770,6 +782,15 @@ export const make = Effect.gen(function*() {
       }),
       update: replacing(Guardrails, (s) => s.guardrails, (s, guardrails) => ({ ...s, guardrails })),
       remove: (s, key) => ({ ...s, guardrails: Table.remove(Guardrails, s.guardrails, key) })
+    },
+    addressSets: {
+      table: (s) => s.addressSets,
+      insert: (s, record) =>
+        Table.lookup(s.addressSets, "name", `${record.tenant_id}/${record.name}`).length > 0
+          ? violation(Store.Constraints.addressSetName)
+          : { ...inserted(s, record.id), addressSets: Table.put(AddressSets, s.addressSets, record) },
+      update: replacing(AddressSets, (s) => s.addressSets, (s, addressSets) => ({ ...s, addressSets })),
+      remove: (s, key) => ({ ...s, addressSets: Table.remove(AddressSets, s.addressSets, key) })
     }
   }
 

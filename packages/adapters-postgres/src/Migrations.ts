@@ -480,6 +480,29 @@ const eventSequencer = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     DROP SEQUENCE event_revisions;
   `))
 
+/**
+ * Address sets: a tenant's named lists of networks, the entries kept as their JSON text (read
+ * and written whole, as the record's schema says), each name once per tenant.
+ */
+const addressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE address_sets (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      description text,
+      entries text NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CONSTRAINT address_sets_tenant_id_name_key UNIQUE (tenant_id, name)
+    );
+    CREATE CONSTRAINT TRIGGER address_sets_bump_tenant_revision
+      AFTER INSERT OR UPDATE OR DELETE ON address_sets
+      DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION tenet_bump_tenant_revision();
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -494,5 +517,6 @@ export const loader = Migrator.fromRecord({
   "0010_routed_hostnames": routedHostnames,
   "0011_deciding": deciding,
   "0012_delete_marks": deleteMarks,
-  "0013_event_sequencer": eventSequencer
+  "0013_event_sequencer": eventSequencer,
+  "0014_address_sets": addressSets
 })

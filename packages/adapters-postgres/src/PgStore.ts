@@ -8,6 +8,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import type { Hostname } from "@tenet/core"
 import {
+  AddressSet,
   Admin,
   AuditLog,
   Change,
@@ -88,6 +89,14 @@ const GuardrailRow = Schema.Struct({
   created_at: Timestamp
 })
 
+/** `entries` are kept as their JSON text. */
+const AddressSetRow = Schema.Struct({
+  ...AddressSet.AddressSetRecord.fields,
+  entries: Schema.parseJson(AddressSet.AddressSetRecord.fields.entries),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
 const IdempotencyKeyRow = Schema.Struct({ ...IdempotencyKey.IdempotencyKeyRecord.fields, created_at: Timestamp })
 
 const AuthenticatedRow = Schema.Struct({
@@ -110,6 +119,7 @@ const SnapshotRow = Schema.Struct({
   registry_credentials: Schema.Array(CredentialRow),
   domains: Schema.Array(DomainRow),
   guardrails: Schema.Array(GuardrailRow),
+  address_sets: Schema.Array(AddressSetRow),
   vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number }),
   scope_version: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
@@ -542,6 +552,7 @@ export const make = (options: Options = {}) =>
         owned("registry_credentials"),
         owned("domains"),
         owned("guardrails"),
+        owned("address_sets"),
         "(SELECT coalesce(json_object_agg(v.id, v.version), '{}') FROM vpcs v WHERE v.tenant_id = t.id) AS vpc_versions"
       ].join(", ")
     } FROM tenants t WHERE t.id = $1`
@@ -574,6 +585,7 @@ export const make = (options: Options = {}) =>
             registryCredentials: r.registry_credentials,
             domains: r.domains,
             guardrails: r.guardrails,
+            addressSets: r.address_sets,
             vpcVersions: r.vpc_versions,
             scopeVersion: r.scope_version
           }))
@@ -757,7 +769,8 @@ export const make = (options: Options = {}) =>
         fixed: ["tenant_id", "name", "created_at"]
       },
       domains: { table: "domains", encode: encoded(DomainRow), fixed: ["tenant_id", "created_at"] },
-      guardrails: { table: "guardrails", encode: encoded(GuardrailRow), fixed: ["tenant_id", "vpc_id", "created_at"] }
+      guardrails: { table: "guardrails", encode: encoded(GuardrailRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
+      addressSets: { table: "address_sets", encode: encoded(AddressSetRow), fixed: ["tenant_id", "created_at"] }
     }
 
     /** A row's key as a condition: by its kind's key field (`Kind.keyField`), within its tenant. */

@@ -275,6 +275,27 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         "tenant"
       ])
       yield* admin.tenantGuardrails.delete({ path: { tenant_id: vpc.tenant_id, guardrail_id: wide.id } })
+      // Address sets: changed at their own version only, the stale change refused, typed.
+      const offices = yield* tenant.addressSets.create({
+        payload: {
+          name: "offices" as never,
+          description: null,
+          entries: [{ cidr: "198.51.100.0/24" as never, description: "Berlin" }]
+        }
+      })
+      expect((yield* tenant.addressSets.list({ urlParams: {} })).map((s) => s.id)).toEqual([offices.id])
+      const moved = yield* tenant.addressSets.update({
+        path: { address_set_id: offices.id },
+        headers: { "if-match": offices.etag },
+        payload: { entries: [] }
+      })
+      expect((yield* tenant.addressSets.get({ path: { address_set_id: offices.id } })).etag).toBe(moved.etag)
+      const stale = yield* Effect.flip(tenant.addressSets.delete({
+        path: { address_set_id: offices.id },
+        headers: { "if-match": offices.etag }
+      }))
+      expect(stale).toBeInstanceOf(Errors.PreconditionFailed)
+      yield* tenant.addressSets.delete({ path: { address_set_id: offices.id }, headers: {} })
       const explained = yield* tenant.vpcs.explain({
         path: { vpc_id: vpc.id },
         urlParams: { from: "internet", to: pod.id, protocol: "tcp", port: 443 }

@@ -27,7 +27,8 @@ const PAGED: Record<TenetClient.ListKey, true> = {
   "tunnels.listForPod": true,
   "registryCredentials.list": true,
   "guardrails.list": true,
-  "tenantGuardrails.list": true
+  "tenantGuardrails.list": true,
+  "addressSets.list": true
 }
 
 plain("the paged lists are read from the contract, the same in its types and at run time", () => {

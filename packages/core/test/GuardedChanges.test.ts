@@ -91,19 +91,14 @@ describe("guarded rule changes", () => {
     ],
     ([guards, creates, sample]) => {
       const guardrails = guards.map(guardrailOf)
-      let state = TenantState.TenantState.fromSnapshot(tenant.id, {
-        revision: "0",
-        vpcs: [vpc],
-        subnets: [],
-        securityRules: [],
-        pods: [],
-        tunnels: [],
-        registryCredentials: [],
-        domains: [],
-        guardrails: [],
-        vpcVersions: { [vpc.id]: 0 },
-        scopeVersion: 0
-      })
+      let state = TenantState.TenantState.fromSnapshot(
+        tenant.id,
+        Fixtures.snapshot({
+          revision: "0",
+          vpcs: [vpc],
+          vpcVersions: { [vpc.id]: 0 }
+        })
+      )
       // Guardrails the empty VPC already breaks are refused; the others hold from here on.
       for (const g of guardrails) {
         if (Invariants.violationsOf(state, vpc.id, [], context, [g]).length === 0) {

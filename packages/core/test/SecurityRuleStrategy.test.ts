@@ -10,19 +10,15 @@ const vpc = Fixtures.vpc(tenant.id)
 /** The tenant's state with `count` rules in the VPC, their `seq`s ascending but not dense. */
 const stateWith = (count: number) => {
   const rules = Array.from({ length: count }, (_, i) => Fixtures.rule(vpc, 2 * i + 1))
-  return TenantState.TenantState.fromSnapshot(tenant.id, {
-    revision: "1",
-    vpcs: [vpc],
-    subnets: [],
-    securityRules: rules,
-    pods: [],
-    tunnels: [],
-    registryCredentials: [],
-    domains: [],
-    guardrails: [],
-    vpcVersions: { [vpc.id]: 0 },
-    scopeVersion: 0
-  })
+  return TenantState.TenantState.fromSnapshot(
+    tenant.id,
+    Fixtures.snapshot({
+      revision: "1",
+      vpcs: [vpc],
+      securityRules: rules,
+      vpcVersions: { [vpc.id]: 0 }
+    })
+  )
 }
 
 const { seq: _, ...newRule } = Fixtures.rule(vpc, 0)

@@ -61,19 +61,13 @@ describe("TenantState", () => {
       // The rows, in the order they were first inserted (an update keeps its place, a removal loses it).
       const vpcRows = new Map<string, Vpc.VpcRecord>(vpcs.map((v) => [v.id, v]))
       const ruleRows = new Map<string, SecurityRule.SecurityRuleRecord>()
-      const snapshotOf = (revision: string) => ({
-        revision,
-        vpcs: [...vpcRows.values()],
-        subnets: [],
-        securityRules: [...ruleRows.values()],
-        pods: [],
-        tunnels: [],
-        registryCredentials: [],
-        domains: [],
-        guardrails: [],
-        vpcVersions: Object.fromEntries([...vpcRows.keys()].map((id) => [id, 0])),
-        scopeVersion: 0
-      })
+      const snapshotOf = (revision: string) =>
+        Fixtures.snapshot({
+          revision,
+          vpcs: [...vpcRows.values()],
+          securityRules: [...ruleRows.values()],
+          vpcVersions: Object.fromEntries([...vpcRows.keys()].map((id) => [id, 0]))
+        })
       let state = TenantState.TenantState.fromSnapshot(tenant.id, snapshotOf("0"))
       let made = 0
       /** The write the step's `w` makes of the rows now, made on the model too. */

@@ -136,3 +136,8 @@ export const answer = <A, E, R>(
       const respond = state?.endpoint === undefined ? undefined : responders.get(state.endpoint.endpoint)
       return (respond === undefined ? value : respond(value)) as A | HttpServerResponse.HttpServerResponse
     }))
+
+/** The answer (a response `answer` made) with `headers` added, in one copy. */
+export const withHeaders =
+  (headers: Record<string, string>) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
+    HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeaders(answer, headers) : answer

@@ -76,6 +76,8 @@ const subnetIn = (c: Callers, vpcId: string) =>
     cidr: "10.0.1.0/24",
     gateway_ip: "10.0.1.1"
   })
+const addressSet = (c: Callers) =>
+  must("POST", "/address-sets", asTenant(c), { name: uniqueName("set"), entries: [{ cidr: "192.0.2.0/24" }] })
 const pod = (c: Callers) =>
   Effect.gen(function*() {
     const v = yield* vpc(c)
@@ -334,6 +336,30 @@ const ENDPOINTS: Record<string, Endpoint> = {
         (g) => call("admin", "DELETE", `/tenants/${c.tenant.id}/guardrails/${g.id}`)
       ),
     refused: (c) => Effect.succeed(call("admin", "DELETE", `/tenants/${c.tenant.id}/guardrails/${FOREIGN}`))
+  },
+  "addressSets.create": {
+    ok: () =>
+      Effect.succeed(call("tenant", "POST", "/address-sets", {
+        name: uniqueName("offices"),
+        entries: [{ cidr: "198.51.100.0/24" }]
+      })),
+    refused: (c) =>
+      Effect.map(
+        addressSet(c),
+        (set) => call("tenant", "POST", "/address-sets", { name: set.name, entries: [] })
+      )
+  },
+  "addressSets.update": {
+    ok: (c) =>
+      Effect.map(
+        addressSet(c),
+        (set) => call("tenant", "PATCH", `/address-sets/${set.id}`, { entries: [{ cidr: "203.0.113.0/24" }] })
+      ),
+    refused: () => Effect.succeed(call("tenant", "PATCH", `/address-sets/${FOREIGN}`, { entries: [] }))
+  },
+  "addressSets.delete": {
+    ok: (c) => Effect.map(addressSet(c), (set) => call("tenant", "DELETE", `/address-sets/${set.id}`)),
+    refused: () => Effect.succeed(call("tenant", "DELETE", `/address-sets/${FOREIGN}`))
   },
   "pods.create": {
     ok: (c) =>

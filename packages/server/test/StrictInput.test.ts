@@ -31,7 +31,11 @@ const makeWorld = Effect.gen(function*() {
       remote_cidr: "10.0.0.0/8"
     }
   })).body as { rule: { id: string } }
-  return { ...w, admin, pod, rule: rule.rule }
+  const addressSet = (yield* raw("POST", "/address-sets", {
+    headers: w.headers,
+    body: { name: "offices", entries: [{ cidr: "198.51.100.0/24" }] }
+  })).body as { id: string }
+  return { ...w, admin, pod, rule: rule.rule, addressSet }
 })
 
 /** One world for the whole file: refused requests change nothing in it. */
@@ -136,6 +140,14 @@ const CALLS: { readonly [K in Api.PayloadKey]: (w: World) => Call } = {
     as: "admin",
     body: { name: "no telnet", require: "deny", direction: "ingress", protocol: "tcp", remote_cidr: "0.0.0.0/0" }
   }),
+  "addressSets.create": () => ({
+    as: "tenant",
+    body: { name: uniqueName("set"), description: null, entries: [{ cidr: "10.0.0.0/8", description: "all" }] }
+  }),
+  "addressSets.update": () => ({
+    as: "tenant",
+    body: { description: "ours", entries: [{ cidr: "10.0.0.0/8", description: "all" }] }
+  }),
   "topology.deploy": (w) => ({
     as: "tenant",
     body: {
@@ -153,7 +165,8 @@ const params = (w: World): Record<string, string> => ({
   tenant_id: w.tenant.id,
   rule_id: w.rule.id,
   pod_id: w.pod.id,
-  vpc_id: w.vpc.id
+  vpc_id: w.vpc.id,
+  address_set_id: w.addressSet.id
 })
 
 /** The request the contract routes `key` to, with `body` as its body. */

@@ -104,6 +104,10 @@ export const victim = Effect.gen(function*() {
       remote_cidr: "192.0.2.0/24"
     }
   })).body as Json
+  const addressSet = (yield* raw("POST", "/address-sets", {
+    headers,
+    body: { name: "victim-offices", entries: [{ cidr: "198.51.100.0/24" }] }
+  })).body as Json
   const pod = (yield* w.createPod({ env_vars: { SECRET_VALUE: "victim-env-secret" } })).body as Json
   const tunnel = (yield* raw("POST", `/pods/${pod.id}/tunnel`, {
     headers,
@@ -135,6 +139,7 @@ export const victim = Effect.gen(function*() {
     revoked,
     rule,
     guardrail,
+    addressSet,
     pod,
     tunnel,
     domain,
@@ -149,6 +154,7 @@ export const target = (v: Effect.Effect.Success<typeof victim>, admin: Effect.Ef
     vpc_id: v.vpc.id,
     rule_id: v.rule.id,
     guardrail_id: v.guardrail.id,
+    address_set_id: v.addressSet.id,
     pod_id: v.pod.id,
     // A flow to explain: from the internet to the victim's pod.
     from: "internet",

@@ -19,6 +19,7 @@ import {
   TooManyRequests,
   UnsupportedMediaType
 } from "../Errors.js"
+import { AddressSetsApi } from "./AddressSetApi.js"
 import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
 import * as Audited from "./Audited.js"
@@ -135,6 +136,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .add(TopologyApi.middlewareEndpoints(MatchedEndpoint))
   .add(GuardrailsApi.middlewareEndpoints(MatchedEndpoint))
   .add(TenantGuardrailsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(AddressSetsApi.middlewareEndpoints(MatchedEndpoint))
   .add(WatchApi.middlewareEndpoints(MatchedEndpoint))
   // Failures any request can meet, whatever its endpoint.
   .addError(InvalidInput.Wire)
@@ -151,7 +153,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .annotate(
     OpenApi.Description,
     "Multi-tenant cloud networking and workloads: tenants, VPCs, subnets, security rules, pods, " +
-      "tunnels, registry credentials, custom domains, provider configuration and topology. " +
+      "tunnels, registry credentials, address sets, custom domains, provider configuration and topology. " +
       "Every error is a JSON object with a `detail` field."
   )
 {}

@@ -9,6 +9,7 @@
  * checked for what no endpoint takes (`JsonBody`): too deep, unstorable text, `__proto__`.
  */
 import type { Schema } from "effect"
+import { AddressSetCreate, AddressSetPatch } from "../domain/AddressSet.js"
 import { AdminLogin } from "../domain/Admin.js"
 import { DomainCreate } from "../domain/Domain.js"
 import { GuardrailCreate } from "../domain/Guardrail.js"
@@ -55,7 +56,9 @@ export const Payloads = {
   "registryCredentials.create": strict(RegistryCredentialCreate),
   "topology.deploy": strict(TopologyRequest),
   "guardrails.create": strict(GuardrailCreate),
-  "tenantGuardrails.create": strict(GuardrailCreate)
+  "tenantGuardrails.create": strict(GuardrailCreate),
+  "addressSets.create": strict(AddressSetCreate),
+  "addressSets.update": strict(AddressSetPatch)
 } as const
 
 export type Payloads = typeof Payloads

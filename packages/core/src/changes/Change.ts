@@ -48,12 +48,14 @@ export const CASCADES = Kind.CASCADES
 export const keyOf = Kind.keyOf
 
 /**
- * Whether `writes` change the tenant's scope: add or remove a VPC, or write a tenant-wide
- * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide).
+ * Whether `writes` change the tenant's scope: add or remove a VPC, write a tenant-wide
+ * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide) or an address
+ * set (one list for every VPC of the tenant: writes of it are decided one after another).
  */
 export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
   writes.some((w) => {
     if (w._tag === "Touch") return false
+    if (w.part === "addressSets") return true
     if (w.part === "vpcs") return w._tag !== "Update"
     if (w.part !== "guardrails") return false
     return w._tag === "Remove" ? w.vpc_id === undefined : w.record.vpc_id === null

@@ -9,6 +9,7 @@
  * storage in each store, its strategy and its contract group (ARCHITECTURE.md lists them).
  */
 import { Schema, Struct } from "effect"
+import * as AddressSet from "../domain/AddressSet.js"
 import type { EventKind } from "../domain/ChangeEvent.js"
 import { DomainRecord } from "../domain/Domain.js"
 import * as Guardrail from "../domain/Guardrail.js"
@@ -64,6 +65,7 @@ const encodeTunnel = Schema.encodeSync(Tunnel.Tunnel)
 const encodeCredential = Schema.encodeSync(RegistryCredential.RegistryCredential)
 const encodeDomain = Schema.encodeSync(DomainRecord)
 const encodeGuardrail = Schema.encodeSync(Guardrail.Guardrail)
+const encodeAddressSet = Schema.encodeSync(AddressSet.AddressSet)
 
 /** Every kind a tenant owns, by the part of its state it is (an owner before what it owns). */
 export const KINDS = {
@@ -157,6 +159,17 @@ export const KINDS = {
     order: "created",
     snapshot: "guardrails",
     view: (record) => encodeGuardrail(Guardrail.viewOf(record))
+  }),
+  /** A tenant's named list of networks: no VPC's contents, owned by the tenant alone. */
+  addressSets: kind<AddressSet.AddressSetRecord>()({
+    event: "address_set",
+    keyField: "id",
+    owners: [],
+    contents: false,
+    indexes: {},
+    order: "created",
+    snapshot: "addressSets",
+    view: (record) => encodeAddressSet(AddressSet.viewOf(record))
   })
 }
 
@@ -192,6 +205,13 @@ export const byPart = <A>(f: (part: Part) => A): { readonly [P in Part]: A } => 
   const values: Partial<Record<Part, A>> = {}
   for (const part of PARTS) values[part] = f(part)
   return values as Record<Part, A>
+}
+
+/** Every list of a store's snapshot, empty: a snapshot of a tenant that holds nothing. */
+export const emptyLists = (): { readonly [L in SnapshotList]: ReadonlyArray<never> } => {
+  const lists: Partial<Record<SnapshotList, ReadonlyArray<never>>> = {}
+  for (const part of PARTS) lists[KINDS[part].snapshot] = []
+  return lists as Record<SnapshotList, ReadonlyArray<never>>
 }
 
 /** The part an owner field names. */

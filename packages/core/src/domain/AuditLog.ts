@@ -25,6 +25,7 @@ export const ResourceKind = Schema.Literal(
   "subnet",
   "security_rule",
   "guardrail",
+  "address_set",
   "pod",
   "tunnel",
   "registry_credential",

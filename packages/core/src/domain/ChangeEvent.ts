@@ -23,6 +23,7 @@ export const EventKind = ResourceKind.pipe(
     "subnet",
     "security_rule",
     "guardrail",
+    "address_set",
     "pod",
     "tunnel",
     "registry_credential"

@@ -31,6 +31,9 @@ export type SecurityRuleId = typeof SecurityRuleId.Type
 export const GuardrailId = uuid("GuardrailId", "Guardrail id (UUID)")
 export type GuardrailId = typeof GuardrailId.Type
 
+export const AddressSetId = uuid("AddressSetId", "Address set id (UUID)")
+export type AddressSetId = typeof AddressSetId.Type
+
 export const DomainId = uuid("DomainId", "Domain record id (UUID)")
 export type DomainId = typeof DomainId.Type
 

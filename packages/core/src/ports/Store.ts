@@ -16,6 +16,7 @@
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
 import type * as Change from "../changes/Change.js"
+import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { NewEvent, StoredEvent } from "../domain/ChangeEvent.js"
@@ -70,7 +71,8 @@ export const Constraints = {
   subnetName: "subnets_vpc_id_name_key",
   podName: "pods_vpc_id_name_key",
   tunnelName: "tunnels_tenant_id_tunnel_name_key",
-  registryCredentialName: "registry_credentials_tenant_id_name_key"
+  registryCredentialName: "registry_credentials_tenant_id_name_key",
+  addressSetName: "address_sets_tenant_id_name_key"
 } as const
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
@@ -291,6 +293,7 @@ export interface TenantSnapshot {
   readonly domains: ReadonlyArray<DomainRecord>
   /** Tenant-wide guardrails and every VPC's. */
   readonly guardrails: ReadonlyArray<GuardrailRecord>
+  readonly addressSets: ReadonlyArray<AddressSetRecord>
   /** Each VPC's version (`changes/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
   /**

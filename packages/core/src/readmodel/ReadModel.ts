@@ -19,6 +19,7 @@
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
 import type * as Change from "../changes/Change.js"
+import * as Kind from "../changes/Kind.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { TenantRecord } from "../domain/Tenant.js"
@@ -141,19 +142,7 @@ export interface ReadModelShape {
 export class ReadModel extends Context.Tag("@tenet/core/ReadModel")<ReadModel, ReadModelShape>() {}
 
 /** A tenant that is gone. */
-const EMPTY: TenantSnapshot = {
-  revision: "gone",
-  vpcs: [],
-  subnets: [],
-  securityRules: [],
-  pods: [],
-  tunnels: [],
-  registryCredentials: [],
-  domains: [],
-  guardrails: [],
-  vpcVersions: {},
-  scopeVersion: 0
-}
+const EMPTY: TenantSnapshot = { revision: "gone", ...Kind.emptyLists(), vpcVersions: {}, scopeVersion: 0 }
 
 /** A map that forgets its least recently used entries beyond `capacity`. */
 class Lru<K, V> {

@@ -13,6 +13,7 @@
 import { HashMap, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import * as Kind from "../changes/Kind.js"
+import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
@@ -305,6 +306,13 @@ export class TenantState {
   /** Every guardrail of the tenant, oldest first: tenant-wide ones and each VPC's. */
   get guardrails(): ReadonlyArray<GuardrailRecord> {
     return this.sorted("guardrails", this.tables.guardrails.rows)
+  }
+  addressSet(id: string): AddressSetRecord | undefined {
+    return Option.getOrUndefined(Table.get(this.tables.addressSets, id))
+  }
+  /** The tenant's address sets, oldest first. */
+  get addressSets(): ReadonlyArray<AddressSetRecord> {
+    return this.sorted("addressSets", this.tables.addressSets.rows)
   }
   /** The guardrails that hold in a VPC, oldest first: its own and the tenant-wide ones. */
   guardrailsOf(vpcId: string): ReadonlyArray<GuardrailRecord> {

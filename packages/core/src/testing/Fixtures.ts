@@ -1,9 +1,12 @@
 /** Valid domain records for contract suites, unique per call. */
 import { DateTime } from "effect"
+import * as Kind from "../changes/Kind.js"
+import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import {
+  AddressSetId,
   DomainId,
   GuardrailId,
   PodId,
@@ -25,6 +28,7 @@ import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import type { PodSpec, RegistrySecretSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
+import type { TenantSnapshot } from "../ports/Store.js"
 import type { SecurityPlan } from "../rules/Plan.js"
 
 let counter = 0
@@ -179,6 +183,30 @@ export const rule = (vpc: VpcRecord, seq: number, overrides: Partial<SecurityRul
   target_subnet_id: null,
   target_pod_ids: null,
   enabled: true,
+  created_at: at(),
+  updated_at: at(),
+  ...overrides
+})
+
+/** A tenant's snapshot holding what `overrides` gives it and nothing else. */
+export const snapshot = (overrides: Partial<TenantSnapshot> = {}): TenantSnapshot => ({
+  revision: "0",
+  ...Kind.emptyLists(),
+  vpcVersions: {},
+  scopeVersion: 0,
+  ...overrides
+})
+
+/** An address set of the tenant's: two office networks. */
+export const addressSet = (tenant: TenantId, overrides: Partial<AddressSetRecord> = {}): AddressSetRecord => ({
+  id: AddressSetId.make(randomUuid()),
+  tenant_id: tenant,
+  name: `set-${randomUuid().slice(0, 8)}` as DnsLabel,
+  description: null,
+  entries: [
+    { cidr: "198.51.100.0/24" as Ipv4Network, description: "Berlin" },
+    { cidr: "203.0.113.0/25" as Ipv4Network, description: null }
+  ],
   created_at: at(),
   updated_at: at(),
   ...overrides

@@ -144,6 +144,38 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "address sets are kept whole, each name once per tenant, and go with their tenant",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        const offices = Fixtures.addressSet(a.id)
+        const before = yield* revisionOf(a.id)
+        yield* insert({ part: "addressSets", record: offices })
+        const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
+        expect(snapshot.revision).not.toBe(before)
+        expect(snapshot.addressSets).toEqual([offices])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(b.id)).addressSets).toEqual([])
+
+        const clash = yield* Effect.flip(
+          insert({ part: "addressSets", record: Fixtures.addressSet(a.id, { name: offices.name }) })
+        )
+        expect(clash).toEqual(new UniqueViolation({ constraint: Constraints.addressSetName }))
+        yield* insert({ part: "addressSets", record: Fixtures.addressSet(b.id, { name: offices.name }) })
+
+        const changed = { ...offices, entries: [], description: "none left" }
+        yield* update({ part: "addressSets", record: changed })
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([changed])
+        yield* commitWrites(a.id, Change.remove("addressSets", offices.id))
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([])
+
+        yield* insert({ part: "addressSets", record: offices })
+        yield* store.tenants.delete(a.id)
+        yield* store.tenants.insert(a)
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([])
+      })
+    )
+
+    test(
       "a VPC's lock answers its tenant's revision, and none for a VPC that is not there",
       Effect.gen(function*() {
         const store = yield* Store

@@ -10,6 +10,7 @@ import { Pipeline } from "../changes/Pipeline.js"
 import * as Instrumented from "../observability/Instrumented.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
+import { AddressSets } from "./AddressSets.js"
 import { Domains } from "./Domains.js"
 import { Guardrails } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
@@ -56,6 +57,7 @@ export const make = (options: Options = {}) =>
     SecurityRules.layer,
     Traffic.layer,
     Guardrails.layer,
+    AddressSets.layer,
     Topologies.layer,
     Layer.effectDiscard(Metrics.registerInitial)
   ).pipe(

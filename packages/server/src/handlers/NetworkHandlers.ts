@@ -6,6 +6,8 @@ import * as RequestContext from "../RequestContext.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
+const { withHeaders } = ResponseJson
+
 /** The export format the request's `Accept` asks for among the matched endpoint's (`Exports.Formats`), or null for JSON. */
 const wanted = Effect.map(
   Effect.all([HttpServerRequest.HttpServerRequest, FiberRef.get(RequestContext.Current)]),
@@ -19,10 +21,6 @@ const VARIES = { vary: "Accept" }
 /** An export, as text of its format. */
 const exportOf = (format: Exports.Format, text: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(text, { contentType: `${format}; charset=utf-8`, headers: { ...VARIES, ...headers } })
-
-/** The answer (a response `ResponseJson` made) with `headers` added, in one copy. */
-const withHeaders = (headers: Record<string, string>) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeaders(answer, headers) : answer
 
 export const VpcsHandlers = HttpApiBuilder.group(
   Api.TenetApi,

@@ -1,5 +1,6 @@
 /** Every group of the contract, handled. */
 import { Layer } from "effect"
+import { AddressSetsHandlers } from "./AddressSetHandlers.js"
 import {
   AuditLogHandlers,
   DomainsHandlers,
@@ -34,5 +35,6 @@ export const HandlersLive = Layer.mergeAll(
   TopologyHandlers,
   GuardrailsHandlers,
   TenantGuardrailsHandlers,
+  AddressSetsHandlers,
   WatchHandlers
 )

@@ -1,0 +1,64 @@
+/**
+ * The decisions on a tenant's address sets, pure functions of the tenant's state: a create
+ * within the tenant's limit, a change of the fields a patch names, a delete; each refused when
+ * the set is gone or is no longer the version the caller named (`If-Match`). Writes of a set
+ * are decided on the tenant's scope (`Change.movesScope`), so two of them racing are decided
+ * one after another, the second on what the first committed.
+ */
+import { Either } from "effect"
+import * as Change from "../changes/Change.js"
+import type { Decision } from "../changes/Pipeline.js"
+import { creating, removing } from "../changes/Pipeline.js"
+import type { AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
+import { etagOf } from "../domain/AddressSet.js"
+import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
+import type { TenantState } from "../readmodel/TenantState.js"
+
+/** The most address sets one tenant may have (AWS's default quota of prefix lists per region). */
+export const MAX_ADDRESS_SETS = 100
+
+const missing = (id: string) => `address set ${id} not found`
+
+/** `record` added to the tenant, while it has fewer than `MAX_ADDRESS_SETS`. */
+export const create =
+  (record: AddressSetRecord) => (state: TenantState): Either.Either<Decision<AddressSetRecord>, Conflict> =>
+    state.addressSets.length >= MAX_ADDRESS_SETS
+      ? Either.left(new Conflict({ detail: `the tenant already has ${MAX_ADDRESS_SETS} address sets` }))
+      : Either.right(creating({ part: "addressSets", record }))
+
+/** The set with the fields `patch` names replaced (its entries as a whole), at `now`. */
+export const update =
+  (id: string, patch: AddressSetPatch, ifMatch: string | undefined, now: AddressSetRecord["updated_at"]) =>
+  (state: TenantState): Either.Either<Decision<AddressSetRecord>, NotFound | PreconditionFailed> => {
+    const current = state.addressSet(id)
+    if (current === undefined) return Either.left(new NotFound({ detail: missing(id) }))
+    return Either.map(PreconditionFailed.unmoved(`address set ${id}`, etagOf(current), ifMatch), () => {
+      const next: AddressSetRecord = {
+        ...current,
+        description: patch.description === undefined ? current.description : patch.description,
+        entries: patch.entries === undefined
+          ? current.entries
+          : patch.entries.map((e) => ({ cidr: e.cidr, description: e.description })),
+        updated_at: now
+      }
+      return {
+        writes: [Change.update({ part: "addressSets", record: next })],
+        decidedOn: [],
+        subject: id,
+        result: next
+      }
+    })
+  }
+
+/** The set removed. */
+export const remove =
+  (id: string, ifMatch: string | undefined) =>
+  (state: TenantState): Either.Either<Decision<void>, NotFound | PreconditionFailed> =>
+    removing(
+      state,
+      "addressSets",
+      id,
+      missing(id),
+      undefined,
+      (current) => PreconditionFailed.unmoved(`address set ${id}`, etagOf(current), ifMatch)
+    )
