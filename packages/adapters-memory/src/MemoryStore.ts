@@ -24,7 +24,7 @@ import type {
   Vpc
 } from "@tenet/core"
 import { AuditLog, Change, Common, Kind, LoginThrottle, Page, Store, Table } from "@tenet/core"
-import { Chunk, Clock, Context, DateTime, Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
+import { Chunk, Clock, Context, DateTime, Effect, Either, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 
 /**
  * How a commit writes one kind of a tenant's rows (the port writes them only through `commit`):
@@ -345,10 +345,13 @@ export const make = Effect.gen(function*() {
   const write = <A, E = never>(
     f: (state: State) => Effect.Effect<readonly [A, State], E>
   ): Effect.Effect<A, E | Store.StoreUnavailable> =>
-    Effect.flatMap(FiberRef.get(draft), (current) =>
-      Option.isSome(current)
-        ? writeOn(current.value, f)
-        : Effect.zipRight(guard, writer.withPermits(1)(writeOn(committed, f))))
+    Effect.zipRight(
+      guard,
+      Effect.flatMap(FiberRef.get(draft), (current) =>
+        Option.isSome(current)
+          ? writeOn(current.value, f)
+          : writer.withPermits(1)(writeOn(committed, f)))
+    )
 
   const admins: Store.AdminRepository = {
     find: (username) => read((s) => HashMap.get(s.admins, username)),
@@ -815,10 +818,7 @@ export const make = Effect.gen(function*() {
         return { events: found, horizon: s.eventHorizon, latest: s.eventLatest }
       }),
     append: (appended) =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (at) => write((s) => Effect.succeed([undefined, withEvents(s, appended, at)] as const))
-      ),
+      write((s) => Effect.map(Clock.currentTimeMillis, (at) => [undefined, withEvents(s, appended, at)] as const)),
     compact: (before) =>
       write((s) => {
         const [gone, kept] = Chunk.splitWhere(s.events, (event) => event.at >= before)
@@ -831,20 +831,22 @@ export const make = Effect.gen(function*() {
    * The state a change makes of `s`, or why it is refused: straight code over the state, with
    * no effect per row, so that a commit costs what its writes cost.
    */
-  const committing = (s: State, change: Store.Commit, at: number): State | Refused => {
+  const committing = (s: State, change: Store.Commit, at: number): Either.Either<State, Refused> => {
     const scope = scopeOf(s, change.tenant)
     // A removal of a row already gone was decided on a state before its delete.
     const gone = change.writes.some((w) => w._tag === "Remove" && !holds(s, change.tenant, w.part, w.key))
-    if ((change.scope !== undefined && change.scope !== scope) || gone) return new Store.StaleDecision({ vpc_id: null })
+    if ((change.scope !== undefined && change.scope !== scope) || gone) {
+      return Either.left(new Store.StaleDecision({ vpc_id: null }))
+    }
     for (const { version, vpc } of change.decidedOn) {
       if (Option.getOrUndefined(HashMap.get(s.vpcVersions, vpc)) !== version) {
-        return new Store.StaleDecision({ vpc_id: vpc })
+        return Either.left(new Store.StaleDecision({ vpc_id: vpc }))
       }
     }
     let next = s
     if (change.claim !== null) {
       const claimed = claiming(next, change.claim.record, change.claim.liveSince)
-      if (claimed === undefined) return new Store.KeyClaimed()
+      if (claimed === undefined) return Either.left(new Store.KeyClaimed())
       next = claimed
     }
     for (const w of change.writes) {
@@ -855,7 +857,7 @@ export const make = Effect.gen(function*() {
       else if (w._tag === "Update") next = rows.update(next, w.record)
       else {
         const written = rows.insert(next, w.record)
-        if (written instanceof Store.UniqueViolation) return written
+        if (written instanceof Store.UniqueViolation) return Either.left(written)
         next = written
       }
     }
@@ -872,22 +874,24 @@ export const make = Effect.gen(function*() {
         : next.scopeVersions
     }
     for (const entry of change.audit) next = withAudit(next, entry)
-    return change.events.length > 0 ? withEvents(next, change.events, at) : next
+    return Either.right(change.events.length > 0 ? withEvents(next, change.events, at) : next)
   }
 
   const commit: Store.StoreShape["commit"] = (change) =>
-    Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      write((s) => {
-        const next = committing(s, change, at)
-        return "_tag" in next
-          ? Effect.fail(next)
-          : Effect.succeed(
-            [
-              { before: revisions.tenant(s, change.tenant), after: revisions.tenant(next, change.tenant) },
-              next
-            ] as const
-          )
-      }))
+    // The clock is read holding the writer, so events are appended in the order of their times.
+    write((s) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        Either.match(committing(s, change, at), {
+          onLeft: (refused): Effect.Effect<never, Refused> => Effect.fail(refused),
+          onRight: (next) =>
+            Effect.succeed(
+              [
+                { before: revisions.tenant(s, change.tenant), after: revisions.tenant(next, change.tenant) },
+                next
+              ] as const
+            )
+        }))
+    )
 
   const store = Store.Store.of({
     backend: "memory",
