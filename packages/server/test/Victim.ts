@@ -104,10 +104,13 @@ export const victim = Effect.gen(function*() {
       remote_cidr: "192.0.2.0/24"
     }
   })).body as Json
-  const addressSet = (yield* raw("POST", "/address-sets", {
-    headers,
-    body: { name: "victim-offices", entries: [{ cidr: "198.51.100.0/24" }] }
-  })).body as Json
+  const addressSet = yield* Effect.map(
+    raw("POST", "/address-sets", { headers, body: { name: "victim-offices", entries: [{ cidr: "198.51.100.0/24" }] } }),
+    (made) => {
+      if (made.status !== 201) throw new Error(`the victim's address set: ${made.status} ${made.text}`)
+      return made.body as Json
+    }
+  )
   const pod = (yield* w.createPod({ env_vars: { SECRET_VALUE: "victim-env-secret" } })).body as Json
   const tunnel = (yield* raw("POST", `/pods/${pod.id}/tunnel`, {
     headers,

@@ -5,7 +5,7 @@ import { AddressSet } from "../domain/AddressSet.js"
 import * as Etag from "../domain/Etag.js"
 import { AddressSetId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
-import { Conflict, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
+import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
@@ -51,8 +51,6 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       .addSuccess(AddressSet)
       .addError(NotFound.Wire)
       .addError(PreconditionFailed.Wire)
-      .addError(Conflict.Wire)
-      .addError(GuardrailViolated.Wire)
       .annotate(
         OpenApi.Summary,
         "Change the description and/or the entries (the whole list, replaced); 412 when If-Match is not the set's " +
@@ -67,8 +65,6 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.Wire)
       .addError(PreconditionFailed.Wire)
-      .addError(Conflict.Wire)
-      .addError(GuardrailViolated.Wire)
       .annotate(OpenApi.Summary, "Delete an address set (204); 412 when If-Match is not its ETag")
   )
   .middleware(TenantAuth)

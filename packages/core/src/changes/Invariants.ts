@@ -31,7 +31,7 @@ export interface Reach {
   /** VPCs whose rules change (the rule limit is checked). */
   readonly rules: ReadonlySet<VpcId>
   /**
-   * True when the change adds or removes a VPC or writes a tenant-wide guardrail
+   * True when the change adds or removes a VPC, writes a tenant-wide guardrail or an address set
    * (`Change.movesScope`): it is decided on the tenant's scope (`TenantState.scopeVersion`).
    */
   readonly tenant: boolean

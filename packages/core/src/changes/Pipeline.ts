@@ -5,8 +5,8 @@
  * invariant across rows (`Invariants`: guardrails, overlaps, the rule limit) on exactly what
  * its writes reach; it then commits the change with the request's audit entry and idempotency
  * key in one store transaction (`Store.commit`), decided on every VPC the decision and the
- * check read and, for a change to the tenant's set of VPCs or tenant-wide guardrails, on the
- * tenant's scope. The read model makes its next state from the committed writes. A decision
+ * check read and, for a change to the tenant's set of VPCs, tenant-wide guardrails or address
+ * sets, on the tenant's scope. The read model makes its next state from the committed writes. A decision
  * the store finds stale is made and checked again from scratch on the store's state; a
  * preview (dry run) is the same decision, not committed. What no tenant's state holds
  * (tenants, the admin, the provider configuration, service tunnels) is written by
@@ -249,7 +249,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
               ? Effect.fail(
                 new ServiceUnavailable({
                   detail: `${
-                    stale.vpc_id === null ? "the tenant's VPCs" : `VPC ${stale.vpc_id}`
+                    stale.vpc_id === null ? "the tenant's VPCs, guardrails or address sets" : `VPC ${stale.vpc_id}`
                   } kept changing while this request was decided; retry it`
                 })
               )

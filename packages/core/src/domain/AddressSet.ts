@@ -15,9 +15,12 @@ export const MAX_ENTRIES = 256
 
 export const AddressSetDescription = stringBetween(0, 1024)
 
+/** An entry's note, as short as AWS keeps a prefix list entry's: a set's view stays small. */
+export const EntryDescription = stringBetween(0, 255)
+
 export const AddressSetEntry = Schema.Struct({
   cidr: Ipv4NetworkNormalized,
-  description: Schema.optionalWith(Schema.NullOr(AddressSetDescription), { default: () => null })
+  description: nullable(EntryDescription)
 }).annotations({ identifier: "AddressSetEntry" })
 export type AddressSetEntry = typeof AddressSetEntry.Type
 
@@ -66,7 +69,7 @@ export const AddressSetRecord = Schema.Struct({
   name: DnsLabel,
   description: Schema.NullOr(AddressSetDescription),
   entries: Schema.Array(
-    Schema.Struct({ cidr: Ipv4NetworkNormalized, description: Schema.NullOr(AddressSetDescription) })
+    Schema.Struct({ cidr: Ipv4NetworkNormalized, description: Schema.NullOr(EntryDescription) })
   ),
   created_at: Timestamp,
   updated_at: Timestamp

@@ -297,8 +297,8 @@ export interface TenantSnapshot {
   /** Each VPC's version (`changes/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
   /**
-   * The version of the tenant's scope: stepped by every commit that adds or removes a VPC or
-   * writes a tenant-wide guardrail (`changes/Invariants.ts`).
+   * The version of the tenant's scope: stepped by every commit that adds or removes a VPC,
+   * writes a tenant-wide guardrail or writes an address set (`Change.movesScope`).
    */
   readonly scopeVersion: number
 }
@@ -309,7 +309,8 @@ export interface Commit {
   /** The VPCs whose contents the change was decided on, at the versions the deciding state held. */
   readonly decidedOn: ReadonlyArray<{ readonly vpc: VpcId; readonly version: number }>
   /**
-   * A change decided on the tenant's scope (its set of VPCs and tenant-wide guardrails), at the
+   * A change decided on the tenant's scope (its set of VPCs, tenant-wide guardrails and address
+   * sets), at the
    * version the deciding state held: committed only while the scope is still at it, held
    * against other such commits until the end. A change that moves the scope
    * (`Change.movesScope`) steps its version.

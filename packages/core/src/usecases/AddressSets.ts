@@ -12,7 +12,8 @@ import { viewOf } from "../domain/AddressSet.js"
 import { AddressSetId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { IdempotencyKeyReused, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
-import { Conflict } from "../Errors.js"
+import { Conflict, GuardrailViolated } from "../Errors.js"
+import { UniqueViolation } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
 import { storeUnavailable } from "./Failures.js"
@@ -30,22 +31,31 @@ export interface AddressSetsShape {
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<AddressSet>, ServiceUnavailable>
   /** One of the caller's sets; another tenant's is not found. */
   readonly get: (caller: TenantPrincipal, id: AddressSetId) => Effect.Effect<AddressSet, Failure>
-  /**
-   * `ifMatch`: the set's `etag` the change was made against; 412 when it moved since. Checked
-   * by the pipeline as every write is (`Refused`).
-   */
+  /** `ifMatch`: the set's `etag` the change was made against; 412 when it moved since. */
   readonly update: (
     caller: TenantPrincipal,
     id: AddressSetId,
     patch: AddressSetPatch,
     ifMatch?: string
-  ) => Effect.Effect<AddressSet, Failure | PreconditionFailed | Refused>
+  ) => Effect.Effect<AddressSet, Failure | PreconditionFailed>
   readonly delete: (
     caller: TenantPrincipal,
     id: AddressSetId,
     ifMatch?: string
-  ) => Effect.Effect<void, Failure | PreconditionFailed | Refused>
+  ) => Effect.Effect<void, Failure | PreconditionFailed>
 }
+
+/**
+ * What the pipeline's checks cannot refuse in a set's write while no rule names a set: no VPC's
+ * verdicts, blocks or rule count move with it. A refusal would be a defect, not an answer.
+ */
+const unrefused = <A, E>(self: Effect.Effect<A, E | UniqueViolation | Refused>): Effect.Effect<A, E> =>
+  Effect.catchIf(
+    self,
+    (e): e is UniqueViolation | Refused =>
+      e instanceof UniqueViolation || e instanceof Conflict || e instanceof GuardrailViolated,
+    Effect.die
+  ) as Effect.Effect<A, E>
 
 export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressSets, AddressSetsShape>() {
   static readonly layer = Layer.effect(
@@ -92,17 +102,14 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
         update: Effect.fn("AddressSets.update")(
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
-            const { result } = yield* pipeline.commit(
-              caller.tenant_id,
-              AddressSetStrategy.update(id, patch, ifMatch, now)
-            ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            const { result } = yield* unrefused(
+              pipeline.commit(caller.tenant_id, AddressSetStrategy.update(id, patch, ifMatch, now))
+            )
             return viewOf(result)
           }
         ),
         delete: Effect.fn("AddressSets.delete")(function*(caller: TenantPrincipal, id: AddressSetId, ifMatch?: string) {
-          yield* pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          yield* unrefused(pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)))
         })
       })
     })

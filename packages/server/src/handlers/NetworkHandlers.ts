@@ -6,8 +6,6 @@ import * as RequestContext from "../RequestContext.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
-const { withHeaders } = ResponseJson
-
 /** The export format the request's `Accept` asks for among the matched endpoint's (`Exports.Formats`), or null for JSON. */
 const wanted = Effect.map(
   Effect.all([HttpServerRequest.HttpServerRequest, FiberRef.get(RequestContext.Current)]),
@@ -44,7 +42,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
                 traffic.reachability(caller, path.vpc_id)
               )
               return format === null
-                ? matrix.pipe(ResponseJson.answer, Effect.map(withHeaders(VARIES)))
+                ? matrix.pipe(ResponseJson.answer, Effect.map(ResponseJson.withHeaders(VARIES)))
                 : Effect.map(
                   matrix,
                   (m) =>
@@ -92,7 +90,10 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
                       ? list
                       : SecurityRule.RuleList.make({ ...list, rules: page }, Common.TRUSTED)
                     return format === null
-                      ? Effect.map(ResponseJson.answer(Effect.succeed(answer)), withHeaders({ ...VARIES, etag }))
+                      ? Effect.map(
+                        ResponseJson.answer(Effect.succeed(answer)),
+                        ResponseJson.withHeaders({ ...VARIES, etag })
+                      )
                       : Effect.succeed(exportOf(format, Exports.rulesCsv(answer), { etag }))
                   }, { vpc_id: urlParams.vpc_id })
                 )
@@ -104,7 +105,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             Effect.flatMap(wanted, (format) => {
               const analysis = asTenant((caller) => rules.analysis(caller, urlParams.vpc_id))
               return format === null
-                ? analysis.pipe(ResponseJson.answer, Effect.map(withHeaders(VARIES)))
+                ? analysis.pipe(ResponseJson.answer, Effect.map(ResponseJson.withHeaders(VARIES)))
                 : asTenant((caller) =>
                   Effect.zipWith(
                     analysis,
@@ -117,7 +118,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
         .handle("get", ({ path }) =>
           asTenant((caller) => rules.get(caller, path.rule_id)).pipe(
             Effect.flatMap(({ etag, rule }) =>
-              Effect.map(ResponseJson.answer(Effect.succeed(rule)), withHeaders({ etag }))
+              Effect.map(ResponseJson.answer(Effect.succeed(rule)), ResponseJson.withHeaders({ etag }))
             )
           ))
         .handle("create", ({ payload, urlParams }) =>
@@ -129,7 +130,10 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             rules.update(caller, path.rule_id, payload, urlParams.dry_run === true, headers["if-match"])
           ).pipe(
             Effect.flatMap(({ answer, etag }) =>
-              Effect.map(ResponseJson.answer(Effect.succeed(answer)), etag === null ? identity : withHeaders({ etag }))
+              Effect.map(
+                ResponseJson.answer(Effect.succeed(answer)),
+                etag === null ? identity : ResponseJson.withHeaders({ etag })
+              )
             )
           ))
         .handle("delete", ({ headers, path, urlParams }) =>
@@ -151,7 +155,7 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
             Effect.flatMap((answer) =>
               Effect.map(
                 ResponseJson.answer(Effect.succeed(answer)),
-                answer.dry_run ? identity : withHeaders({ etag: answer.etag })
+                answer.dry_run ? identity : ResponseJson.withHeaders({ etag: answer.etag })
               )
             )
           ))
