@@ -5,15 +5,13 @@
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
-import type { Refused } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
 import { viewOf } from "../domain/AddressSet.js"
 import { AddressSetId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { IdempotencyKeyReused, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
-import { Conflict, GuardrailViolated } from "../Errors.js"
-import { UniqueViolation } from "../ports/Store.js"
+import { Conflict } from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
 import { storeUnavailable } from "./Failures.js"
@@ -46,16 +44,10 @@ export interface AddressSetsShape {
 }
 
 /**
- * What the pipeline's checks cannot refuse in a set's write while no rule names a set: no VPC's
- * verdicts, blocks or rule count move with it. A refusal would be a defect, not an answer.
+ * What the pipeline's checks cannot refuse in a set's write while no rule names a set (no VPC's
+ * verdicts, blocks or rule count move with it), nor the store (no name changes): defects.
  */
-const unrefused = <A, E>(self: Effect.Effect<A, E | UniqueViolation | Refused>): Effect.Effect<A, E> =>
-  Effect.catchIf(
-    self,
-    (e): e is UniqueViolation | Refused =>
-      e instanceof UniqueViolation || e instanceof Conflict || e instanceof GuardrailViolated,
-    Effect.die
-  ) as Effect.Effect<A, E>
+const unrefused = { UniqueViolation: Effect.die, Conflict: Effect.die, GuardrailViolated: Effect.die } as const
 
 export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressSets, AddressSetsShape>() {
   static readonly layer = Layer.effect(
@@ -102,14 +94,17 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
         update: Effect.fn("AddressSets.update")(
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
-            const { result } = yield* unrefused(
-              pipeline.commit(caller.tenant_id, AddressSetStrategy.update(id, patch, ifMatch, now))
-            )
+            const { result } = yield* pipeline.commit(
+              caller.tenant_id,
+              AddressSetStrategy.update(id, patch, ifMatch, now)
+            ).pipe(Effect.catchTags(unrefused))
             return viewOf(result)
           }
         ),
         delete: Effect.fn("AddressSets.delete")(function*(caller: TenantPrincipal, id: AddressSetId, ifMatch?: string) {
-          yield* unrefused(pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)))
+          yield* pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)).pipe(
+            Effect.catchTags(unrefused)
+          )
         })
       })
     })
