@@ -6,10 +6,11 @@
  * keeps every filter. Tokens are sealed with the vault's keyed digest and bound to the list
  * (endpoint and filters) and the caller.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { Errors, Page, Principal, Vault } from "@tenet/core"
-import { Effect, Either, FiberRef, Option } from "effect"
+import { Effect, Either, FiberRef, identity, Option } from "effect"
 import * as RequestContext from "./RequestContext.js"
+import * as ResponseJson from "./ResponseJson.js"
 
 /** Who is asking: the tenant's id, or `admin`. */
 const callerKey = Effect.map(
@@ -68,11 +69,9 @@ const linkTo = (request: Request, next: Page.Key | undefined) =>
     return { link: `<${url.pathname}${url.search}>; rel="next"` }
   })
 
-/** The page's `Link` header added to the answer `ResponseJson` made. */
-export const withLink = (headers: Record<string, string>) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.isServerResponse(answer) && Object.keys(headers).length > 0
-    ? HttpServerResponse.setHeaders(answer, headers)
-    : answer
+/** The page's `Link` header (none on the last page) added to the answer `ResponseJson` made. */
+const withLink = (headers: Record<string, string>) =>
+  Object.keys(headers).length > 0 ? ResponseJson.withHeaders(headers) : identity
 
 /**
  * A list endpoint's answer, a page of it when asked: `list` gives the whole list (held in memory
