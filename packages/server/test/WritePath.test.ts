@@ -3,8 +3,9 @@
  * rules created, patched, reordered and deleted, pods created, scaled and deleted with their
  * tunnels, tunnels, registry credentials, VPCs deleted with what they hold), after each
  * one, the state every process's read model serves (to a request, and off one) equals a fresh
- * load of the store at the same revision. On PostgreSQL two processes write (each its own use cases, read model and
- * connections, on one database) and each is checked; on memory and embedded, one.
+ * load of the store at the same revision. On PostgreSQL two processes write (each its own use
+ * cases, read model and connections, on one database) and each is checked; on memory and
+ * embedded, one.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { PgEmbedded } from "@tenet/adapters-postgres"

@@ -6,8 +6,8 @@
  * its writes reach; it then commits the change with the request's audit entry and idempotency
  * key in one store transaction (`Store.commit`), decided on every VPC the decision and the
  * check read and, for a change to the tenant's set of VPCs, tenant-wide guardrails or address
- * sets, on the tenant's scope. The read model makes its next state from the committed writes. A decision
- * the store finds stale is made and checked again from scratch on the store's state; a
+ * sets, on the tenant's scope. The read model makes its next state from the committed writes.
+ * A decision the store finds stale is made and checked again from scratch on the store's state; a
  * preview (dry run) is the same decision, not committed. What no tenant's state holds
  * (tenants, the admin, the provider configuration, service tunnels) is written by
  * `commitGlobal`, in one transaction with the request's audit entry.
@@ -85,6 +85,13 @@ export const removing = <P extends Change.Part, E = never>(
   )
 }
 
+/** The VPC whose version a row's writes are judged by: a VPC's own, a VPC's contents' VPC, else none. */
+const versionedBy = (part: Change.Part, key: string, record: object): ReadonlyArray<VpcId> => {
+  if (part === "vpcs") return [key as VpcId]
+  const vpc = Kind.KINDS[part].contents ? (record as { readonly vpc_id?: VpcId | null }).vpc_id : undefined
+  return vpc === undefined || vpc === null ? [] : [vpc]
+}
+
 /**
  * A row as the state holds it now, changed by `change`; nothing written when it is gone (a
  * status recorded after a delete has nothing to record). The whole row is written, so it is
@@ -92,12 +99,6 @@ export const removing = <P extends Change.Part, E = never>(
  * is at the version it was read at: a status recorded on a state from before a delete's mark
  * (which steps that version) is decided again rather than write the row back to active.
  */
-/** The VPC whose version a row's writes are judged by: a VPC's own, a VPC's contents' VPC, else none. */
-const versionedBy = (part: Change.Part, key: string, record: object): ReadonlyArray<VpcId> => {
-  if (part === "vpcs") return [key as VpcId]
-  const vpc = Kind.KINDS[part].contents ? (record as { readonly vpc_id?: VpcId | null }).vpc_id : undefined
-  return vpc === undefined || vpc === null ? [] : [vpc]
-}
 
 export const updatingLatest = <P extends Change.Part>(
   part: P,

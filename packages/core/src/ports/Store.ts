@@ -310,8 +310,7 @@ export interface Commit {
   readonly decidedOn: ReadonlyArray<{ readonly vpc: VpcId; readonly version: number }>
   /**
    * A change decided on the tenant's scope (its set of VPCs, tenant-wide guardrails and address
-   * sets), at the
-   * version the deciding state held: committed only while the scope is still at it, held
+   * sets), at the version the deciding state held: committed only while the scope is still at it, held
    * against other such commits until the end. A change that moves the scope
    * (`Change.movesScope`) steps its version.
    */
