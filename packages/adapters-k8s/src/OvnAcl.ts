@@ -86,7 +86,8 @@ const remoteOf = (entry: Plan.AclEntry): ReadonlyArray<string> =>
 /**
  * The `acls` of every subnet of the plan's VPC. Pod targets become the pods' current
  * addresses (`podAddresses`); an entry that resolves to no address on a subnet matches
- * nothing there and is left out, as is one whose remote VPC has no subnets.
+ * nothing there and is left out, as is one whose remote VPC has no subnets or whose address
+ * set has no entries. An address set is one set literal in one ACL, whatever its size.
  */
 export const render = (
   plan: Plan.SecurityPlan,

@@ -1,13 +1,14 @@
 /**
  * The rendered ACLs, loaded into a real OVN, decide every flow as core's `evaluate` does.
- * Random rule sets (ties, overlaps, dangling references, disabled rules, port ranges) are
+ * Random rule sets (ties, overlaps, dangling references, disabled rules, port ranges, address
+ * sets: large, overlapping, empty) are
  * compiled, rendered and loaded onto one logical switch per subnet; random flows between the
  * VPC's pods and addresses outside their subnet are traced with `ovn-trace`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { OvnAcl } from "@tenet/adapters-k8s"
-import type { Ids, RuleSet } from "@tenet/core"
-import { Evaluate, Net, Plan } from "@tenet/core"
+import type { Ids } from "@tenet/core"
+import { Evaluate, Net, Plan, RuleSet } from "@tenet/core"
 import { FastCheck as fc } from "effect"
 import { available, Ovn } from "./Ovn.js"
 import type { Port, Switch } from "./Ovn.js"
@@ -17,6 +18,7 @@ const vpc = id<Ids.VpcId>(1)
 const otherVpcs = [id<Ids.VpcId>(2), id<Ids.VpcId>(3)] as const
 const deletedVpc = id<Ids.VpcId>(9)
 const deletedSubnet = id<Ids.SubnetId>(19)
+const addressSets = [id<Ids.AddressSetId>(31), id<Ids.AddressSetId>(32), id<Ids.AddressSetId>(33)] as const
 const deletedPod = id<Ids.PodId>(29)
 
 const subnets = [
@@ -37,6 +39,19 @@ const context: RuleSet.VpcContext = {
     [vpc, subnets.map((s) => Net.cidrOf(s.cidr))],
     [otherVpcs[0], [Net.cidrOf("10.1.0.0/16")]],
     [otherVpcs[1], [Net.cidrOf("172.16.0.0/24"), Net.cidrOf("172.16.8.0/24")]]
+  ]),
+  addressSets: new Map([
+    // 200 entries: one ACL's set literal, whatever the set's size.
+    [
+      addressSets[0],
+      [
+        ...Array.from({ length: 198 }, (_, i) => `198.18.${i}.0/24`),
+        "8.8.8.8/32",
+        "10.0.1.0/25"
+      ].map(Net.cidrOf)
+    ],
+    [addressSets[1], ["172.16.0.0/12", "172.16.8.0/24", "203.0.113.7/32"].map(Net.cidrOf)],
+    [addressSets[2], []]
   ]),
   infrastructure: [Net.cidrOf("100.64.0.0/16"), ...subnets.map((s) => Net.cidrOf(`${s.gateway}/32`))]
 }
@@ -83,7 +98,8 @@ const ruleArb = (seq: number): fc.Arbitrary<RuleSet.Rule> =>
     ranges: fc.option(fc.array(rangeArb, { minLength: 1, maxLength: 3 }), { nil: null }),
     remote: fc.oneof(
       fc.constantFrom(...remoteCidrs).map((c) => ({ kind: "cidr" as const, cidr: Net.cidrOf(c) })),
-      fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((v) => ({ kind: "vpc" as const, vpc_id: v }))
+      fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((v) => ({ kind: "vpc" as const, vpc_id: v })),
+      fc.constantFrom(...addressSets).map((s) => ({ kind: "address_set" as const, address_set_id: s }))
     ),
     target: fc.oneof(
       fc.constant({ kind: "vpc" as const }),
@@ -118,7 +134,8 @@ const remoteIps = [
   "10.0.0.1",
   "10.0.1.1",
   "203.0.113.7",
-  "192.168.1.1"
+  "192.168.1.1",
+  "198.18.57.9"
 ]
 
 interface FlowCase {
@@ -155,7 +172,7 @@ const aimedFlow = (rule: RuleSet.Rule): fc.Arbitrary<FlowCase> => {
     podIndexes
   )
   const remote = rule.remote
-  const blocks = remote.kind === "cidr" ? [remote.cidr] : context.vpcs.get(remote.vpc_id) ?? []
+  const blocks = RuleSet.remoteBlocks(remote, context)
   const remotes = orAll(remoteIps.filter((ip) => blocks.some((b) => Net.contains(b, Net.ipv4Of(ip)))), remoteIps)
   return fc.record({
     pod: fc.constantFrom(...local),

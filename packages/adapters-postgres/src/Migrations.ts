@@ -503,6 +503,17 @@ const addressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       FOR EACH ROW EXECUTE FUNCTION tenet_bump_tenant_revision();
   `))
 
+/**
+ * A rule's remote may be one of its tenant's address sets. The key is the last guard of what the
+ * pipeline decides (a set a rule names is not deleted); checked at the statement's end, so a
+ * tenant's cascade takes its sets and rules together.
+ */
+const ruleAddressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE security_rules ADD COLUMN remote_address_set_id uuid REFERENCES address_sets (id);
+    CREATE INDEX security_rules_remote_address_set_id ON security_rules (remote_address_set_id);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -518,5 +529,6 @@ export const loader = Migrator.fromRecord({
   "0011_deciding": deciding,
   "0012_delete_marks": deleteMarks,
   "0013_event_sequencer": eventSequencer,
-  "0014_address_sets": addressSets
+  "0014_address_sets": addressSets,
+  "0015_rule_address_sets": ruleAddressSets
 })

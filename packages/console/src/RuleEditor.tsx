@@ -14,6 +14,7 @@ export interface Choices {
   readonly vpcs: ReadonlyArray<{ readonly id: Ids.VpcId; readonly name: string }>
   readonly subnets: ReadonlyArray<{ readonly id: Ids.SubnetId; readonly name: string }>
   readonly pods: ReadonlyArray<{ readonly id: Ids.PodId; readonly name: string }>
+  readonly addressSets: ReadonlyArray<{ readonly id: Ids.AddressSetId; readonly name: string }>
 }
 
 interface Draft {
@@ -23,9 +24,10 @@ interface Draft {
   priority: string
   protocol: "tcp" | "udp" | "icmp" | "all"
   ports: string
-  remote_type: "cidr" | "vpc"
+  remote_type: "cidr" | "vpc" | "address_set"
   remote_cidr: string
   remote_vpc_id: string
+  remote_address_set_id: string
   target_type: "vpc" | "subnet" | "pods"
   target_subnet_id: string
   target_pod_ids: Array<string>
@@ -42,6 +44,7 @@ const draftOf = (rule: Rule | null, choices: Choices): Draft => ({
   remote_type: rule?.remote_type ?? "cidr",
   remote_cidr: rule?.remote_cidr ?? "0.0.0.0/0",
   remote_vpc_id: rule?.remote_vpc_id ?? choices.vpcs[0]?.id ?? "",
+  remote_address_set_id: rule?.remote_address_set_id ?? choices.addressSets[0]?.id ?? "",
   target_type: rule?.target_type ?? "vpc",
   target_subnet_id: rule?.target_subnet_id ?? choices.subnets[0]?.id ?? "",
   target_pod_ids: [...(rule?.target_pod_ids ?? [])],
@@ -59,6 +62,7 @@ const fieldsOf = (d: Draft) => ({
   remote_type: d.remote_type,
   remote_cidr: d.remote_type === "cidr" ? d.remote_cidr.trim() : null,
   remote_vpc_id: d.remote_type === "vpc" ? (d.remote_vpc_id as Ids.VpcId) : null,
+  remote_address_set_id: d.remote_type === "address_set" ? (d.remote_address_set_id as Ids.AddressSetId) : null,
   target_type: d.target_type,
   target_subnet_id: d.target_type === "subnet" ? (d.target_subnet_id as Ids.SubnetId) : null,
   target_pod_ids: d.target_type === "pods" ? (d.target_pod_ids as Array<Ids.PodId>) : null,
@@ -68,7 +72,7 @@ const fieldsOf = (d: Draft) => ({
 const DIRECTIONS = [["ingress", "ingress"], ["egress", "egress"]] as const
 const ACTIONS = [["allow", "allow"], ["deny", "deny"]] as const
 const PROTOCOLS = [["tcp", "tcp"], ["udp", "udp"], ["icmp", "icmp"], ["all", "all"]] as const
-const REMOTES = [["cidr", "address block"], ["vpc", "VPC"]] as const
+const REMOTES = [["cidr", "address block"], ["vpc", "VPC"], ["address_set", "address set"]] as const
 const TARGETS = [["vpc", "whole VPC"], ["subnet", "a subnet"], ["pods", "pods"]] as const
 
 export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
@@ -159,13 +163,23 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
               onInput={set("remote_cidr")}
             />
           )
-          : (
+          : draft.remote_type === "vpc"
+          ? (
             <Choice
               label="Remote VPC"
               name="remote-vpc"
               value={draft.remote_vpc_id}
               options={choices.vpcs.map((v) => [v.id, v.name] as const)}
               onChange={set("remote_vpc_id")}
+            />
+          )
+          : (
+            <Choice
+              label="Address set"
+              name="remote-address-set"
+              value={draft.remote_address_set_id}
+              options={choices.addressSets.map((s) => [s.id, s.name] as const)}
+              onChange={set("remote_address_set_id")}
             />
           )}
         <Choice

@@ -25,14 +25,15 @@ const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
 
 export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {
   const { data, error, reload } = useLoad(async () => {
-    const [topology, rules, analysis, reachability, guardrails] = await Promise.all([
+    const [topology, rules, analysis, reachability, guardrails, addressSets] = await Promise.all([
       client.topology.get({ path: { tenant_id: tenantId } }),
       client.securityRules.list({ urlParams: { vpc_id: vpcId } }),
       client.securityRules.analysis({ urlParams: { vpc_id: vpcId } }),
       client.vpcs.reachability({ path: { vpc_id: vpcId } }),
-      client.guardrails.list({ path: { vpc_id: vpcId } })
+      client.guardrails.list({ path: { vpc_id: vpcId } }),
+      client.addressSets.list({ urlParams: {} })
     ])
-    return { topology, rules, analysis, reachability, guardrails }
+    return { topology, rules, analysis, reachability, guardrails, addressSets }
   }, [vpcId])
   const [editing, setEditing] = useState<Rule | "new" | null>(null)
 
@@ -40,12 +41,14 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
   if (data === undefined) return <p>Loading…</p>
   const vpc = data.topology.vpcs.find((v) => v.id === vpcId)
   if (vpc === undefined) return <Problem error={`VPC ${vpcId} not found`} />
-  const names = namesOf(data.topology)
+  const names = namesOf(data.topology, data.addressSets)
   const choices: Choices = {
     vpcs: data.topology.vpcs,
     subnets: vpc.subnets,
-    pods: vpc.subnets.flatMap((s) => s.pods)
+    pods: vpc.subnets.flatMap((s) => s.pods),
+    addressSets: data.addressSets
   }
+
   const done = (saved: boolean) => {
     setEditing(null)
     if (saved) reload()
@@ -156,7 +159,11 @@ const target = (rule: Rule, names: Names) =>
     : `pods ${(rule.target_pod_ids ?? []).map(names.pod).join(", ")}`
 
 const remote = (rule: Rule, names: Names) =>
-  rule.remote_type === "cidr" ? rule.remote_cidr ?? "" : `VPC ${names.vpc(rule.remote_vpc_id)}`
+  rule.remote_type === "cidr"
+    ? rule.remote_cidr ?? ""
+    : rule.remote_type === "vpc"
+    ? `VPC ${names.vpc(rule.remote_vpc_id)}`
+    : `address set ${names.addressSet(rule.remote_address_set_id)}`
 
 const IMPLIED_TEXT: Record<SecurityRule.ImpliedRule["key"], string> = {
   "implied-allow-infrastructure":

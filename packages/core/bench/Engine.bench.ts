@@ -18,6 +18,7 @@ const context: RuleSet.VpcContext = {
   subnets: new Map(subnets.map((s, i) => [s, Net.cidrOf(`10.0.${i}.0/24`)])),
   pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
   vpcs: new Map([[vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))]]),
+  addressSets: new Map(),
   infrastructure: [Net.cidrOf("100.64.0.0/16")]
 }
 

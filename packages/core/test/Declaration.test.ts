@@ -6,7 +6,12 @@ import { Either, FastCheck as fc } from "effect"
 
 const tenant = Fixtures.tenant()
 const vpc = Fixtures.vpc(tenant.id)
-const references = { vpcs: new Set([vpc.id]), subnets: new Set<Ids.SubnetId>(), pods: new Set<Ids.PodId>() }
+const references = {
+  vpcs: new Set([vpc.id]),
+  addressSets: new Set<Ids.AddressSetId>(),
+  subnets: new Set<Ids.SubnetId>(),
+  pods: new Set<Ids.PodId>()
+}
 
 /** A valid declared rule, its name from a small pool so that names meet existing rules. */
 const item: fc.Arbitrary<SecurityRule.RuleDeclaration> = fc.record({
@@ -20,6 +25,7 @@ const item: fc.Arbitrary<SecurityRule.RuleDeclaration> = fc.record({
   remote_type: fc.constant("cidr" as const),
   remote_cidr: fc.constantFrom("0.0.0.0/0", "10.0.0.0/8").map((cidr) => cidr as Net.Ipv4Network),
   remote_vpc_id: fc.constant(null),
+  remote_address_set_id: fc.constant(null),
   target_type: fc.constant("vpc" as const),
   target_subnet_id: fc.constant(null),
   target_pod_ids: fc.constant(null),

@@ -83,6 +83,7 @@ const smaller: fc.Arbitrary<RuleSet.VpcContext> = fc.tuple(
         v === vpc ? blocks.map(([, c]) => c) : v === otherVpcs[1] && otherGrew ? cidrs.slice(0, 1) : cidrs
       ] as const
     )),
+    addressSets: context.addressSets,
     infrastructure: context.infrastructure.filter((c) =>
       c.prefix !== 32 || blocks.some(([, b]) => Net.broadcastOf(b) >= c.address && Net.networkOf(b) <= c.address)
     )

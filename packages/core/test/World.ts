@@ -1,7 +1,8 @@
 /**
  * A small world for the engine's properties: one VPC with three subnets and some pods, two
  * other VPCs, one deleted VPC, a deleted subnet and a deleted pod, so references can dangle;
- * and generators of rules and flows over it.
+ * three address sets (one whose entries together, not singly, hold another VPC; one whose
+ * entries overlap; one empty) and one gone; and generators of rules and flows over it.
  */
 import type { Ids } from "@tenet/core"
 import { Net, type RuleSet } from "@tenet/core"
@@ -15,6 +16,8 @@ export const subnets = [id<Ids.SubnetId>(11), id<Ids.SubnetId>(12), id<Ids.Subne
 export const deletedSubnet = id<Ids.SubnetId>(19)
 export const pods = [id<Ids.PodId>(21), id<Ids.PodId>(22), id<Ids.PodId>(23), id<Ids.PodId>(24)]
 export const deletedPod = id<Ids.PodId>(29)
+export const addressSets = [id<Ids.AddressSetId>(31), id<Ids.AddressSetId>(32), id<Ids.AddressSetId>(33)]
+export const deletedAddressSet = id<Ids.AddressSetId>(39)
 
 export const context: RuleSet.VpcContext = {
   vpc_id: vpc,
@@ -24,6 +27,11 @@ export const context: RuleSet.VpcContext = {
     [vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))],
     [otherVpcs[0]!, [Net.cidrOf("10.1.0.0/16")]],
     [otherVpcs[1]!, [Net.cidrOf("172.16.0.0/24"), Net.cidrOf("172.16.8.0/24")]]
+  ]),
+  addressSets: new Map([
+    [addressSets[0]!, ["10.1.0.0/17", "10.1.128.0/17", "8.8.8.8/32"].map(Net.cidrOf)],
+    [addressSets[1]!, ["172.16.0.0/24", "192.168.0.0/16", "192.168.1.0/24", "10.0.1.0/24"].map(Net.cidrOf)],
+    [addressSets[2]!, []]
   ]),
   infrastructure: [Net.cidrOf("100.64.0.0/16"), Net.cidrOf("10.0.0.1/32")]
 }
@@ -62,7 +70,11 @@ export const ports = fc.option(
 
 export const remote: fc.Arbitrary<RuleSet.RuleRemote> = fc.oneof(
   fc.constantFrom(...blocks).map((cidr) => ({ kind: "cidr" as const, cidr })),
-  fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((vpc_id) => ({ kind: "vpc" as const, vpc_id }))
+  fc.constantFrom(vpc, ...otherVpcs, deletedVpc).map((vpc_id) => ({ kind: "vpc" as const, vpc_id })),
+  fc.constantFrom(...addressSets, deletedAddressSet).map((address_set_id) => ({
+    kind: "address_set" as const,
+    address_set_id
+  }))
 )
 
 export const target: fc.Arbitrary<RuleSet.RuleTarget> = fc.oneof(

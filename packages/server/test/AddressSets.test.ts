@@ -47,11 +47,12 @@ layer(testServer(), { excludeTestServices: true })("address sets", (it) => {
       expect(read.body).toEqual(set)
       expect(read.headers["etag"]).toBe(set.etag)
 
-      const changed = yield* tenet.addressSets.update({
+      const changed = (yield* tenet.addressSets.update({
         path: { address_set_id: set.id },
+        urlParams: {},
         headers: { "if-match": set.etag },
         payload: patching({ entries: [{ cidr: "192.0.2.0/24" }] })
-      })
+      })) as AddressSet.AddressSet
       expect(changed.entries).toEqual([{ cidr: "192.0.2.0/24", description: null }])
       expect(changed.description).toBe("Our office networks")
       expect(changed.etag).not.toBe(set.etag)
@@ -111,11 +112,12 @@ layer(testServer(), { excludeTestServices: true })("address sets", (it) => {
         expect((yield* raw("POST", "/address-sets", { headers, body })).status, JSON.stringify(body)).toBe(400)
       }
       expect((yield* tenet.addressSets.get({ path: { address_set_id: set.id } })).entries).toEqual(set.entries)
-      const exactly = yield* tenet.addressSets.update({
+      const exactly = (yield* tenet.addressSets.update({
         path: { address_set_id: set.id },
+        urlParams: {},
         headers: {},
         payload: patching({ entries: many.slice(0, 256) })
-      })
+      })) as AddressSet.AddressSet
       expect(exactly.entries).toHaveLength(256)
       expect((yield* raw("GET", "/address-sets", { headers })).body).toEqual([
         expect.objectContaining({ name: "kept", entries: exactly.entries })

@@ -133,6 +133,7 @@ const build = (world: WorldSpec) =>
           vpcs: vpcs as never,
           subnets: subnets as never,
           pods: pods as never,
+          addressSets: [],
           peeringCidr: PEERING
         })
       ])

@@ -1,11 +1,12 @@
 /** Address sets: a tenant's named lists of networks. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AddressSet } from "../domain/AddressSet.js"
+import { AddressSet, AddressSetPlan, AddressSetUsage } from "../domain/AddressSet.js"
 import * as Etag from "../domain/Etag.js"
 import { AddressSetId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
-import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
+import { DryRunQuery } from "../domain/SecurityRule.js"
+import { Conflict, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
 import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
@@ -43,18 +44,29 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       )
   )
   .add(
+    HttpApiEndpoint.get("usage", "/address-sets/:address_set_id/rules")
+      .setPath(AddressSetPath)
+      .addSuccess(AddressSetUsage)
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Summary, "Every rule whose remote is the set, in any VPC: where an edit of it takes effect")
+  )
+  .add(
     HttpApiEndpoint.patch("update", "/address-sets/:address_set_id")
       .annotate(Audited.Audited, Audited.path("address_set", "address_set_id"))
       .setPath(AddressSetPath)
       .setPayload(Payloads["addressSets.update"])
+      .setUrlParams(DryRunQuery)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(AddressSet)
+      .addSuccess(AddressSetPlan)
+      .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)
       .addError(PreconditionFailed.Wire)
       .annotate(
         OpenApi.Summary,
-        "Change the description and/or the entries (the whole list, replaced); 412 when If-Match is not the set's " +
-          "ETag (the answer's ETag is the new one)"
+        "Change the description and/or the entries (the whole list, replaced) in one change with every VPC whose " +
+          "rules name the set; 409 when it would break a guardrail in any of them; 412 when If-Match is not the " +
+          "set's ETag (the answer's ETag is the new one). dry_run=true: the edit's impact in each of those VPCs"
       )
   )
   .add(
@@ -63,9 +75,13 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       .setPath(AddressSetPath)
       .setHeaders(Etag.IfMatchHeaders)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(Conflict.Wire)
       .addError(NotFound.Wire)
       .addError(PreconditionFailed.Wire)
-      .annotate(OpenApi.Summary, "Delete an address set (204); 412 when If-Match is not its ETag")
+      .annotate(
+        OpenApi.Summary,
+        "Delete an address set (204); 409 while any rule names it (the rules named); 412 when If-Match is not its ETag"
+      )
   )
   .middleware(TenantAuth)
   .annotate(OpenApi.Title, "Address sets")

@@ -56,6 +56,13 @@ const podMoves = (write: Write, before: TenantState): boolean => {
   return was === undefined || was.subnet_id !== write.record.subnet_id || was.lifecycle !== write.record.lifecycle
 }
 
+/** The rules that name the address set `write` writes, in `before` or `after`. */
+const rulesUsingSet = (write: Write, before: TenantState, after: TenantState): Array<SecurityRuleRecord> => {
+  if (write._tag === "Touch") return []
+  const key = write._tag === "Remove" ? write.key : Change.keyOf(write)
+  return [...before.rulesUsing(key), ...after.rulesUsing(key)]
+}
+
 /** What `writes`, made on `before` to give `after`, can move. */
 export const reachOf = (before: TenantState, after: TenantState, writes: ReadonlyArray<Write>): Reach => {
   const vpcs = new Set<VpcId>()
@@ -99,6 +106,10 @@ export const reachOf = (before: TenantState, after: TenantState, writes: Readonl
         if (vpc !== null) vpcs.add(vpc)
         else for (const v of after.vpcs) vpcs.add(v.id)
         break
+      case "addressSets":
+        // A set's entries are the remote of every rule that names it, in whichever VPC.
+        for (const rule of rulesUsingSet(write, before, after)) vpcs.add(rule.vpc_id)
+        break
       default:
         break
     }
@@ -123,9 +134,10 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
 
 /**
  * The VPCs a change moves for others without changing their contents: each VPC a written rule
- * names as its remote (before or after), and each VPC marked deleted or restored. Their
- * versions are stepped with the change, so a decision made on them before it (a subnet added
- * to a VPC a new rule names) is made again.
+ * names as its remote (before or after), each VPC marked deleted or restored, and each VPC with
+ * a rule naming a written address set. Their versions are stepped with the change, so a decision
+ * made on them before it (a subnet added to a VPC a new rule names, a pod added where an edited
+ * set is used) is made again.
  */
 export const touchesOf = (
   before: TenantState,
@@ -145,6 +157,8 @@ export const touchesOf = (
       }
     } else if (write.part === "vpcs" && write._tag === "Update") {
       if (before.vpc(write.record.id)?.lifecycle !== write.record.lifecycle) touched.add(write.record.id)
+    } else if (write.part === "addressSets") {
+      for (const rule of rulesUsingSet(write, before, after)) touched.add(rule.vpc_id)
     }
   }
   return [...touched].filter((vpc) => before.vpc(vpc) !== undefined && after.vpc(vpc) !== undefined)
@@ -192,7 +206,8 @@ export const violated = (violations: ReadonlyArray<GuardrailViolation>) =>
 export const violationsIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null) =>
   violationsOf(state, vpcId, state.rulesOf(vpcId), vpcContextOf(state, vpcId, peeringCidr))
 
-const violationKey = (v: GuardrailViolation) =>
+/** What tells one violation from another: the guardrail and the witness flow. */
+export const violationKey = (v: GuardrailViolation) =>
   JSON.stringify([v.guardrail_id, v.flow.direction, v.flow.protocol, v.flow.port, v.flow.remote_ip, v.flow.local])
 
 /** The first two blocks of the VPC that overlap, or a block that overlaps the peering block. */

@@ -95,7 +95,11 @@ export const KINDS = {
     owners: ["vpc_id"],
     contents: true,
     // A rule naming its own VPC as the remote is not another VPC's reference to it.
-    indexes: { vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id === r.vpc_id ? null : r.remote_vpc_id },
+    indexes: {
+      vpc: (r) => r.vpc_id,
+      remote: (r) => r.remote_vpc_id === r.vpc_id ? null : r.remote_vpc_id,
+      addressSet: (r) => r.remote_address_set_id
+    },
     order: "seq",
     snapshot: "securityRules",
     // Its status as the deciding state's context has it.

@@ -7,8 +7,9 @@
 import { Schema } from "effect"
 import { nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
-import { AddressSetId, TenantId } from "./Ids.js"
+import { AddressSetId, SecurityRuleId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4NetworkNormalized } from "./Net.js"
+import { RuleImpact } from "./SecurityRule.js"
 
 /** The most entries one set may hold. */
 export const MAX_ENTRIES = 256
@@ -87,3 +88,28 @@ export const etagOf = oncePerRecord((record: AddressSetRecord): string => Etag.o
 export const viewOf = oncePerRecord((record: AddressSetRecord): AddressSet =>
   AddressSet.make({ ...record, etag: etagOf(record) }, TRUSTED)
 )
+
+/**
+ * `?dry_run=true` on a set's edit: the set as the edit would leave it, and the edit's impact in
+ * each VPC with a rule naming the set: the flows it opens and closes there, the findings it
+ * brings and the guardrails it would break (the real edit is refused with those, 409).
+ */
+export class AddressSetPlan extends Schema.Class<AddressSetPlan>("AddressSetPlan")({
+  dry_run: Schema.Literal(true),
+  address_set: AddressSet,
+  /** One per VPC that uses the set, in the VPCs' creation order. */
+  vpcs: Schema.Array(RuleImpact)
+}) {}
+
+/** A rule that names a set as its remote. */
+export const AddressSetUser = Schema.Struct({
+  rule_id: SecurityRuleId,
+  name: Schema.String,
+  vpc_id: VpcId
+}).annotations({ identifier: "AddressSetUser" })
+
+/** Where a set is used: every rule naming it, by VPC then evaluation order. */
+export class AddressSetUsage extends Schema.Class<AddressSetUsage>("AddressSetUsage")({
+  address_set_id: AddressSetId,
+  rules: Schema.Array(AddressSetUser)
+}) {}

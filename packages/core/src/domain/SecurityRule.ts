@@ -2,8 +2,8 @@
 import { Either, Schema, Struct } from "effect"
 import { intBetween, nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
-import { GuardrailId, PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
-import { Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
+import { AddressSetId, GuardrailId, PodId, SecurityRuleId, SubnetId, TenantId, VpcId } from "./Ids.js"
+import { DnsLabel, Ipv4Address, Ipv4Network, Ipv4NetworkNormalized } from "./Net.js"
 import { PageParams } from "./Page.js"
 import * as PortRanges from "./PortRanges.js"
 
@@ -23,7 +23,11 @@ export type RuleProtocol = typeof RuleProtocol.Type
 export const FlowProtocol = Schema.Literal("tcp", "udp", "icmp").annotations({ identifier: "FlowProtocol" })
 export type FlowProtocol = typeof FlowProtocol.Type
 
-export const RemoteType = Schema.Literal("cidr", "vpc").annotations({ identifier: "RemoteType" })
+export const RemoteType = Schema.Literal("cidr", "vpc", "address_set").annotations({
+  identifier: "RemoteType",
+  description:
+    "cidr: remote_cidr; vpc: every subnet of remote_vpc_id; address_set: every entry of remote_address_set_id"
+})
 export type RemoteType = typeof RemoteType.Type
 
 export const TargetType = Schema.Literal("vpc", "subnet", "pods").annotations({ identifier: "TargetType" })
@@ -66,6 +70,7 @@ const HTTPS_EXAMPLE = {
   target_type: "vpc",
   description: null,
   remote_vpc_id: null,
+  remote_address_set_id: null,
   target_subnet_id: null,
   target_pod_ids: null,
   enabled: true
@@ -83,6 +88,7 @@ export const SecurityRuleCreate = Schema.Struct({
   remote_type: RemoteType,
   remote_cidr: nullable(Ipv4NetworkNormalized),
   remote_vpc_id: nullable(VpcId),
+  remote_address_set_id: nullable(AddressSetId),
   target_type: Schema.optionalWith(TargetType, { default: () => "vpc" as const }),
   target_subnet_id: nullable(SubnetId),
   target_pod_ids: nullable(TargetPodIds),
@@ -97,14 +103,18 @@ export type SecurityRuleCreate = typeof SecurityRuleCreate.Type
  * One rule of a VPC's declared policy (`PUT /vpcs/{vpc_id}/security-rules`): the create's
  * fields without `vpc_id`, and optionally the `id` of the existing rule it is (otherwise it is
  * the existing rule of the same name, or a new one) and the `etag` it was read at (a rule's view
- * sent back as it was read: that item's `If-Match`).
+ * sent back as it was read: that item's `If-Match`). An address set may be named by its name
+ * (`remote_address_set_name`), as rules files do, in place of its id.
  */
 export const RuleDeclaration = Schema.Struct({
   id: Schema.optional(SecurityRuleId),
   etag: Schema.optional(Schema.String).annotations({
     description: "The rule's etag as read: 412 when the rule this item is changed since, or is gone"
   }),
-  ...Struct.omit(SecurityRuleCreate.fields, "vpc_id")
+  ...Struct.omit(SecurityRuleCreate.fields, "vpc_id"),
+  remote_address_set_name: Schema.optional(DnsLabel).annotations({
+    description: "With remote_type address_set: the tenant's set of this name, in place of remote_address_set_id"
+  })
 }).annotations({ identifier: "RuleDeclaration" })
 export type RuleDeclaration = typeof RuleDeclaration.Type
 
@@ -149,6 +159,7 @@ export const SecurityRulePatch = Schema.Struct({
   remote_type: Schema.optional(RemoteType),
   remote_cidr: Schema.optional(Schema.NullOr(Ipv4NetworkNormalized)),
   remote_vpc_id: Schema.optional(Schema.NullOr(VpcId)),
+  remote_address_set_id: Schema.optional(Schema.NullOr(AddressSetId)),
   target_type: Schema.optional(TargetType),
   target_subnet_id: Schema.optional(Schema.NullOr(SubnetId)),
   target_pod_ids: Schema.optional(Schema.NullOr(TargetPodIds)),
@@ -184,6 +195,7 @@ export const SecurityRuleRecord = Schema.Struct({
   remote_type: RemoteType,
   remote_cidr: Schema.NullOr(Ipv4Network),
   remote_vpc_id: Schema.NullOr(VpcId),
+  remote_address_set_id: Schema.NullOr(AddressSetId),
   target_type: TargetType,
   target_subnet_id: Schema.NullOr(SubnetId),
   target_pod_ids: Schema.NullOr(TargetPodIds),

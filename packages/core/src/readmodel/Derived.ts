@@ -16,13 +16,14 @@ interface OfVpc {
   readonly peeringCidr: string | null
 }
 
-/** A VPC's context: its inputs are the tenant's VPCs and subnets, the VPC's pods, the peering block. */
+/** A VPC's context: its inputs are the tenant's VPCs, subnets and address sets, the VPC's pods, the peering block. */
 const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
   key: ({ vpcId }) => vpcId,
   inputs: (state, { peeringCidr, vpcId }) => [
     state.entryOf("vpcs"),
     state.entryOf("subnets"),
     state.entryOf("pods", { vpc: vpcId }),
+    state.entryOf("addressSets"),
     peeringCidr
   ],
   compute: (state, { peeringCidr, vpcId }) =>
@@ -30,11 +31,12 @@ const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
       vpcs: state.vpcs,
       subnets: state.subnets,
       pods: state.podsOf(vpcId),
+      addressSets: state.addressSets,
       peeringCidr
     })
 }
 
-/** What a VPC's rules resolve against: the tenant's VPCs, the VPC's subnets and pods. */
+/** What a VPC's rules resolve against: the tenant's VPCs and address sets, the VPC's subnets and pods. */
 export const vpcContextOf = (state: TenantState, vpcId: VpcId, peeringCidr: string | null): RuleSet.VpcContext =>
   state.memo(VpcContext, { vpcId, peeringCidr })
 

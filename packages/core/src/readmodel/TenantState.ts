@@ -273,6 +273,10 @@ export class TenantState {
   rulesNaming(vpcId: string): ReadonlyArray<SecurityRuleRecord> {
     return this.sorted("rules", this.grouped(this.tables.rules, "remote", vpcId))
   }
+  /** The rules, in any VPC, whose remote is this address set, in creation order. */
+  rulesUsing(addressSetId: string): ReadonlyArray<SecurityRuleRecord> {
+    return this.sorted("rules", this.grouped(this.tables.rules, "addressSet", addressSetId))
+  }
   pod(id: string): PodRecord | undefined {
     return Option.getOrUndefined(Table.get(this.tables.pods, id))
   }

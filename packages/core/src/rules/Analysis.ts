@@ -18,6 +18,7 @@ import * as Net from "../domain/Net.js"
 import type { Direction, RuleAction } from "../domain/SecurityRule.js"
 import { FlowProtocol } from "../domain/SecurityRule.js"
 import type { Flow, Rule, VpcContext } from "./RuleSet.js"
+import * as RuleSet from "./RuleSet.js"
 import { enforced } from "./RuleSet.js"
 
 type Protocol = FlowProtocol
@@ -80,12 +81,21 @@ const localsOf = (rule: Rule, context: VpcContext): ReadonlySet<string> => {
 
 const interval = (cidr: Net.Cidr) => [Net.networkOf(cidr), Net.broadcastOf(cidr)] as const
 
+/** Intervals as the fewest disjoint ones holding the same addresses (a set's entries may overlap or abut). */
+const merged = (intervals: ReadonlyArray<readonly [number, number]>): Array<readonly [number, number]> => {
+  const out: Array<[number, number]> = []
+  for (const [from, to] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    const last = out[out.length - 1]
+    if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to)
+    else out.push([from, to])
+  }
+  return out
+}
+
 /** The boxes a rule matches. */
 export const boxesOf = (rule: Rule, context: VpcContext): Array<Box> => {
   const protocols = rule.protocol === "all" ? PROTOCOLS : [rule.protocol]
-  const remotes = rule.remote.kind === "cidr"
-    ? [interval(rule.remote.cidr)]
-    : (context.vpcs.get(rule.remote.vpc_id) ?? []).map(interval)
+  const remotes = merged(RuleSet.remoteBlocks(rule.remote, context).map(interval))
   const locals = localsOf(rule, context)
   return protocols.flatMap((protocol) => {
     const ports: ReadonlyArray<readonly [number, number]> = protocol === "icmp"

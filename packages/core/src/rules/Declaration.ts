@@ -9,7 +9,7 @@
  */
 import { Either } from "effect"
 import * as Etag from "../domain/Etag.js"
-import type { SecurityRuleId } from "../domain/Ids.js"
+import type { AddressSetId, SecurityRuleId } from "../domain/Ids.js"
 import type { RuleDeclaration, SecurityRuleRecord } from "../domain/SecurityRule.js"
 import * as SecurityRule from "../domain/SecurityRule.js"
 import type { FieldError, References } from "./Validate.js"
@@ -27,6 +27,7 @@ export const FIELDS = [
   "remote_type",
   "remote_cidr",
   "remote_vpc_id",
+  "remote_address_set_id",
   "target_type",
   "target_subnet_id",
   "target_pod_ids",
@@ -35,9 +36,23 @@ export const FIELDS = [
 
 type Declared = Pick<SecurityRuleRecord, typeof FIELDS[number]>
 
-const declaredOf = (item: RuleDeclaration): Declared => {
-  const { etag: _etag, id: _id, ...fields } = item
-  return fields
+/** The tenant's address sets by name, for items that name a set by its name. */
+export type SetsByName = ReadonlyMap<string, AddressSetId>
+
+/** An item's declared fields, its set named by id (an unknown name is none: validation names the field). */
+const declaredOf = (item: RuleDeclaration, sets: SetsByName): Declared => {
+  const { etag: _etag, id: _id, remote_address_set_name: setName, ...fields } = item
+  return setName === undefined ? fields : { ...fields, remote_address_set_id: sets.get(setName) ?? null }
+}
+
+/** The problem with how an item names its address set, if any. */
+const setNameProblem = (item: RuleDeclaration, sets: SetsByName): string | undefined => {
+  if (item.remote_address_set_name === undefined) return undefined
+  if (item.remote_address_set_id !== null) return "give remote_address_set_id or remote_address_set_name, not both"
+  if (item.remote_type !== "address_set") return "only allowed when remote_type is address_set"
+  return sets.has(item.remote_address_set_name)
+    ? undefined
+    : `you have no address set named "${item.remote_address_set_name}"`
 }
 
 const sameValue = (a: unknown, b: unknown): boolean =>
@@ -83,7 +98,8 @@ export const plan = (
   existing: ReadonlyArray<SecurityRuleRecord>,
   items: ReadonlyArray<RuleDeclaration>,
   references: References,
-  making: Making
+  making: Making,
+  sets: SetsByName = new Map()
 ): Either.Either<Outcome, ReadonlyArray<FieldError>> => {
   const problems: Array<FieldError> = []
   const byId = new Map(existing.map((r) => [r.id as string, r]))
@@ -133,7 +149,12 @@ export const plan = (
     }
   })
   items.forEach((item, i) => {
-    Either.match(validate(declaredOf(item), references), {
+    const setName = setNameProblem(item, sets)
+    if (setName !== undefined) {
+      problems.push({ field: `rules[${i}].remote_address_set_name`, message: setName })
+      return
+    }
+    Either.match(validate(declaredOf(item, sets), references), {
       onLeft: (e) => problems.push({ field: `rules[${i}].${e.field}`, message: e.message }),
       onRight: () => undefined
     })
@@ -154,7 +175,7 @@ export const plan = (
   const kept = new Map<string, SecurityRuleRecord>()
   let seq = existing.reduce((max, r) => Math.max(max, r.seq), 0)
   items.forEach((item, i) => {
-    const declared = declaredOf(item)
+    const declared = declaredOf(item, sets)
     const current = match.get(i)
     if (current === undefined) {
       const record = making.stamp({ ...declared, id: making.newId(), seq: ++seq })

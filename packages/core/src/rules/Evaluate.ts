@@ -7,6 +7,7 @@ import type { SecurityRuleId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { ImpliedRuleKey, RuleAction } from "../domain/SecurityRule.js"
 import type { Flow, Rule, VpcContext } from "./RuleSet.js"
+import * as RuleSet from "./RuleSet.js"
 import { enforced } from "./RuleSet.js"
 
 export type DecidedBy =
@@ -42,7 +43,7 @@ interface CompiledRule {
   readonly verdict: Verdict
   /** Port ranges as [from, to, from, to, ...]; null for every port. */
   readonly ports: ReadonlyArray<number> | null
-  /** For a remote address: the rule's block, as network and mask (a VPC remote: its blocks). */
+  /** For a remote address: the rule's blocks (`RuleSet.remoteBlocks`), as networks and masks. */
   readonly networks: ReadonlyArray<number>
   readonly masks: ReadonlyArray<number>
   /** For a remote VPC (a flow naming a VPC): the VPCs this rule's remote covers. */
@@ -52,15 +53,17 @@ interface CompiledRule {
   readonly pods: ReadonlySet<string> | undefined
 }
 
+/** Whether every address of `block` is in one of `blocks`. */
+const within = (block: Net.Cidr, blocks: ReadonlyArray<Net.Cidr>) =>
+  blocks.some((c) => block.prefix >= c.prefix && Net.contains(c, Net.networkOf(block)))
+
 const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
-  const blocks = rule.remote.kind === "cidr" ? [rule.remote.cidr] : context.vpcs.get(rule.remote.vpc_id) ?? []
-  const cidr = rule.remote.kind === "cidr" ? rule.remote.cidr : undefined
-  const vpcs = cidr === undefined
-    ? new Set<string>([rule.remote.kind === "vpc" ? rule.remote.vpc_id : ""])
+  const blocks = RuleSet.remoteBlocks(rule.remote, context)
+  // A flow naming a VPC matches a remote VPC by name, and an address remote that holds all its blocks.
+  const vpcs = rule.remote.kind === "vpc"
+    ? new Set<string>([rule.remote.vpc_id])
     : new Set<string>(
-      [...context.vpcs].filter(([, bs]) =>
-        bs.length > 0 && bs.every((b) => b.prefix >= cidr.prefix && Net.contains(cidr, Net.networkOf(b)))
-      ).map(([id]) => id)
+      [...context.vpcs].filter(([, bs]) => bs.length > 0 && bs.every((b) => within(b, blocks))).map(([id]) => id)
     )
   return {
     verdict: { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } },

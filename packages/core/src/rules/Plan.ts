@@ -3,7 +3,7 @@
  * entries with distinct ranks (OVN, for one, leaves equal priorities undefined). Adapters
  * render it; they never re-derive evaluation order.
  */
-import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
+import type { AddressSetId, PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { PortRange } from "../domain/PortRanges.js"
@@ -14,6 +14,7 @@ import * as RuleSet from "./RuleSet.js"
 export type PlanRemote =
   | { readonly kind: "cidr"; readonly cidr: string }
   | { readonly kind: "vpc"; readonly vpc_id: VpcId; readonly cidrs: ReadonlyArray<string> }
+  | { readonly kind: "address_set"; readonly address_set_id: AddressSetId; readonly cidrs: ReadonlyArray<string> }
 
 export type PlanTarget =
   | { readonly kind: "vpc" }
@@ -44,10 +45,23 @@ export interface SecurityPlan {
   readonly pods: ReadonlyArray<{ readonly pod_id: PodId; readonly subnet_id: SubnetId }>
 }
 
+const remoteOf = (remote: RuleSet.RuleRemote, context: RuleSet.VpcContext): PlanRemote => {
+  const cidrs = RuleSet.remoteBlocks(remote, context).map(Net.formatCidr)
+  switch (remote.kind) {
+    case "cidr":
+      return { kind: "cidr", cidr: cidrs[0]! }
+    case "vpc":
+      return { kind: "vpc", vpc_id: remote.vpc_id, cidrs }
+    case "address_set":
+      return { kind: "address_set", address_set_id: remote.address_set_id, cidrs }
+  }
+}
+
 /**
  * Compiles a VPC's rules to its plan: the enforced rules (enabled, everything they reference
  * present), in evaluation order, ranked 1, 2, 3, ... Remote VPCs become their subnet blocks,
- * target subnets their block; target pods stay ids for the backend to resolve.
+ * address sets their entries (one entry per rule, whatever the set's size), target subnets their
+ * block; target pods stay ids for the backend to resolve.
  */
 export const compile = (rules: ReadonlyArray<RuleSet.Rule>, context: RuleSet.VpcContext): SecurityPlan => ({
   vpc_id: context.vpc_id,
@@ -61,13 +75,7 @@ export const compile = (rules: ReadonlyArray<RuleSet.Rule>, context: RuleSet.Vpc
     action: rule.action,
     protocol: rule.protocol,
     ports: rule.ports,
-    remote: rule.remote.kind === "cidr"
-      ? { kind: "cidr", cidr: Net.formatCidr(rule.remote.cidr) }
-      : {
-        kind: "vpc",
-        vpc_id: rule.remote.vpc_id,
-        cidrs: (context.vpcs.get(rule.remote.vpc_id) ?? []).map(Net.formatCidr)
-      },
+    remote: remoteOf(rule.remote, context),
     target: rule.target.kind === "subnet"
       ? {
         kind: "subnet",

@@ -4,8 +4,9 @@
  * evaluation order. Pure.
  */
 import { Either } from "effect"
+import type { AddressSetRecord } from "../domain/AddressSet.js"
 import { oncePerRecord } from "../domain/Common.js"
-import type { PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
+import type { AddressSetId, PodId, SecurityRuleId, SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import * as PortRanges from "../domain/PortRanges.js"
@@ -24,6 +25,7 @@ import type { VpcRecord } from "../domain/Vpc.js"
 export type RuleRemote =
   | { readonly kind: "cidr"; readonly cidr: Net.Cidr }
   | { readonly kind: "vpc"; readonly vpc_id: VpcId }
+  | { readonly kind: "address_set"; readonly address_set_id: AddressSetId }
 
 export type RuleTarget =
   | { readonly kind: "vpc" }
@@ -57,7 +59,9 @@ export const fromRecord = oncePerRecord((r: SecurityRuleRecord): Rule => ({
   ports: r.ports === null ? null : Either.getOrThrow(PortRanges.parse(r.ports)),
   remote: r.remote_type === "cidr"
     ? { kind: "cidr", cidr: Net.cidrOf(r.remote_cidr!) }
-    : { kind: "vpc", vpc_id: r.remote_vpc_id! },
+    : r.remote_type === "vpc"
+    ? { kind: "vpc", vpc_id: r.remote_vpc_id! }
+    : { kind: "address_set", address_set_id: r.remote_address_set_id! },
   target: r.target_type === "vpc"
     ? { kind: "vpc" }
     : r.target_type === "subnet"
@@ -75,6 +79,8 @@ export interface VpcContext {
   readonly pods: ReadonlyMap<PodId, SubnetId>
   /** The tenant's VPCs (this one included) and their subnet blocks. */
   readonly vpcs: ReadonlyMap<VpcId, ReadonlyArray<Net.Cidr>>
+  /** The tenant's address sets and their entries. */
+  readonly addressSets: ReadonlyMap<AddressSetId, ReadonlyArray<Net.Cidr>>
   /** Core network (platform DNS, gateways, tunnel connectors, load balancers): always allowed. */
   readonly infrastructure: ReadonlyArray<Net.Cidr>
 }
@@ -82,16 +88,37 @@ export interface VpcContext {
 /** A subnet's CIDR block. */
 const blockOf = oncePerRecord((subnet: SubnetRecord): Net.Cidr => Net.cidrOf(subnet.cidr))
 
+/** An address set's entries as blocks. */
+const entriesOf = oncePerRecord((set: AddressSetRecord): ReadonlyArray<Net.Cidr> =>
+  set.entries.map((e) => Net.cidrOf(e.cidr))
+)
+
+/** The addresses a rule's remote stands for in `context`: its block, the remote VPC's blocks, the set's entries. */
+export const remoteBlocks = (remote: RuleRemote, context: VpcContext): ReadonlyArray<Net.Cidr> => {
+  switch (remote.kind) {
+    case "cidr":
+      return [remote.cidr]
+    case "vpc":
+      return context.vpcs.get(remote.vpc_id) ?? []
+    case "address_set":
+      return context.addressSets.get(remote.address_set_id) ?? []
+  }
+}
+
 /** The tenant's records a VPC's rules resolve against. */
 export interface Surroundings {
   readonly vpcs: ReadonlyArray<VpcRecord>
   readonly subnets: ReadonlyArray<SubnetRecord>
   /** The VPC's pods (others are ignored). */
   readonly pods: ReadonlyArray<PodRecord>
+  readonly addressSets: ReadonlyArray<AddressSetRecord>
   readonly peeringCidr: string | null
 }
 
-/** A VPC's context from its tenant's records: the tenant's VPC blocks, the VPC's subnets, pods and core network. */
+/**
+ * A VPC's context from its tenant's records: the tenant's VPC blocks and address sets, the VPC's
+ * subnets, pods and core network.
+ */
 export const contextOf = (vpcId: VpcId, of: Surroundings): VpcContext => {
   const own = of.subnets.filter((s) => s.vpc_id === vpcId)
   // A VPC being deleted has left enforcement: rules that name it match nothing.
@@ -107,6 +134,7 @@ export const contextOf = (vpcId: VpcId, of: Surroundings): VpcContext => {
       of.pods.filter((p) => p.vpc_id === vpcId && p.lifecycle !== "deleting").map((p) => [p.id, p.subnet_id])
     ),
     vpcs: blocks,
+    addressSets: new Map(of.addressSets.map((set) => [set.id, entriesOf(set)])),
     infrastructure: [
       ...(of.peeringCidr === null ? [] : [Net.cidrOf(of.peeringCidr)]),
       ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))

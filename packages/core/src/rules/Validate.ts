@@ -4,7 +4,7 @@
  * name the offending field.
  */
 import { Either } from "effect"
-import type { PodId, SubnetId, VpcId } from "../domain/Ids.js"
+import type { AddressSetId, PodId, SubnetId, VpcId } from "../domain/Ids.js"
 import type { SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
 
 export interface FieldError {
@@ -20,33 +20,45 @@ export type RuleShape = Pick<
   | "remote_type"
   | "remote_cidr"
   | "remote_vpc_id"
+  | "remote_address_set_id"
   | "target_type"
   | "target_subnet_id"
   | "target_pod_ids"
 >
 
-/** What references are checked against: the tenant's VPCs, this VPC's subnets and pods. */
+/** What references are checked against: the tenant's VPCs and address sets, this VPC's subnets and pods. */
 export interface References {
   readonly vpcs: ReadonlySet<VpcId>
+  readonly addressSets: ReadonlySet<AddressSetId>
   readonly subnets: ReadonlySet<SubnetId>
   readonly pods: ReadonlySet<PodId>
 }
 
 const fail = (field: string, message: string) => Either.left<FieldError>({ field, message })
 
+/** Each remote type and the field that names its remote: exactly that one is set. */
+const REMOTE_FIELDS = [
+  ["cidr", "remote_cidr"],
+  ["vpc", "remote_vpc_id"],
+  ["address_set", "remote_address_set_id"]
+] as const satisfies ReadonlyArray<readonly [SecurityRuleRecord["remote_type"], keyof RuleShape]>
+
 export const validate = (rule: RuleShape, refs: References): Either.Either<void, FieldError> => {
   if (rule.ports !== null && rule.protocol !== "tcp" && rule.protocol !== "udp") {
     return fail("ports", `ports are only allowed with protocol tcp or udp, not ${rule.protocol}`)
   }
-  if (rule.remote_type === "cidr") {
-    if (rule.remote_cidr === null) return fail("remote_cidr", "required when remote_type is cidr")
-    if (rule.remote_vpc_id !== null) return fail("remote_vpc_id", "only allowed when remote_type is vpc")
-  } else {
-    if (rule.remote_vpc_id === null) return fail("remote_vpc_id", "required when remote_type is vpc")
-    if (rule.remote_cidr !== null) return fail("remote_cidr", "only allowed when remote_type is cidr")
-    if (!refs.vpcs.has(rule.remote_vpc_id)) {
-      return fail("remote_vpc_id", `${rule.remote_vpc_id} is not one of your VPCs`)
+  for (const [type, field] of REMOTE_FIELDS) {
+    if (type === rule.remote_type) {
+      if (rule[field] === null) return fail(field, `required when remote_type is ${type}`)
+    } else if (rule[field] !== null) {
+      return fail(field, `only allowed when remote_type is ${type}`)
     }
+  }
+  if (rule.remote_type === "vpc" && !refs.vpcs.has(rule.remote_vpc_id!)) {
+    return fail("remote_vpc_id", `${rule.remote_vpc_id} is not one of your VPCs`)
+  }
+  if (rule.remote_type === "address_set" && !refs.addressSets.has(rule.remote_address_set_id!)) {
+    return fail("remote_address_set_id", `${rule.remote_address_set_id} is not one of your address sets`)
   }
   if (rule.target_type !== "subnet" && rule.target_subnet_id !== null) {
     return fail("target_subnet_id", "only allowed when target_type is subnet")
@@ -81,13 +93,13 @@ export const applyPatch = <R extends RuleShape>(current: R, patch: SecurityRuleP
   const present = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<R>
   let next: R = { ...current, ...present }
   if (patch.remote_type !== undefined && patch.remote_type !== current.remote_type) {
-    const companion = patch.remote_type === "cidr" ? "remote_cidr" : "remote_vpc_id"
+    const companion = REMOTE_FIELDS.find(([type]) => type === patch.remote_type)![1]
     if (patch[companion] === undefined) {
       return fail(companion, `required when remote_type changes to ${patch.remote_type}`)
     }
-    next = patch.remote_type === "cidr"
-      ? { ...next, remote_vpc_id: patch.remote_vpc_id ?? null }
-      : { ...next, remote_cidr: patch.remote_cidr ?? null }
+    for (const [, field] of REMOTE_FIELDS) {
+      if (field !== companion) next = { ...next, [field]: patch[field] ?? null }
+    }
   }
   if (patch.target_type !== undefined && patch.target_type !== current.target_type) {
     const companion = patch.target_type === "subnet"

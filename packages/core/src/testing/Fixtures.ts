@@ -179,6 +179,7 @@ export const rule = (vpc: VpcRecord, seq: number, overrides: Partial<SecurityRul
   remote_type: "cidr",
   remote_cidr: "0.0.0.0/0" as Ipv4Network,
   remote_vpc_id: null,
+  remote_address_set_id: null,
   target_type: "vpc",
   target_subnet_id: null,
   target_pod_ids: null,

@@ -37,11 +37,13 @@ export const verdict = (
     if (r.target.kind === "pods" && !(f.local.pod_id !== undefined && r.target.pod_ids.includes(f.local.pod_id))) {
       return false
     }
-    if (r.remote.kind === "cidr") {
-      if (f.remote.kind === "ip") return inBlock(r.remote.cidr, f.remote.ip)
-      const [s, e] = range(r.remote.cidr)
+    if (r.remote.kind !== "vpc") {
+      // An address set is its entries, each a block as a CIDR remote is.
+      const blocks = r.remote.kind === "cidr" ? [r.remote.cidr] : context.addressSets.get(r.remote.address_set_id) ?? []
+      if (f.remote.kind === "ip") return blocks.some((c) => inBlock(c, (f.remote as { ip: number }).ip))
       const own = context.vpcs.get(f.remote.vpc_id) ?? []
-      return own.length > 0 && own.every((b) => s <= range(b)[0] && range(b)[1] <= e)
+      return own.length > 0 &&
+        own.every((b) => blocks.some((c) => range(c)[0] <= range(b)[0] && range(b)[1] <= range(c)[1]))
     }
     if (f.remote.kind === "vpc") return f.remote.vpc_id === r.remote.vpc_id
     const ip = f.remote.ip
@@ -138,7 +140,13 @@ export const edges = (world: World, vpcs: ReadonlyArray<string>): Array<number> 
     return [
       ...context.infrastructure,
       ...[...context.vpcs.values()].flat(),
-      ...world.rules(v).flatMap((r) => (r.remote.kind === "cidr" ? [r.remote.cidr] : []))
+      ...world.rules(v).flatMap((r) =>
+        r.remote.kind === "cidr"
+          ? [r.remote.cidr]
+          : r.remote.kind === "address_set"
+          ? context.addressSets.get(r.remote.address_set_id) ?? []
+          : []
+      )
     ]
   }).map(range)
   return [...new Set(blocks.flatMap(([a, b]) => [a - 1, a, b, b + 1]).filter((n) => n >= 0 && n <= 0xffffffff))]

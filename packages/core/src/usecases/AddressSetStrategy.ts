@@ -11,6 +11,7 @@ import type { Decision } from "../changes/Pipeline.js"
 import { creating, removing } from "../changes/Pipeline.js"
 import type { AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
 import { etagOf } from "../domain/AddressSet.js"
+import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 
@@ -50,15 +51,36 @@ export const update =
     })
   }
 
-/** The set removed. */
+/** The most rules a refused delete names; the count says how many more. */
+const NAMED_RULES = 10
+
+/** The rules naming the set, for the refusal of its delete: each by name, id and VPC. */
+const usedBy = (rules: ReadonlyArray<SecurityRuleRecord>): string => {
+  const named = rules.slice(0, NAMED_RULES).map((r) => `'${r.name}' (${r.id}) in VPC ${r.vpc_id}`).join(", ")
+  return rules.length > NAMED_RULES ? `${named} and ${rules.length - NAMED_RULES} more` : named
+}
+
+/** The set removed; refused while any rule names it (a rule's remote cannot vanish under it). */
 export const remove =
   (id: string, ifMatch: string | undefined) =>
-  (state: TenantState): Either.Either<Decision<void>, NotFound | PreconditionFailed> =>
-    removing(
-      state,
-      "addressSets",
-      id,
-      missing(id),
-      undefined,
-      (current) => PreconditionFailed.unmoved(`address set ${id}`, etagOf(current), ifMatch)
+  (state: TenantState): Either.Either<Decision<void>, NotFound | PreconditionFailed | Conflict> =>
+    Either.flatMap(
+      removing(
+        state,
+        "addressSets",
+        id,
+        missing(id),
+        undefined,
+        (current) => PreconditionFailed.unmoved(`address set ${id}`, etagOf(current), ifMatch)
+      ),
+      (decision) => {
+        const rules = state.rulesUsing(id)
+        return rules.length === 0 ? Either.right(decision) : Either.left(
+          new Conflict({
+            detail: `address set ${id} is the remote of ${rules.length} rule${rules.length === 1 ? "" : "s"}: ${
+              usedBy(rules)
+            }; change or delete them first`
+          })
+        )
+      }
     )

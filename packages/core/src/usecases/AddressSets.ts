@@ -1,21 +1,38 @@
 /**
  * Address sets (`domain/AddressSet.ts`): a tenant's named lists of networks, each the tenant's
- * own to create, read, change and delete. The decisions are `AddressSetStrategy`'s; every
- * write goes through the pipeline, with its audit entry, event and idempotency key.
+ * own to create, read, change and delete, and the remote of rules in any of its VPCs. The
+ * decisions are `AddressSetStrategy`'s; every write goes through the pipeline, with its audit
+ * entry, event and idempotency key. An edit moves the verdicts of every VPC whose rules name the
+ * set: the pipeline checks their guardrails in the decision that commits it, and each of those
+ * VPCs is converged after it. A dry run answers the edit's impact in each.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { Idempotency } from "../changes/Idempotency.js"
+import * as Invariants from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
-import { viewOf } from "../domain/AddressSet.js"
+import { AddressSetPlan, AddressSetUsage, viewOf } from "../domain/AddressSet.js"
+import { TRUSTED } from "../domain/Common.js"
+import type { VpcId } from "../domain/Ids.js"
 import { AddressSetId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import type { IdempotencyKeyReused, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
+import type {
+  GuardrailViolated,
+  IdempotencyKeyReused,
+  NotFound,
+  PreconditionFailed,
+  ServiceUnavailable
+} from "../Errors.js"
 import { Conflict } from "../Errors.js"
+import { vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import type { TenantState } from "../readmodel/TenantState.js"
+import * as RuleSet from "../rules/RuleSet.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
 import { storeUnavailable } from "./Failures.js"
+import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
+import { impactOf } from "./RulePresentation.js"
 
 type Failure = NotFound | ServiceUnavailable
 
@@ -29,25 +46,39 @@ export interface AddressSetsShape {
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<AddressSet>, ServiceUnavailable>
   /** One of the caller's sets; another tenant's is not found. */
   readonly get: (caller: TenantPrincipal, id: AddressSetId) => Effect.Effect<AddressSet, Failure>
-  /** `ifMatch`: the set's `etag` the change was made against; 412 when it moved since. */
+  /** Every rule naming the set, by VPC then evaluation order. */
+  readonly usage: (caller: TenantPrincipal, id: AddressSetId) => Effect.Effect<AddressSetUsage, Failure>
+  /**
+   * `ifMatch`: the set's `etag` the change was made against; 412 when it moved since. 409 when
+   * it would break a guardrail in any VPC that uses the set. Answers once every such VPC is
+   * converged (or still applying past the applier's wait).
+   */
   readonly update: (
     caller: TenantPrincipal,
     id: AddressSetId,
     patch: AddressSetPatch,
     ifMatch?: string
-  ) => Effect.Effect<AddressSet, Failure | PreconditionFailed>
+  ) => Effect.Effect<AddressSet, Failure | PreconditionFailed | GuardrailViolated>
+  /** The edit decided exactly as `update` decides it, not made: its impact in each VPC that uses the set. */
+  readonly plan: (
+    caller: TenantPrincipal,
+    id: AddressSetId,
+    patch: AddressSetPatch,
+    ifMatch?: string
+  ) => Effect.Effect<AddressSetPlan, Failure | PreconditionFailed>
+  /** 409 while a rule names the set. */
   readonly delete: (
     caller: TenantPrincipal,
     id: AddressSetId,
     ifMatch?: string
-  ) => Effect.Effect<void, Failure | PreconditionFailed>
+  ) => Effect.Effect<void, Failure | PreconditionFailed | Conflict>
 }
 
-/**
- * What the pipeline's checks cannot refuse in a set's write while no rule names a set (no VPC's
- * verdicts, blocks or rule count move with it), nor the store (no name changes): defects.
- */
-const unrefused = { UniqueViolation: Effect.die, Conflict: Effect.die, GuardrailViolated: Effect.die } as const
+/** The VPCs with a rule naming the set, in the VPCs' creation order. */
+const vpcsUsing = (state: TenantState, id: string): ReadonlyArray<VpcId> => {
+  const using = new Set<string>(state.rulesUsing(id).map((r) => r.vpc_id))
+  return state.vpcs.filter((v) => using.has(v.id)).map((v) => v.id)
+}
 
 export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressSets, AddressSetsShape>() {
   static readonly layer = Layer.effect(
@@ -56,6 +87,7 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
       const idempotency = yield* Idempotency
+      const applier = yield* NetworkApplier
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
       return AddressSets.of({
@@ -91,19 +123,59 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
         get: Effect.fn("AddressSets.get")(function*(caller: TenantPrincipal, id: AddressSetId) {
           return viewOf(yield* found((yield* stateOf(caller)).addressSet(id), `address set ${id}`))
         }),
+        usage: Effect.fn("AddressSets.usage")(function*(caller: TenantPrincipal, id: AddressSetId) {
+          const state = yield* stateOf(caller)
+          yield* found(state.addressSet(id), `address set ${id}`)
+          const rules = vpcsUsing(state, id).flatMap((vpc) =>
+            RuleSet.sort(state.rulesOf(vpc).map(RuleSet.fromRecord)).filter((r) =>
+              r.remote.kind === "address_set" && r.remote.address_set_id === id
+            ).map((r) => ({ rule_id: r.id, name: state.rule(r.id)!.name, vpc_id: vpc }))
+          )
+          return AddressSetUsage.make({ address_set_id: id, rules }, TRUSTED)
+        }),
         update: Effect.fn("AddressSets.update")(
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
-            const { result } = yield* pipeline.commit(
+            const { result, state } = yield* pipeline.commit(
               caller.tenant_id,
               AddressSetStrategy.update(id, patch, ifMatch, now)
-            ).pipe(Effect.catchTags(unrefused))
+            ).pipe(
+              // An edit adds no rule and moves no block; the store's names do not change.
+              Effect.catchTags({ Conflict: Effect.die, UniqueViolation: Effect.die })
+            )
+            const using = state === undefined ? [] : vpcsUsing(state, id)
+            yield* Effect.forEach(using, (vpc) => applier.apply(caller.tenant_id, vpc), {
+              concurrency: "unbounded",
+              discard: true
+            })
             return viewOf(result)
+          }
+        ),
+        plan: Effect.fn("AddressSets.plan")(
+          function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
+            const now = yield* DateTime.now
+            const peering = yield* applier.peeringCidr
+            const { decision, state } = yield* pipeline.preview(
+              caller.tenant_id,
+              AddressSetStrategy.update(id, patch, ifMatch, now)
+            )
+            const after = state.apply(decision.writes, state.revision)
+            const vpcs = vpcsUsing(state, id).map((vpc) => {
+              const rules = state.rulesOf(vpc)
+              const was = vpcContextOf(state, vpc, peering)
+              const held = new Set(Invariants.violationsIn(state, vpc, peering).map(Invariants.violationKey))
+              const violations = Invariants.violationsIn(after, vpc, peering).filter((v) =>
+                !held.has(Invariants.violationKey(v))
+              )
+              return impactOf(vpc, was, rules, rules, violations, vpcContextOf(after, vpc, peering))
+            })
+            return AddressSetPlan.make({ dry_run: true, address_set: viewOf(decision.result), vpcs }, TRUSTED)
           }
         ),
         delete: Effect.fn("AddressSets.delete")(function*(caller: TenantPrincipal, id: AddressSetId, ifMatch?: string) {
           yield* pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)).pipe(
-            Effect.catchTags(unrefused)
+            // A set no rule names moves no verdict; the store's names do not change.
+            Effect.catchTags({ GuardrailViolated: Effect.die, UniqueViolation: Effect.die })
           )
         })
       })

@@ -26,13 +26,14 @@ const ruleNotFound = (id: SecurityRuleId) => new NotFound({ detail: `security ru
 
 /**
  * What a rule of `vpcId` may name as `state` holds it (`peering`: the provider's peering block):
- * the tenant's VPCs, the VPC's subnets and pods. Read in the decision, so a rule naming a subnet
+ * the tenant's VPCs and address sets, the VPC's subnets and pods. Read in the decision, so a rule naming a subnet
  * or pod deleted meanwhile is refused when the decision is made again on the newer state.
  */
 export const referencesIn = (state: TenantState, vpcId: VpcId, peering: string | null): Validate.References => {
   const context = vpcContextOf(state, vpcId, peering)
   return {
     vpcs: new Set(context.vpcs.keys()),
+    addressSets: new Set(context.addressSets.keys()),
     subnets: new Set(context.subnets.keys()),
     pods: new Set(context.pods.keys())
   }
@@ -191,7 +192,8 @@ export const replace = (
       })
     )
   }
-  return Declaration.plan(before, items, referencesIn(state, vpcId, peering), making).pipe(
+  const sets = new Map(state.addressSets.map((set) => [set.name, set.id]))
+  return Declaration.plan(before, items, referencesIn(state, vpcId, peering), making, sets).pipe(
     Either.mapLeft((problems) => new RuleValidation({ ...problems[0]!, errors: problems })),
     Either.filterOrLeft(
       (outcome) => outcome.moved.length === 0,

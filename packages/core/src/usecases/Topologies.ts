@@ -251,11 +251,19 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
           if (problems.length > 0) return yield* InvalidInput.of(inBodyOrder(problems))
 
-          const before = { vpcs: existingVpcs, subnets: existingSubnets, pods: existingPods, peeringCidr: peering }
+          const addressSets = state.addressSets
+          const before = {
+            vpcs: existingVpcs,
+            subnets: existingSubnets,
+            pods: existingPods,
+            addressSets,
+            peeringCidr: peering
+          }
           const after = {
             vpcs: [...existingVpcs, ...newVpcs],
             subnets: [...existingSubnets, ...newSubnets],
             pods: [...existingPods, ...newPods],
+            addressSets,
             peeringCidr: peering
           }
           // Each VPC's rules after the post (a new VPC's: its seeded rule), in its grown context.

@@ -46,6 +46,7 @@ export const seededRule = (vpc: VpcRecord): SecurityRuleRecord => ({
   remote_type: "vpc",
   remote_cidr: null,
   remote_vpc_id: vpc.id,
+  remote_address_set_id: null,
   target_type: "vpc",
   target_subnet_id: null,
   target_pod_ids: null,

@@ -28,8 +28,13 @@ export const AddressSetsHandlers = HttpApiBuilder.group(
             (page) => ResponseJson.answer(Effect.succeed(page))
           ))
         .handle("get", ({ path }) => withEtag(asTenant((caller) => sets.get(caller, path.address_set_id))))
-        .handle("update", ({ headers, path, payload }) =>
-          withEtag(asTenant((caller) => sets.update(caller, path.address_set_id, payload, headers["if-match"]))))
+        .handle("usage", ({ path }) => asTenant((caller) => sets.usage(caller, path.address_set_id)))
+        .handle("update", ({ headers, path, payload, urlParams }) =>
+          urlParams.dry_run === true
+            ? asTenant((caller) => sets.plan(caller, path.address_set_id, payload, headers["if-match"])).pipe(
+              ResponseJson.answer
+            )
+            : withEtag(asTenant((caller) => sets.update(caller, path.address_set_id, payload, headers["if-match"]))))
         .handle(
           "delete",
           ({ headers, path }) =>
