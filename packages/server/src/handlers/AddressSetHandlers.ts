@@ -37,7 +37,6 @@ export const AddressSetsHandlers = HttpApiBuilder.group(
             : withEtag(asTenant((caller) => sets.update(caller, path.address_set_id, payload, headers["if-match"]))))
         .handle(
           "delete",
-          ({ headers, path }) =>
-            asTenant((caller) => sets.delete(caller, path.address_set_id, headers["if-match"]))
+          ({ headers, path }) => asTenant((caller) => sets.delete(caller, path.address_set_id, headers["if-match"]))
         ))
 )
