@@ -6,7 +6,7 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { createTenetClient, Errors, TenetClient } from "@tenet/client"
-import { Api } from "@tenet/core"
+import { AddressSet, Api } from "@tenet/core"
 import { TestServer } from "@tenet/server"
 import { Effect } from "effect"
 
@@ -284,12 +284,23 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         }
       })
       expect((yield* tenant.addressSets.list({ urlParams: {} })).map((s) => s.id)).toEqual([offices.id])
-      const moved = yield* tenant.addressSets.update({
+      const setPlan = yield* tenant.addressSets.update({
         path: { address_set_id: offices.id },
+        urlParams: { dry_run: true },
         headers: { "if-match": offices.etag },
         payload: { entries: [] }
       })
+      expect(setPlan).toMatchObject({ dry_run: true, vpcs: [] })
+      const moved = (yield* tenant.addressSets.update({
+        path: { address_set_id: offices.id },
+        urlParams: {},
+        headers: { "if-match": offices.etag },
+        payload: { entries: [] }
+      })) as AddressSet.AddressSet
       expect((yield* tenant.addressSets.get({ path: { address_set_id: offices.id } })).etag).toBe(moved.etag)
+      expect(yield* tenant.addressSets.usage({ path: { address_set_id: offices.id } })).toEqual(
+        AddressSet.AddressSetUsage.make({ address_set_id: offices.id, rules: [] })
+      )
       const stale = yield* Effect.flip(tenant.addressSets.delete({
         path: { address_set_id: offices.id },
         headers: { "if-match": offices.etag }
