@@ -50,7 +50,7 @@ const expand = (rs: ReadonlyArray<RuleSet.Rule>, within: RuleSet.VpcContext): Ar
   )
 
 /** A flow from inside one of the pool's blocks, or from the world's addresses. */
-const flow = fc.oneof(
+const flow: fc.Arbitrary<RuleSet.Flow & { readonly remote: { readonly kind: "ip" } }> = fc.oneof(
   ipFlow,
   fc.tuple(ipFlow, fc.constantFrom(...POOL), fc.double({ min: 0, max: 1, noNaN: true })).map(([f, block, at]) => ({
     ...f,

@@ -2,7 +2,7 @@
  * What Tenet promises across rows holds under any interleaving of the writes that can move it:
  * random rounds of two verdict-moving writes fired at once (rules created, patched, deleted and
  * declared; VPCs and subnets created and deleted; topology posts; pods created and deleted;
- * guardrails, a VPC's and tenant-wide), and after every round a fresh read of the store holds
+ * guardrails, a VPC's and tenant-wide; an address set edited, rules naming it), and after every round a fresh read of the store holds
  * every guardrail, no two overlapping blocks in a VPC, at most 200 rules a VPC, and no delete
  * left half done. On PostgreSQL the two writes of a round go through two processes on one
  * database (two replicas); on memory and embedded, through one.
@@ -10,6 +10,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { PgEmbedded } from "@tenet/adapters-postgres"
 import {
+  AddressSet,
+  AddressSets,
   Guardrail,
   Guardrails,
   Invariants,
@@ -85,7 +87,8 @@ const write =
       })
       const port = pick % 4 === 0 ? "443" : "22"
       const name = `w${round}x${pick}`
-      switch (vpc === undefined ? 4 : pick % 13) {
+      const set = state.addressSets[0]
+      switch (vpc === undefined ? 4 : pick % 15) {
         case 0:
         case 1:
           return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
@@ -172,6 +175,34 @@ const write =
                 name: `${GUARDRAILS[pick % 2]!.name} ${name}`
               })
           )
+        case 12:
+          if (set === undefined) {
+            return
+          }
+          return yield* Effect.flatMap(AddressSets.AddressSets, (a) =>
+            a.update(
+              caller,
+              set.id,
+              Schema.decodeUnknownSync(AddressSet.AddressSetPatch)({
+                entries: [{ cidr: pick % 2 === 0 ? "10.0.0.0/8" : "198.51.100.0/24" }]
+              })
+            ))
+        case 13:
+          if (set === undefined) {
+            return
+          }
+          return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
+            s.create(
+              caller,
+              Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({
+                vpc_id: vpc!.id,
+                ...ruleOf(port),
+                remote_type: "address_set",
+                remote_cidr: null,
+                remote_vpc_id: null,
+                remote_address_set_id: set.id
+              })
+            ))
         default:
           return yield* Effect.flatMap(SecurityRules.SecurityRules, (s) =>
             s.replace(
@@ -229,6 +260,16 @@ const race = (processes: ReadonlyArray<Process>, rounds: ReadonlyArray<readonly 
             ))
         }))
     }
+    // An address set the rounds edit and name: entries apart from the guardrails' space to start.
+    yield* tenant.asTenant(first!, (caller) =>
+      Effect.flatMap(AddressSets.AddressSets, (a) =>
+        a.create(
+          caller,
+          Schema.decodeUnknownSync(AddressSet.AddressSetCreate)({
+            name: "offices",
+            entries: [{ cidr: "198.51.100.0/24" }]
+          })
+        )))
     let changed = 0
     for (const [round, [a, b]] of rounds.entries()) {
       const before = yield* holds(first!, tenant.id, `before round ${round}`)
@@ -322,6 +363,23 @@ const writer = (tenant: Tenant, process: Process) => {
       as((caller) => Effect.flatMap(Guardrails.Guardrails, (g) => g.create(caller, vpcId as Ids.VpcId, body))),
     tenantGuardrail: (body: Guardrail.GuardrailCreate) =>
       as((caller) => Effect.flatMap(Guardrails.Guardrails, (g) => g.createForTenant(caller.tenant_id, body))),
+    addressSet: (cidr: string) =>
+      as((caller) =>
+        Effect.flatMap(AddressSets.AddressSets, (a) =>
+          a.create(
+            caller,
+            Schema.decodeUnknownSync(AddressSet.AddressSetCreate)({ name: "offices", entries: [{ cidr }] })
+          ))
+      ),
+    editSet: (setId: string, cidr: string) =>
+      as((caller) =>
+        Effect.flatMap(AddressSets.AddressSets, (a) =>
+          a.update(
+            caller,
+            setId as Ids.AddressSetId,
+            Schema.decodeUnknownSync(AddressSet.AddressSetPatch)({ entries: [{ cidr }] })
+          ))
+      ),
     deleteVpc: (vpcId: string) =>
       as((caller) => Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpcId as Ids.VpcId))),
     topology: (vpcName: string, cidr: string, newVpc = false) =>
@@ -418,6 +476,38 @@ const RACES: ReadonlyArray<{
         yield* Effect.all([
           a.rule(p.id, { action: "allow", priority: 10, remote_type: "vpc", remote_vpc_id: q.id }),
           b.subnet(q.id, "10.0.5.0/24")
+        ], { concurrency: 2 })
+      })
+  },
+  {
+    name: "an address set's edit vs a guardrail it would break where a rule names the set",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const [p, q] = [yield* must(setup.vpc("p")), yield* must(setup.vpc("q"))]
+        const set = yield* must(setup.addressSet("198.51.100.0/24"))
+        yield* must(setup.unseed(q.id))
+        yield* must(
+          setup.rule(q.id, { action: "allow", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
+        )
+        yield* must(
+          setup.rule(p.id, { action: "deny", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
+        )
+        yield* Effect.all([a.editSet(set.id, "10.0.0.0/8"), b.guardrail(q.id, guardrailBody("deny", "22", "no ssh"))], {
+          concurrency: 2
+        })
+      })
+  },
+  {
+    name: "an address set's edit vs a rule naming the set, under a guardrail",
+    run: (setup, a, b) =>
+      Effect.gen(function*() {
+        const vpc = yield* must(setup.vpc("v"))
+        const set = yield* must(setup.addressSet("198.51.100.0/24"))
+        yield* must(setup.unseed(vpc.id))
+        yield* must(setup.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh")))
+        yield* Effect.all([
+          a.editSet(set.id, "10.0.0.0/8"),
+          b.rule(vpc.id, { action: "allow", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
         ], { concurrency: 2 })
       })
   },
