@@ -2,14 +2,16 @@
  * `tenet`: a VPC's security rules as code. `login` keeps a session; `rules export` writes a
  * VPC's rules as a file, `rules plan` shows what applying a file would change (exit 0: no
  * change, 2: changes, 1: an error or a guardrail it would break, as `terraform plan
- * -detailed-exitcode`), `rules apply` makes the VPC's rules exactly the file's; `guardrails
- * check`, `explain` and `reach` answer what holds and what gets where. `--output json` prints
+ * -detailed-exitcode`), `rules apply` makes the VPC's rules exactly the file's; `sets export`,
+ * `plan` and `apply` do the same for an address set, its plan showing the edit's impact in every
+ * VPC that uses it; `guardrails check`, `explain` and `reach` answer what holds and what gets where. `--output json` prints
  * the API's answer instead of text. Every call goes through the typed client.
  */
 import { Command, HelpDoc, Options, Prompt, ValidationError } from "@effect/cli"
 import { FetchHttpClient, FileSystem } from "@effect/platform"
 import { TenetClient } from "@tenet/client"
 import {
+  AddressSet,
   Api,
   Errors,
   Etag,
@@ -24,6 +26,7 @@ import type { Console as ConsoleService } from "effect"
 import * as Credentials from "./Credentials.js"
 import * as Render from "./Render.js"
 import * as RulesFile from "./RulesFile.js"
+import * as SetsFile from "./SetsFile.js"
 
 /** The process's exit code once the command ends (0 unless set). */
 const exitWith = (code: number) =>
@@ -87,12 +90,23 @@ const vpcNamed = (api: Client, name: string) =>
       : Effect.succeed(found)
   })
 
-/** Names of everything an answer may name by id: VPCs, subnets, pods. */
+/** Names of everything an answer may name by id: VPCs, subnets, pods, address sets. */
 const namesOf = (api: Client) =>
   Effect.map(
-    Effect.all([api.vpcs.list(), api.subnets.list(), api.pods.list()], { concurrency: 3 }),
-    ([vpcs, subnets, pods]) =>
-      new Map<string, string>([...vpcs, ...subnets, ...pods].map((r) => [r.id as string, r.name]))
+    Effect.all([api.vpcs.list(), api.subnets.list(), api.pods.list(), api.addressSets.list({ urlParams: {} })], {
+      concurrency: 4
+    }),
+    ([vpcs, subnets, pods, sets]) =>
+      new Map<string, string>([...vpcs, ...subnets, ...pods, ...sets].map((r) => [r.id as string, r.name]))
+  )
+
+class UnknownSet extends Data.TaggedError("UnknownSet")<{ readonly message: string }> {}
+
+/** An address set of the caller's, by name or id, if there is one. */
+const setNamed = (api: Client, name: string) =>
+  Effect.map(
+    api.addressSets.list({ urlParams: {} }),
+    (sets) => Option.fromNullable(sets.find((s) => s.name === name || s.id === name))
   )
 
 const login = Command.make(
@@ -143,7 +157,8 @@ const exportRules = Command.make(
           2
         ))
       }
-      yield* Console.log(RulesFile.render(found.name, list.rules))
+      const sets = yield* api.addressSets.list({ urlParams: {} })
+      yield* Console.log(RulesFile.render(found.name, list.rules, new Map(sets.map((s) => [s.id as string, s.name]))))
     })
 ).pipe(Command.withDescription("Print a VPC's rules as a rules file (YAML: the body of PUT /vpcs/{id}/security-rules)"))
 
@@ -218,6 +233,128 @@ const applyRules = Command.make(
 const rules = Command.make("rules").pipe(
   Command.withSubcommands([exportRules, planRules, applyRules]),
   Command.withDescription("A VPC's security rules as code")
+)
+
+const setOption = Options.text("set").pipe(Options.withDescription("The address set's name (or id)"))
+const setFileOption = Options.file("file", { exists: "yes" }).pipe(
+  Options.withAlias("f"),
+  Options.withDescription("An address set file (YAML), as `tenet sets export` writes")
+)
+
+const exportSet = Command.make(
+  "export",
+  { set: setOption, output },
+  ({ output, set }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const found = yield* setNamed(api, set)
+      if (Option.isNone(found)) return yield* new UnknownSet({ message: `you have no address set named ${set}` })
+      if (output === "json") return yield* printJson(AddressSet.AddressSet, found.value)
+      yield* Console.log(SetsFile.render(found.value))
+    })
+).pipe(Command.withDescription("Print an address set as a file (YAML: its name, description and entries)"))
+
+/** A body checked with the schema the server decodes it with, every problem named as the API names it. */
+const checked = <A, I>(schema: Schema.Schema<A, I>, body: unknown) =>
+  Schema.decodeUnknown(schema)(body).pipe(
+    Effect.mapError((e) => Errors.refusal("RuleValidation", InputProblems.fromParseError(e)))
+  )
+
+/** The file's set: its name, and the body of its edit (or its create, when it is new). */
+const declaredSet = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const parsed = yield* SetsFile.parse(yield* fs.readFileString(file), file)
+    const fields = { description: parsed.description, entries: parsed.entries }
+    return {
+      name: parsed.set,
+      payload: yield* checked(Api.Payloads["addressSets.update"], fields),
+      creating: yield* checked(Api.Payloads["addressSets.create"], { name: parsed.set, ...fields })
+    }
+  })
+
+const planSet = Command.make(
+  "plan",
+  { file: setFileOption, output },
+  ({ file, output }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const { creating, name, payload } = yield* declaredSet(file)
+      const found = yield* setNamed(api, name)
+      if (Option.isNone(found)) {
+        if (output === "json") {
+          yield* Console.log(JSON.stringify(
+            { dry_run: true, create: Schema.encodeSync(Api.Payloads["addressSets.create"])(creating) },
+            null,
+            2
+          ))
+        } else {
+          yield* Console.log(
+            `Plan for address set ${name}:\n  + create it with ${
+              payload.entries?.length ?? 0
+            } entries (no rule names it yet)\n\nPlan: the set is created.`
+          )
+        }
+        return yield* exitWith(2)
+      }
+      const planned = yield* api.addressSets.update({
+        path: { address_set_id: found.value.id },
+        urlParams: { dry_run: true },
+        headers: {},
+        payload
+      }) as Effect.Effect<AddressSet.AddressSetPlan>
+      if (output === "json") yield* printJson(AddressSet.AddressSetPlan, planned)
+      else yield* Console.log(Render.setPlan(found.value, planned, yield* namesOf(api)))
+      const broken = planned.vpcs.some((v) => v.violations.length > 0)
+      yield* exitWith(broken ? 1 : Render.setChanges(found.value, planned.address_set) ? 2 : 0)
+    })
+).pipe(
+  Command.withDescription(
+    "Show what applying an address set file would change, with its impact in every VPC that uses the set. Exit 0: no change; 2: changes; 1: an error or a guardrail it would break"
+  )
+)
+
+const applySet = Command.make(
+  "apply",
+  {
+    file: setFileOption,
+    ifMatch: Options.text("if-match").pipe(
+      Options.optional,
+      Options.withDescription("Apply only while the set is at this ETag (the one a plan printed; quotes optional)")
+    ),
+    output
+  },
+  ({ file, ifMatch, output }) =>
+    Effect.gen(function*() {
+      const api = yield* client
+      const { creating, name, payload } = yield* declaredSet(file)
+      const found = yield* setNamed(api, name)
+      const saved = Option.isNone(found)
+        ? yield* api.addressSets.create({ payload: creating })
+        : (yield* api.addressSets.update({
+          path: { address_set_id: found.value.id },
+          urlParams: {},
+          headers: Option.isSome(ifMatch) ? { "if-match": Etag.quoted(ifMatch.value) } : {},
+          payload
+        })) as AddressSet.AddressSet
+      if (output === "json") return yield* printJson(AddressSet.AddressSet, saved)
+      const usage = yield* api.addressSets.usage({ path: { address_set_id: saved.id } })
+      const vpcs = new Set(usage.rules.map((r) => r.vpc_id)).size
+      yield* Console.log(
+        `${Option.isNone(found) ? "Created" : "Applied to"} address set ${saved.name} (now at ${saved.etag}):\n${
+          [
+            ...Render.entriesDiff(Option.match(found, { onNone: () => [], onSome: (s) => s.entries }), saved.entries),
+            ""
+          ]
+            .join("\n")
+        }\nApplied: ${saved.entries.length} entries; ${usage.rules.length} rule(s) in ${vpcs} VPC(s) use it.`
+      )
+    })
+).pipe(Command.withDescription("Make the address set exactly the file's (created when new), with every VPC using it"))
+
+const sets = Command.make("sets").pipe(
+  Command.withSubcommands([exportSet, planSet, applySet]),
+  Command.withDescription("Address sets as code: named lists of networks rules use as their remote")
 )
 
 const check = Command.make(
@@ -337,8 +474,8 @@ const reach = Command.make(
 ).pipe(Command.withDescription("What gets where: every pair of the VPC's endpoints and the ports open end to end"))
 
 export const tenet = Command.make("tenet").pipe(
-  Command.withSubcommands([login, rules, guardrails, explain, reach]),
-  Command.withDescription("Tenet's security rules as code: plan, apply, guardrails, explain, reach")
+  Command.withSubcommands([login, rules, sets, guardrails, explain, reach]),
+  Command.withDescription("Tenet's security rules as code: plan, apply, address sets, guardrails, explain, reach")
 )
 
 /** A failure in words, as the API stated it (every field of bad input named). */

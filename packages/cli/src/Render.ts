@@ -1,5 +1,5 @@
 /** What the commands print: plans as diffs, verdicts and reachability as text. Pure. */
-import type { FlowExplanation, FlowReach, Guardrail, ReachabilityMatrix, SecurityRule } from "@tenet/core"
+import type { AddressSet, FlowExplanation, FlowReach, Guardrail, ReachabilityMatrix, SecurityRule } from "@tenet/core"
 import { Declaration } from "@tenet/core"
 
 type Rule = SecurityRule.SecurityRule
@@ -9,7 +9,11 @@ const named = (names: Names, id: string) => names.get(id) ?? id
 
 /** `allow ingress tcp 443 from 0.0.0.0/0 to subnet web, priority 100`. */
 export const describeRule = (r: Rule, names: Names): string => {
-  const remote = r.remote_type === "cidr" ? r.remote_cidr! : `VPC ${named(names, r.remote_vpc_id!)}`
+  const remote = r.remote_type === "cidr"
+    ? r.remote_cidr!
+    : r.remote_type === "vpc"
+    ? `VPC ${named(names, r.remote_vpc_id!)}`
+    : `set ${named(names, r.remote_address_set_id!)}`
   const target = r.target_type === "subnet"
     ? ` at subnet ${named(names, r.target_subnet_id!)}`
     : r.target_type === "pods"
@@ -61,6 +65,62 @@ export const violation = (v: SecurityRule.GuardrailViolation, names: Names) =>
     decider(v.decided_by)
   }`
 
+/** A VPC's impact, indented under its heading: what opens and closes, new findings, guardrails broken. */
+const impactLines = (impact: SecurityRule.RuleImpact, names: Names): Array<string> => [
+  ...impact.opened.map((r) => `  opens   ${region(r, names)}`),
+  ...impact.closed.map((r) => `  closes  ${region(r, names)}`),
+  ...impact.new_findings.map((f) => `  finding ${f.kind} '${named(names, f.rule_id)}': ${f.message}`)
+]
+
+type Entry = AddressSet.AddressSet["entries"][number]
+
+const entryText = (e: Entry) => e.description === null ? e.cidr : `${e.cidr} (${e.description})`
+
+/** What a set's edit does to its entries: added, removed, and those whose note changes. */
+export const entriesDiff = (before: ReadonlyArray<Entry>, after: ReadonlyArray<Entry>): Array<string> => {
+  const was = new Map(before.map((e) => [e.cidr as string, e]))
+  const now = new Map(after.map((e) => [e.cidr as string, e]))
+  return [
+    ...after.filter((e) => !was.has(e.cidr)).map((e) => `  + ${entryText(e)}`),
+    ...before.filter((e) => !now.has(e.cidr)).map((e) => `  - ${entryText(e)}`),
+    ...after.filter((e) => was.has(e.cidr) && was.get(e.cidr)!.description !== e.description).map((e) =>
+      `  ~ ${e.cidr}: ${was.get(e.cidr)!.description ?? "no note"} -> ${e.description ?? "no note"}`
+    )
+  ]
+}
+
+/** Whether a set's edit changes it. */
+export const setChanges = (before: AddressSet.AddressSet, after: AddressSet.AddressSet) =>
+  before.description !== after.description || entriesDiff(before.entries, after.entries).length > 0
+
+/** A set's plan: its entries' diff, then the edit's impact in each VPC using the set. */
+export const setPlan = (current: AddressSet.AddressSet, planned: AddressSet.AddressSetPlan, names: Names): string => {
+  const lines = [`Plan for address set ${current.name} (at ${current.etag}):`]
+  if (current.description !== planned.address_set.description) {
+    lines.push(`  ~ description: ${current.description ?? "none"} -> ${planned.address_set.description ?? "none"}`)
+  }
+  lines.push(...entriesDiff(current.entries, planned.address_set.entries))
+  for (const impact of planned.vpcs) {
+    const moved = impactLines(impact, names)
+    lines.push("", `In VPC ${named(names, impact.vpc_id)}:`, ...(moved.length === 0 ? ["  no verdict moves"] : moved))
+  }
+  const violations = planned.vpcs.flatMap((v) => v.violations)
+  if (violations.length > 0) {
+    lines.push(
+      "",
+      "Guardrails it would break (apply will be refused):",
+      ...violations.map((v) => `  ${violation(v, names)}`)
+    )
+  }
+  lines.push(
+    "",
+    setChanges(current, planned.address_set)
+      ? `Plan: the set changes; ${planned.vpcs.length} VPC(s) use it.`
+      : "No changes: the set is as declared."
+  )
+  return lines.join("\n")
+}
+
 /** A plan (or what an apply did) as a diff against the rules as they were. */
 export const plan = (
   vpc: string,
@@ -86,10 +146,8 @@ export const plan = (
   if (answer.unchanged.length > 0) lines.push(`    ${answer.unchanged.length} unchanged`)
   if (answer.dry_run) {
     const { impact } = answer
-    if (impact.opened.length + impact.closed.length + impact.new_findings.length > 0) lines.push("", "Impact:")
-    for (const r of impact.opened) lines.push(`  opens   ${region(r, names)}`)
-    for (const r of impact.closed) lines.push(`  closes  ${region(r, names)}`)
-    for (const f of impact.new_findings) lines.push(`  finding ${f.kind} '${named(names, f.rule_id)}': ${f.message}`)
+    const moved = impactLines(impact, names)
+    if (moved.length > 0) lines.push("", "Impact:", ...moved)
     if (impact.violations.length > 0) {
       lines.push("", "Guardrails it would break (apply will be refused):")
       for (const v of impact.violations) lines.push(`  ${violation(v, names)}`)

@@ -18,10 +18,15 @@ export class BadRulesFile extends Data.TaggedError("BadRulesFile")<{ readonly me
 const FIELDS = ["id", ...Declaration.FIELDS] as const
 
 /**
- * The file of a VPC's rules, in evaluation order, null fields left out. Rules are matched by
- * name when applied; a name the VPC has more than once keeps its ids, so each stays the rule it is.
+ * The file of a VPC's rules, in evaluation order, null fields left out, an address set named by
+ * its name (`setNames`: the tenant's sets' names by id). Rules are matched by name when applied;
+ * a name the VPC has more than once keeps its ids, so each stays the rule it is.
  */
-export const render = (vpc: string, rules: ReadonlyArray<SecurityRule.SecurityRule>): string => {
+export const render = (
+  vpc: string,
+  rules: ReadonlyArray<SecurityRule.SecurityRule>,
+  setNames: ReadonlyMap<string, string> = new Map()
+): string => {
   const counts = new Map<string, number>()
   for (const r of rules) counts.set(r.name, (counts.get(r.name) ?? 0) + 1)
   const items = rules.map((rule) =>
@@ -29,6 +34,9 @@ export const render = (vpc: string, rules: ReadonlyArray<SecurityRule.SecurityRu
       FIELDS.flatMap((field): Array<readonly [string, unknown]> => {
         if (field === "id") return counts.get(rule.name)! > 1 ? [[field, rule.id]] : []
         const value: unknown = rule[field]
+        if (field === "remote_address_set_id" && value !== null && setNames.has(value as string)) {
+          return [["remote_address_set_name", setNames.get(value as string)]]
+        }
         return value === null ? [] : [[field, value]]
       })
     )

@@ -273,4 +273,121 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect([rotated.code, rotated.stderr]).toEqual([1, expect.stringContaining("run `tenet login`")])
       // About thirty tenet processes, each compiled by tsx as it starts: minutes on a busy machine.
     }), 300_000)
+
+  it.effect(
+    "address sets as code: apply a new set, rules naming it by name, a set's plan per VPC, export",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* baseUrl
+        const admin = yield* TenetClient.loginAdmin({
+          baseUrl: url,
+          username: TestServer.ADMIN_USERNAME,
+          password: TestServer.ADMIN_PASSWORD
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+        yield* admin.tenants.create({ payload: { name: "cli-sets", password: PASSWORD, description: null } })
+        const own = mkdtempSync(join(tmpdir(), "tenet-cli-sets-"))
+        const run = (args: ReadonlyArray<string>) => tenet(args, { XDG_CONFIG_HOME: own })
+        expect(
+          (yield* tenet(["login", "--url", url, "--tenant", "cli-sets"], {
+            XDG_CONFIG_HOME: own,
+            TENET_PASSWORD: PASSWORD
+          })).code
+        ).toBe(0)
+        const session = JSON.parse(readFileSync(join(own, "tenet", "credentials.json"), "utf8")) as {
+          token: string
+          tenant_id: string
+        }
+        const api = yield* TenetClient.make({ baseUrl: url, tenantToken: session.token, tenantId: session.tenant_id })
+          .pipe(Effect.provide(FetchHttpClient.layer))
+        for (const [name, cidr] of [["prod", "10.0.1.0/24"], ["staging", "10.1.1.0/24"]] as const) {
+          const vpc = yield* api.vpcs.create({ payload: { name, enable_internet: true } })
+          yield* api.subnets.create({
+            payload: { vpc_id: vpc.id, name: `${name}-web`, cidr, gateway_ip: cidr.replace(".0/24", ".1") }
+          })
+        }
+
+        const setFile = join(own, "offices.yaml")
+        writeFileSync(setFile, "set: offices\nentries:\n  - cidr: 198.51.100.0/24\n    description: Berlin\n")
+        const fresh = yield* run(["sets", "plan", "-f", setFile])
+        expect([fresh.code, fresh.stdout]).toEqual([2, expect.stringContaining("+ create it with 1 entries")])
+        const created = yield* run(["sets", "apply", "-f", setFile])
+        expect(created.code, created.stderr).toBe(0)
+        expect(created.stdout).toContain("Created address set offices")
+
+        // Each VPC's rules name the set by its name.
+        for (const vpc of ["prod", "staging"]) {
+          const rulesFile = join(own, `${vpc}.yaml`)
+          writeFileSync(
+            rulesFile,
+            [
+              `vpc: ${vpc}`,
+              "rules:",
+              "  - name: ssh from offices",
+              "    direction: ingress",
+              "    action: allow",
+              "    priority: 100",
+              "    protocol: tcp",
+              "    ports: \"22\"",
+              "    remote_type: address_set",
+              "    remote_address_set_name: offices",
+              ""
+            ].join("\n")
+          )
+          const applied = yield* run(["rules", "apply", "-f", rulesFile])
+          expect(applied.code, applied.stderr).toBe(0)
+          expect(applied.stdout).toContain("+ create 'ssh from offices': allow ingress tcp 22 from set offices")
+        }
+        const exported = yield* run(["rules", "export", "--vpc", "prod"])
+        expect(exported.stdout).toContain("remote_address_set_name: offices")
+        expect(exported.stdout).not.toContain("remote_address_set_id")
+
+        const unchanged = yield* run(["sets", "plan", "-f", setFile])
+        expect([unchanged.code, unchanged.stdout]).toEqual([0, expect.stringContaining("No changes")])
+        writeFileSync(setFile, readFileSync(setFile, "utf8") + "  - cidr: 203.0.113.0/24\n")
+        const planned = yield* run(["sets", "plan", "-f", setFile])
+        expect(planned.code, planned.stderr).toBe(2)
+        expect(planned.stdout).toContain("  + 203.0.113.0/24")
+        expect(planned.stdout).toContain("In VPC prod:\n  opens   ingress tcp 22 from 203.0.113.0/24")
+        expect(planned.stdout).toContain("In VPC staging:\n  opens   ingress tcp 22 from 203.0.113.0/24")
+        const json = JSON.parse((yield* run(["sets", "plan", "-f", setFile, "--output", "json"])).stdout)
+        expect(json.vpcs).toHaveLength(2)
+
+        // A guardrail in one VPC the edit would break: plan and apply exit 1 and name it.
+        const staging = (yield* api.vpcs.list()).find((v) => v.name === "staging")!
+        yield* api.guardrails.create({
+          path: { vpc_id: staging.id },
+          payload: {
+            name: "no ssh from partners",
+            require: "deny",
+            direction: "ingress",
+            protocol: "tcp",
+            ports: "22",
+            remote_cidr: "203.0.113.0/24"
+          }
+        })
+        const breaking = yield* run(["sets", "plan", "-f", setFile])
+        expect(breaking.code).toBe(1)
+        expect(breaking.stdout).toContain("'no ssh from partners' in VPC staging: tcp 22 from 203.0.113.")
+        const refused = yield* run(["sets", "apply", "-f", setFile])
+        expect([refused.code, refused.stderr]).toEqual([
+          1,
+          expect.stringContaining("would break guardrail 'no ssh from partners'")
+        ])
+
+        writeFileSync(setFile, readFileSync(setFile, "utf8").replace("203.0.113.0/24", "192.0.2.0/24"))
+        const etag = /at ("[0-9a-f]+")/.exec((yield* run(["sets", "plan", "-f", setFile])).stdout)![1]!
+        const applied = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
+        expect(applied.code, applied.stderr).toBe(0)
+        expect(applied.stdout).toContain("Applied: 2 entries; 2 rule(s) in 2 VPC(s) use it.")
+        const stale = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
+        expect(stale.code).toBe(1)
+        const exportedSet = yield* run(["sets", "export", "--set", "offices"])
+        expect(exportedSet.stdout).toContain(
+          "set: offices\nentries:\n  - cidr: 198.51.100.0/24\n    description: Berlin\n  - cidr: 192.0.2.0/24"
+        )
+        const missing = yield* run(["sets", "export", "--set", "nowhere"])
+        expect([missing.code, missing.stderr]).toEqual([1, "tenet: you have no address set named nowhere\n"])
+      }),
+    300_000
+  )
 })
