@@ -1,10 +1,11 @@
 /**
  * The console: sign-in, then the tenant's views (topology, a VPC's rules, reachability, flow
- * checks, change previews) or the admin's (tenants, domains, provider, service tunnels, logs).
+ * checks, change previews, address sets and their edits' impact) or the admin's (tenants, domains, provider, service tunnels, logs).
  * Views are addressed by the URL's hash (`#/vpcs/{id}`), so a reload or a link lands on them.
  */
 import type { Ids } from "@tenet/core"
 import { useEffect, useMemo, useState } from "preact/hooks"
+import { AddressSetPage, AddressSetsPage } from "./AddressSetPage.js"
 import { AdminPage } from "./AdminPage.js"
 import { type Client, clientOf, forget, restore, type Session, SESSION_ENDED, signOut } from "./Session.js"
 import { SignIn } from "./SignIn.js"
@@ -23,8 +24,13 @@ const useHash = () => {
 
 const TenantViews = ({ client, route, tenantId }: { client: Client; route: string; tenantId: Ids.TenantId }) => {
   const vpc = /^\/vpcs\/([^/]+)$/.exec(route)
+  const set = /^\/address-sets\/([^/]+)$/.exec(route)
   return vpc !== null
     ? <VpcPage client={client} tenantId={tenantId} vpcId={vpc[1] as Ids.VpcId} />
+    : set !== null
+    ? <AddressSetPage client={client} tenantId={tenantId} setId={set[1] as Ids.AddressSetId} />
+    : route === "/address-sets"
+    ? <AddressSetsPage client={client} />
     : <TopologyPage client={client} tenantId={tenantId} />
 }
 
@@ -65,7 +71,13 @@ export const App = () => {
       <header class="bar">
         <a class="brand" href="#/">Tenet</a>
         <nav aria-label="Main">
-          {session.kind === "tenant" ? <a href="#/">Topology</a> : <a href="#/">Administration</a>}
+          {session.kind === "tenant"
+            ? (
+              <>
+                <a href="#/">Topology</a> <a href="#/address-sets">Address sets</a>
+              </>
+            )
+            : <a href="#/">Administration</a>}
         </nav>
         <span class="who">
           {session.kind === "tenant" ? `Tenant ${session.name}` : `Admin ${session.name}`}

@@ -263,6 +263,87 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.close()
   })
 
+  it("an address set's page shows where it is used and previews an edit's impact in each VPC", async () => {
+    const api = await PromiseClient.loginTenant({ baseUrl: server.url, ...TENANT })
+    const vpcs = []
+    for (const [name, cidr] of [["branch-a", "10.30.1.0/24"], ["branch-b", "10.31.1.0/24"]] as const) {
+      const vpc = await api.vpcs.create({ payload: { name, enable_internet: true } })
+      await api.subnets.create({
+        payload: { vpc_id: vpc.id, name: `${name}-app`, cidr, gateway_ip: cidr.replace(".0/24", ".1") }
+      })
+      vpcs.push(vpc)
+    }
+    await api.guardrails.create({
+      path: { vpc_id: vpcs[1]!.id },
+      payload: {
+        name: "no ssh from partners",
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        ports: "22",
+        remote_cidr: "203.0.113.0/24"
+      }
+    })
+
+    const { page, problems } = await open()
+    await signIn(page, "Tenant", TENANT.name, TENANT.password)
+    await page.getByRole("link", { name: "Address sets" }).click()
+    await page.getByRole("heading", { name: "Address sets" }).waitFor()
+    const form = page.getByRole("form", { name: "New address set" })
+    await form.getByLabel("Name").fill("offices")
+    await form.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/25")
+    await form.getByRole("button", { name: "Create set" }).click()
+    const listed = page.getByRole("row").filter({ hasText: "offices" })
+    await listed.waitFor()
+    expect(await listed.textContent()).toContain("0 rules")
+
+    const set = (await api.addressSets.list({ urlParams: {} })).find((s) => s.name === "offices")!
+    for (const vpc of vpcs) {
+      await api.securityRules.create({
+        payload: {
+          vpc_id: vpc.id,
+          name: "ssh from offices",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "22",
+          remote_type: "address_set",
+          remote_address_set_id: set.id
+        }
+      })
+    }
+    await page.reload()
+    await page.getByRole("link", { name: "offices" }).click()
+    await page.getByRole("heading", { name: "Address set offices" }).waitFor()
+    const users = page.getByRole("row").filter({ hasText: "ssh from offices" })
+    expect(await users.allTextContents()).toEqual(["ssh from officesbranch-a", "ssh from officesbranch-b"])
+
+    const editor = page.getByRole("form", { name: "Edit address set offices" })
+    await editor.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n203.0.113.0/24 a partner")
+    await editor.getByRole("button", { name: "Preview impact" }).click()
+    const impacts = editor.getByRole("region", { name: "Impact in each VPC" })
+    await impacts.getByRole("heading", { name: "In VPC branch-a" }).waitFor()
+    await impacts.getByRole("heading", { name: "In VPC branch-b" }).waitFor()
+    expect(await impacts.getByRole("heading", { name: "Opens (1)" }).count()).toBe(2)
+    expect(await impacts.getByRole("heading", { name: "Closes (1)" }).count()).toBe(2)
+    expect(await impacts.getByRole("alert").textContent()).toContain("no ssh from partners: tcp 22 from 203.0.113.")
+    await accessible(page)
+    await shoot(page, "address-set-preview")
+    // Saving is refused with the API's words; the set is unchanged.
+    await editor.getByRole("button", { name: "Save" }).click()
+    await editor.getByText("would break guardrail 'no ssh from partners'").waitFor()
+    expect((await api.addressSets.get({ path: { address_set_id: set.id } })).entries.map((e) => e.cidr)).toEqual([
+      "198.51.100.0/24",
+      "192.0.2.0/25"
+    ])
+    await editor.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/24")
+    await editor.getByRole("button", { name: "Save" }).click()
+    await page.getByRole("cell", { name: "192.0.2.0/24", exact: true }).waitFor()
+    expect(problems.filter((p) => !p.includes("409"))).toEqual([])
+    await page.close()
+  })
+
   it("the topology graph shows VPCs, subnets, pods with status and tunnels, and rule references", async () => {
     // Workloads and a second VPC, through the API as any client would add them.
     const admin = await PromiseClient.loginAdmin({ baseUrl: server.url, username: "admin", password: ADMIN_PASSWORD })
