@@ -9,7 +9,7 @@
  * `.ci/kube-apiserver` has built one.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
- * follows the write path's, then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
+ * follows the write path's, then an address set's edit across 20 VPCs (`AddressSets.ts`), then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
  * change stream across two replicas with 100 watchers (`Watch.ts`).
  *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
@@ -27,6 +27,7 @@ import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
+import * as AddressSets from "./AddressSets.js"
 import * as Declarations from "./Declarations.js"
 import * as Drift from "./Drift.js"
 import * as Informers from "./Informers.js"
@@ -139,6 +140,8 @@ const createProfile = await Profile.runProfile(Number(process.env.TENET_LOAD_SEC
 console.log(`\n${createProfile}\n`)
 const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
 console.log(`\n${declarationsText}\n`)
+const addressSetsText = AddressSets.toMarkdown(await AddressSets.runAddressSets())
+console.log(`\n${addressSetsText}\n`)
 const pagesText = Pages.toMarkdown(await Pages.runPages())
 console.log(`\n${pagesText}\n`)
 const watchText = Watch.toMarkdown(await Watch.runWatch())
@@ -286,6 +289,10 @@ writeFileSync(
     "## Rules as code and guardrails (`bench/Declarations.ts`, issue 35)",
     "",
     declarationsText,
+    "",
+    "## An address set's edit across VPCs (`bench/AddressSets.ts`, issue 50)",
+    "",
+    addressSetsText,
     "",
     "## Pages (`bench/Pages.ts`, issue 36)",
     "",
