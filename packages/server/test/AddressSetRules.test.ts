@@ -72,6 +72,18 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
         )
       expect(yield* judge("198.51.100.9")).toEqual(["allowed", rule.id])
       expect(yield* judge("192.0.2.200")).toEqual(["denied", null])
+      const explained = (yield* raw(
+        "GET",
+        `/vpcs/${w.vpc.id}/explain?from=198.51.100.9&to=${w.subnet.id}&protocol=tcp&port=22`,
+        { headers: w.headers }
+      )).body as Json
+      expect(explained.reach).toBe("allowed")
+      expect(explained.ingress.allowed_flow.ingress.decided_by).toMatchObject({ kind: "rule", rule_id: rule.id })
+      const csv = yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, {
+        headers: { ...w.headers, accept: "text/csv" }
+      })
+      expect(csv.text.split("\r\n")[0]).toContain("remote_vpc_id,remote_address_set_id,")
+      expect(csv.text).toContain(`,address_set,,,${w.set.id},`)
 
       const edited = yield* raw("PATCH", `/address-sets/${w.set.id}`, {
         headers: w.headers,

@@ -100,6 +100,50 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
         })
       }))
 
+    it.effect("an address set's edit re-renders the ACLs of every VPC whose rules name it: one ACL, the set's literal", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        const other = yield* w.newVpc()
+        const otherSubnet = (yield* raw("POST", "/subnets", {
+          headers: w.headers,
+          body: { ...w.creds, vpc_id: other.id, name: "db", cidr: "10.0.2.0/24", gateway_ip: "10.0.2.1" }
+        })).body as Record<string, any>
+        const set = (yield* raw("POST", "/address-sets", {
+          headers: w.headers,
+          body: { name: "offices", entries: [{ cidr: "198.51.100.0/24" }, { cidr: "192.0.2.0/25" }] }
+        })).body as Record<string, any>
+        for (const vpcId of [w.vpc.id, other.id]) {
+          const made = yield* raw("POST", "/security-rules", {
+            headers: w.headers,
+            body: {
+              vpc_id: vpcId,
+              name: "ssh from offices",
+              direction: "ingress",
+              action: "allow",
+              priority: 100,
+              protocol: "tcp",
+              ports: "22",
+              remote_type: "address_set",
+              remote_address_set_id: set.id
+            }
+          })
+          expect(made.status, made.text).toBe(201)
+        }
+        const edited = yield* raw("PATCH", `/address-sets/${set.id}`, {
+          headers: w.headers,
+          body: { entries: [{ cidr: "198.51.100.0/24" }, { cidr: "203.0.113.0/24" }] }
+        })
+        expect(edited.status, edited.text).toBe(200)
+        for (const subnetId of [w.subnet.id, otherSubnet.id]) {
+          const acls = (yield* read("kubeovn.io/v1", "Subnet", Names.subnet(subnetId))).spec.acls as Array<
+            { match: string }
+          >
+          expect(acls.filter((a) => a.match.includes("tcp.dst == 22")).map((a) => a.match)).toEqual([
+            expect.stringContaining("ip4.src == {198.51.100.0/24, 203.0.113.0/24}")
+          ])
+        }
+      }))
+
     it.effect("a VPC delete a guardrail refuses leaves every object in place, in the store and the cluster", () =>
       Effect.gen(function*() {
         const { headers, newVpc, pod, subnet, vpc } = yield* runningPod
