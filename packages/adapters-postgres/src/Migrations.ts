@@ -504,13 +504,17 @@ const addressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   `))
 
 /**
- * A rule's remote may be one of its tenant's address sets. The key is the last guard of what the
- * pipeline decides (a set a rule names is not deleted); checked at the statement's end, so a
- * tenant's cascade takes its sets and rules together.
+ * A rule's remote may be one of its tenant's address sets. The key (on the tenant too: a rule
+ * cannot name another tenant's set) is the last guard of what the pipeline decides (a set a rule
+ * names is not deleted); checked at the statement's end, so a tenant's cascade takes its sets
+ * and rules together.
  */
 const ruleAddressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.unsafe(`
-    ALTER TABLE security_rules ADD COLUMN remote_address_set_id uuid REFERENCES address_sets (id);
+    ALTER TABLE address_sets ADD CONSTRAINT address_sets_tenant_id_id_key UNIQUE (tenant_id, id);
+    ALTER TABLE security_rules ADD COLUMN remote_address_set_id uuid,
+      ADD CONSTRAINT security_rules_remote_address_set_fkey
+        FOREIGN KEY (tenant_id, remote_address_set_id) REFERENCES address_sets (tenant_id, id);
     CREATE INDEX security_rules_remote_address_set_id ON security_rules (remote_address_set_id);
   `))
 

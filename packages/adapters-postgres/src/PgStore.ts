@@ -178,6 +178,15 @@ const holderOf = (row: typeof HolderRow.Type): Option.Option<Hostname.Holder> =>
 const isSqlError = (e: unknown): e is SqlError.SqlError => (e as { _tag?: unknown } | null)?._tag === "SqlError"
 
 /**
+ * A foreign key broken: the keys only back what the decision already holds (a set a rule names is
+ * not deleted), so one firing is a bug, a defect, not the database being away.
+ */
+const isForeignKeyViolation = (e: SqlError.SqlError) => (e.cause as { code?: string } | undefined)?.code === "23503"
+
+/** The defect of a broken foreign key (not an `SqlError`: a transaction's lost connection is one, and is not a bug). */
+const brokenKey = (e: SqlError.SqlError) => Effect.dieMessage(`a decision broke a foreign key: ${describe(e)}`)
+
+/**
  * For effects that carry the caller's own errors too (a transaction's body): only the
  * database's failures become `StoreUnavailable`; the caller's pass through untouched.
  */
@@ -185,11 +194,13 @@ const sqlFailureUnavailable = <A, E, R>(
   self: Effect.Effect<A, E | SqlError.SqlError, R>
 ): Effect.Effect<A, E | Store.StoreUnavailable, R> =>
   Effect.catchAll(self, (e): Effect.Effect<never, E | Store.StoreUnavailable> =>
-    isSqlError(e)
-      ? Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))
-      : Effect.fail(e as E))
+    !isSqlError(e)
+      ? Effect.fail(e as E)
+      : isForeignKeyViolation(e)
+      ? brokenKey(e)
+      : Effect.fail(new Store.StoreUnavailable({ detail: describe(e) })))
 
-/** As `unavailable`, and a unique violation is reported as the constraint it broke. */
+/** As `unavailable`, and a unique violation is reported as the constraint it broke (a broken foreign key is a defect). */
 const writing = <A, R>(
   self: Effect.Effect<A, SqlError.SqlError | ParseResult.ParseError, R>
 ): Effect.Effect<A, Store.StoreUnavailable | Store.UniqueViolation, R> =>
@@ -197,6 +208,7 @@ const writing = <A, R>(
     Effect.catchTag("ParseError", (e) => Effect.die(e)),
     Effect.catchTag("SqlError", (e): Effect.Effect<never, Store.StoreUnavailable | Store.UniqueViolation> => {
       const cause = e.cause as { code?: string; constraint?: string } | undefined
+      if (isForeignKeyViolation(e)) return brokenKey(e)
       return cause?.code === "23505"
         ? Effect.fail(new Store.UniqueViolation({ constraint: cause.constraint ?? "unknown" }))
         : Effect.fail(new Store.StoreUnavailable({ detail: describe(e) }))

@@ -1,14 +1,16 @@
 /**
- * An address set means exactly its entries: a rule naming a set decides every flow as the set
- * expanded into one CIDR rule per entry does (judged by the reference interpreter), and an
- * edit of a set moves exactly the flows whose verdicts differ between the two expanded policies.
+ * An address set means exactly its entries: a rule naming a set decides every flow from an
+ * address as the set expanded into one CIDR rule per entry does (judged by the reference
+ * interpreter), a flow naming a VPC as the union of its entries does (which no one entry may
+ * hold), and an edit of a set moves exactly the flows whose verdicts differ between the two
+ * expanded policies.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Ids } from "@tenet/core"
 import { Analysis, Evaluate, Impact, Net, Plan, type RuleSet } from "@tenet/core"
 import { Reference } from "@tenet/core/testing"
 import { FastCheck as fc } from "effect"
-import { addressSets, context, ipFlow, rules } from "./World.js"
+import { addressSets, context, ipFlow, otherVpcs, rules, vpc } from "./World.js"
 
 /** The blocks a set's entries are drawn from: some nest, some abut, some hold a VPC's blocks. */
 const POOL = [
@@ -61,7 +63,49 @@ const flow: fc.Arbitrary<RuleSet.Flow & { readonly remote: { readonly kind: "ip"
   }))
 )
 
+/** A flow naming one of the tenant's VPCs as its remote. */
+const vpcFlow: fc.Arbitrary<RuleSet.Flow> = fc.tuple(ipFlow, fc.constantFrom(vpc, ...otherVpcs)).map(([f, vpc_id]) => ({
+  ...f,
+  remote: { kind: "vpc" as const, vpc_id }
+}))
+
 describe("address sets in the engine", () => {
+  it.prop("a flow naming a VPC is within a set when the set's entries together hold every block of it", [
+    rules,
+    withSets,
+    vpcFlow
+  ], ([rs, world, f]) => {
+    expect(Evaluate.evaluate(rs, world, f)).toEqual(Reference.verdict(rs, world, f))
+  }, { fastCheck: { numRuns: 1500 } })
+
+  it("a VPC split across two entries is within the set, and not within either entry alone", () => {
+    const halves = ["10.1.0.0/17", "10.1.128.0/17"].map(Net.cidrOf)
+    const world: RuleSet.VpcContext = { ...context, addressSets: new Map([[addressSets[0]!, halves]]) }
+    const rule = (remote: RuleSet.RuleRemote): RuleSet.Rule => ({
+      id: "00000000-0000-4000-8000-000000009999" as Ids.SecurityRuleId,
+      seq: 1,
+      priority: 1,
+      direction: "ingress",
+      action: "allow",
+      protocol: "all",
+      ports: null,
+      remote,
+      target: { kind: "vpc" },
+      enabled: true
+    })
+    const f: RuleSet.Flow = {
+      direction: "ingress",
+      protocol: "tcp",
+      port: 22,
+      remote: { kind: "vpc", vpc_id: otherVpcs[0]! },
+      local: {}
+    }
+    expect(Evaluate.evaluate([rule({ kind: "address_set", address_set_id: addressSets[0]! })], world, f).action).toBe(
+      "allow"
+    )
+    for (const cidr of halves) expect(Evaluate.evaluate([rule({ kind: "cidr", cidr })], world, f).action).toBe("deny")
+  })
+
   it.prop("a rule naming a set decides every flow as the set expanded into one rule per entry", [
     rules,
     withSets,

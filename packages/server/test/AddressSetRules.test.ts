@@ -6,7 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { raw, testServer, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, raw, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -236,6 +236,19 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
       ])
       expect((refused.body as Json).violations).toEqual(plan.vpcs[1].violations)
       expect((yield* raw("GET", `/address-sets/${w.set.id}`, { headers: w.headers })).body).toEqual(w.set)
+    }))
+
+  it.effect("a tenant whose rules name its sets is deleted with them", () =>
+    Effect.gen(function*() {
+      const w = yield* offices
+      expect(
+        (yield* raw("POST", "/security-rules", { headers: w.headers, body: sshFromSet(w.vpc.id, w.set.id) })).status
+      )
+        .toBe(201)
+      const admin = { "x-admin-token": (yield* adminLogin).api_token }
+      const deleted = yield* raw("DELETE", `/tenants/${w.tenant.id}`, { headers: admin })
+      expect(deleted.status, deleted.text).toBeLessThan(300)
+      expect((yield* raw("GET", `/tenants/${w.tenant.id}`, { headers: admin })).status).toBe(404)
     }))
 
   it.effect("a declaration names a set by name; an unknown name is 422 at its item", () =>

@@ -49,15 +49,13 @@ export const keyOf = Kind.keyOf
 
 /**
  * Whether `writes` change the tenant's scope: add or remove a VPC, write a tenant-wide
- * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide), an address set
- * (one list for every VPC of the tenant: writes of it are decided one after another), or a rule
- * that names one (its verdicts read the set: decided after, or before, any edit of it).
+ * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide) or an address
+ * set (one list for every VPC of the tenant: writes of it are decided one after another).
  */
 export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
   writes.some((w) => {
     if (w._tag === "Touch") return false
     if (w.part === "addressSets") return true
-    if (w.part === "rules") return w._tag !== "Remove" && w.record.remote_address_set_id !== null
     if (w.part === "vpcs") return w._tag !== "Update"
     if (w.part !== "guardrails") return false
     return w._tag === "Remove" ? w.vpc_id === undefined : w.record.vpc_id === null

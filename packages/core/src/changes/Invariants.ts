@@ -56,13 +56,6 @@ const podMoves = (write: Write, before: TenantState): boolean => {
   return was === undefined || was.subnet_id !== write.record.subnet_id || was.lifecycle !== write.record.lifecycle
 }
 
-/** The rules that name the address set `write` writes, in `before` or `after`. */
-const rulesUsingSet = (write: Write, before: TenantState, after: TenantState): Array<SecurityRuleRecord> => {
-  if (write._tag === "Touch") return []
-  const key = write._tag === "Remove" ? write.key : Change.keyOf(write)
-  return [...before.rulesUsing(key), ...after.rulesUsing(key)]
-}
-
 /** What `writes`, made on `before` to give `after`, can move. */
 export const reachOf = (before: TenantState, after: TenantState, writes: ReadonlyArray<Write>): Reach => {
   const vpcs = new Set<VpcId>()
@@ -106,10 +99,12 @@ export const reachOf = (before: TenantState, after: TenantState, writes: Readonl
         if (vpc !== null) vpcs.add(vpc)
         else for (const v of after.vpcs) vpcs.add(v.id)
         break
-      case "addressSets":
+      case "addressSets": {
         // A set's entries are the remote of every rule that names it, in whichever VPC.
-        for (const rule of rulesUsingSet(write, before, after)) vpcs.add(rule.vpc_id)
+        const key = write._tag === "Remove" ? write.key : Change.keyOf(write)
+        for (const state of [before, after]) for (const rule of state.rulesUsing(key)) vpcs.add(rule.vpc_id)
         break
+      }
       default:
         break
     }
@@ -134,10 +129,10 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
 
 /**
  * The VPCs a change moves for others without changing their contents: each VPC a written rule
- * names as its remote (before or after), each VPC marked deleted or restored, and each VPC with
- * a rule naming a written address set. Their versions are stepped with the change, so a decision
- * made on them before it (a subnet added to a VPC a new rule names, a pod added where an edited
- * set is used) is made again.
+ * names as its remote (before or after), and each VPC marked deleted or restored. Their
+ * versions are stepped with the change, so a decision made on them before it (a subnet added
+ * to a VPC a new rule names) is made again. (An address set's edit steps every VPC of the
+ * tenant itself: `AddressSetStrategy`.)
  */
 export const touchesOf = (
   before: TenantState,
@@ -157,8 +152,6 @@ export const touchesOf = (
       }
     } else if (write.part === "vpcs" && write._tag === "Update") {
       if (before.vpc(write.record.id)?.lifecycle !== write.record.lifecycle) touched.add(write.record.id)
-    } else if (write.part === "addressSets") {
-      for (const rule of rulesUsingSet(write, before, after)) touched.add(rule.vpc_id)
     }
   }
   return [...touched].filter((vpc) => before.vpc(vpc) !== undefined && after.vpc(vpc) !== undefined)
@@ -207,8 +200,28 @@ export const violationsIn = (state: TenantState, vpcId: VpcId, peeringCidr: stri
   violationsOf(state, vpcId, state.rulesOf(vpcId), vpcContextOf(state, vpcId, peeringCidr))
 
 /** What tells one violation from another: the guardrail and the witness flow. */
-export const violationKey = (v: GuardrailViolation) =>
+const violationKey = (v: GuardrailViolation) =>
   JSON.stringify([v.guardrail_id, v.flow.direction, v.flow.protocol, v.flow.port, v.flow.remote_ip, v.flow.local])
+
+/**
+ * The guardrail violations in `vpc` that the change from `before` to `after` brings: those
+ * `after` holds and `before` did not (a violation already held is not this change's to answer
+ * for). None in a VPC being deleted: it has left enforcement, nothing holds in it any more.
+ */
+export const violationsBrought = (
+  before: TenantState,
+  after: TenantState,
+  vpc: VpcId,
+  peeringCidr: string | null
+): ReadonlyArray<GuardrailViolation> => {
+  if (after.vpc(vpc)?.lifecycle !== "active") return []
+  const found = violationsIn(after, vpc, peeringCidr)
+  if (found.length === 0) return []
+  const held = before.vpc(vpc) === undefined
+    ? new Set<string>()
+    : new Set(violationsIn(before, vpc, peeringCidr).map(violationKey))
+  return found.filter((v) => !held.has(violationKey(v)))
+}
 
 /** The first two blocks of the VPC that overlap, or a block that overlaps the peering block. */
 const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null): string | undefined => {
@@ -253,16 +266,6 @@ export const check = (
       )
     }
   }
-  const violations: Array<GuardrailViolation> = []
-  for (const vpc of reach.vpcs) {
-    // A VPC being deleted has left enforcement: nothing holds in it any more.
-    if (after.vpc(vpc)?.lifecycle !== "active") continue
-    const found = violationsIn(after, vpc, peeringCidr)
-    if (found.length === 0) continue
-    const held = before.vpc(vpc) === undefined
-      ? new Set<string>()
-      : new Set(violationsIn(before, vpc, peeringCidr).map(violationKey))
-    violations.push(...found.filter((v) => !held.has(violationKey(v))))
-  }
+  const violations = [...reach.vpcs].flatMap((vpc) => violationsBrought(before, after, vpc, peeringCidr))
   return violations.length === 0 ? Either.void : Either.left(violated(violations))
 }

@@ -81,21 +81,10 @@ const localsOf = (rule: Rule, context: VpcContext): ReadonlySet<string> => {
 
 const interval = (cidr: Net.Cidr) => [Net.networkOf(cidr), Net.broadcastOf(cidr)] as const
 
-/** Intervals as the fewest disjoint ones holding the same addresses (a set's entries may overlap or abut). */
-const merged = (intervals: ReadonlyArray<readonly [number, number]>): Array<readonly [number, number]> => {
-  const out: Array<[number, number]> = []
-  for (const [from, to] of [...intervals].sort((a, b) => a[0] - b[0])) {
-    const last = out[out.length - 1]
-    if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to)
-    else out.push([from, to])
-  }
-  return out
-}
-
 /** The boxes a rule matches. */
 export const boxesOf = (rule: Rule, context: VpcContext): Array<Box> => {
   const protocols = rule.protocol === "all" ? PROTOCOLS : [rule.protocol]
-  const remotes = merged(RuleSet.remoteBlocks(rule.remote, context).map(interval))
+  const remotes = RuleSet.remoteRanges(rule.remote, context)
   const locals = localsOf(rule, context)
   return protocols.flatMap((protocol) => {
     const ports: ReadonlyArray<readonly [number, number]> = protocol === "icmp"

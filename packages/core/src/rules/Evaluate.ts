@@ -53,17 +53,21 @@ interface CompiledRule {
   readonly pods: ReadonlySet<string> | undefined
 }
 
-/** Whether every address of `block` is in one of `blocks`. */
-const within = (block: Net.Cidr, blocks: ReadonlyArray<Net.Cidr>) =>
-  blocks.some((c) => block.prefix >= c.prefix && Net.contains(c, Net.networkOf(block)))
+/** Whether every address of `block` is in one of `ranges` (disjoint, as `RuleSet.remoteRanges` gives them). */
+const within = (block: Net.Cidr, ranges: ReadonlyArray<readonly [number, number]>) => {
+  const first = Net.networkOf(block)
+  const last = Net.broadcastOf(block)
+  return ranges.some(([from, to]) => from <= first && last <= to)
+}
 
 const compileRule = (rule: Rule, context: VpcContext): CompiledRule => {
   const blocks = RuleSet.remoteBlocks(rule.remote, context)
-  // A flow naming a VPC matches a remote VPC by name, and an address remote that holds all its blocks.
+  // A flow naming a VPC matches a remote VPC by name, and an address remote whose addresses hold all its blocks.
+  const ranges = rule.remote.kind === "vpc" ? [] : RuleSet.remoteRanges(rule.remote, context)
   const vpcs = rule.remote.kind === "vpc"
     ? new Set<string>([rule.remote.vpc_id])
     : new Set<string>(
-      [...context.vpcs].filter(([, bs]) => bs.length > 0 && bs.every((b) => within(b, blocks))).map(([id]) => id)
+      [...context.vpcs].filter(([, bs]) => bs.length > 0 && bs.every((b) => within(b, ranges))).map(([id]) => id)
     )
   return {
     verdict: { action: rule.action, decided_by: { kind: "rule", rule_id: rule.id } },

@@ -105,6 +105,22 @@ export const remoteBlocks = (remote: RuleRemote, context: VpcContext): ReadonlyA
   }
 }
 
+/**
+ * The addresses of a rule's remote as the fewest disjoint intervals (`[first, last]`, ascending):
+ * a set's entries may nest, overlap or abut; a flow naming a VPC is within the remote when their
+ * union holds every block of the VPC.
+ */
+export const remoteRanges = (remote: RuleRemote, context: VpcContext): ReadonlyArray<readonly [number, number]> => {
+  const ranges = remoteBlocks(remote, context).map((b) => [Net.networkOf(b), Net.broadcastOf(b)] as const)
+  const out: Array<[number, number]> = []
+  for (const [from, to] of ranges.sort((a, b) => a[0] - b[0])) {
+    const last = out[out.length - 1]
+    if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to)
+    else out.push([from, to])
+  }
+  return out
+}
+
 /** The tenant's records a VPC's rules resolve against. */
 export interface Surroundings {
   readonly vpcs: ReadonlyArray<VpcRecord>
@@ -182,7 +198,10 @@ export const evaluationKey = (
   rule.id
 ]
 
-/** Whether the rule can be enforced: what it references still exists. */
+/**
+ * Whether the rule can be enforced: what it references still exists. (A set a rule names is not
+ * deleted while it does, so a set remote is never missing; were it, it would match nothing.)
+ */
 export const statusOf = (rule: Rule, context: VpcContext): RuleStatus => {
   if (rule.remote.kind === "vpc" && !context.vpcs.has(rule.remote.vpc_id)) return "remote_vpc_missing"
   if (rule.target.kind === "subnet" && !context.subnets.has(rule.target.subnet_id)) return "target_missing"

@@ -14,6 +14,17 @@ const range = (c: Net.Cidr) => {
 }
 const inBlock = (c: Net.Cidr, ip: number) => range(c)[0] <= ip && ip <= range(c)[1]
 
+/** How many addresses of `[from, to]` no range of `by` holds: cut at every range's ends, each piece looked up. */
+const uncovered = ([from, to]: readonly [number, number], by: ReadonlyArray<readonly [number, number]>) => {
+  const cuts = [...new Set([from, to + 1, ...by.flatMap(([a, b]) => [a, b + 1])])]
+    .filter((n) => n >= from && n <= to + 1).sort((a, b) => a - b)
+  let missing = 0
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    if (!by.some(([a, b]) => a <= cuts[i]! && cuts[i]! <= b)) missing += cuts[i + 1]! - cuts[i]!
+  }
+  return missing
+}
+
 export const verdict = (
   all: ReadonlyArray<RuleSet.Rule>,
   context: RuleSet.VpcContext,
@@ -41,9 +52,9 @@ export const verdict = (
       // An address set is its entries, each a block as a CIDR remote is.
       const blocks = r.remote.kind === "cidr" ? [r.remote.cidr] : context.addressSets.get(r.remote.address_set_id) ?? []
       if (f.remote.kind === "ip") return blocks.some((c) => inBlock(c, (f.remote as { ip: number }).ip))
+      // A VPC is within the remote when every address of its blocks is in some block of it.
       const own = context.vpcs.get(f.remote.vpc_id) ?? []
-      return own.length > 0 &&
-        own.every((b) => blocks.some((c) => range(c)[0] <= range(b)[0] && range(b)[1] <= range(c)[1]))
+      return own.length > 0 && own.every((b) => uncovered(range(b), blocks.map(range)) === 0)
     }
     if (f.remote.kind === "vpc") return f.remote.vpc_id === r.remote.vpc_id
     const ip = f.remote.ip

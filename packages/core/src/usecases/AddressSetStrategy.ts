@@ -1,9 +1,16 @@
 /**
  * The decisions on a tenant's address sets, pure functions of the tenant's state: a create
- * within the tenant's limit, a change of the fields a patch names, a delete; each refused when
- * the set is gone or is no longer the version the caller named (`If-Match`). Writes of a set
- * are decided on the tenant's scope (`Change.movesScope`), so two of them racing are decided
- * one after another, the second on what the first committed.
+ * within the tenant's limit, a change of the fields a patch names, a delete while no rule names
+ * the set; each refused when the set is gone or is no longer the version the caller named
+ * (`If-Match`). Writes of a set are decided on the tenant's scope (`Change.movesScope`), so two
+ * of them racing are decided one after another, the second on what the first committed.
+ *
+ * A set is in every VPC's context, and any rule write may name it: an edit of its entries, and
+ * its delete, are decided on every VPC of the tenant and step every one (as a tenant-wide
+ * guardrail's create does). A rule write racing it, in whichever VPC, is decided again after it
+ * (on the new entries, or on the set gone), and it is decided again after the rule write (which
+ * it then sees naming the set): rule writes stay on their own VPC, and the cost is the set's,
+ * the rarer write.
  */
 import { Either } from "effect"
 import * as Change from "../changes/Change.js"
@@ -11,6 +18,7 @@ import type { Decision } from "../changes/Pipeline.js"
 import { creating, removing } from "../changes/Pipeline.js"
 import type { AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
 import { etagOf } from "../domain/AddressSet.js"
+import type { VpcId } from "../domain/Ids.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { TenantState } from "../readmodel/TenantState.js"
@@ -27,7 +35,16 @@ export const create =
       ? Either.left(new Conflict({ detail: `the tenant already has ${MAX_ADDRESS_SETS} address sets` }))
       : Either.right(creating({ part: "addressSets", record }))
 
-/** The set with the fields `patch` names replaced (its entries as a whole), at `now`. */
+/** Every VPC of the tenant, decided on and stepped: a write that moves what a set's name means. */
+const everyVpc = (state: TenantState): ReadonlyArray<VpcId> => state.vpcs.map((v) => v.id)
+
+const sameEntries = (a: AddressSetRecord["entries"], b: AddressSetRecord["entries"]) =>
+  a.length === b.length && a.every((e, i) => e.cidr === b[i]!.cidr)
+
+/**
+ * The set with the fields `patch` names replaced (its entries as a whole), at `now`; decided on
+ * and stepping every VPC when its networks change (a new note or description moves no verdict).
+ */
 export const update =
   (id: string, patch: AddressSetPatch, ifMatch: string | undefined, now: AddressSetRecord["updated_at"]) =>
   (state: TenantState): Either.Either<Decision<AddressSetRecord>, NotFound | PreconditionFailed> => {
@@ -42,9 +59,11 @@ export const update =
           : patch.entries.map((e) => ({ cidr: e.cidr, description: e.description })),
         updated_at: now
       }
+      const moves = !sameEntries(current.entries, next.entries)
+      const vpcs = moves ? everyVpc(state) : []
       return {
-        writes: [Change.update({ part: "addressSets", record: next })],
-        decidedOn: [],
+        writes: [Change.update({ part: "addressSets", record: next }), ...vpcs.map(Change.touch)],
+        decidedOn: vpcs,
         subject: id,
         result: next
       }
@@ -75,12 +94,15 @@ export const remove =
       ),
       (decision) => {
         const rules = state.rulesUsing(id)
-        return rules.length === 0 ? Either.right(decision) : Either.left(
-          new Conflict({
-            detail: `address set ${id} is the remote of ${rules.length} rule${rules.length === 1 ? "" : "s"}: ${
-              usedBy(rules)
-            }; change or delete them first`
-          })
-        )
+        const vpcs = everyVpc(state)
+        return rules.length === 0
+          ? Either.right({ ...decision, writes: [...decision.writes, ...vpcs.map(Change.touch)], decidedOn: vpcs })
+          : Either.left(
+            new Conflict({
+              detail: `address set ${id} is the remote of ${rules.length} rule${rules.length === 1 ? "" : "s"}: ${
+                usedBy(rules)
+              }; change or delete them first`
+            })
+          )
       }
     )

@@ -99,7 +99,8 @@ const pathOrNull = (state: TenantState, path: Reach.Path | null) => path === nul
 
 /**
  * For every pair of the VPC's endpoints, what gets through end to end: it reads every VPC's
- * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets and pods are unchanged.
+ * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets, pods and address sets
+ * are unchanged.
  */
 const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, ReachabilityMatrix> = {
   key: ({ vpc }) => vpc.id,
@@ -108,6 +109,7 @@ const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string
     state.entryOf("vpcs"),
     state.entryOf("subnets"),
     state.entryOf("pods"),
+    state.entryOf("addressSets"),
     peeringCidr
   ],
   compute: (state, { peeringCidr, vpc }) => {
