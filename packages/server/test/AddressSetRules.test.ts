@@ -102,6 +102,32 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
       })
     }))
 
+  it.effect("reachability follows a set's edit: a VPC let in by an entry added, and out again", () =>
+    Effect.gen(function*() {
+      const w = yield* offices
+      expect(
+        (yield* raw("POST", "/security-rules", { headers: w.headers, body: sshFromSet(w.vpc.id, w.set.id) })).status
+      )
+        .toBe(201)
+      /** The tcp ports every flow from the other VPC to the subnet gets through on. */
+      const fromOther = Effect.map(
+        raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers }),
+        (r) =>
+          (r.body as Json).pairs.find((p: Json) => p.from.vpc_id === w.other.id && p.to.subnet_id === w.subnet.id)
+            .tcp.allowed
+      )
+      expect(yield* fromOther).toBe("")
+      const edit = (entries: ReadonlyArray<string>) =>
+        raw("PATCH", `/address-sets/${w.set.id}`, {
+          headers: w.headers,
+          body: { entries: entries.map((cidr) => ({ cidr })) }
+        })
+      expect((yield* edit(["198.51.100.0/24", "10.0.2.0/24"])).status).toBe(200)
+      expect(yield* fromOther).toBe("22")
+      expect((yield* edit(["198.51.100.0/24"])).status).toBe(200)
+      expect(yield* fromOther).toBe("")
+    }))
+
   it.effect("the set must be the tenant's own and named exactly when remote_type is address_set (422)", () =>
     Effect.gen(function*() {
       const w = yield* offices
