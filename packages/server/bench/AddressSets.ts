@@ -13,6 +13,7 @@
  */
 import { fileURLToPath } from "node:url"
 import * as Load from "./Load.js"
+import * as Writes from "./Writes.js"
 
 export interface AddressSetRow {
   readonly store: Load.StoreKind
@@ -42,11 +43,7 @@ const onStore = async (store: Load.StoreKind): Promise<AddressSetRow> => {
         (await Load.must(port, "POST", "/admin/login", {}, { username: "admin", password: Load.PASSWORD }))
           .body.api_token
     }
-    await Load.must(port, "POST", "/tenants", admin, { name: "sets", password: "sets-password" })
-    const session =
-      (await Load.must(port, "POST", "/tenants/login", {}, { name: "sets", password: "sets-password" })).body
-    const headers = { "x-auth-token": session.api_token }
-    const creds = { token: session.api_token, tenant_id: session.id }
+    const { creds, headers } = await Writes.newTenant(port, admin, "sets")
     const set = (await Load.must(port, "POST", "/address-sets", headers, { name: "sites", entries: entries(0) }))
       .body
     const vpcs: Array<string> = []
@@ -114,11 +111,7 @@ const onStore = async (store: Load.StoreKind): Promise<AddressSetRow> => {
 }
 
 export const runAddressSets = async (
-  stores: ReadonlyArray<Load.StoreKind> = [
-    "memory",
-    "embedded",
-    ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
-  ]
+  stores: ReadonlyArray<Load.StoreKind> = Load.STORES
 ): Promise<ReadonlyArray<AddressSetRow>> => {
   const rows: Array<AddressSetRow> = []
   for (const store of stores) rows.push(await onStore(store))

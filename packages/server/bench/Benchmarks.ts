@@ -132,11 +132,7 @@ const floorPost = load.find((r) =>
 )?.rps
 const writesText = Writes.toMarkdown(writes, floorPost)
 console.log(`\n${writesText}\n`)
-const createProfile = await Profile.runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), [
-  "memory",
-  "embedded",
-  ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
-])
+const createProfile = await Profile.runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), Load.STORES)
 console.log(`\n${createProfile}\n`)
 const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
 console.log(`\n${declarationsText}\n`)

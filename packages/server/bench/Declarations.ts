@@ -130,11 +130,7 @@ const onStore = async (store: Load.StoreKind): Promise<DeclarationRow> => {
 }
 
 export const runDeclarations = async (
-  stores: ReadonlyArray<Load.StoreKind> = [
-    "memory",
-    "embedded",
-    ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
-  ]
+  stores: ReadonlyArray<Load.StoreKind> = Load.STORES
 ): Promise<ReadonlyArray<DeclarationRow>> => {
   const rows: Array<DeclarationRow> = []
   for (const store of stores) rows.push(await onStore(store))

@@ -128,6 +128,13 @@ export type StoreKind = "memory" | "embedded" | "postgres"
 
 export const databaseServer = process.env.TENET_BENCH_DATABASE_URL ?? process.env.TENET_TEST_DATABASE_URL
 
+/** The stores a benchmark runs on: memory and embedded, and PostgreSQL when a server is named. */
+export const STORES: ReadonlyArray<StoreKind> = [
+  "memory",
+  "embedded",
+  ...(databaseServer === undefined ? [] : ["postgres" as const])
+]
+
 /** A database of its own on `databaseServer`, and how to drop it. */
 const freshDatabase = (server: string) => {
   const name = `tenet_load_${process.pid}`
@@ -385,11 +392,7 @@ const loadAll = async (options: {
   const rows: Array<LoadRow> = []
   const ceilings = new Map<string, number>()
   const floors = new Map<string, number>()
-  const stores = only ?? [
-    "memory",
-    "embedded",
-    ...(databaseServer === undefined ? [] : ["postgres" as const])
-  ]
+  const stores = only ?? STORES
   for (const store of stores) {
     const tenet = await startTenet(store)
     try {

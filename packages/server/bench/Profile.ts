@@ -338,6 +338,6 @@ export const runProfile = async (seconds: number, stores: ReadonlyArray<Load.Sto
 if (import.meta.url === `file://${process.argv[1]}`) {
   const stores: ReadonlyArray<Load.StoreKind> = (process.env.TENET_BENCH_STORES?.split(",") as
     | ReadonlyArray<Load.StoreKind>
-    | undefined) ?? ["memory", "embedded", ...(Load.databaseServer === undefined ? [] : ["postgres" as const])]
+    | undefined) ?? Load.STORES
   console.log(await runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), stores))
 }

@@ -299,11 +299,7 @@ export const runWrites = async (options: {
     const bulk: Array<BulkRow> = []
     let measured: PgbenchResult | null = null
     let eventOrderRows: ReadonlyArray<EventOrderRow> = []
-    const stores: ReadonlyArray<Load.StoreKind> = options.stores ?? [
-      "memory",
-      "embedded",
-      ...(Load.databaseServer === undefined ? [] : ["postgres" as const])
-    ]
+    const stores: ReadonlyArray<Load.StoreKind> = options.stores ?? Load.STORES
     for (const store of stores) {
       const result = await onStore(store, options.seconds)
       rows.push(...result.rows)

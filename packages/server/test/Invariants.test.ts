@@ -308,6 +308,14 @@ const race = (processes: ReadonlyArray<Process>, rounds: ReadonlyArray<readonly 
     expect(changed, JSON.stringify(rounds)).toBeGreaterThan(rounds.length / 4)
   })
 
+/** A rule's fields allowing SSH in from an address set, ahead of the VPC's other rules. */
+const allowFromSet = (setId: string) => ({
+  action: "allow",
+  priority: 10,
+  remote_type: "address_set",
+  remote_address_set_id: setId
+})
+
 /** Setup through the use cases, which must succeed. */
 const must = <A>(outcome: Effect.Effect<Either.Either<A, unknown>>) =>
   Effect.flatMap(outcome, (e) => e._tag === "Right" ? Effect.succeed(e.right) : Effect.dieMessage(String(e.left)))
@@ -429,6 +437,16 @@ const writer = (tenant: Tenant, process: Process) => {
 
 type Writer = ReturnType<typeof writer>
 
+/** A VPC letting nothing in, under a guardrail denying SSH from 10.0.0.0/8, and a set apart from that space. */
+const guardedWithSet = (setup: Writer) =>
+  Effect.gen(function*() {
+    const vpc = yield* must(setup.vpc("v"))
+    const set = yield* must(setup.addressSet("198.51.100.0/24"))
+    yield* must(setup.unseed(vpc.id))
+    yield* must(setup.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh")))
+    return { set, vpc }
+  })
+
 /**
  * The races the issue measured, each on a tenant of its own: `setup` through the first
  * process, then its two writes at once, one through each process.
@@ -511,7 +529,7 @@ const RACES: ReadonlyArray<{
         const set = yield* must(setup.addressSet("198.51.100.0/24"))
         yield* must(setup.unseed(q.id))
         yield* must(
-          setup.rule(q.id, { action: "allow", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
+          setup.rule(q.id, allowFromSet(set.id))
         )
         yield* must(
           setup.rule(p.id, { action: "deny", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
@@ -525,13 +543,10 @@ const RACES: ReadonlyArray<{
     name: "an address set's edit vs a rule naming the set, under a guardrail",
     run: (setup, a, b) =>
       Effect.gen(function*() {
-        const vpc = yield* must(setup.vpc("v"))
-        const set = yield* must(setup.addressSet("198.51.100.0/24"))
-        yield* must(setup.unseed(vpc.id))
-        yield* must(setup.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh")))
+        const { set, vpc } = yield* guardedWithSet(setup)
         yield* Effect.all([
           a.editSet(set.id, "10.0.0.0/8"),
-          b.rule(vpc.id, { action: "allow", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
+          b.rule(vpc.id, allowFromSet(set.id))
         ], { concurrency: 2 })
       })
   },
@@ -543,7 +558,7 @@ const RACES: ReadonlyArray<{
         const set = yield* must(setup.addressSet("198.51.100.0/24"))
         const [deleted, named] = yield* Effect.all([
           a.deleteSet(set.id),
-          b.rule(vpc.id, { action: "allow", priority: 10, remote_type: "address_set", remote_address_set_id: set.id })
+          b.rule(vpc.id, allowFromSet(set.id))
         ], { concurrency: 2 })
         // One of the two: the rule made naming the set (its delete refused), or the set gone (the rule refused).
         expect([deleted._tag, named._tag].sort()).toEqual(["Left", "Right"])
@@ -556,12 +571,7 @@ const RACES: ReadonlyArray<{
         const vpc = yield* must(setup.vpc("v"))
         const set = yield* must(setup.addressSet("198.51.100.0/24"))
         const made = yield* must(
-          setup.rule(vpc.id, {
-            action: "allow",
-            priority: 10,
-            remote_type: "address_set",
-            remote_address_set_id: set.id
-          })
+          setup.rule(vpc.id, allowFromSet(set.id))
         )
         yield* Effect.all([a.deleteSet(set.id), b.deleteRule((made as SecurityRule.RuleMutation).rule.id)], {
           concurrency: 2
@@ -648,12 +658,7 @@ const INTERLEAVINGS: ReadonlyArray<{
         const set = yield* must(setup.addressSet("198.51.100.0/24"))
         const deleting = yield* held(AddressSetStrategy.remove(set.id, undefined))
         yield* must(
-          other.rule(vpc.id, {
-            action: "allow",
-            priority: 10,
-            remote_type: "address_set",
-            remote_address_set_id: set.id
-          })
+          other.rule(vpc.id, allowFromSet(set.id))
         )
         return yield* deleting
       })
@@ -663,19 +668,11 @@ const INTERLEAVINGS: ReadonlyArray<{
     refusal: "GuardrailViolated",
     run: (_tenant, setup, held, other) =>
       Effect.gen(function*() {
-        const vpc = yield* must(setup.vpc("v"))
-        const set = yield* must(setup.addressSet("198.51.100.0/24"))
-        yield* must(setup.unseed(vpc.id))
-        yield* must(setup.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh")))
+        const { set, vpc } = yield* guardedWithSet(setup)
         const patch = Schema.decodeUnknownSync(AddressSet.AddressSetPatch)({ entries: [{ cidr: "10.0.0.0/8" }] })
         const editing = yield* held(AddressSetStrategy.update(set.id, patch, undefined, DateTime.unsafeNow()))
         yield* must(
-          other.rule(vpc.id, {
-            action: "allow",
-            priority: 10,
-            remote_type: "address_set",
-            remote_address_set_id: set.id
-          })
+          other.rule(vpc.id, allowFromSet(set.id))
         )
         return yield* editing
       })
@@ -685,10 +682,7 @@ const INTERLEAVINGS: ReadonlyArray<{
     refusal: "GuardrailViolated",
     run: (tenant, setup, held, other) =>
       Effect.gen(function*() {
-        const vpc = yield* must(setup.vpc("v"))
-        const set = yield* must(setup.addressSet("198.51.100.0/24"))
-        yield* must(setup.unseed(vpc.id))
-        yield* must(setup.guardrail(vpc.id, guardrailBody("deny", "22", "no ssh")))
+        const { set, vpc } = yield* guardedWithSet(setup)
         const now = DateTime.unsafeNow()
         const rule = {
           ...Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({
