@@ -128,6 +128,39 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
       expect(yield* fromOther).toBe("")
     }))
 
+  it.effect("the analysis reads a set as its entries: a rule naming it under a broader one is shadowed", () =>
+    Effect.gen(function*() {
+      const w = yield* offices
+      const broad = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          ...sshFromSet(w.vpc.id, w.set.id),
+          name: "ssh from the world",
+          remote_type: "cidr",
+          remote_address_set_id: null,
+          remote_cidr: "0.0.0.0/0",
+          priority: 10
+        }
+      })
+      expect(broad.status).toBe(201)
+      const named =
+        (yield* raw("POST", "/security-rules", { headers: w.headers, body: sshFromSet(w.vpc.id, w.set.id) }))
+          .body as Json
+      const analysis = (yield* raw("GET", `/security-rules/analysis?vpc_id=${w.vpc.id}`, { headers: w.headers }))
+        .body as Json
+      expect(analysis.findings).toContainEqual(
+        expect.objectContaining({
+          kind: "shadowed",
+          rule_id: named.rule.id,
+          related_rule_ids: [(broad.body as Json).rule.id]
+        })
+      )
+      const sarif = yield* raw("GET", `/security-rules/analysis?vpc_id=${w.vpc.id}`, {
+        headers: { ...w.headers, accept: "application/sarif+json" }
+      })
+      expect(sarif.text).toContain(`vpcs/${w.vpc.id}/security-rules/${named.rule.id}`)
+    }))
+
   it.effect("the set must be the tenant's own and named exactly when remote_type is address_set (422)", () =>
     Effect.gen(function*() {
       const w = yield* offices
