@@ -54,7 +54,11 @@ describe("address-set strategy", () => {
       expect(Either.isLeft(decided) && decided.left._tag).toBe("PreconditionFailed")
       return
     }
-    const next = Either.getOrThrow(decided).result
+    const { moves, record: next } = Either.getOrThrow(decided).result
+    expect(moves).toBe(
+      patch.entries !== undefined && JSON.stringify(patch.entries.map((e) => e.cidr)) !==
+          JSON.stringify(set.entries.map((e) => e.cidr))
+    )
     expect(next).toEqual({
       ...set,
       description: patch.description === undefined ? set.description : patch.description,

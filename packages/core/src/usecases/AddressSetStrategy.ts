@@ -41,13 +41,19 @@ const everyVpc = (state: TenantState): ReadonlyArray<VpcId> => state.vpcs.map((v
 const sameEntries = (a: AddressSetRecord["entries"], b: AddressSetRecord["entries"]) =>
   a.length === b.length && a.every((e, i) => e.cidr === b[i]!.cidr)
 
+/** An edit's answer: the set as saved, and whether its networks changed (a note or description moves no verdict). */
+export interface Edited {
+  readonly record: AddressSetRecord
+  readonly moves: boolean
+}
+
 /**
  * The set with the fields `patch` names replaced (its entries as a whole), at `now`; decided on
- * and stepping every VPC when its networks change (a new note or description moves no verdict).
+ * and stepping every VPC when its networks change.
  */
 export const update =
   (id: string, patch: AddressSetPatch, ifMatch: string | undefined, now: AddressSetRecord["updated_at"]) =>
-  (state: TenantState): Either.Either<Decision<AddressSetRecord>, NotFound | PreconditionFailed> => {
+  (state: TenantState): Either.Either<Decision<Edited>, NotFound | PreconditionFailed> => {
     const current = state.addressSet(id)
     if (current === undefined) return Either.left(new NotFound({ detail: missing(id) }))
     return Either.map(PreconditionFailed.unmoved(`address set ${id}`, etagOf(current), ifMatch), () => {
@@ -65,7 +71,7 @@ export const update =
         writes: [Change.update({ part: "addressSets", record: next }), ...vpcs.map(Change.touch)],
         decidedOn: vpcs,
         subject: id,
-        result: next
+        result: { record: next, moves }
       }
     })
   }

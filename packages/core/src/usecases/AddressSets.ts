@@ -136,7 +136,6 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
         update: Effect.fn("AddressSets.update")(
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
-            const was = (yield* stateOf(caller)).addressSet(id)
             const { result, state } = yield* pipeline.commit(
               caller.tenant_id,
               AddressSetStrategy.update(id, patch, ifMatch, now)
@@ -144,16 +143,14 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
               // An edit adds no rule and moves no block; the store's names do not change.
               Effect.catchTags({ Conflict: Effect.die, UniqueViolation: Effect.die })
             )
-            // A new description or notes move no verdict: nothing to converge.
-            const moved = was === undefined ||
-              was.entries.map((e) => e.cidr).join() !== result.entries.map((e) => e.cidr).join()
-            // The state the commit made, or (when this process did not make it) the latest.
-            const using = moved ? vpcsUsing(state ?? (yield* stateOf(caller)), id) : []
+            // The state the commit made, or (when this process did not make it) the latest; a new
+            // description or notes move no verdict, so there is nothing to converge.
+            const using = result.moves ? vpcsUsing(state ?? (yield* stateOf(caller)), id) : []
             yield* Effect.forEach(using, (vpc) => applier.apply(caller.tenant_id, vpc), {
               concurrency: "unbounded",
               discard: true
             })
-            return viewOf(result)
+            return viewOf(result.record)
           }
         ),
         plan: Effect.fn("AddressSets.plan")(
@@ -171,7 +168,7 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
               const violations = Invariants.violationsBrought(state, after, vpc, peering)
               return impactOf(vpc, was, rules, rules, violations, vpcContextOf(after, vpc, peering))
             })
-            return AddressSetPlan.make({ dry_run: true, address_set: viewOf(decision.result), vpcs }, TRUSTED)
+            return AddressSetPlan.make({ dry_run: true, address_set: viewOf(decision.result.record), vpcs }, TRUSTED)
           }
         ),
         delete: Effect.fn("AddressSets.delete")(function*(caller: TenantPrincipal, id: AddressSetId, ifMatch?: string) {
