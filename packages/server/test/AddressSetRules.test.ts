@@ -6,22 +6,9 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { adminLogin, raw, testServer, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, raw, sshFromSet, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
-
-const sshFromSet = (vpcId: string, setId: string, overrides: Json = {}) => ({
-  vpc_id: vpcId,
-  name: "ssh from offices",
-  direction: "ingress",
-  action: "allow",
-  priority: 100,
-  protocol: "tcp",
-  ports: "22",
-  remote_type: "address_set",
-  remote_address_set_id: setId,
-  ...overrides
-})
 
 /** A tenant with two VPCs (one subnet each) and a set of two office networks. */
 const offices = Effect.gen(function*() {
@@ -313,16 +300,8 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
   it.effect("a declaration names a set by name; an unknown name is 422 at its item", () =>
     Effect.gen(function*() {
       const w = yield* offices
-      const item = {
-        name: "ssh from offices",
-        direction: "ingress",
-        action: "allow",
-        priority: 100,
-        protocol: "tcp",
-        ports: "22",
-        remote_type: "address_set",
-        remote_address_set_name: w.set.name
-      }
+      const { remote_address_set_id: _id, vpc_id: _vpc, ...fields } = sshFromSet(w.vpc.id, w.set.id)
+      const item = { ...fields, remote_address_set_name: w.set.name }
       const put = (rules: ReadonlyArray<Json>) =>
         raw("PUT", `/vpcs/${w.vpc.id}/security-rules`, { headers: w.headers, body: { rules } })
       const declared = yield* put([item])

@@ -123,6 +123,20 @@ export const httpsIn = (vpc_id: string) => ({
   target_type: "vpc"
 })
 
+/** A rule allowing SSH in from an address set to the whole VPC: the body of `POST /security-rules`. */
+export const sshFromSet = (vpc_id: string, setId: string, overrides: Record<string, unknown> = {}) => ({
+  vpc_id,
+  name: "ssh from offices",
+  direction: "ingress",
+  action: "allow",
+  priority: 100,
+  protocol: "tcp",
+  ports: "22",
+  remote_type: "address_set",
+  remote_address_set_id: setId,
+  ...overrides
+})
+
 /** A unique DNS-label name, so tests sharing one server never collide. */
 export const uniqueName = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`
 

@@ -17,7 +17,7 @@ import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, it as plain } from "vitest"
 import { TestServer } from "../src/index.js"
-import { adminLogin, httpsIn, kubeOvnCrds, raw, setProviderConfig, workspace } from "./Harness.js"
+import { adminLogin, httpsIn, kubeOvnCrds, raw, setProviderConfig, sshFromSet, workspace } from "./Harness.js"
 import { call, until } from "./Loopback.js"
 
 /** Waits for an answer that only a request can give. */
@@ -113,20 +113,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
           body: { name: "offices", entries: [{ cidr: "198.51.100.0/24" }, { cidr: "192.0.2.0/25" }] }
         })).body as Record<string, any>
         for (const vpcId of [w.vpc.id, other.id]) {
-          const made = yield* raw("POST", "/security-rules", {
-            headers: w.headers,
-            body: {
-              vpc_id: vpcId,
-              name: "ssh from offices",
-              direction: "ingress",
-              action: "allow",
-              priority: 100,
-              protocol: "tcp",
-              ports: "22",
-              remote_type: "address_set",
-              remote_address_set_id: set.id
-            }
-          })
+          const made = yield* raw("POST", "/security-rules", { headers: w.headers, body: sshFromSet(vpcId, set.id) })
           expect(made.status, made.text).toBe(201)
         }
         const edited = yield* raw("PATCH", `/address-sets/${set.id}`, {
