@@ -61,7 +61,9 @@ const output = oneOf("output", ["text", "json"]).pipe(
 const vpcOption = Options.text("vpc").pipe(Options.withDescription("The VPC's name (or id)"))
 const fileOption = Options.file("file", { exists: "yes" }).pipe(
   Options.withAlias("f"),
-  Options.withDescription("A rules file (YAML), as `tenet rules export` writes")
+  Options.withDescription(
+    "A rules file: YAML, as `tenet rules export` writes; or, ending in .csv, the API's CSV export of a VPC's rules"
+  )
 )
 
 /** The answer as JSON, as the API wrote it. */
@@ -169,7 +171,8 @@ const declared = (api: Client, file: string, vpc: Option.Option<string>) =>
     const parsed = yield* RulesFile.parse(yield* fs.readFileString(file), file)
     const name = Option.getOrElse(vpc, () => parsed.vpc)
     if (name === undefined) {
-      return yield* new RulesFile.BadRulesFile({ message: `${file} names no VPC: add \`vpc:\` or pass --vpc` })
+      const how = file.toLowerCase().endsWith(".csv") ? "pass --vpc" : "add `vpc:` or pass --vpc"
+      return yield* new RulesFile.BadRulesFile({ message: `${file} names no VPC: ${how}` })
     }
     const found = yield* vpcNamed(api, name)
     // Checked with the schema the server decodes it with, every problem named as the API names it.

@@ -1,11 +1,13 @@
 /**
  * A VPC's rules as a file: YAML holding the VPC's name and the body of
  * `PUT /vpcs/{vpc_id}/security-rules` (`rules`, each the fields of a rule, optionally its
- * `id`). `tenet rules export` writes one, `plan` and `apply` read it; the API checks it.
+ * `id`). `tenet rules export` writes one, `plan` and `apply` read it; the API checks it. A file
+ * ending in `.csv` is read as the API's CSV export of a VPC's rules (`Accept: text/csv`), edited
+ * in a spreadsheet perhaps: its rows are the rules, by id, and it names no VPC (`--vpc` does).
  */
 import type { SecurityRule } from "@tenet/core"
-import { Declaration } from "@tenet/core"
-import { Data, Effect } from "effect"
+import { Declaration, Exports } from "@tenet/core"
+import { Data, Effect, Either } from "effect"
 import * as Yaml from "yaml"
 
 export interface RulesFile {
@@ -46,6 +48,15 @@ export const render = (
 }
 
 export const parse = (text: string, source: string): Effect.Effect<RulesFile, BadRulesFile> =>
+  source.toLowerCase().endsWith(".csv") ? parseCsv(text, source) : parseYaml(text, source)
+
+const parseCsv = (text: string, source: string): Effect.Effect<RulesFile, BadRulesFile> =>
+  Either.match(Exports.rulesFromCsv(text), {
+    onLeft: (problem) => Effect.fail(new BadRulesFile({ message: `${source} is not a rules CSV: ${problem}` })),
+    onRight: (rules) => Effect.succeed({ vpc: undefined, rules })
+  })
+
+const parseYaml = (text: string, source: string): Effect.Effect<RulesFile, BadRulesFile> =>
   Effect.try({
     try: () => Yaml.parse(text) as unknown,
     catch: (e) => new BadRulesFile({ message: `${source} is not YAML: ${e instanceof Error ? e.message : String(e)}` })

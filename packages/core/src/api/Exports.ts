@@ -7,10 +7,11 @@
  * values; the `Formats` an endpoint declares (its annotation) are what the OpenAPI document
  * declares and the server serves.
  */
-import { Context } from "effect"
+import { Context, Either } from "effect"
 import type { ReachabilityEndpoint, ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import type { RuleAnalysis, RuleList } from "../domain/SecurityRule.js"
 import * as Declaration from "../rules/Declaration.js"
+import * as Csv from "./Csv.js"
 
 export const CSV = "text/csv"
 export const DOT = "text/vnd.graphviz"
@@ -64,20 +65,46 @@ export const negotiate = (accept: string | undefined, offered: ReadonlyArray<For
   return null
 }
 
-/** A CSV field, quoted when it must be (RFC 4180). */
-const field = (value: unknown): string => {
-  const text = value === null || value === undefined ? "" : Array.isArray(value) ? value.join(" ") : String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
-}
-
-const csv = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
-  [header, ...rows].map((row) => row.map(field).join(",")).join("\r\n") + "\r\n"
-
 const RULE_COLUMNS = ["id", ...Declaration.FIELDS, "status"] as const
 
 /** A VPC's rules as CSV, in evaluation order (`target_pod_ids` space-separated). */
 export const rulesCsv = (list: RuleList): string =>
-  csv(RULE_COLUMNS, list.rules.map((rule) => RULE_COLUMNS.map((column) => rule[column])))
+  Csv.write(RULE_COLUMNS, list.rules.map((rule) => RULE_COLUMNS.map((column) => rule[column])))
+
+/** How a column of `rulesCsv` reads back into a declared field: most are text, these are not. */
+const RULE_CELLS: Partial<Record<typeof RULE_COLUMNS[number], (cell: string) => unknown>> = {
+  priority: (cell) => /^\d+$/.test(cell) ? Number(cell) : cell,
+  enabled: (cell) => cell === "true" ? true : cell === "false" ? false : cell,
+  target_pod_ids: (cell) => cell.split(" ").filter((id) => id !== "")
+}
+
+/**
+ * `rulesCsv` read back as the items of a declaration (`PUT /vpcs/{id}/security-rules`): each
+ * row's rule by its `id`, with every declared field it has a cell for; an empty cell is a field
+ * left out, `status` (what the platform reports) is not declared. The items are checked by the
+ * declaration's own schema, as any other body is; here only the shape of the file is.
+ */
+export const rulesFromCsv = (text: string): Either.Either<Array<Record<string, unknown>>, string> =>
+  Either.flatMap(Csv.read(text), ([header, ...rows]) => {
+    if (header === undefined) return Either.left("the file is empty: expected a header row")
+    const unknown = header.filter((column) => !(RULE_COLUMNS as ReadonlyArray<string>).includes(column))
+    if (unknown.length > 0) return Either.left(`unknown column ${unknown.map((c) => `"${c}"`).join(", ")}`)
+    if (!header.includes("name")) return Either.left("the header names no \"name\" column")
+    const ragged = rows.findIndex((row) => row.length !== header.length)
+    if (ragged >= 0) {
+      return Either.left(`row ${ragged + 2} has ${rows[ragged]!.length} cells; the header has ${header.length}`)
+    }
+    return Either.right(rows.map((row) =>
+      Object.fromEntries(
+        header.flatMap((column, i) => {
+          const cell = row[i]!
+          if (column === "status" || cell === "") return []
+          const read = RULE_CELLS[column as typeof RULE_COLUMNS[number]]
+          return [[column, read === undefined ? cell : read(cell)]]
+        })
+      )
+    ))
+  })
 
 const idOf = (e: ReachabilityEndpoint) =>
   e.kind === "internet" ? "" : e.kind === "pod" ? e.pod_id : e.kind === "subnet" ? e.subnet_id : e.vpc_id
@@ -89,7 +116,7 @@ const nameOf = (e: ReachabilityEndpoint) => e.kind === "internet" ? "internet" :
  * those some do (`partial`), and icmp's reach (`allowed`, `partial` or `denied`).
  */
 export const reachabilityCsv = (matrix: ReachabilityMatrix): string =>
-  csv(
+  Csv.write(
     [
       "from_kind",
       "from_id",
