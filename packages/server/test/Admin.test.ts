@@ -250,6 +250,53 @@ layer(testServer(), { excludeTestServices: true })("service tunnels", (it) => {
         expect(response.status, target_url).toBe(400)
       }
     }))
+
+  it.effect("a target on loopback, link-local or a metadata service is 400, however it is spelled", () =>
+    Effect.gen(function*() {
+      const headers = yield* admin
+      yield* raw("POST", "/provider-config", { headers, body: config })
+      for (
+        const target_url of [
+          "http://169.254.169.254/latest/meta-data/",
+          "http://2852039166/latest/meta-data/",
+          "http://0xa9.0xfe.0xa9.0xfe/",
+          "http://169.254.170.2/v2/credentials",
+          "http://100.100.100.200/latest/meta-data/",
+          "http://metadata.google.internal/computeMetadata/v1/",
+          "http://METADATA.google.internal./",
+          "http://127.0.0.1:8080",
+          "http://127.1/",
+          "http://localhost:9090",
+          "http://api.localhost/",
+          "http://0.0.0.0/",
+          "http://[::1]/",
+          "http://[::]/",
+          "http://[fe80::1]/",
+          "http://[fd00:ec2::254]/latest/meta-data/",
+          "http://[::ffff:169.254.169.254]/"
+        ]
+      ) {
+        const response = yield* raw("POST", "/service-tunnels", {
+          headers,
+          body: { service: "gui", subdomain: "gui", target_url }
+        })
+        expect([target_url, response.status], JSON.stringify(response.body)).toEqual([target_url, 400])
+        expect(JSON.stringify(response.body)).toContain("would publish it at a public hostname")
+      }
+      const listed = (yield* raw("GET", "/service-tunnels", { headers })).body as Array<{ service: string }>
+      expect(listed.map((t) => t.service)).not.toContain("gui")
+      // An address of the cluster's own network is what a platform service is.
+      for (
+        const [i, target_url] of ["http://10.96.0.10:8080", "https://console.internal:8443", "http://[2001:db8::1]/"]
+          .entries()
+      ) {
+        const response = yield* raw("POST", "/service-tunnels", {
+          headers,
+          body: { service: `internal${i}`, subdomain: `internal${i}`, target_url }
+        })
+        expect([target_url, response.status]).toEqual([target_url, 201])
+      }
+    }))
 })
 
 layer(testServer(), { excludeTestServices: true })("operations log", (it) => {

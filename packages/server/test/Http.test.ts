@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { MemoryStore } from "@tenet/adapters-memory"
 import { Api } from "@tenet/core"
@@ -207,10 +208,25 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       )
     }))
 
-  it.effect("the docs page is served", () =>
+  it.effect("the docs page is served under a policy: its own inline scripts only, framed by no one", () =>
     Effect.gen(function*() {
       const response = yield* raw("GET", "/docs")
       expect(response.status).toBe(200)
       expect(response.contentType).toContain("text/html")
+      const policy = String(response.headers["content-security-policy"])
+      expect(policy).toContain("default-src 'none'")
+      expect(policy).toContain("frame-ancestors 'none'")
+      expect(policy).not.toContain("'unsafe-eval'")
+      // Every inline script is allowed by its digest, and nothing else inline is.
+      const scripts = [...response.text.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)]
+      expect(scripts.length).toBeGreaterThan(0)
+      for (const [, script] of scripts) {
+        expect(policy).toContain(`'sha256-${createHash("sha256").update(script!).digest("base64")}'`)
+      }
+      expect(policy).not.toMatch(/script-src[^;]*'unsafe-inline'/)
+      expect(response.headers["x-content-type-options"]).toBe("nosniff")
+      expect(response.headers["referrer-policy"]).toBe("no-referrer")
+      // JSON answers are not sniffed either.
+      expect((yield* raw("GET", "/healthz")).headers["x-content-type-options"]).toBe("nosniff")
     }))
 })

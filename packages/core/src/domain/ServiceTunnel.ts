@@ -3,10 +3,10 @@
  * at a public hostname through the tunnel provider. The spec leaves the shape open; this is
  * Tenet's.
  */
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 import { nullable, Timestamp, wireExample } from "./Common.js"
 import { ServiceTunnelId } from "./Ids.js"
-import { DnsLabel, DomainName } from "./Net.js"
+import { DnsLabel, DomainName, parseIpv4 } from "./Net.js"
 
 /** Where the tunnel's connector sends traffic: an http(s) origin. */
 export const ServiceUrl = Schema.String.pipe(
@@ -31,6 +31,70 @@ export const ServiceUrl = Schema.String.pipe(
 )
 export type ServiceUrl = typeof ServiceUrl.Type
 
+/** Names that resolve to the instance's own metadata service on the clouds that run one, or to this host. */
+const PRIVATE_NAMES = new Set(["localhost", "metadata", "metadata.google.internal", "metadata.goog", "instance-data"])
+
+/** Why an IPv4 address is one no tunnel may publish: this host, link-local (cloud metadata), or none. */
+const privateIpv4 = (address: number): string | undefined => {
+  const first = address >>> 24
+  if (first === 127) return "a loopback address"
+  if (first === 0) return "the unspecified network"
+  if (address >>> 16 === ((169 << 8) | 254)) return "a link-local address (where clouds serve instance metadata)"
+  // Alibaba Cloud's metadata service.
+  if (address === (((100 << 24) | (100 << 16) | (100 << 8) | 200) >>> 0)) return "a cloud metadata address"
+  return undefined
+}
+
+/** An IPv6 address (as URL writes it, without brackets) as its eight groups. */
+const ipv6Groups = (text: string): Array<number> | undefined => {
+  const [head = "", tail, ...more] = text.split("::")
+  if (more.length > 0) return undefined
+  const parse = (part: string) => part === "" ? [] : part.split(":").map((g) => parseInt(g, 16))
+  const front = parse(head)
+  const back = tail === undefined ? [] : parse(tail)
+  const groups = [...front, ...Array(8 - front.length - back.length).fill(0), ...back]
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined
+}
+
+const privateIpv6 = (text: string): string | undefined => {
+  const g = ipv6Groups(text)
+  if (g === undefined) return undefined
+  if (g.slice(0, 7).every((x) => x === 0)) return g[7]! <= 1 ? "a loopback or unspecified address" : undefined
+  if ((g[0]! & 0xffc0) === 0xfe80) return "a link-local address (where clouds serve instance metadata)"
+  // AWS's IPv6 metadata service, fd00:ec2::254.
+  if (g[0] === 0xfd00 && g[1] === 0xec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254) {
+    return "a cloud metadata address"
+  }
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return privateIpv4(((g[6]! << 16) | g[7]!) >>> 0)
+  return undefined
+}
+
+/**
+ * Why a URL's host is one a tunnel must not publish at a public hostname: this host's loopback,
+ * link-local addresses (where AWS, GCP, Azure and OpenStack serve instance metadata and
+ * credentials), other cloud metadata addresses and names, the unspecified address. URL has
+ * already written every IPv4 spelling (`2852039166`, `0xa9.254.169.254`) as a dotted quad.
+ */
+export const privateTarget = (url: string): string | undefined => {
+  const host = new URL(url).hostname.toLowerCase().replace(/\.$/, "")
+  if (host.startsWith("[")) return privateIpv6(host.slice(1, -1))
+  const ipv4 = parseIpv4(host)
+  if (Option.isSome(ipv4)) return privateIpv4(ipv4.value)
+  if (PRIVATE_NAMES.has(host) || host.endsWith(".localhost")) return "a name of this host or of a metadata service"
+  return undefined
+}
+
+/**
+ * A target an administrator may name: a `ServiceUrl` whose host is not `privateTarget`. (The
+ * default target, the server's own `TENET_PUBLIC_URL`, is the operator's to set.)
+ */
+export const ServiceTarget = ServiceUrl.pipe(
+  Schema.filter((url) => {
+    const why = privateTarget(url)
+    return why === undefined || `must not name ${why}: the provider would publish it at a public hostname`
+  })
+).annotations({ identifier: "ServiceTarget" })
+
 export const ServiceTunnelStatus = Schema.Literal("active", "error").annotations({
   identifier: "ServiceTunnelStatus",
   description: "active: the provider serves the hostname; error: the provider refused or failed (see `error`)"
@@ -43,8 +107,11 @@ export const ServiceTunnelCreate = Schema.Struct({
   subdomain: DnsLabel,
   /** Defaults to the provider configuration's `edge_domain`. */
   domain: nullable(DomainName),
-  /** Defaults to this server's own URL (`TENET_PUBLIC_URL`), i.e. the API itself. */
-  target_url: nullable(ServiceUrl)
+  /**
+   * Defaults to this server's own URL (`TENET_PUBLIC_URL`), i.e. the API itself; never a
+   * loopback, link-local or cloud metadata address.
+   */
+  target_url: nullable(ServiceTarget)
 }).annotations({
   identifier: "ServiceTunnelCreate",
   examples: wireExample({ service: "api", subdomain: "api", domain: null, target_url: null })
