@@ -5,7 +5,8 @@
  * scripts (each allowed by its SHA-256, so a script injected into the page is not), be framed by
  * no one (`frame-ancestors 'none'`) and send no referrer. A page that states its own policy (the
  * console's, stricter: no inline script or style at all) keeps it; the API reference at `/docs`,
- * rendered by Scalar's bundle inline, gets this one, with the inline styles its bundle injects.
+ * rendered by Scalar's bundle inline, gets this one, with the inline styles its bundle injects
+ * and the WebAssembly it compiles.
  */
 import type { HttpServerResponse } from "@effect/platform"
 import { createHash } from "node:crypto"
@@ -21,7 +22,8 @@ const scriptHashes = (html: string): Array<string> =>
 const policyOf = (html: string) =>
   [
     "default-src 'none'",
-    `script-src 'self' ${scriptHashes(html).join(" ")}`.trimEnd(),
+    // Scalar compiles a WebAssembly module: that, and no other eval, is allowed.
+    `script-src 'self' 'wasm-unsafe-eval' ${scriptHashes(html).join(" ")}`.trimEnd(),
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",

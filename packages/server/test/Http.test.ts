@@ -217,6 +217,7 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       expect(policy).toContain("default-src 'none'")
       expect(policy).toContain("frame-ancestors 'none'")
       expect(policy).not.toContain("'unsafe-eval'")
+      expect(policy).toContain("'wasm-unsafe-eval'")
       // Every inline script is allowed by its digest, and nothing else inline is.
       const scripts = [...response.text.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)]
       expect(scripts.length).toBeGreaterThan(0)
