@@ -76,8 +76,12 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
     const verdict = await acme.securityRules.evaluate({
       payload: { vpc_id: vpc.id, direction: "ingress", protocol: "tcp", port: 443, remote_ip: "198.51.100.7" }
     })
-    // What reaches what, end to end: from the internet to the pod, only HTTPS.
-    const reachability = await acme.vpcs.reachability({ path: { vpc_id: vpc.id } })
+    // What reaches what, end to end: from the internet to the pod, only HTTPS (the pairs of one
+    // endpoint, pods included; without `detail: "pods"` the answer summarizes by subnet).
+    const reachability = await acme.vpcs.reachability({
+      path: { vpc_id: vpc.id },
+      urlParams: { detail: "pods", endpoint: "internet" }
+    })
     const fromInternet = reachability.pairs.find((p) => p.from.kind === "internet" && p.to.kind === "pod")!
     log(`VPC ${vpc.name} ${vpc.applied ? "applied" : `not applied: ${vpc.apply_error}`}`)
     const opened = preview.opened.map((r) => `${r.protocol}/${r.ports} from ${r.remote_summary}`)

@@ -21,7 +21,7 @@ import {
   ReachabilityMatrix,
   SecurityRule
 } from "@tenet/core"
-import { Config, Console, Data, Effect, Option, Redacted, Schema } from "effect"
+import { Chunk, Config, Console, Data, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { Console as ConsoleService } from "effect"
 import * as Credentials from "./Credentials.js"
 import * as Render from "./Render.js"
@@ -465,16 +465,40 @@ const explain = Command.make(
 
 const reach = Command.make(
   "reach",
-  { vpc: vpcOption, output },
-  ({ output, vpc }) =>
+  {
+    vpc: vpcOption,
+    pods: Options.boolean("pods").pipe(
+      Options.withDescription("Each pod as an endpoint too (the subnets only without it)")
+    ),
+    endpoint: Options.optional(Options.text("endpoint")).pipe(
+      Options.withDescription("Only the pairs one endpoint is an end of: a subnet, pod or VPC id, or internet")
+    ),
+    output
+  },
+  ({ endpoint, output, pods, vpc }) =>
     Effect.gen(function*() {
       const api = yield* client
       const found = yield* vpcNamed(api, vpc)
-      const matrix = yield* api.vpcs.reachability({ path: { vpc_id: found.id } })
+      const detail = pods ? "pods" as const : "subnets" as const
+      // Every page, in order: the server answers a bounded page at a time.
+      const pairs = yield* Stream.runCollect(api.pages.stream("vpcs.reachability", {
+        path: { vpc_id: found.id },
+        urlParams: { detail, ...Option.match(endpoint, { onNone: () => ({}), onSome: (e) => ({ endpoint: e }) }) }
+      }, { limit: ReachabilityMatrix.MAX_PAIRS }))
+      const matrix = ReachabilityMatrix.ReachabilityMatrix.make({
+        vpc_id: found.id,
+        detail,
+        pairs: Chunk.toReadonlyArray(pairs)
+      })
       if (output === "json") return yield* printJson(ReachabilityMatrix.ReachabilityMatrix, matrix)
       yield* Console.log(Render.reachability(matrix))
     })
-).pipe(Command.withDescription("What gets where: every pair of the VPC's endpoints and the ports open end to end"))
+).pipe(
+  Command.withDescription(
+    "What gets where: each pair of the VPC's subnets (--pods: and pods), the internet and other VPCs, and the ports " +
+      "open end to end"
+  )
+)
 
 export const tenet = Command.make("tenet").pipe(
   Command.withSubcommands([login, rules, sets, guardrails, explain, reach]),

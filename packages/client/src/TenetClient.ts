@@ -243,10 +243,18 @@ type Answer<K extends ListKey> = Call<K> extends
   (...args: ReadonlyArray<never>) => Effect.Effect<infer A, infer _E, infer _R> ? A
   : never
 
-/** An item of a list: the array's, or a rule list's `rules`. */
+/** An item of a list: the array's, a rule list's `rules`, or a reachability matrix's `pairs`. */
 export type ListItem<K extends ListKey> = Answer<K> extends ReadonlyArray<infer I> ? I
   : Answer<K> extends { readonly rules: ReadonlyArray<infer I> } ? I
+  : Answer<K> extends { readonly pairs: ReadonlyArray<infer I> } ? I
   : never
+
+/** The items of a list's answer, as `ListItem` finds them. */
+const itemsOf = (body: unknown): ReadonlyArray<unknown> =>
+  Array.isArray(body)
+    ? body
+    : (body as { readonly rules?: ReadonlyArray<unknown>; readonly pairs?: ReadonlyArray<unknown> }).rules ??
+      (body as { readonly pairs: ReadonlyArray<unknown> }).pairs
 
 export type ListError<K extends ListKey> = Call<K> extends
   (...args: ReadonlyArray<never>) => Effect.Effect<infer _A, infer E, infer _R> ? E
@@ -465,7 +473,7 @@ const pagesOf = (raw: RawClient): Pages => {
         readonly [unknown, HttpClientResponse.HttpClientResponse]
       >,
       ([body, response]) => ({
-        items: (Array.isArray(body) ? body : (body as { readonly rules: ReadonlyArray<unknown> }).rules),
+        items: itemsOf(body),
         next_page_token: nextPageToken(response.headers["link"])
       })
     )

@@ -28,7 +28,8 @@ const PAGED: Record<TenetClient.ListKey, true> = {
   "registryCredentials.list": true,
   "guardrails.list": true,
   "tenantGuardrails.list": true,
-  "addressSets.list": true
+  "addressSets.list": true,
+  "vpcs.reachability": true
 }
 
 plain("the paged lists are read from the contract, the same in its types and at run time", () => {
@@ -90,6 +91,21 @@ layer(TestServer.layer(), { excludeTestServices: true })("pages through the SDK"
       expect(Chunk.toReadonlyArray(rules).map((r) => r.name)).toEqual(
         (yield* tenet.securityRules.list({ urlParams: { vpc_id: vpc.id } })).rules.map((r) => r.name)
       )
+
+      // Reachability always goes a page at a time: its pairs, streamed, are the whole matrix.
+      yield* tenet.subnets.create({
+        payload: { vpc_id: vpc.id, name: "apps", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
+      })
+      const pairs = yield* Stream.runCollect(
+        tenet.pages.stream("vpcs.reachability", { path: { vpc_id: vpc.id }, urlParams: { detail: "pods" } }, {
+          limit: 2
+        })
+      )
+      const inOne = yield* tenet.vpcs.reachability({ path: { vpc_id: vpc.id }, urlParams: { detail: "pods" } })
+      expect(Chunk.toReadonlyArray(pairs).map((p) => [p.from.kind, p.to.kind])).toEqual(
+        inOne.pairs.map((p) => [p.from.kind, p.to.kind])
+      )
+      expect(inOne.pairs.length).toBeGreaterThan(2)
 
       // The Promise client: an async iterator, timestamps as Dates.
       const promised = createTenetClient({

@@ -53,7 +53,7 @@ const summary = (pair: Pair) => {
   return parts.length === 0 ? "none" : parts.join("; ")
 }
 
-export const ReachabilityMap = ({ matrix }: { matrix: ReachabilityMatrix.ReachabilityMatrix }) => {
+export const ReachabilityMap = ({ matrix }: { matrix: { readonly pairs: ReadonlyArray<Pair> } }) => {
   const endpoints = new Map<string, Endpoint>()
   for (const p of matrix.pairs) {
     endpoints.set(keyOf(p.from), p.from)

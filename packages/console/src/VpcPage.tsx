@@ -3,7 +3,7 @@
  * each row with its status and the analysis' findings; edits previewed before they are saved;
  * the reachability heat map; and the flow checker.
  */
-import type { Ids, SecurityRule } from "@tenet/core"
+import type { Ids, ReachabilityMatrix, SecurityRule } from "@tenet/core"
 import { useState } from "preact/hooks"
 import { FlowChecker } from "./FlowChecker.js"
 import { Problem, Table, TextField, useCall, useSubmit } from "./Forms.js"
@@ -16,6 +16,9 @@ import type { Client } from "./Session.js"
 import { phaseClass } from "./TopologyGraph.js"
 import type { Rule, RuleList } from "./Views.js"
 
+/** The most pods whose reachability the map shows one by one. */
+const MAP_PODS = 24
+
 const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
   active: "active",
   disabled: "disabled",
@@ -25,14 +28,21 @@ const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
 
 export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {
   const { data, error, reload } = useLoad(async () => {
-    const [topology, rules, analysis, reachability, guardrails, addressSets] = await Promise.all([
+    const [topology, rules, analysis, guardrails, addressSets] = await Promise.all([
       client.topology.get({ path: { tenant_id: tenantId } }),
       client.securityRules.list({ urlParams: { vpc_id: vpcId } }),
       client.securityRules.analysis({ urlParams: { vpc_id: vpcId } }),
-      client.vpcs.reachability({ path: { vpc_id: vpcId } }),
       client.guardrails.list({ path: { vpc_id: vpcId } }),
       client.addressSets.list({ urlParams: {} })
     ])
+    // A map of every pod is readable up to a few dozen of them; beyond, the subnets' summary.
+    const pods = (topology.vpcs.find((v) => v.id === vpcId)?.subnets ?? []).reduce((n, s) => n + s.pods.length, 0)
+    const detail = pods <= MAP_PODS ? "pods" as const : "subnets" as const
+    const pairs: Array<ReachabilityMatrix.ReachabilityPair> = []
+    for await (
+      const pair of client.pages.all("vpcs.reachability", { path: { vpc_id: vpcId }, urlParams: { detail } })
+    ) pairs.push(pair)
+    const reachability = { vpc_id: vpcId, detail, pairs, pods }
     return { topology, rules, analysis, reachability, guardrails, addressSets }
   }, [vpcId])
   const [editing, setEditing] = useState<Rule | "new" | null>(null)
@@ -143,6 +153,12 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
         )}
 
       <h2>Reachability</h2>
+      {data.reachability.detail === "subnets" && (
+        <p>
+          This VPC runs {data.reachability.pods}{" "}
+          pods: the map shows its subnets, each standing for every endpoint in it. `tenet reach --pods` lists every pod.
+        </p>
+      )}
       <ReachabilityMap matrix={data.reachability} />
 
       <h2>Flow checker</h2>

@@ -41,14 +41,15 @@ const listed = Effect.flatMap(FiberRef.get(RequestContext.Current), (state) =>
  */
 export const requestOf = (
   query: Page.PageQuery,
-  filters: Readonly<Record<string, string>> = {}
+  filters: Readonly<Record<string, string>> = {},
+  always?: { readonly limit: number }
 ): Effect.Effect<Option.Option<Request>, Errors.InvalidInput, Vault.Vault> =>
   Effect.gen(function*() {
-    if (query.limit === undefined && query.page_token === undefined) return Option.none()
+    if (query.limit === undefined && query.page_token === undefined && always === undefined) return Option.none()
     const endpoint = yield* listed
     const vault = yield* Vault.Vault
     const list = [endpoint, ...Object.entries(filters).map(([k, v]) => `${k}=${v}`)].join("?")
-    const limit = query.limit ?? Page.MAX_LIMIT
+    const limit = query.limit ?? always?.limit ?? Page.MAX_LIMIT
     if (query.page_token === undefined) return Option.some({ list, limit, after: undefined })
     const after = Page.readToken(query.page_token, { list, caller: yield* callerKey }, vault.digest)
     if (Either.isLeft(after)) return yield* Effect.fail(badToken(after.left))
@@ -94,6 +95,25 @@ export const paged = <A, E, R, B, E2, R2>(
           return withLink(headers)(yield* answer(page.items))
         })
     }))
+
+/**
+ * An answer that always goes a page at a time (its whole costs too much to answer at once):
+ * `read` computes the page the request asks (`always.limit` items when it names no `limit`)
+ * and says where the next starts; `answer` writes it, with the next page's `Link`.
+ */
+export const computed = <A, E, R, B, E2, R2>(
+  query: Page.PageQuery,
+  filters: Readonly<Record<string, string>>,
+  always: { readonly limit: number },
+  read: (request: Request) => Effect.Effect<{ readonly page: A; readonly next: Page.Key | undefined }, E, R>,
+  answer: (page: A) => Effect.Effect<B, E2, R2>
+) =>
+  Effect.gen(function*() {
+    const request = Option.getOrThrow(yield* requestOf(query, filters, always))
+    const { next, page } = yield* read(request)
+    const headers = yield* linkTo(request, next)
+    return withLink(headers)(yield* answer(page))
+  })
 
 /** A page a store read itself (`LIMIT n + 1` from the key): its answer with the `Link` header. */
 export const fromStore = <A, E, R, B, E2, R2>(

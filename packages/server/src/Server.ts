@@ -5,7 +5,16 @@
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Api, ChangeFeed, ClusterController, EdgeController, Identity, UseCases } from "@tenet/core"
+import {
+  Api,
+  ChangeFeed,
+  ClusterController,
+  Cooperative,
+  EdgeController,
+  Fairness,
+  Identity,
+  UseCases
+} from "@tenet/core"
 import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
@@ -57,6 +66,18 @@ export interface Options extends HttpOptions {
 }
 
 /**
+ * Expensive work (`Fairness`) gives way to the other requests in flight (`Cooperative`): those
+ * not running or waiting as expensive work themselves.
+ */
+const PressureLive = Layer.effect(
+  Cooperative.Pressure,
+  Effect.map(
+    Effect.all([RequestContext.InFlight, Fairness.Fairness]),
+    ([inFlight, fairness]) => ({ others: () => Math.max(0, inFlight.inFlight - fairness.occupancy()) })
+  )
+)
+
+/**
  * The whole HTTP surface; needs the use-cases (`UseCasesLive`) and an `HttpServer`. Requests
  * are logged with their id; on release it first waits for the requests in flight.
  */
@@ -74,7 +95,7 @@ export const layerHttp = (options: HttpOptions) =>
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(Refusals.layer(options)),
     Layer.provide(HttpApiBuilder.api(Api.TenetApi)),
-    Layer.provide(HandlersLive),
+    Layer.provide(HandlersLive.pipe(Layer.provide(PressureLive))),
     Layer.provide(Layer.mergeAll(Auth.layer, Endpoints.layer, Layer.effectDiscard(Endpoints.registerMetrics))),
     Layer.provideMerge(RequestContext.InFlight.layer)
   )

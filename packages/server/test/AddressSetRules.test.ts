@@ -98,7 +98,7 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
         .toBe(201)
       /** The tcp ports every flow from the other VPC to the subnet gets through on. */
       const fromOther = Effect.map(
-        raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers }),
+        raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }),
         (r) =>
           (r.body as Json).pairs.find((p: Json) => p.from.vpc_id === w.other.id && p.to.subnet_id === w.subnet.id)
             .tcp.allowed

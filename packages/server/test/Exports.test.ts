@@ -126,8 +126,11 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
         headers: w.headers,
         body: rule(w.vpc.id, "https again", { priority: 200, remote_cidr: "203.0.113.0/25" })
       })
-      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
-      const csv = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: { ...w.headers, accept: "text/csv" } })
+      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }))
+        .body as Json
+      const csv = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, {
+        headers: { ...w.headers, accept: "text/csv" }
+      })
       const [header, ...rows] = parseCsv(csv.text)
       expect(header).toEqual([
         "from_kind",
@@ -158,7 +161,7 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
         "denied"
       ])
 
-      const dot = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, {
+      const dot = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, {
         headers: { ...w.headers, accept: "text/vnd.graphviz, application/json;q=0.5" }
       })
       expect(dot.contentType).toBe("text/vnd.graphviz; charset=utf-8")
@@ -181,7 +184,7 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
       expect(log.runs[0].results.map((r: Json) => r.ruleId)).toContain("shadowed")
 
       for (const accept of [undefined, "*/*", "application/json", "text/html"]) {
-        const answer = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, {
+        const answer = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, {
           headers: accept === undefined ? w.headers : { ...w.headers, accept }
         })
         expect(answer.contentType, String(accept)).toBe("application/json")

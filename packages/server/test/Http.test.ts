@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { MemoryStore } from "@tenet/adapters-memory"
 import { Api } from "@tenet/core"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { TestServer } from "../src/index.js"
 import { adminLogin, newTenant, orchestratorUnderTest, raw, storeUnderTest, testServer, workspace } from "./Harness.js"
 

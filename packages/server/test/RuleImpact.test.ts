@@ -239,7 +239,7 @@ layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
       const pod = (yield* w.createPod({ service_port: 8080 })).body as Json
       const matrix = () =>
         Effect.map(
-          raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers }),
+          raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }),
           (r) => {
             expect(r.status).toBe(200)
             return r.body as Json
@@ -284,6 +284,8 @@ layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
         denied_flow: { port: 443, destination: { pod_id: null }, ingress: { action: "deny" } }
       })
       const other = yield* workspace
-      expect((yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: other.headers })).status).toBe(404)
+      expect((yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: other.headers })).status).toBe(
+        404
+      )
     }))
 })

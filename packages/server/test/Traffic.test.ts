@@ -267,7 +267,8 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
         const cuts = Reference.edges(built.reference, built.vpcs.map((v) => v.id))
         const ports = Reference.portCuts(built.vpcs.flatMap((v) => built.reference.rules(v.id)))
         for (const [v, vpc] of built.vpcs.entries()) {
-          const matrix = (yield* raw("GET", `/vpcs/${vpc.id}/reachability`, { headers: built.w.headers })).body as Json
+          const matrix = (yield* raw("GET", `/vpcs/${vpc.id}/reachability?detail=pods`, { headers: built.w.headers }))
+            .body as Json
           const pairs = matrix.pairs as Array<Json>
           // Every cell of every pair on a few ports; a few pairs through explain and evaluate too.
           for (const [p, pair] of pairs.entries()) {
@@ -318,7 +319,8 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
     Effect.gen(function*() {
       const w = yield* workspace
       const empty = yield* w.newVpc("empty")
-      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
+      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }))
+        .body as Json
       const cell = (matrix.pairs as Array<Json>).find((p) => p.from.kind === "vpc" && p.from.vpc_id === empty.id)!
       expect(cell).toMatchObject({
         tcp: { allowed: "", partial: "" },
@@ -362,7 +364,8 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
           target_pod_ids: [quiet.id]
         }
       })
-      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
+      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }))
+        .body as Json
       const cell = (matrix.pairs as Array<Json>).find((p) => p.from.kind === "subnet" && p.to.kind === "internet")!
       expect(cell.udp).toMatchObject({ allowed: "1-52,54-65535", partial: "53" })
       expect(cell.udp.denied_flow).toMatchObject({
@@ -372,9 +375,11 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       })
       expect(cell.udp.allowed_flow).toMatchObject({ port: 53, egress: { action: "allow" } })
       // The exports say the same: a partial port is marked, its edge dashed.
-      const csv = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: { ...w.headers, accept: "text/csv" } })
+      const csv = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, {
+        headers: { ...w.headers, accept: "text/csv" }
+      })
       expect(csv.text).toContain(`subnet,${w.subnet.id},apps,internet,,internet,1-65535,,"1-52,54-65535",53,allowed`)
-      const dot = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, {
+      const dot = yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, {
         headers: { ...w.headers, accept: "text/vnd.graphviz" }
       })
       expect(dot.text).toContain(
@@ -438,5 +443,76 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       const outside = yield* ask(w.vpc.id, "from=internet&to=8.8.8.8&protocol=udp&port=53")
       expect(outside.status).toBe(422)
       expect((yield* ask(other.vpc.id, `from=internet&to=${other.subnet.id}&protocol=udp&port=53`)).status).toBe(404)
+    }))
+
+  it.effect("reachability is bounded: the subnets' summary by default, pods on asking, pages linked in turn", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const other = yield* w.newVpc("other")
+      const pods: Array<Json> = []
+      for (let i = 0; i < 5; i++) pods.push((yield* w.createPod()).body as Json)
+      const get = (query: string) => raw("GET", `/vpcs/${w.vpc.id}/reachability${query}`, { headers: w.headers })
+      const ends = (pairs: Array<Json>) => pairs.map((p) => `${p.from.kind}>${p.to.kind}`)
+
+      // The summary: the subnet, the internet and the other VPC; no pod.
+      const summary = yield* get("")
+      expect(summary.status).toBe(200)
+      expect(summary.headers["link"]).toBeUndefined()
+      expect((summary.body as Json).detail).toBe("subnets")
+      expect(ends((summary.body as Json).pairs).sort()).toEqual(
+        ["internet>subnet", "subnet>internet", "subnet>subnet", "subnet>vpc", "vpc>subnet"]
+      )
+      expect(((summary.body as Json).pairs as Array<Json>).find((p) => p.to.kind === "vpc")!.to.vpc_id).toBe(other.id)
+
+      // Every pod too, read 7 pairs at a time by following each page's Link.
+      const whole = (yield* get("?detail=pods")).body as Json
+      // 6 inside (a subnet, 5 pods): 36 pairs less 5 of a pod with itself, and 2 each way with 2 outside.
+      expect(whole.pairs.length).toBe(36 - 5 + 6 * 2 * 2)
+      const walked: Array<Json> = []
+      let next: string | undefined = `/vpcs/${w.vpc.id}/reachability?detail=pods&limit=7`
+      while (next !== undefined) {
+        const page: Awaited<Effect.Effect.Success<ReturnType<typeof get>>> = yield* raw("GET", next, {
+          headers: w.headers
+        })
+        expect(page.status).toBe(200)
+        expect((page.body as Json).pairs.length).toBeLessThanOrEqual(7)
+        walked.push(...(page.body as Json).pairs)
+        next = /<([^>]+)>; rel="next"/.exec(String(page.headers["link"] ?? ""))?.[1]
+      }
+      expect(walked).toEqual(whole.pairs)
+
+      // Around one pod: the pairs it is an end of, whatever the detail.
+      const pod = pods[2]!
+      const around = ((yield* get(`?endpoint=${pod.id}`)).body as Json).pairs as Array<Json>
+      expect(around.length).toBe(2 * 3)
+      for (const p of around) expect([p.from.pod_id, p.to.pod_id]).toContain(pod.id)
+      const aroundAll = ((yield* get(`?detail=pods&endpoint=${pod.id}`)).body as Json).pairs as Array<Json>
+      expect(aroundAll).toEqual(
+        whole.pairs.filter((p: Json) => p.from.pod_id === pod.id || p.to.pod_id === pod.id)
+      )
+      expect(((yield* get("?endpoint=internet")).body as Json).pairs.length).toBe(2)
+
+      // What the bounds refuse, and what is not the caller's.
+      const stranger = yield* workspace
+      const foreignPod = (yield* stranger.createPod()).body as Json
+      for (
+        const [query, field] of [
+          ["?limit=501", "limit"],
+          ["?limit=0", "limit"],
+          ["?detail=everything", "detail"],
+          ["?endpoint=nope", "endpoint"],
+          [`?endpoint=${foreignPod.id}`, "endpoint"],
+          [`?endpoint=${stranger.vpc.id}`, "endpoint"]
+        ] as const
+      ) {
+        const refused = yield* get(query)
+        expect([query, refused.status]).toEqual([query, 400])
+        expect(JSON.stringify(refused.body), query).toContain(field)
+      }
+      // A page's token names its list and filters: it opens no other.
+      const first = yield* get("?detail=pods&limit=3")
+      const token = new URL(String(first.headers["link"]).slice(1, -13), "http://x").searchParams.get("page_token")!
+      expect((yield* get(`?detail=subnets&page_token=${token}`)).status).toBe(400)
+      expect((yield* get(`?detail=pods&page_token=${token}`)).status).toBe(200)
     }))
 })

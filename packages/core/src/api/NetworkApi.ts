@@ -6,7 +6,7 @@ import { ExplainQuery, FlowExplanation } from "../domain/FlowExplanation.js"
 import { FlowVerdict } from "../domain/FlowReach.js"
 import { SecurityRuleId, VpcId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
-import { ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
+import { MAX_PAIRS, ReachabilityMatrix, ReachabilityQuery } from "../domain/ReachabilityMatrix.js"
 import {
   DryRunQuery,
   IfMatchHeaders,
@@ -24,7 +24,15 @@ import {
 } from "../domain/SecurityRule.js"
 import { Subnet } from "../domain/Subnet.js"
 import { Vpc } from "../domain/Vpc.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import {
+  Conflict,
+  Forbidden,
+  GuardrailViolated,
+  NotFound,
+  PreconditionFailed,
+  RuleValidation,
+  TooManyRequests
+} from "../Errors.js"
 import * as Audited from "./Audited.js"
 import * as Exports from "./Exports.js"
 import { Payloads } from "./Payloads.js"
@@ -65,12 +73,15 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
     HttpApiEndpoint.get("reachability", "/vpcs/:vpc_id/reachability")
       .annotate(Exports.Formats, Exports.REACHABILITY)
       .setPath(Schema.Struct({ vpc_id: VpcId }))
+      .setUrlParams(ReachabilityQuery)
       .addSuccess(ReachabilityMatrix)
       .addError(NotFound.Wire)
+      .addError(TooManyRequests.Wire)
       .annotate(
         OpenApi.Summary,
-        "For every pair of the VPC's subnets, pods, the internet and your other VPCs: the ports and protocols on " +
-          "which every flow is allowed end to end (the source's egress rules and the destination's ingress rules)"
+        "For pairs of the VPC's subnets (its pods too, with detail=pods), the internet and your other VPCs: the " +
+          "ports and protocols on which every flow is allowed end to end (the source's egress rules and the " +
+          `destination's ingress rules); at most ${MAX_PAIRS} pairs a page, the next in the Link header`
       )
   )
   .add(
@@ -80,6 +91,7 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
       .addSuccess(FlowExplanation)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
+      .addError(TooManyRequests.Wire)
       .annotate(
         OpenApi.Summary,
         "A flow from one endpoint to another (a pod, subnet or VPC id of yours, internet, or an IPv4 address; one " +
@@ -135,6 +147,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addSuccess(RuleAnalysis)
       .addError(NotFound.Wire)
       .addError(RuleValidation.Wire)
+      .addError(TooManyRequests.Wire)
       .annotate(OpenApi.Summary, "Shadowed, redundant and conflicting rules, computed exactly")
   )
   .add(

@@ -9,7 +9,7 @@ import { RegistryCredential, RegistryCredentialPath } from "../domain/RegistryCr
 import { DryRunQuery } from "../domain/SecurityRule.js"
 import { TopologyImpact, TopologyView } from "../domain/Topology.js"
 import { Tunnel, TunnelListQuery } from "../domain/Tunnel.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, TooManyRequests } from "../Errors.js"
 import * as Audited from "./Audited.js"
 import { Payloads } from "./Payloads.js"
 import { TenantAuth } from "./Security.js"
@@ -204,6 +204,7 @@ export class TopologyApi extends HttpApiGroup.make("topology")
       .addError(GuardrailViolated.Wire)
       .addError(Conflict.Wire)
       .addError(Forbidden.Wire)
+      .addError(TooManyRequests.Wire)
       .annotate(OpenApi.Summary, "Deploy VPCs, subnets and pods by name in one all-or-nothing request")
   )
   .add(
@@ -211,6 +212,7 @@ export class TopologyApi extends HttpApiGroup.make("topology")
       .setPath(TenantPath)
       .addSuccess(TopologyView)
       .addError(NotFound.Wire)
+      .addError(TooManyRequests.Wire)
       .annotate(OpenApi.Summary, "The tenant's VPCs with their subnets, pods and tunnels")
   )
   .middleware(TenantAuth)

@@ -1,6 +1,6 @@
 /** Tunnels: a pod's port exposed at a public hostname through the tunnel provider. */
 import { Schema, Struct } from "effect"
-import { nullable, oncePerRecord, Port, Timestamp, wireExample } from "./Common.js"
+import { nullable, oncePerRecord, Port, Timestamp, TRUSTED, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
 import { PodId, TenantId, TunnelId, VpcId } from "./Ids.js"
 import { DnsLabel, DomainName } from "./Net.js"
@@ -107,9 +107,10 @@ export const accessOf = (
   }
 }
 
-export const toTunnel = (record: TunnelRecord): Tunnel =>
+export const toTunnel = oncePerRecord((record: TunnelRecord): Tunnel =>
   Tunnel.make({
     ...Struct.omit(record, ...HIDDEN_FIELDS),
     access: accessOf(record.protocol_type, record.hostname, record.service_port),
     etag: etagOf(record)
-  })
+  }, TRUSTED)
+)

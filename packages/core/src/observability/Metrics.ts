@@ -42,6 +42,19 @@ export const recordApply = (kind: "vpc" | "pod", applied: boolean) =>
     ])
   )
 
+/** What refuses an expensive request its turn (`Fairness`): a full queue, or a wait too long. */
+export const EXPENSIVE_REFUSALS = ["queue_full", "waited_too_long"] as const
+export type ExpensiveRefusal = typeof EXPENSIVE_REFUSALS[number]
+
+export const expensiveRefused = Metric.counter("tenet_expensive_refused", {
+  description: "Expensive requests (reachability, explain, analysis, topology) refused a turn (429), by why: " +
+    "their tenant's queue was full, or they waited too long",
+  incremental: true
+})
+
+export const recordExpensiveRefused = (why: ExpensiveRefusal) =>
+  Metric.increment(Metric.tagged(expensiveRefused, "reason", why))
+
 /** Seconds, from 0.5 ms to about 16 s: a port call is a statement or an API round trip. */
 const portCallBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 16 })
 
@@ -106,6 +119,7 @@ export const registerInitial = Effect.sync(() => {
     }
   }
   for (const scope of THROTTLE_SCOPES) Metric.tagged(loginThrottles, "scope", scope).unsafeValue([])
+  for (const why of EXPENSIVE_REFUSALS) Metric.tagged(expensiveRefused, "reason", why).unsafeValue([])
   for (const kind of ["vpc", "pod"]) {
     for (const applied of ["true", "false"]) {
       Metric.taggedWithLabels(applyResults, [MetricLabel.make("kind", kind), MetricLabel.make("applied", applied)])

@@ -5,6 +5,7 @@
  * Use cases ask for the value; they hold no cache and no key.
  */
 import type { VpcId } from "../domain/Ids.js"
+import * as Analysis from "../rules/Analysis.js"
 import * as Evaluate from "../rules/Evaluate.js"
 import * as Plan from "../rules/Plan.js"
 import * as Reach from "../rules/Reach.js"
@@ -67,6 +68,16 @@ const Judge = ofRules(Reach.judge)
 /** The VPC's rules, in `context` (the VPC's, from `vpcContextOf`), as they judge sets of flows. */
 export const judgeOf = (state: TenantState, vpcId: VpcId, context: RuleSet.VpcContext): Reach.Judge =>
   state.memo(Judge, { vpcId, context })
+
+/** A VPC's rules analysed (`Analysis.analyze`): shadowed, redundant and conflicting ones. */
+const Findings = ofRules(Analysis.analyze)
+
+/** The findings of the VPC's rules in `context` (the VPC's): one analysis per change of its rules or context. */
+export const findingsOf = (
+  state: TenantState,
+  vpcId: VpcId,
+  context: RuleSet.VpcContext
+): ReadonlyArray<Analysis.Finding> => state.memo(Findings, { vpcId, context })
 
 /** A VPC's rules compiled for the cluster. */
 const SecurityPlan = ofRules(Plan.compile)

@@ -334,6 +334,68 @@ interface Question {
   readonly facts: ReadonlyArray<PairFacts>
 }
 
+/**
+ * Each atom of a judge's VPC by its class: the atoms of one class are in exactly the same parts
+ * of both directions' partitions (the same sets of local endpoints, by identity), so the rules
+ * judge every flow of one the same as the same flow of another. Most of a VPC's pods are alike:
+ * the pods of a subnet that no rule names one by one form one class.
+ */
+const classes = new WeakMap<Judge, ReadonlyMap<string, number>>()
+
+const classOf = (judged: Judge, atom: string): number => {
+  let known = classes.get(judged)
+  if (known === undefined) {
+    const sets = new Map<ReadonlySet<string>, number>()
+    for (const part of [...judged.egress, ...judged.ingress]) {
+      if (!sets.has(part.box.locals)) sets.set(part.box.locals, sets.size)
+    }
+    const memberships = new Map<string, Array<number>>()
+    for (const [set, id] of sets) {
+      for (const member of set) {
+        const of = memberships.get(member)
+        if (of === undefined) memberships.set(member, [id])
+        else of.push(id)
+      }
+    }
+    const ids = new Map<string, number>()
+    const byAtom = new Map<string, number>()
+    for (const [member, of] of memberships) {
+      const signature = of.join(",")
+      let id = ids.get(signature)
+      if (id === undefined) ids.set(signature, id = ids.size)
+      byAtom.set(member, id)
+    }
+    classes.set(judged, known = byAtom)
+  }
+  return known.get(atom) ?? -1
+}
+
+/**
+ * An end's local endpoints with one of each class and address set kept (the first): every flow
+ * of another is judged as the same flow of the one kept, so a question's answer, and the first
+ * flow found of each side, are the same over the locals kept as over all of them. A subnet of
+ * 500 alike pods is two locals (its other endpoints, its pods), not 501.
+ */
+const distinctLocals = new WeakMap<ReadonlyArray<Local>, WeakMap<Judge, ReadonlyArray<Local>>>()
+
+const distinct = (judged: Judge | undefined, locals: ReadonlyArray<Local>): ReadonlyArray<Local> => {
+  if (judged === undefined || locals.length < 2) return locals
+  let byJudge = distinctLocals.get(locals)
+  if (byJudge === undefined) distinctLocals.set(locals, byJudge = new WeakMap())
+  let kept = byJudge.get(judged)
+  if (kept === undefined) {
+    const seen = new Set<string>()
+    kept = locals.filter((local) => {
+      const key = `${classOf(judged, local.atom)}|${idOf(addressIds, local.addresses)}`
+      if (seen.has(key)) return false
+      seen.add(key)
+      return true
+    })
+    byJudge.set(judged, kept)
+  }
+  return kept
+}
+
 const ask = (
   judges: ReadonlyMap<VpcId, Judge>,
   from: End,
@@ -345,9 +407,10 @@ const ask = (
   const leaving = judgeOf(judges, from)
   const arriving = judgeOf(judges, to)
   const facts: Array<PairFacts> = []
-  for (const source of from.locals) {
+  const destinations = distinct(arriving, to.locals)
+  for (const source of distinct(leaving, from.locals)) {
     if (source.addresses.length === 0) continue
-    for (const destination of to.locals) {
+    for (const destination of destinations) {
       if (destination.addresses.length === 0) continue
       facts.push({
         source,

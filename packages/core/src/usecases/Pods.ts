@@ -57,6 +57,8 @@ export interface PodsShape {
     input: PodCreate
   ) => Effect.Effect<Pod, KeyedFailure | Unauthorized | Forbidden>
   readonly list: (caller: TenantPrincipal) => Effect.Effect<ReadonlyArray<Pod>, ServiceUnavailable>
+  /** These pods of the tenant with their status, from one read of the cluster's (a list's, a topology's). */
+  readonly views: (tenantId: TenantId, records: ReadonlyArray<PodRecord>) => Effect.Effect<ReadonlyArray<Pod>>
   /** `ifMatch` (here and below): the pod's `etag` the change was made against; 412 when it moved since. */
   readonly delete: (
     caller: TenantPrincipal,
@@ -148,6 +150,23 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       // runtime object while nothing changed (the simulated one does) costs no comparison.
       const lastRead = new WeakMap<PodRecord, { readonly runtime: PodRuntime | undefined; readonly view: Pod }>()
       const view = (record: PodRecord) => Effect.map(statusOf(record), (status) => toPod(record, status))
+
+      /** Many of a tenant's pods with their status, from one read of the cluster's statuses. */
+      const views = (tenantId: TenantId, records: ReadonlyArray<PodRecord>) =>
+        Effect.map(Effect.either(orchestrator.podStatuses(tenantId)), (runtimes) => {
+          if (Either.isLeft(runtimes)) {
+            return records.map((record) => toPod(record, statusUnknown(record, runtimes.left)))
+          }
+          return records.map((record) => {
+            const runtime = runtimes.right.get(record.id)
+            // The same record and the same runtime object: the same view, without comparing.
+            const last = lastRead.get(record)
+            if (last !== undefined && last.runtime === runtime) return last.view
+            const view = toPod(record, statusFrom(record, Option.fromNullable(runtime)))
+            lastRead.set(record, { runtime, view })
+            return view
+          })
+        })
 
       const { converge, request } = convergence
 
@@ -398,23 +417,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       return Pods.of({
         create,
-        list: (caller) =>
-          Effect.gen(function*() {
-            const records = (yield* stateOf(caller.tenant_id)).pods
-            const runtimes = yield* Effect.either(orchestrator.podStatuses(caller.tenant_id))
-            if (Either.isLeft(runtimes)) {
-              return records.map((record) => toPod(record, statusUnknown(record, runtimes.left)))
-            }
-            return records.map((record) => {
-              const runtime = runtimes.right.get(record.id)
-              // The same record and the same runtime object: the same view, without comparing.
-              const last = lastRead.get(record)
-              if (last !== undefined && last.runtime === runtime) return last.view
-              const view = toPod(record, statusFrom(record, Option.fromNullable(runtime)))
-              lastRead.set(record, { runtime, view })
-              return view
-            })
-          }),
+        list: (caller) => Effect.flatMap(stateOf(caller.tenant_id), (state) => views(caller.tenant_id, state.pods)),
+        views,
         delete: remove,
         addReplica: scale(1),
         removeReplica: scale(-1),

@@ -25,7 +25,7 @@ import type {
 } from "../domain/SecurityRule.js"
 import { etagOf, RuleAnalysis, RuleMutation, RuleRemoval, RulesPlan, RulesReplaced } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import type { RuleValidation } from "../Errors.js"
+import type { RuleValidation, TooManyRequests } from "../Errors.js"
 import type {
   Conflict,
   GuardrailViolated,
@@ -34,12 +34,13 @@ import type {
   PreconditionFailed,
   ServiceUnavailable
 } from "../Errors.js"
+import { findingsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
-import * as Analysis from "../rules/Analysis.js"
 import * as Declaration from "../rules/Declaration.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
+import { Fairness } from "./Fairness.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
@@ -109,7 +110,7 @@ export interface SecurityRulesShape {
     items: ReadonlyArray<RuleDeclaration>,
     options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
   ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | GuardrailViolated | Conflict | PreconditionFailed>
-  readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure>
+  readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure | TooManyRequests>
 }
 
 /** A VPC's rule list, kept while its rules, its record and its context are what they were. */
@@ -135,6 +136,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       const idempotency = yield* Idempotency
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
+      const fairness = yield* Fairness
 
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
@@ -341,11 +343,15 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         return answer(result, applied ?? context, state)
       })
 
-      const analysis = Effect.fn("SecurityRules.analysis")(function*(caller: TenantPrincipal, vpcId: VpcId) {
+      const analysis = (caller: TenantPrincipal, vpcId: VpcId) =>
+        fairness.expensive(caller.tenant_id, analyzed(caller, vpcId))
+
+      const analyzed = Effect.fn("SecurityRules.analysis")(function*(caller: TenantPrincipal, vpcId: VpcId) {
         const vpc = yield* vpcs.owned(caller, vpcId)
-        const rules = (yield* stateOf(caller)).rulesOf(vpc.id)
+        const state = yield* stateOf(caller)
+        const rules = state.rulesOf(vpc.id)
         const names = new Map(rules.map((r) => [r.id as string, r.name]))
-        const findings = Analysis.analyze(rules.map(RuleSet.fromRecord), yield* applier.context(vpc))
+        const findings = findingsOf(state, vpc.id, yield* applier.context(vpc))
         return RuleAnalysis.make({
           vpc_id: vpc.id,
           findings: findings.map((f) => findingOf(f, names))

@@ -11,9 +11,10 @@ import type { Problem } from "../api/InputProblems.js"
 import * as Change from "../changes/Change.js"
 import { violationsOf } from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
+import { TRUSTED } from "../domain/Common.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
-import type { PodRecord } from "../domain/Pod.js"
+import type { Pod, PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
@@ -27,6 +28,7 @@ import {
   TopologyView,
   TopologyVpc
 } from "../domain/Topology.js"
+import type { Tunnel } from "../domain/Tunnel.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
@@ -38,13 +40,16 @@ import type {
   InternalError,
   NotFound,
   ServiceUnavailable,
+  TooManyRequests,
   Unauthorized
 } from "../Errors.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
+import * as Cooperative from "./Cooperative.js"
 import { storeUnavailable } from "./Failures.js"
+import { Fairness } from "./Fairness.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
@@ -53,7 +58,7 @@ import { ProviderConfigs } from "./ProviderConfigs.js"
 import { impactOf } from "./RulePresentation.js"
 import { seededRule } from "./Vpcs.js"
 
-type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError
+type Failure = NotFound | InvalidInput | ServiceUnavailable | InternalError | TooManyRequests
 
 /** Where a problem's field is in the body: its list's place, then the item's index (the token first). */
 const placeOf = (field: string): readonly [number, number] => {
@@ -67,6 +72,34 @@ const inBodyOrder = (problems: ReadonlyArray<Problem>): ReadonlyArray<Problem> =
   problems.map((p, i) => ({ p, i, place: placeOf(p.field) })).sort((a, b) =>
     a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.i - b.i
   ).map(({ p }) => p)
+
+/** `items` by `keyOf`, each group in the items' order. */
+const groupBy = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): ReadonlyMap<string, ReadonlyArray<A>> => {
+  const groups = new Map<string, Array<A>>()
+  for (const item of items) {
+    const group = groups.get(keyOf(item))
+    if (group === undefined) groups.set(keyOf(item), [item])
+    else group.push(item)
+  }
+  return groups
+}
+
+/**
+ * A pod with its tunnels as the topology shows it: the same object while the pod's view and its
+ * tunnels' are, so its JSON is written once (the server keeps each view's) however often the
+ * topology is read.
+ */
+const topologyPods = new WeakMap<Pod, { readonly tunnels: ReadonlyArray<Tunnel>; readonly made: TopologyPod }>()
+
+const topologyPodOf = (pod: Pod, tunnels: ReadonlyArray<Tunnel>): TopologyPod => {
+  const last = topologyPods.get(pod)
+  if (last !== undefined && last.tunnels.length === tunnels.length && last.tunnels.every((t, i) => t === tunnels[i])) {
+    return last.made
+  }
+  const made = TopologyPod.make({ ...pod, tunnels }, TRUSTED)
+  topologyPods.set(pod, { tunnels, made })
+  return made
+}
 
 export interface TopologiesShape {
   /**
@@ -88,37 +121,47 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
     Effect.gen(function*() {
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
+      const fairness = yield* Fairness
       const identity = yield* Identity
       const applier = yield* NetworkApplier
       const pods = yield* Pods
       const configs = yield* ProviderConfigs
 
+      /**
+       * The tenant's topology: its VPCs, their subnets, their pods with their tunnels. It grows
+       * with the pods (thousands), so it is built a slice at a time (`Cooperative`), each pod's
+       * tunnels found by its id rather than by scanning them all.
+       */
       const view = (tenantId: TenantId) =>
         Effect.gen(function*() {
           const { pods: podRecords, subnets, tunnels, vpcs } = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
-          const podViews = yield* Effect.forEach(podRecords, pods.view, { concurrency: 16 })
+          const podViews = yield* pods.views(tenantId, podRecords)
+          const tunnelsOf = groupBy(tunnels.map(toTunnel), (t) => t.pod_id)
+          const podsOf = new Map<string, Array<TopologyPod>>()
+          yield* Cooperative.forEach(podViews, (pod) => {
+            const made = topologyPodOf(pod, tunnelsOf.get(pod.id) ?? [])
+            const of = podsOf.get(pod.subnet_id)
+            if (of === undefined) podsOf.set(pod.subnet_id, [made])
+            else of.push(made)
+            return true
+          })
           return TopologyView.make({
             tenant_id: tenantId,
             vpcs: vpcs.map((vpc) =>
               TopologyVpc.make({
                 ...toVpc(vpc),
                 subnets: subnets.filter((s) => s.vpc_id === vpc.id).map((subnet) =>
-                  TopologySubnet.make({
-                    ...toSubnet(subnet),
-                    pods: podViews.filter((p) => p.subnet_id === subnet.id).map((pod) =>
-                      TopologyPod.make({
-                        ...pod,
-                        tunnels: tunnels.filter((t) => t.pod_id === pod.id).map(toTunnel)
-                      })
-                    )
-                  })
+                  TopologySubnet.make({ ...toSubnet(subnet), pods: podsOf.get(subnet.id) ?? [] }, TRUSTED)
                 )
-              })
+              }, TRUSTED)
             )
-          })
+          }, TRUSTED)
         })
 
-      const deploy = Effect.fn("Topologies.deploy")(
+      const deploy = (caller: TenantPrincipal, tenantId: TenantId, given: TopologyRequest | Decoded, dryRun = false) =>
+        fairness.expensive(caller.tenant_id, deployed(caller, tenantId, given, dryRun))
+
+      const deployed = Effect.fn("Topologies.deploy")(
         function*(caller: TenantPrincipal, tenantId: TenantId, given: TopologyRequest | Decoded, dryRun = false) {
           const input = "problems" in given ? given : decodedOf(given)
           yield* ownTenant(caller, tenantId)
@@ -354,7 +397,8 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
 
       return Topologies.of({
         deploy,
-        get: (caller, tenantId) => Effect.zipRight(ownTenant(caller, tenantId), view(tenantId))
+        get: (caller, tenantId) =>
+          Effect.zipRight(ownTenant(caller, tenantId), fairness.expensive(caller.tenant_id, view(tenantId)))
       })
     })
   )

@@ -16,12 +16,12 @@ import type { VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
-import type { ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
+import type { ReachabilityDetail, ReachabilityEndpoint } from "../domain/ReachabilityMatrix.js"
 import { ReachabilityMatrix, ReachabilityPair } from "../domain/ReachabilityMatrix.js"
 import type { FlowQuery } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
-import { RuleValidation } from "../Errors.js"
-import type { NotFound, ServiceUnavailable } from "../Errors.js"
+import { InvalidInput, RuleValidation } from "../Errors.js"
+import type { NotFound, ServiceUnavailable, TooManyRequests } from "../Errors.js"
 import { judgeOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
@@ -30,7 +30,9 @@ import type * as Evaluate from "../rules/Evaluate.js"
 import * as Reach from "../rules/Reach.js"
 import * as Reachability from "../rules/Reachability.js"
 import * as RuleSet from "../rules/RuleSet.js"
+import * as Cooperative from "./Cooperative.js"
 import { storeUnavailable } from "./Failures.js"
+import { Fairness } from "./Fairness.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { Vpcs } from "./Vpcs.js"
 
@@ -44,12 +46,19 @@ export interface TrafficShape {
     caller: TenantPrincipal,
     vpcId: VpcId,
     query: ExplainQuery
-  ) => Effect.Effect<FlowExplanation, Failure>
-  /** For every pair of the VPC's endpoints, what gets through end to end on every port. */
+  ) => Effect.Effect<FlowExplanation, Failure | TooManyRequests>
+  /**
+   * A page of the pairs of the VPC's endpoints: what gets through end to end on every port, and
+   * where the next page starts (none on the last). Computed a slice at a time (`Cooperative`).
+   */
   readonly reachability: (
     caller: TenantPrincipal,
-    vpcId: VpcId
-  ) => Effect.Effect<ReachabilityMatrix, NotFound | ServiceUnavailable>
+    vpcId: VpcId,
+    page: ReachabilityPage
+  ) => Effect.Effect<
+    { readonly matrix: ReachabilityMatrix; readonly next: Reachability.PairKey | undefined },
+    NotFound | InvalidInput | ServiceUnavailable | TooManyRequests
+  >
 }
 
 const invalid = (field: string, message: string) => RuleValidation.field(field, message)
@@ -98,11 +107,11 @@ const pathFlowOf = (state: TenantState, path: Reach.Path): PathFlow => {
 const pathOrNull = (state: TenantState, path: Reach.Path | null) => path === null ? null : pathFlowOf(state, path)
 
 /**
- * For every pair of the VPC's endpoints, what gets through end to end: it reads every VPC's
- * rules and contexts, so it is kept while the tenant's rules, VPCs, subnets, pods and address sets
- * are unchanged.
+ * What every page of a VPC's reachability shares: each VPC's rules as they judge flows, and the
+ * VPC's endpoints (`Reachability.map`). It reads every VPC's rules and contexts, so it is kept
+ * while the tenant's rules, VPCs, subnets, pods and address sets are unchanged.
  */
-const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, ReachabilityMatrix> = {
+const ReachMap: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, Reachability.Map> = {
   key: ({ vpc }) => vpc.id,
   inputs: (state, { peeringCidr }) => [
     state.entryOf("rules"),
@@ -118,43 +127,50 @@ const Matrix: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string
       context: vpcContextOf(state, of, peeringCidr)
     })
     const others = new Map(state.vpcs.filter((v) => v.id !== vpc.id).map((v) => [v.id, ruleSet(v.id)] as const))
-    const names = new Map<string, string>(
-      [...state.vpcs, ...state.subnetsOf(vpc.id), ...state.podsOf(vpc.id)].map((r) => [r.id, r.name])
-    )
-    const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
-      switch (e.kind) {
-        case "subnet":
-          return { kind: "subnet", subnet_id: e.subnet_id, name: names.get(e.subnet_id) ?? "" }
-        case "pod":
-          return { kind: "pod", pod_id: e.pod_id, name: names.get(e.pod_id) ?? "" }
-        case "internet":
-          return { kind: "internet" }
-        case "vpc":
-          return { kind: "vpc", vpc_id: e.vpc_id, name: names.get(e.vpc_id) ?? "" }
-      }
-    }
-    const witnesses = (ports: Reach.Ports) => ({
-      allowed_flow: pathOrNull(state, ports.witness?.allowed ?? null),
-      denied_flow: pathOrNull(state, ports.witness?.denied ?? null)
-    })
-    const portsReach = (ports: Reach.Ports) => ({
-      allowed: formatPorts(ports.allowed),
-      partial: formatPorts(ports.partial),
-      ...witnesses(ports)
-    })
-    return ReachabilityMatrix.make({
-      vpc_id: vpc.id,
-      pairs: Reachability.matrix(ruleSet(vpc.id), others).map((pair) =>
-        ReachabilityPair.make({
-          from: endpoint(pair.from),
-          to: endpoint(pair.to),
-          tcp: portsReach(pair.reach.tcp),
-          udp: portsReach(pair.reach.udp),
-          icmp: { reach: Reach.reachAt(pair.reach.icmp, Analysis.NO_PORT[0]), ...witnesses(pair.reach.icmp) }
-        })
-      )
-    })
+    return Reachability.map(ruleSet(vpc.id), others)
   }
+}
+
+/** A pair of ends as the API answers it: each end named, each protocol's ports with a flow of each side. */
+const pairView = (state: TenantState, pair: Reachability.Pair): ReachabilityPair => {
+  const nameOf = (id: string) => (state.vpc(id) ?? state.subnet(id) ?? state.pod(id))?.name ?? ""
+  const endpoint = (e: Reachability.Endpoint): ReachabilityEndpoint => {
+    switch (e.kind) {
+      case "subnet":
+        return { kind: "subnet", subnet_id: e.subnet_id, name: nameOf(e.subnet_id) }
+      case "pod":
+        return { kind: "pod", pod_id: e.pod_id, name: nameOf(e.pod_id) }
+      case "internet":
+        return { kind: "internet" }
+      case "vpc":
+        return { kind: "vpc", vpc_id: e.vpc_id, name: nameOf(e.vpc_id) }
+    }
+  }
+  const witnesses = (ports: Reach.Ports) => ({
+    allowed_flow: pathOrNull(state, ports.witness?.allowed ?? null),
+    denied_flow: pathOrNull(state, ports.witness?.denied ?? null)
+  })
+  const portsReach = (ports: Reach.Ports) => ({
+    allowed: formatPorts(ports.allowed),
+    partial: formatPorts(ports.partial),
+    ...witnesses(ports)
+  })
+  return ReachabilityPair.make({
+    from: endpoint(pair.from),
+    to: endpoint(pair.to),
+    tcp: portsReach(pair.reach.tcp),
+    udp: portsReach(pair.reach.udp),
+    icmp: { reach: Reach.reachAt(pair.reach.icmp, Analysis.NO_PORT[0]), ...witnesses(pair.reach.icmp) }
+  }, TRUSTED)
+}
+
+/** Which pairs of a VPC's reachability a request asks for: `Reachability.Selection` as the API words it. */
+export interface ReachabilityPage {
+  readonly detail: ReachabilityDetail
+  /** A subnet, pod or VPC id of the tenant's, or `internet`. */
+  readonly endpoint?: string | undefined
+  readonly after?: Reachability.PairKey | undefined
+  readonly limit: number
 }
 
 /** A port as a question takes it: none for icmp, required for tcp and udp. */
@@ -170,6 +186,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
       const readModel = yield* ReadModel
+      const fairness = yield* Fairness
 
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
@@ -226,7 +243,10 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
         }, TRUSTED)
       })
 
-      const explain = Effect.fn("Traffic.explain")(
+      const explain = (caller: TenantPrincipal, vpcId: VpcId, query: ExplainQuery) =>
+        fairness.expensive(caller.tenant_id, explained(caller, vpcId, query))
+
+      const explained = Effect.fn("Traffic.explain")(
         function*(caller: TenantPrincipal, vpcId: VpcId, query: ExplainQuery) {
           const vpc = yield* vpcs.owned(caller, vpcId)
           const state = yield* stateOf(caller)
@@ -329,11 +349,43 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
         }
       )
 
-      const reachability = Effect.fn("Traffic.reachability")(function*(caller: TenantPrincipal, vpcId: VpcId) {
-        const vpc = yield* vpcs.owned(caller, vpcId)
-        const state = yield* stateOf(caller)
-        return state.memo(Matrix, { vpc, peeringCidr: yield* applier.peeringCidr })
-      })
+      const reachability = (caller: TenantPrincipal, vpcId: VpcId, page: ReachabilityPage) =>
+        fairness.expensive(caller.tenant_id, reachable(caller, vpcId, page))
+
+      const reachable = Effect.fn("Traffic.reachability")(
+        function*(caller: TenantPrincipal, vpcId: VpcId, page: ReachabilityPage) {
+          const vpc = yield* vpcs.owned(caller, vpcId)
+          const state = yield* stateOf(caller)
+          const map = state.memo(ReachMap, { vpc, peeringCidr: yield* applier.peeringCidr })
+          const around = page.endpoint === undefined ? undefined : Reachability.find(map, page.endpoint)
+          if (page.endpoint !== undefined && around === undefined) {
+            return yield* InvalidInput.field(
+              "endpoint",
+              `${JSON.stringify(page.endpoint)} is not a subnet or pod of VPC ${vpc.id}, another VPC of yours, ` +
+                "or \"internet\""
+            )
+          }
+          const pairs: Array<ReachabilityPair> = []
+          let last: Reachability.PairKey | undefined
+          let next: Reachability.PairKey | undefined
+          yield* Cooperative.forEach(
+            Reachability.pairs(map, { detail: page.detail, around, after: page.after }),
+            ([from, to]) => {
+              if (pairs.length === page.limit) {
+                next = last
+                return false
+              }
+              pairs.push(pairView(state, Reachability.pair(map, from, to)))
+              last = Reachability.pairKey(from, to)
+              return true
+            }
+          )
+          return {
+            matrix: ReachabilityMatrix.make({ vpc_id: vpc.id, detail: page.detail, pairs }, TRUSTED),
+            next
+          }
+        }
+      )
 
       return Traffic.of({ evaluate, explain, reachability })
     })

@@ -12,6 +12,7 @@ import * as Metrics from "../observability/Metrics.js"
 import * as ReadModel from "../readmodel/ReadModel.js"
 import { AddressSets } from "./AddressSets.js"
 import { Domains } from "./Domains.js"
+import * as Fairness from "./Fairness.js"
 import { Guardrails } from "./Guardrails.js"
 import { Identity } from "./Identity.js"
 import * as Applier from "./NetworkApplier.js"
@@ -40,6 +41,8 @@ export interface Options {
    * apply's timeout (unset: 10 s for a VPC, 30 s for a pod, whose apply waits for its address).
    */
   readonly applier?: Applier.Options
+  /** How expensive requests share the process between tenants (`Fairness.DEFAULTS`). */
+  readonly fairness?: Partial<Fairness.Options>
 }
 
 /**
@@ -66,6 +69,7 @@ export const make = (options: Options = {}) =>
     Layer.provideMerge(Vpcs.layer),
     Layer.provideMerge(Layer.mergeAll(Tunnels.layer, RegistryCredentials.layer)),
     Layer.provideMerge(Applier.NetworkApplier.layer(options.applier).pipe(Layer.provideMerge(Foundation))),
+    Layer.provideMerge(Fairness.Fairness.layer(options.fairness)),
     Layer.provide(Instrumented.layer)
   )
 

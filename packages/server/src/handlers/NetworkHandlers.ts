@@ -1,5 +1,17 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Api, Common, Exports, Page, SecurityRule, SecurityRules, Subnets, Traffic, Vpcs } from "@tenet/core"
+import type { Reachability } from "@tenet/core"
+import {
+  Api,
+  Common,
+  Exports,
+  Page,
+  ReachabilityMatrix,
+  SecurityRule,
+  SecurityRules,
+  Subnets,
+  Traffic,
+  Vpcs
+} from "@tenet/core"
 import { Effect, FiberRef, identity } from "effect"
 import * as Pages from "../Pages.js"
 import * as RequestContext from "../RequestContext.js"
@@ -36,24 +48,40 @@ export const VpcsHandlers = HttpApiBuilder.group(
           ))
         .handle(
           "reachability",
-          ({ path }) =>
+          ({ path, urlParams }) =>
             Effect.flatMap(wanted, (format) => {
-              const matrix = asTenant((caller) =>
-                traffic.reachability(caller, path.vpc_id)
+              const detail = ReachabilityMatrix.detailOf(urlParams)
+              return Pages.computed(
+                urlParams,
+                { detail, endpoint: urlParams.endpoint ?? "" },
+                { limit: ReachabilityMatrix.MAX_PAIRS },
+                (request) =>
+                  asTenant((caller) =>
+                    traffic.reachability(caller, path.vpc_id, {
+                      detail,
+                      endpoint: urlParams.endpoint,
+                      after: request.after as Reachability.PairKey | undefined,
+                      limit: request.limit
+                    })
+                  ).pipe(Effect.map(({ matrix, next }) => ({ page: matrix, next }))),
+                (m) =>
+                  format === null
+                    ? ResponseJson.answer(Effect.succeed(m)).pipe(Effect.map(ResponseJson.withHeaders(VARIES)))
+                    : Effect.succeed(
+                      exportOf(
+                        format,
+                        format === Exports.DOT ? Exports.reachabilityDot(m) : Exports.reachabilityCsv(m)
+                      )
+                    )
               )
-              return format === null
-                ? matrix.pipe(ResponseJson.answer, Effect.map(ResponseJson.withHeaders(VARIES)))
-                : Effect.map(
-                  matrix,
-                  (m) =>
-                    exportOf(format, format === Exports.DOT ? Exports.reachabilityDot(m) : Exports.reachabilityCsv(m))
-                )
             })
         )
         .handle(
           "explain",
           ({ path, urlParams }) =>
-            asTenant((caller) => traffic.explain(caller, path.vpc_id, urlParams)).pipe(ResponseJson.answer)
+            asTenant((caller) =>
+              traffic.explain(caller, path.vpc_id, urlParams)
+            ).pipe(ResponseJson.answer)
         )
     })
 )
