@@ -366,8 +366,15 @@ const watchingOf = (http: HttpClient.HttpClient, options: Options, endpoints: En
         return yield* Effect.fail(watchRefusal(response.status, body))
       }
       return sseFrames(Stream.decodeText(response.stream)).pipe(
-        Stream.mapError((e) => new Errors.ServiceUnavailable({ detail: e.message })),
-        Stream.mapEffect((frame) => Effect.orDie(decodeItem(frame)))
+        Stream.mapError((e): WatchError => new Errors.ServiceUnavailable({ detail: e.message })),
+        Stream.mapEffect((frame) =>
+          Effect.flatMap(
+            Effect.orDie(decodeItem(frame)),
+            (item): Effect.Effect<WatchItem, WatchError> =>
+              // The server ended the stream for a reason: its refusal, as the request's would be.
+              item.type === "ERROR" ? Effect.fail(watchRefusal(item.status, item)) : Effect.succeed(item)
+          )
+        )
       )
     }))
   const watch: Watching["watch"] = (given = {}) => {

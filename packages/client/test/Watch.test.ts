@@ -88,10 +88,21 @@ layer(TestServer.layer({ watch: { retention: "1 millis" } }), { excludeTestServi
           expect(iterated).toContain("ADDED vpc")
           expect(iterated).toContain("ADDED pod")
 
+          // A rotated token ends the stream: Unauthorized, typed, not resumed with the old token.
+          const revoked = yield* Effect.fork(Effect.flip(Stream.runDrain(tenet.watch())))
+          yield* Effect.sleep("300 millis")
+          yield* admin.tenantIdentity.rotateToken({ path: { tenant_id: vpc.tenant_id } })
+          expect(yield* Fiber.join(revoked)).toBeInstanceOf(Errors.Unauthorized)
+
           // Compacted away: Gone, typed, for the caller to list again.
           yield* Effect.sleep("10 millis")
           yield* Effect.flatMap(ChangeFeed.ChangeFeed, (feed) => feed.compact)
-          const gone = yield* Effect.flip(Stream.runDrain(tenet.watch({ since: "1" })))
+          const current = yield* TenetClient.make({
+            baseUrl: url,
+            tenantToken: yield* relogin(url),
+            tenantId: vpc.tenant_id
+          })
+          const gone = yield* Effect.flip(Stream.runDrain(current.watch({ since: "1" })))
           expect(gone).toBeInstanceOf(Errors.Gone)
         }).pipe(Effect.provide(FetchHttpClient.layer)),
       { timeout: 60_000 }

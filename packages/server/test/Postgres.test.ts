@@ -256,6 +256,54 @@ describe.skipIf(url === undefined)("two replicas, one change stream", () => {
   )
 })
 
+describe.skipIf(url === undefined)("two replicas, one revocation", () => {
+  it.live(
+    "a token rotated on one replica ends the streams opened with it on the other within 5 s, tenant's and admin's",
+    () =>
+      Effect.gen(function*() {
+        const [one, two] = yield* twoServers
+        const [oneBase, twoBase] = yield* Effect.promise(() =>
+          Promise.all([one.runPromise(Sse.baseUrl), two.runPromise(Sse.baseUrl)])
+        )
+        const { session, tenant } = yield* Effect.promise(() => one.runPromise(newTenant()))
+        const admin = yield* Effect.promise(() => one.runPromise(adminLogin))
+        const tenantStream = yield* Effect.promise(() =>
+          Sse.open(`${twoBase}/watch`, { "x-auth-token": session.api_token })
+        )
+        const adminStream = yield* Effect.promise(() =>
+          Sse.open(`${twoBase}/watch`, { "x-admin-token": admin.api_token })
+        )
+        yield* Effect.promise(() =>
+          Promise.all([tenantStream.until((f) => f.length >= 1), adminStream.until((f) => f.length >= 1)])
+        )
+        const post = (path: string, headers: Record<string, string>) =>
+          Effect.promise(() => fetch(`${oneBase}${path}`, { method: "POST", headers }).then((r) => r.status))
+        const ends = (stream: Awaited<ReturnType<typeof Sse.open>>) =>
+          Effect.promise(async () => {
+            const started = performance.now()
+            const frames = await stream.until((f) => f.some((frame) => frame.data.type === "ERROR"), 5_000)
+            await stream.finished
+            return { millis: performance.now() - started, last: frames[frames.length - 1]!.data }
+          })
+        expect(yield* post(`/tenants/${tenant.id}/rotate-token`, { "x-admin-token": admin.api_token })).toBe(200)
+        const tenantEnd = yield* ends(tenantStream)
+        expect(tenantEnd.millis).toBeLessThan(5_000)
+        expect(tenantEnd.last).toMatchObject({
+          type: "ERROR",
+          status: 401,
+          detail: expect.stringContaining("no longer valid")
+        })
+        // The admin's stream holds until the admin's own token is rotated.
+        expect(adminStream.frames.some((frame) => frame.data.type === "ERROR")).toBe(false)
+        expect(yield* post("/admin/rotate-token", { "x-admin-token": admin.api_token })).toBe(200)
+        const adminEnd = yield* ends(adminStream)
+        expect(adminEnd.millis).toBeLessThan(5_000)
+        expect(adminEnd.last).toMatchObject({ type: "ERROR", status: 401 })
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
+})
+
 describe.skipIf(url === undefined)("three replicas on one PostgreSQL database", () => {
   it.live(
     "failed logins are throttled after 5 per name and address, whichever replicas the guesses go to",

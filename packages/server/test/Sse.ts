@@ -52,6 +52,8 @@ export const open = async (url: string, headers: Record<string, string>) => {
     response,
     frames,
     ended: () => ended,
+    /** Settles when the server ends the stream (or `close` does). */
+    finished: pumping,
     /** Waits until at least `count` frames have arrived. */
     until: async (check: (frames: ReadonlyArray<Frame>) => boolean, ms = 10_000) => {
       const deadline = Date.now() + ms

@@ -109,6 +109,28 @@ layer(testServer(), { excludeTestServices: true })("watch", (it) => {
     { timeout: 60_000, fastCheck: { numRuns: 8 } }
   )
 
+  it.effect("a rotated token ends the streams opened with it, saying why; another tenant's goes on", () =>
+    Effect.gen(function*() {
+      const base = yield* Sse.baseUrl
+      const w = yield* workspace
+      const other = yield* workspace
+      const stream = yield* Effect.promise(() => Sse.open(`${base}/watch`, w.headers))
+      const untouched = yield* Effect.promise(() => Sse.open(`${base}/watch`, other.headers))
+      yield* Effect.promise(() =>
+        Promise.all([stream.until((f) => f.length >= 1), untouched.until((f) => f.length >= 1)])
+      )
+      const rotated = yield* raw("POST", `/tenants/${w.tenant.id}/rotate-token`, { headers: w.headers })
+      expect(rotated.status).toBe(200)
+      const frames = yield* Effect.promise(() => stream.until((f) => f.some((frame) => frame.data.type === "ERROR")))
+      yield* Effect.promise(() => stream.finished)
+      expect(frames[frames.length - 1]!.data).toMatchObject({ type: "ERROR", status: 401 })
+      expect(frames[frames.length - 1]!.id).toBeUndefined()
+      // Another tenant's stream goes on; the old token opens none.
+      expect(untouched.ended()).toBe(false)
+      expect((yield* raw("GET", "/watch", { headers: w.headers })).status).toBe(401)
+      yield* Effect.promise(() => untouched.close())
+    }))
+
   it.effect("a revision ahead of the latest is 400; a malformed one too", () =>
     Effect.gen(function*() {
       const w = yield* workspace

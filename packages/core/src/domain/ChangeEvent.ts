@@ -64,7 +64,20 @@ export const Bookmark = Schema.Struct({
 }).annotations({ identifier: "Bookmark" })
 export type Bookmark = typeof Bookmark.Type
 
-export const StreamEvent = Schema.Union(WatchEvent, Bookmark)
+/**
+ * The stream's last frame when the server ends it for a reason the client must act on (as a
+ * Kubernetes watch's `ERROR` event): `status` 401 when the credential it was opened with no
+ * longer holds (its token rotated, its session signed out, its tenant deleted). Resuming with
+ * that credential is refused; a new one opens a new stream.
+ */
+export const StreamError = Schema.Struct({
+  type: Schema.Literal("ERROR"),
+  status: Schema.Int,
+  detail: Schema.String
+}).annotations({ identifier: "StreamError" })
+export type StreamError = typeof StreamError.Type
+
+export const StreamEvent = Schema.Union(WatchEvent, Bookmark, StreamError)
 export type StreamEvent = typeof StreamEvent.Type
 
 /** Where to resume: after this revision (`since`, or the SSE `Last-Event-ID` header). */

@@ -1,6 +1,6 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Api, ChangeFeed, Principal } from "@tenet/core"
-import { Deferred, Effect, Stream } from "effect"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Api, ChangeFeed, type Errors, Identity, Principal } from "@tenet/core"
+import { Deferred, Duration, Effect, Schedule, Stream } from "effect"
 import * as RequestContext from "../RequestContext.js"
 
 /** An item as Server-Sent Events text: the revision as the event's `id`, the JSON as its `data`. */
@@ -12,28 +12,77 @@ const frame = (item: ChangeFeed.Item): string => {
   return `id: ${revision}\ndata: ${JSON.stringify({ type, kind, id, revision: String(revision), object })}\n\n`
 }
 
+/**
+ * How often an open stream checks that the credential it was opened with still holds, against
+ * the store every replica shares: a token rotated (or a session signed out) anywhere ends its
+ * streams everywhere within this, plus the stream's next frame.
+ */
+export const REVALIDATE_EVERY = Duration.seconds(2)
+
+const REVOKED = `data: ${
+  JSON.stringify({
+    type: "ERROR",
+    status: 401,
+    detail: "the token this stream was opened with is no longer valid (rotated, signed out, or its tenant " +
+      "deleted): open a new stream with a current token"
+  })
+}\n\n`
+
 export const WatchHandlers = HttpApiBuilder.group(
   Api.TenetApi,
   "changes",
   (handlers) =>
-    Effect.map(Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight]), ([feed, inFlight]) => {
-      return handlers.handle("watch", ({ headers, urlParams }) =>
-        Effect.gen(function*() {
-          const caller = yield* Principal.CurrentPrincipal
-          const since = urlParams.since ?? headers["last-event-id"]
-          const items = yield* feed.watch({
-            tenant: caller._tag === "Tenant" ? caller.tenant_id : null,
-            since: since === undefined ? undefined : Number(since)
-          })
-          return HttpServerResponse.stream(
-            // A stream never finishes by itself: it ends when shutdown begins, and the client
-            // resumes elsewhere with its last revision.
-            items.pipe(Stream.map(frame), Stream.interruptWhen(Deferred.await(inFlight.drainBegun)), Stream.encodeText),
-            {
-              contentType: "text/event-stream",
-              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-            }
-          )
-        }))
-    })
+    Effect.map(
+      Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight, Identity.Identity]),
+      ([feed, inFlight, identity]) => {
+        return handlers.handle("watch", ({ headers, urlParams }) =>
+          Effect.gen(function*() {
+            const caller = yield* Principal.CurrentPrincipal
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const since = urlParams.since ?? headers["last-event-id"]
+            const items = yield* feed.watch({
+              tenant: caller._tag === "Tenant" ? caller.tenant_id : null,
+              since: since === undefined ? undefined : Number(since)
+            })
+            // The credential as it was presented; authenticated again as it was the first time.
+            const stillValid: Effect.Effect<Principal.Principal, Errors.Unauthorized | Errors.ServiceUnavailable> =
+              caller._tag === "Tenant"
+                ? identity.authenticateTenant((request.headers["x-auth-token"] ?? "").trim())
+                : identity.authenticateAdmin((request.headers["x-admin-token"] ?? "").trim())
+            const revoked = stillValid.pipe(
+              Effect.as(false),
+              // Only a refusal ends the stream: a store that does not answer for a moment does not.
+              Effect.catchTags({
+                Unauthorized: () => Effect.succeed(true),
+                ServiceUnavailable: () => Effect.succeed(false)
+              }),
+              Effect.repeat({ schedule: Schedule.spaced(REVALIDATE_EVERY), until: (gone) => gone })
+            )
+            const stream = Stream.unwrapScoped(Effect.gen(function*() {
+              const ended = yield* Deferred.make<void>()
+              yield* Effect.forkScoped(Effect.zipRight(revoked, Deferred.succeed(ended, undefined)))
+              return items.pipe(
+                Stream.map(frame),
+                Stream.interruptWhen(Deferred.await(ended)),
+                // Its last frame says why it ended, when a revoked credential ended it.
+                Stream.concat(
+                  Stream.fromEffect(Deferred.isDone(ended)).pipe(
+                    Stream.filter((done) => done),
+                    Stream.as(REVOKED)
+                  )
+                )
+              )
+            }))
+            return HttpServerResponse.stream(
+              // A stream never finishes by itself: it ends when shutdown begins, and the client
+              // resumes elsewhere with its last revision.
+              stream.pipe(Stream.interruptWhen(Deferred.await(inFlight.drainBegun)), Stream.encodeText),
+              {
+                contentType: "text/event-stream",
+                headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+              }
+            )
+          }))
+      }
+    )
 )
