@@ -18,6 +18,7 @@ import type {
   RegistryCredential,
   SecurityRule,
   ServiceTunnel,
+  Session,
   Subnet,
   Tenant,
   Tunnel,
@@ -142,6 +143,8 @@ interface State {
   /** The highest revision given to an event, and the highest forgotten. */
   readonly eventLatest: number
   readonly eventHorizon: number
+  /** Sign-in sessions, by their token's digest. */
+  readonly sessions: HashMap.HashMap<string, Session.SessionRecord>
   /** Login attempts counted, by throttling key, oldest first. */
   readonly loginAttempts: HashMap.HashMap<string, ReadonlyArray<{ readonly at: number; readonly attempt: string }>>
   /** Insertion order of every record, breaking ties between equal creation times. */
@@ -173,6 +176,7 @@ const emptyState: State = {
   guardrails: Table.empty(Guardrails),
   addressSets: Table.empty(AddressSets),
   idempotencyKeys: Table.empty(IdempotencyKeys),
+  sessions: HashMap.empty(),
   loginAttempts: HashMap.empty(),
   events: Chunk.empty(),
   eventLatest: 0,
@@ -399,6 +403,7 @@ export const make = Effect.gen(function*() {
       guardrails: Table.removeAll(Guardrails, s.guardrails, "tenant", id),
       addressSets: Table.removeAll(AddressSets, s.addressSets, "tenant", id),
       idempotencyKeys: Table.removeAll(IdempotencyKeys, s.idempotencyKeys, "scope", id),
+      sessions: HashMap.filter(s.sessions, (session) => session.tenant_id !== id),
       scopeVersions: HashMap.remove(s.scopeVersions, id)
     }
   }
@@ -629,6 +634,43 @@ export const make = Effect.gen(function*() {
           (attempts) => attempts.length > 0
         )
         return Effect.succeed([purged, { ...s, loginAttempts: kept }] as const)
+      })
+  }
+
+  const ownedBy = (owner: Session.Owner) => (session: Session.SessionRecord) =>
+    "tenant_id" in owner ? session.tenant_id === owner.tenant_id : session.admin_username === owner.admin_username
+
+  const sessions: Store.SessionRepository = {
+    insert: (record) =>
+      write((s) =>
+        Effect.succeed([undefined, { ...s, sessions: HashMap.set(s.sessions, record.token_hash, record) }] as const)
+      ),
+    find: (hash, now) =>
+      read((s) =>
+        Option.flatMap(
+          Option.filter(HashMap.get(s.sessions, hash), (session) => session.expires_at.epochMillis > now),
+          (session) =>
+            Option.map(
+              session.tenant_id !== null
+                ? Option.map(HashMap.get(s.tenants, session.tenant_id), (t) => t.token_hash)
+                : Option.map(HashMap.get(s.admins, session.admin_username ?? ""), (a) => a.token_hash),
+              (principalTokenHash) => ({ session, principalTokenHash })
+            )
+        )
+      ),
+    delete: (hash) =>
+      write((s) =>
+        Effect.succeed([HashMap.has(s.sessions, hash), { ...s, sessions: HashMap.remove(s.sessions, hash) }] as const)
+      ),
+    deleteOf: (owner) =>
+      write((s) => {
+        const kept = HashMap.filter(s.sessions, (session) => !ownedBy(owner)(session))
+        return Effect.succeed([HashMap.size(s.sessions) - HashMap.size(kept), { ...s, sessions: kept }] as const)
+      }),
+    purge: (now) =>
+      write((s) => {
+        const kept = HashMap.filter(s.sessions, (session) => session.expires_at.epochMillis > now)
+        return Effect.succeed([HashMap.size(s.sessions) - HashMap.size(kept), { ...s, sessions: kept }] as const)
       })
   }
 
@@ -914,6 +956,7 @@ export const make = Effect.gen(function*() {
     registryCredentials,
     idempotencyKeys,
     loginAttempts,
+    sessions,
     events,
     audit,
     snapshots

@@ -518,6 +518,25 @@ const ruleAddressSets = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX security_rules_remote_address_set_id ON security_rules (remote_address_set_id);
   `))
 
+/**
+ * Sign-in sessions (`domain/Session.ts`): a tenant's or the admin's, by their token's digest;
+ * gone with their tenant (or admin).
+ */
+const sessions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    CREATE TABLE sessions (
+      token_hash text PRIMARY KEY,
+      tenant_id uuid REFERENCES tenants (id) ON DELETE CASCADE,
+      admin_username text REFERENCES admins (username) ON DELETE CASCADE ON UPDATE CASCADE,
+      created_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      CONSTRAINT sessions_one_principal CHECK ((tenant_id IS NULL) <> (admin_username IS NULL))
+    );
+    CREATE INDEX sessions_tenant_id ON sessions (tenant_id);
+    CREATE INDEX sessions_admin_username ON sessions (admin_username);
+    CREATE INDEX sessions_expires_at ON sessions (expires_at);
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -534,5 +553,6 @@ export const loader = Migrator.fromRecord({
   "0012_delete_marks": deleteMarks,
   "0013_event_sequencer": eventSequencer,
   "0014_address_sets": addressSets,
-  "0015_rule_address_sets": ruleAddressSets
+  "0015_rule_address_sets": ruleAddressSets,
+  "0016_sessions": sessions
 })

@@ -26,6 +26,7 @@ import {
   RegistryCredential,
   SecurityRule,
   ServiceTunnel,
+  Session,
   Store,
   Subnet,
   Tenant,
@@ -96,6 +97,14 @@ const AddressSetRow = Schema.Struct({
   created_at: Timestamp,
   updated_at: Timestamp
 })
+
+const SessionRow = Schema.Struct({
+  ...Session.SessionRecord.fields,
+  created_at: Timestamp,
+  expires_at: Timestamp
+})
+
+const FoundSessionRow = Schema.Struct({ ...SessionRow.fields, principal_token_hash: Schema.String })
 
 const IdempotencyKeyRow = Schema.Struct({ ...IdempotencyKey.IdempotencyKeyRecord.fields, created_at: Timestamp })
 
@@ -762,6 +771,40 @@ export const make = (options: Options = {}) =>
         ))
     }
 
+    const findSession = one(
+      Schema.Struct({ hash: Schema.String, now: Schema.Number }),
+      FoundSessionRow,
+      ({ hash, now }) =>
+        sql`
+        SELECT s.*, coalesce(t.token_hash, a.token_hash) AS principal_token_hash
+        FROM sessions s
+        LEFT JOIN tenants t ON t.id = s.tenant_id
+        LEFT JOIN admins a ON a.username = s.admin_username
+        WHERE s.token_hash = ${hash} AND s.expires_at > to_timestamp(${now} / 1000.0)`
+    )
+
+    const sessions: Store.SessionRepository = {
+      insert: insertRow("sessions", SessionRow),
+      find: (hash, now) =>
+        Effect.map(
+          findSession({ hash, now }),
+          Option.map(({ principal_token_hash, ...session }) => ({ session, principalTokenHash: principal_token_hash }))
+        ),
+      delete: (hash) => affected(sql`DELETE FROM sessions WHERE token_hash = ${hash} RETURNING token_hash`),
+      deleteOf: (owner) =>
+        unavailable(Effect.map(
+          "tenant_id" in owner
+            ? sql`DELETE FROM sessions WHERE tenant_id = ${owner.tenant_id} RETURNING token_hash`
+            : sql`DELETE FROM sessions WHERE admin_username = ${owner.admin_username} RETURNING token_hash`,
+          (rows) => rows.length
+        )),
+      purge: (now) =>
+        unavailable(Effect.map(
+          sql`DELETE FROM sessions WHERE expires_at <= to_timestamp(${now} / 1000.0) RETURNING token_hash`,
+          (rows) => rows.length
+        ))
+    }
+
     /** Where each part of a tenant's state is kept; `fixed` are the columns an update never changes. */
     const parts: {
       readonly [P in Change.Part]: {
@@ -957,6 +1000,7 @@ export const make = (options: Options = {}) =>
       registryCredentials,
       idempotencyKeys,
       loginAttempts,
+      sessions,
       events,
       audit,
       snapshots

@@ -1,7 +1,9 @@
 /**
- * Who the console acts as: a tenant (name and password) or the admin. The session token is
- * kept in this tab's `sessionStorage`, so a reload keeps the session and closing the tab ends
- * it; every call goes through `@tenet/client`, like any other client of the API.
+ * Who the console acts as: a tenant (name and password) or the admin, through a sign-in
+ * session (`session: true` at login): a token of its own, never the API token automation uses,
+ * which Sign out ends on the server (a shared browser keeps nothing that still works) and which
+ * expires by itself. It is kept in this tab's `sessionStorage`, so a reload keeps the session;
+ * every call goes through `@tenet/client`, like any other client of the API.
  */
 import { createTenetClient, Errors, type PromiseClient as Promised } from "@tenet/client"
 import type { Ids } from "@tenet/core"
@@ -36,13 +38,13 @@ export const signIn = async (kind: Session["kind"], name: string, password: stri
   const anonymous = createTenetClient({ baseUrl: baseUrl(), retry: false })
   try {
     const session: Session = kind === "tenant"
-      ? await anonymous.tenantIdentity.login({ payload: { name, password } }).then((s) => ({
+      ? await anonymous.tenantIdentity.login({ payload: { name, password, session: true } }).then((s) => ({
         kind: "tenant" as const,
         name,
         tenantId: s.id,
         token: s.api_token
       }))
-      : await anonymous.adminIdentity.login({ payload: { username: name, password } }).then((s) => ({
+      : await anonymous.adminIdentity.login({ payload: { username: name, password, session: true } }).then((s) => ({
         kind: "admin" as const,
         name,
         token: s.api_token
@@ -54,7 +56,7 @@ export const signIn = async (kind: Session["kind"], name: string, password: stri
   }
 }
 
-/** Ends the session in this tab, and records the sign-out on the server. */
+/** Ends the session: in this tab, and on the server, where its token stops working. */
 export const signOut = async (session: Session, client: Client) => {
   forget()
   await (session.kind === "tenant" ? client.tenantIdentity.logout() : client.adminIdentity.logout())

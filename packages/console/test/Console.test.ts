@@ -91,8 +91,16 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.getByRole("cell", { name: "tenants.create" }).first().waitFor()
     await page.getByText("Not configured yet.").waitFor()
     await accessible(page)
+    // The console holds a session of its own, never the admin's API token; Sign out ends it.
+    const held = JSON.parse(await page.evaluate(() => sessionStorage.getItem("tenet.console.session") ?? "{}")) as {
+      token: string
+    }
+    const asHeld = () =>
+      fetch(`${server.url}/tenants`, { headers: { "x-admin-token": held.token } }).then((r) => r.status)
+    expect(await asHeld()).toBe(200)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.getByRole("heading", { name: "Tenet console" }).waitFor()
+    expect(await asHeld()).toBe(401)
     expect(problems).toEqual([])
     await page.close()
   })

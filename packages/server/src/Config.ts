@@ -1,5 +1,5 @@
 /** The server's configuration, from `TENET_*` environment variables. */
-import { Net } from "@tenet/core"
+import { Fairness, Net, Session } from "@tenet/core"
 import { Config, Duration, LogLevel, Option } from "effect"
 
 export const StoreKind = Config.literal("embedded", "postgres", "memory")("TENET_STORE").pipe(
@@ -13,6 +13,13 @@ export const OrchestratorKind = Config.literal("simulated", "kubernetes")("TENET
 export const TunnelsKind = Config.literal("simulated", "edge")("TENET_TUNNELS").pipe(
   Config.withDefault("simulated" as const)
 )
+
+/** A positive integer setting. */
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
 
 export const ServerConfig = Config.all({
   host: Config.string("TENET_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -53,6 +60,11 @@ export const ServerConfig = Config.all({
   }),
   watch: Config.all({
     retention: Config.duration("TENET_WATCH_RETENTION").pipe(Config.withDefault(Duration.hours(1)))
+  }),
+  sessionTtl: Config.duration("TENET_SESSION_TTL").pipe(Config.withDefault(Session.DEFAULT_TTL)),
+  fairness: Config.all({
+    seats: positive("TENET_EXPENSIVE_SEATS", Fairness.DEFAULTS.seats),
+    queue: positive("TENET_EXPENSIVE_QUEUE", Fairness.DEFAULTS.queue)
   }),
   logLevel: Config.logLevel("TENET_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   requestTimeout: Config.duration("TENET_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),

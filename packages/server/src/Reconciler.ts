@@ -37,6 +37,7 @@ export const pass = Effect.gen(function*() {
       tunnels: tunnels.reconcile,
       expired_keys: idempotency.purgeExpired,
       expired_login_attempts: identity.purgeAttempts,
+      expired_sessions: identity.purgeSessions,
       expired_events: feed.compact
     })
   )

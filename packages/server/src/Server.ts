@@ -63,6 +63,10 @@ export interface Options extends HttpOptions {
   readonly watch?: ChangeFeed.Options
   /** How long a write waits for its change to be in force in the cluster before answering (2 s). */
   readonly applyWait?: Duration.DurationInput
+  /** How long a sign-in session lasts unless signed out (`Session.DEFAULT_TTL`). */
+  readonly sessionTtl?: Duration.DurationInput
+  /** How expensive requests share the process between tenants (`Fairness.DEFAULTS`). */
+  readonly fairness?: Partial<Fairness.Options>
 }
 
 /**
@@ -222,10 +226,20 @@ export const layer = (options: Options) =>
     Reconciler.layer(options.reconcileInterval),
     ClusterController.ClusterController.layer(options.controller),
     EdgeController.EdgeController.layer(options.controller)
-  ).pipe(Layer.provideMerge(Layer.merge(
-    options.applyWait === undefined ? UseCasesLive : UseCases.make({ applier: { wait: options.applyWait } }),
-    ChangeFeed.ChangeFeed.layer(options.watch)
-  )))
+  ).pipe(
+    Layer.provideMerge(Layer.merge(
+      UseCases.make({
+        ...(options.applyWait === undefined ? {} : { applier: { wait: options.applyWait } }),
+        ...(options.fairness === undefined ? {} : { fairness: options.fairness })
+      }),
+      ChangeFeed.ChangeFeed.layer(options.watch)
+    )),
+    Layer.provide(
+      options.sessionTtl === undefined
+        ? Layer.empty
+        : Layer.succeed(Identity.SessionLifetime, Duration.decode(options.sessionTtl))
+    )
+  )
 
 /** Writes a generated password where only this user can read it, replacing what was there. */
 const writeSecret = (file: string, secret: string) =>

@@ -7,7 +7,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { MemoryPorts } from "@tenet/adapters-memory"
 import type { OperationsLog, Orchestrator, Store } from "@tenet/core"
-import { type ChangeFeed, type ClusterController, Identity, Leadership, ServerInfo } from "@tenet/core"
+import { type ChangeFeed, type ClusterController, type Fairness, Identity, Leadership, ServerInfo } from "@tenet/core"
 import { Duration, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import * as Server from "./Server.js"
 
@@ -42,6 +42,10 @@ export interface Options {
   readonly logLevel?: LogLevel.LogLevel
   /** How failed logins are slowed (`Identity.defaultThrottlePolicy` by default). */
   readonly loginThrottle?: Identity.ThrottlePolicy
+  /** How long sign-in sessions last (12 hours by default). */
+  readonly sessionTtl?: Duration.DurationInput
+  /** How expensive requests share the server (`Fairness.DEFAULTS` by default). */
+  readonly fairness?: Partial<Fairness.Options>
 }
 
 export const ADMIN_USERNAME = "admin"
@@ -64,7 +68,9 @@ export const layer = (options: Options = {}) => {
     controller: { resync: Duration.hours(1), ...options.controller },
     applyWait: options.applyWait ?? Duration.seconds(15),
     ...(options.watch === undefined ? {} : { watch: options.watch }),
-    ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace })
+    ...(options.shutdownGrace === undefined ? {} : { shutdownGrace: options.shutdownGrace }),
+    ...(options.sessionTtl === undefined ? {} : { sessionTtl: options.sessionTtl }),
+    ...(options.fairness === undefined ? {} : { fairness: options.fairness })
   }).pipe(
     Layer.provide(
       options.loginThrottle === undefined

@@ -85,7 +85,8 @@ layer(testServer(), { excludeTestServices: true })("tenant authentication", (it)
   it.effect("login returns id, name and the current token", () =>
     Effect.gen(function*() {
       const { session, tenant } = yield* newTenant()
-      expect(Object.keys(session).sort()).toEqual(["api_token", "id", "name"])
+      expect(Object.keys(session).sort()).toEqual(["api_token", "expires_at", "id", "name"])
+      expect(session.expires_at).toBeNull()
       expect(session.id).toBe(tenant.id)
       const again = yield* (yield* client()).tenantIdentity.login({
         payload: { name: tenant.name, password: TENANT_PASSWORD }
@@ -163,6 +164,62 @@ layer(testServer(), { excludeTestServices: true })("tenant authentication", (it)
       expect(missing.status).toBe(404)
       const anonymous = yield* raw("POST", `/tenants/${unknown}/rotate-token`)
       expect(anonymous.status).toBe(401)
+    }))
+})
+
+layer(testServer({ sessionTtl: "2 seconds" }), { excludeTestServices: true })("sign-in sessions", (it) => {
+  const sessionLogin = (path: string, body: Record<string, unknown>) =>
+    Effect.map(raw("POST", path, { body: { ...body, session: true } }), (r) => r.body as Record<string, any>)
+
+  it.effect("a tenant's session acts as its token until signed out; the API token and other sessions go on", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const [one, two] = [
+        yield* sessionLogin("/tenants/login", { name: tenant.name, password: TENANT_PASSWORD }),
+        yield* sessionLogin("/tenants/login", { name: tenant.name, password: TENANT_PASSWORD })
+      ]
+      expect(one).toMatchObject({ id: tenant.id, name: tenant.name, expires_at: expect.any(String) })
+      expect(one.api_token).toMatch(/^tenet_/)
+      expect(new Set([one.api_token, two.api_token, session.api_token]).size).toBe(3)
+      const vpcs = (token: string) =>
+        Effect.map(raw("GET", "/vpcs", { headers: { "x-auth-token": token } }), (r) => r.status)
+      expect(yield* vpcs(one.api_token)).toBe(200)
+      // Signing out with the session's token (the console's Sign out) ends that session only.
+      expect((yield* raw("POST", "/tenants/logout", { headers: { "x-api-token": one.api_token } })).status).toBe(204)
+      expect(yield* vpcs(one.api_token)).toBe(401)
+      expect(yield* vpcs(two.api_token)).toBe(200)
+      expect(yield* vpcs(session.api_token)).toBe(200)
+      // Logging out with the API token is stateless, as the spec has it: the token stays valid.
+      expect((yield* raw("POST", "/tenants/logout", { headers: { "x-api-token": session.api_token } })).status).toBe(
+        204
+      )
+      expect(yield* vpcs(session.api_token)).toBe(200)
+      const page = yield* (yield* asAdmin).operationsLog.list({ urlParams: { limit: 10 } })
+      const logouts = page.entries.filter((e) => e.kind === "tenant.logout" && e.tenant_id === tenant.id)
+      expect(logouts.map((e) => e.detail)).toEqual([null, "session ended"])
+      // Rotating the API token ends every session of the tenant.
+      const admin = yield* asAdmin
+      yield* admin.tenantIdentity.rotateToken({ path: { tenant_id: tenant.id } })
+      expect(yield* vpcs(two.api_token)).toBe(401)
+    }))
+
+  it.effect("a session expires by itself; the admin's signs out as a tenant's does", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* newTenant()
+      const short = yield* sessionLogin("/tenants/login", { name: tenant.name, password: TENANT_PASSWORD })
+      const admin = yield* sessionLogin("/admin/login", {
+        username: TestServer.ADMIN_USERNAME,
+        password: TestServer.ADMIN_PASSWORD
+      })
+      expect(admin.expires_at).toEqual(expect.any(String))
+      const tenants = (token: string) =>
+        Effect.map(raw("GET", "/tenants", { headers: { "x-admin-token": token } }), (r) => r.status)
+      expect(yield* tenants(admin.api_token)).toBe(200)
+      expect((yield* raw("POST", "/admin/logout", { headers: { "x-admin-token": admin.api_token } })).status).toBe(204)
+      expect(yield* tenants(admin.api_token)).toBe(401)
+      expect(yield* tenants((yield* adminLogin).api_token)).toBe(200)
+      yield* Effect.sleep("2100 millis")
+      expect((yield* raw("GET", "/vpcs", { headers: { "x-auth-token": short.api_token } })).status).toBe(401)
     }))
 })
 

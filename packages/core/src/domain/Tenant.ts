@@ -1,6 +1,7 @@
 /** Tenants: the isolation boundary of every other resource. */
 import { Schema, Struct } from "effect"
 import { nullable, oncePerRecord, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
+import { ExpiresAt, SessionFlag } from "./Admin.js"
 import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -54,17 +55,19 @@ export class TenantDetail extends Schema.Class<TenantDetail>("TenantDetail")({
 
 export const TenantLogin = Schema.Struct({
   name: Schema.String.pipe(Schema.maxLength(256)),
-  password: Secret(1024)
+  password: Secret(1024),
+  session: SessionFlag
 }).annotations({
   identifier: "TenantLogin",
   examples: wireExample({ name: "acme", password: "{tenant password}" })
 })
 
-/** Returned by tenant login and rotate-token: the tenant and its current API token. */
+/** Returned by tenant login and rotate-token: the tenant and its current API token (or a session's token). */
 export class TenantSession extends Schema.Class<TenantSession>("TenantSession")({
   id: TenantId,
   name: DnsLabel,
-  api_token: Schema.String
+  api_token: Schema.String,
+  expires_at: ExpiresAt
 }) {}
 
 /** The tenant's version (a rotated token or password moves it), for `If-Match` on its delete. */

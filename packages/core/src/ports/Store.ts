@@ -32,6 +32,8 @@ import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
+import type * as Session from "../domain/Session.js"
+import type { SessionRecord } from "../domain/Session.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord, TunnelStatus } from "../domain/Tunnel.js"
@@ -238,6 +240,25 @@ export interface LoginAttemptRepository {
   readonly purge: (before: number) => Read<number>
 }
 
+/** Sign-in sessions (`domain/Session.ts`), by their token's digest. */
+export interface SessionRepository {
+  readonly insert: (record: SessionRecord) => Write
+  /**
+   * The session of this digest live at `now` (ms), with the API token digest of its principal
+   * (the tenant's; the admin's), which authenticates it from then on as that token would.
+   */
+  readonly find: (
+    tokenHash: string,
+    now: number
+  ) => Read<Option.Option<{ readonly session: SessionRecord; readonly principalTokenHash: string }>>
+  /** Ends the session; false when there was none. */
+  readonly delete: (tokenHash: string) => Read<boolean>
+  /** Ends every session of `owner`; answers how many. */
+  readonly deleteOf: (owner: Session.Owner) => Read<number>
+  /** Forgets the sessions expired before `now` (ms); answers how many. */
+  readonly purge: (now: number) => Read<number>
+}
+
 /**
  * The change stream's events (`domain/ChangeEvent.ts`): each commit's, appended in its
  * transaction under the next revisions, so the revision order is the order commits became
@@ -404,6 +425,7 @@ export interface StoreShape {
   readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly loginAttempts: LoginAttemptRepository
+  readonly sessions: SessionRepository
   readonly events: EventRepository
   readonly audit: AuditRepository
   readonly snapshots: SnapshotRepository

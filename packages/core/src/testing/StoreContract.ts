@@ -921,6 +921,54 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "sessions: found live with their principal's token, ended one by one or all of one principal, purged expired",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a, b] = yield* twoTenants
+        yield* store.admins.put({
+          username: "root",
+          password_hash: "h",
+          token_hash: "admin-token",
+          token_ciphertext: "c"
+        })
+        const at = (ms: number) => DateTime.unsafeMake(ms)
+        const session = (hash: string, owner: { tenant: TenantId } | { admin: string }, expires: number) =>
+          store.sessions.insert({
+            token_hash: hash,
+            tenant_id: "tenant" in owner ? owner.tenant : null,
+            admin_username: "admin" in owner ? owner.admin : null,
+            created_at: at(1_000),
+            expires_at: at(expires)
+          })
+        yield* session("s-a1", { tenant: a.id }, 10_000)
+        yield* session("s-a2", { tenant: a.id }, 10_000)
+        yield* session("s-b", { tenant: b.id }, 10_000)
+        yield* session("s-admin", { admin: "root" }, 10_000)
+        yield* session("s-old", { tenant: b.id }, 2_000)
+        const found = yield* store.sessions.find("s-a1", 5_000)
+        expect(Option.map(found, (f) => [f.session.tenant_id, f.principalTokenHash])).toEqual(
+          Option.some([a.id, a.token_hash])
+        )
+        expect(Option.map(yield* store.sessions.find("s-admin", 5_000), (f) => f.principalTokenHash)).toEqual(
+          Option.some("admin-token")
+        )
+        // Past its expiry a session is not found, though it is kept until purged.
+        expect(yield* store.sessions.find("s-old", 5_000)).toEqual(Option.none())
+        expect(yield* store.sessions.find("unknown", 5_000)).toEqual(Option.none())
+        expect(yield* store.sessions.delete("s-a1")).toBe(true)
+        expect(yield* store.sessions.delete("s-a1")).toBe(false)
+        expect(yield* store.sessions.find("s-a1", 5_000)).toEqual(Option.none())
+        expect(yield* store.sessions.deleteOf({ admin_username: "root" })).toBe(1)
+        expect(yield* store.sessions.purge(5_000)).toBe(1)
+        // A tenant's delete takes its sessions; another tenant's stay.
+        expect(Option.isSome(yield* store.tenants.delete(a.id))).toBe(true)
+        expect(yield* store.sessions.find("s-a2", 5_000)).toEqual(Option.none())
+        expect(Option.isSome(yield* store.sessions.find("s-b", 5_000))).toBe(true)
+        expect(yield* store.sessions.deleteOf({ tenant_id: b.id })).toBe(1)
+      })
+    )
+
+    test(
       "an idempotency key claimed in a transaction that fails is not kept; a tenant's keys go with it",
       Effect.gen(function*() {
         const store = yield* Store

@@ -1,8 +1,14 @@
+import type { HttpServerRequest } from "@effect/platform"
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Audit, Identity, Principal } from "@tenet/core"
 import { Effect } from "effect"
 import * as ResponseJson from "../ResponseJson.js"
 import { originOf } from "./Origin.js"
+
+/** The token the caller authenticated with: the first of `headers` it sent (as authentication tried them). */
+const tokenOf = (request: HttpServerRequest.HttpServerRequest, headers: ReadonlyArray<string>) =>
+  (headers.map((name) => request.headers[name]).find((value) => value !== undefined && value.trim() !== "") ?? "")
+    .trim()
 
 export const AdminIdentityHandlers = HttpApiBuilder.group(
   Api.TenetApi,
@@ -18,7 +24,10 @@ export const AdminIdentityHandlers = HttpApiBuilder.group(
         .handle(
           "logout",
           ({ request }) =>
-            Effect.flatMap(Principal.CurrentAdmin, (admin) => identity.adminLogout(admin, originOf(request)))
+            Effect.flatMap(
+              Principal.CurrentAdmin,
+              (admin) => identity.adminLogout(admin, tokenOf(request, ["x-admin-token"]), originOf(request))
+            )
         )
         .handle("rotateToken", ({ request }) =>
           Effect.flatMap(Principal.CurrentAdmin, (admin) =>
@@ -42,7 +51,11 @@ export const TenantIdentityHandlers = HttpApiBuilder.group(
         .handle(
           "logout",
           ({ request }) =>
-            Effect.flatMap(Principal.CurrentTenant, (tenant) => identity.tenantLogout(tenant, originOf(request)))
+            Effect.flatMap(
+              Principal.CurrentTenant,
+              (tenant) =>
+                identity.tenantLogout(tenant, tokenOf(request, ["x-api-token", "x-auth-token"]), originOf(request))
+            )
         )
         .handle("rotateToken", ({ path, request }) =>
           Effect.flatMap(
