@@ -451,6 +451,16 @@ export const make = Effect.gen(function*() {
             }] as const
         }))
       ),
+    setQuotas: (id, quotas) =>
+      write((s) =>
+        Effect.succeed(Option.match(HashMap.get(s.tenants, id), {
+          onNone: () => [Option.none(), s] as const,
+          onSome: (tenant) => {
+            const record = { ...tenant, quotas }
+            return [Option.some(record), { ...s, tenants: HashMap.set(s.tenants, id, record) }] as const
+          }
+        }))
+      ),
     delete: (id) =>
       write((s) => {
         const found: Option.Option<Tenant.TenantRecord> = HashMap.get(s.tenants, id)

@@ -537,6 +537,13 @@ const sessions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     CREATE INDEX sessions_expires_at ON sessions (expires_at);
   `))
 
+/** A tenant's own quotas (`domain/Quota.ts`), as JSON text: every one null (the server's defaults) at first. */
+const quotas = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE tenants ADD COLUMN quotas text NOT NULL
+      DEFAULT '{"vpcs":null,"subnets":null,"pods":null,"watchers":null}';
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -554,5 +561,6 @@ export const loader = Migrator.fromRecord({
   "0013_event_sequencer": eventSequencer,
   "0014_address_sets": addressSets,
   "0015_rule_address_sets": ruleAddressSets,
-  "0016_sessions": sessions
+  "0016_sessions": sessions,
+  "0017_tenant_quotas": quotas
 })

@@ -44,7 +44,12 @@ const Timestamp = Schema.Union(Schema.DateTimeUtcFromDate, Schema.DateTimeUtc)
  * Each table's row is its record's schema from the domain, with the record's instants as
  * PostgreSQL answers them; rows are written through the same schema's encoder.
  */
-const TenantRow = Schema.Struct({ ...Tenant.TenantRecord.fields, created_at: Timestamp })
+/** `quotas` are kept as their JSON text. */
+const TenantRow = Schema.Struct({
+  ...Tenant.TenantRecord.fields,
+  quotas: Schema.parseJson(Tenant.TenantRecord.fields.quotas),
+  created_at: Timestamp
+})
 
 const AdminRow = Admin.AdminRecord
 
@@ -282,6 +287,7 @@ export const make = (options: Options = {}) =>
     }
 
     const encodeAdmin = encoded(AdminRow)
+    const encodeQuotas = encoded(Schema.parseJson(Tenant.TenantRecord.fields.quotas))
     const encodeProviderConfig = encoded(ProviderConfigRow)
     const encodeIdempotencyKey = encoded(IdempotencyKeyRow)
 
@@ -322,6 +328,13 @@ export const make = (options: Options = {}) =>
         UPDATE tenants SET token_hash = ${tokenHash}, token_ciphertext = ${tokenCiphertext}
         WHERE id = ${id} RETURNING id
       `),
+      setQuotas: (id, quotas) =>
+        Effect.flatMap(encodeQuotas(quotas), (text) =>
+          one(
+            Schema.Struct({ id: Schema.String, text: Schema.String }),
+            TenantRow,
+            (request) => sql`UPDATE tenants SET quotas = ${request.text} WHERE id = ${request.id} RETURNING *`
+          )({ id, text })),
       lockScope: (id) => unavailable(Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${SCOPE_LOCK}, hashtext(${id}))`)),
       // The VPCs are held before the tenant's row (the subquery runs first), the order every
       // commit locks in: a commit racing the delete waits instead of deadlocking.

@@ -58,6 +58,12 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
       })
       expect((yield* admin.tenants.list()).map((t) => t.name)).toContain("contract-admin")
       expect((yield* admin.tenants.get({ path: { tenant_id: tenant.id } })).name).toBe("contract-admin")
+      const quotas = yield* admin.quotas.set({
+        path: { tenant_id: tenant.id },
+        payload: { vpcs: 3, subnets: null, pods: null, watchers: null }
+      })
+      expect(quotas.vpcs).toEqual({ limit: 3, used: 0, default: false })
+      expect((yield* admin.quotas.get({ path: { tenant_id: tenant.id } })).pods.default).toBe(true)
       yield* admin.domains.assign({
         path: { tenant_id: tenant.id },
         payload: { domain: "contract.example.com" }

@@ -1,5 +1,5 @@
 /** The server's configuration, from `TENET_*` environment variables. */
-import { Fairness, Net, Session } from "@tenet/core"
+import { Fairness, Net, Quota, Session } from "@tenet/core"
 import { Config, Duration, LogLevel, Option } from "effect"
 
 export const StoreKind = Config.literal("embedded", "postgres", "memory")("TENET_STORE").pipe(
@@ -18,6 +18,16 @@ export const TunnelsKind = Config.literal("simulated", "edge")("TENET_TUNNELS").
 const positive = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+/** A quota's default: a whole number a tenant may have, none to `Quota.MAX_QUOTA`. */
+const count = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `must be an integer from 0 to ${Quota.MAX_QUOTA}`,
+      validation: (n) => n >= 0 && n <= Quota.MAX_QUOTA
+    }),
     Config.withDefault(fallback)
   )
 
@@ -60,6 +70,12 @@ export const ServerConfig = Config.all({
   }),
   watch: Config.all({
     retention: Config.duration("TENET_WATCH_RETENTION").pipe(Config.withDefault(Duration.hours(1)))
+  }),
+  quotas: Config.all({
+    vpcs: count("TENET_QUOTA_VPCS", Quota.DEFAULTS.vpcs),
+    subnets: count("TENET_QUOTA_SUBNETS", Quota.DEFAULTS.subnets),
+    pods: count("TENET_QUOTA_PODS", Quota.DEFAULTS.pods),
+    watchers: count("TENET_QUOTA_WATCHERS", Quota.DEFAULTS.watchers)
   }),
   sessionTtl: Config.duration("TENET_SESSION_TTL").pipe(Config.withDefault(Session.DEFAULT_TTL)),
   fairness: Config.all({

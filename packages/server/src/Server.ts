@@ -13,6 +13,7 @@ import {
   EdgeController,
   Fairness,
   Identity,
+  Quota,
   UseCases
 } from "@tenet/core"
 import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -67,6 +68,8 @@ export interface Options extends HttpOptions {
   readonly sessionTtl?: Duration.DurationInput
   /** How expensive requests share the process between tenants (`Fairness.DEFAULTS`). */
   readonly fairness?: Partial<Fairness.Options>
+  /** What each tenant may have unless the administrator sets otherwise (`Quota.DEFAULTS`). */
+  readonly quotas?: Quota.Limits
 }
 
 /**
@@ -238,7 +241,8 @@ export const layer = (options: Options) =>
       options.sessionTtl === undefined
         ? Layer.empty
         : Layer.succeed(Identity.SessionLifetime, Duration.decode(options.sessionTtl))
-    )
+    ),
+    Layer.provide(options.quotas === undefined ? Layer.empty : Layer.succeed(Quota.Defaults, options.quotas))
   )
 
 /** Writes a generated password where only this user can read it, replacing what was there. */

@@ -156,6 +156,10 @@ const ENDPOINTS: Record<string, Endpoint> = {
     ok: () => Effect.succeed(call("admin", "POST", "/tenants", { name: uniqueName("new"), password: "new password" })),
     refused: (c) => Effect.succeed(call("admin", "POST", "/tenants", { name: c.tenant.name, password: "taken name" }))
   },
+  "quotas.set": {
+    ok: (c) => Effect.succeed(call("admin", "PUT", `/tenants/${c.tenant.id}/quotas`, { vpcs: 1000 })),
+    refused: () => Effect.succeed(call("admin", "PUT", `/tenants/${FOREIGN}/quotas`, { vpcs: 1000 }))
+  },
   "tenants.delete": {
     ok: (c) => Effect.map(throwawayTenant(c), (t) => call("admin", "DELETE", `/tenants/${t.id}`)),
     refused: () => Effect.succeed(call("admin", "DELETE", `/tenants/${FOREIGN}`))

@@ -52,6 +52,7 @@ const CALLS: { readonly [K in Api.PayloadKey]: (w: World) => Call } = {
   "adminIdentity.login": () => ({ as: "nobody", body: { username: "admin", password: "not the password" } }),
   "tenantIdentity.login": (w) => ({ as: "nobody", body: { name: w.tenant.name, password: "not the password" } }),
   "tenants.create": () => ({ as: "admin", body: { name: uniqueName("t"), password: "long enough password" } }),
+  "quotas.set": () => ({ as: "admin", body: { vpcs: 100, subnets: null, pods: 2000, watchers: null } }),
   "domains.assign": () => ({ as: "admin", body: { domain: `${uniqueName("d")}.example.com` } }),
   "providerConfig.put": () => ({
     as: "admin",

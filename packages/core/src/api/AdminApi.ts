@@ -8,6 +8,7 @@ import { DomainName } from "../domain/Net.js"
 import { OperationLogPage, OperationLogQuery } from "../domain/OperationLog.js"
 import { PageQuery } from "../domain/Page.js"
 import { ProviderConfig } from "../domain/ProviderConfig.js"
+import { TenantQuotas } from "../domain/Quota.js"
 import { ServiceTunnel } from "../domain/ServiceTunnel.js"
 import { Tenant, TenantDetail } from "../domain/Tenant.js"
 import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
@@ -54,6 +55,36 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Tenants (admin)")
+{}
+
+export class QuotasApi extends HttpApiGroup.make("quotas")
+  .add(
+    HttpApiEndpoint.get("get", "/tenants/:tenant_id/quotas")
+      .setPath(TenantPath)
+      .addSuccess(TenantQuotas)
+      .addError(NotFound.Wire)
+      .middleware(AdminOrTenantAuth)
+      .annotate(
+        OpenApi.Summary,
+        "A tenant's quotas (the admin, or the tenant itself): each limit, how much of it is used, and whether it is " +
+          "the server's default"
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("set", "/tenants/:tenant_id/quotas")
+      .annotate(Audited.Audited, Audited.path("tenant", "tenant_id"))
+      .setPath(TenantPath)
+      .setPayload(Payloads["quotas.set"])
+      .addSuccess(TenantQuotas)
+      .addError(NotFound.Wire)
+      .middleware(AdminAuth)
+      .annotate(
+        OpenApi.Summary,
+        "Set a tenant's quotas (null: the server's default); a quota below what the tenant has only refuses its next " +
+          "create"
+      )
+  )
+  .annotate(OpenApi.Title, "Quotas")
 {}
 
 export class DomainsApi extends HttpApiGroup.make("domains")

@@ -20,7 +20,14 @@ import {
   UnsupportedMediaType
 } from "../Errors.js"
 import { AddressSetsApi } from "./AddressSetApi.js"
-import { DomainsApi, OperationsLogApi, ProviderConfigApi, ServiceTunnelsApi, TenantsApi } from "./AdminApi.js"
+import {
+  DomainsApi,
+  OperationsLogApi,
+  ProviderConfigApi,
+  QuotasApi,
+  ServiceTunnelsApi,
+  TenantsApi
+} from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
 import * as Audited from "./Audited.js"
 import * as Exports from "./Exports.js"
@@ -122,6 +129,7 @@ export class TenetApi extends HttpApi.make("tenet")
   .add(AdminIdentityApi.middlewareEndpoints(MatchedEndpoint))
   .add(TenantIdentityApi.middlewareEndpoints(MatchedEndpoint))
   .add(TenantsApi.middlewareEndpoints(MatchedEndpoint))
+  .add(QuotasApi.middlewareEndpoints(MatchedEndpoint))
   .add(DomainsApi.middlewareEndpoints(MatchedEndpoint))
   .add(ProviderConfigApi.middlewareEndpoints(MatchedEndpoint))
   .add(ServiceTunnelsApi.middlewareEndpoints(MatchedEndpoint))

@@ -15,6 +15,7 @@ import { DomainCreate } from "../domain/Domain.js"
 import { GuardrailCreate } from "../domain/Guardrail.js"
 import { PodConfigPatch, PodCreate } from "../domain/Pod.js"
 import { ProviderConfigInput } from "../domain/ProviderConfig.js"
+import { QuotaOverrides } from "../domain/Quota.js"
 import { RegistryCredentialCreate } from "../domain/RegistryCredential.js"
 import {
   FlowQuery,
@@ -39,6 +40,7 @@ export const Payloads = {
   "adminIdentity.login": strict(AdminLogin),
   "tenantIdentity.login": strict(TenantLogin),
   "tenants.create": strict(TenantCreate),
+  "quotas.set": strict(QuotaOverrides),
   "domains.assign": strict(DomainCreate),
   "providerConfig.put": strict(ProviderConfigInput),
   "serviceTunnels.create": strict(ServiceTunnelCreate),

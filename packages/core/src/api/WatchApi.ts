@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { WatchHeaders, WatchQuery } from "../domain/ChangeEvent.js"
-import { Gone } from "../Errors.js"
+import { Gone, TooManyRequests } from "../Errors.js"
 import { AdminOrTenantAuth } from "./Security.js"
 
 /** The stream's text: `id: <revision>` and `data: <event JSON>` per event (a `WatchEvent` or a `Bookmark`). */
@@ -20,6 +20,7 @@ export class WatchApi extends HttpApiGroup.make("changes")
       .setHeaders(WatchHeaders)
       .addSuccess(EventStream)
       .addError(Gone.Wire)
+      .addError(TooManyRequests.Wire)
       .middleware(AdminOrTenantAuth)
       .annotate(
         OpenApi.Summary,
@@ -34,7 +35,9 @@ export class WatchApi extends HttpApiGroup.make("changes")
       "The SSE `id` is the revision: resume with `?since=<revision>` or `Last-Event-ID`; without either the stream " +
       "starts now. A bookmark (`{type: BOOKMARK, revision}`) follows the backlog and comes every 30 s. A revision " +
       "older than what is kept (`TENET_WATCH_RETENTION`, an hour by default) is 410: list again, then watch from " +
-      "the new stream's first bookmark. " +
+      "the new stream's first bookmark. A tenant holds at most its quota of streams open on one replica (429 past " +
+      "it). A stream opened with a token that is then rotated (or a session signed out) ends within seconds, its " +
+      "last frame `{type: ERROR, status: 401, detail}`. " +
       "Every replica serves every change."
   )
 {}

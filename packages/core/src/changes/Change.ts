@@ -47,12 +47,19 @@ export const CASCADES = Kind.CASCADES
 /** The key of a row within its tenant: a registry credential's name, every other row's id. */
 export const keyOf = Kind.keyOf
 
+/** Whether `writes` add something a tenant's quotas count (`Quota`): a VPC, a subnet, a pod. */
+export const addsCounted = (writes: ReadonlyArray<Write>): boolean =>
+  writes.some((w) => w._tag === "Insert" && (w.part === "vpcs" || w.part === "subnets" || w.part === "pods"))
+
 /**
- * Whether `writes` change the tenant's scope: add or remove a VPC, write a tenant-wide
- * guardrail (a removal of a guardrail names no VPC only when it is tenant-wide) or an address
- * set (one list for every VPC of the tenant: writes of it are decided one after another).
+ * Whether `writes` change the tenant's scope: add or remove a VPC, add a subnet or a pod (the
+ * tenant's counts its quotas hold: creates in different VPCs are decided one after another),
+ * write a tenant-wide guardrail (a removal of a guardrail names no VPC only when it is
+ * tenant-wide) or an address set (one list for every VPC of the tenant: writes of it are
+ * decided one after another).
  */
 export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
+  addsCounted(writes) ||
   writes.some((w) => {
     if (w._tag === "Touch") return false
     if (w.part === "addressSets") return true

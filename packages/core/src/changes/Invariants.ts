@@ -11,6 +11,7 @@
 import { Either } from "effect"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type { VpcId } from "../domain/Ids.js"
+import * as Quota from "../domain/Quota.js"
 import * as Net from "../domain/Net.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { GuardrailViolation, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
@@ -240,17 +241,30 @@ const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null)
   return undefined
 }
 
+/** What a tenant's quotas count, as `state` holds it. */
+export const countsOf = (state: TenantState): Quota.Counts => ({
+  vpcs: state.vpcs.length,
+  subnets: state.subnets.length,
+  pods: state.pods.length
+})
+
 /**
  * The change from `before` to `after` refused when, in what it reaches, it leaves blocks that
- * overlap, more rules than a VPC may hold, or guardrail violations it brought (a violation
- * `before` already held is not this change's to answer for).
+ * overlap, more rules than a VPC may hold, guardrail violations it brought (a violation
+ * `before` already held is not this change's to answer for), or, given the tenant's `limits`
+ * (for a change that adds what they count), more than a quota allows.
  */
 export const check = (
   before: TenantState,
   after: TenantState,
   reach: Reach,
-  peeringCidr: string | null
+  peeringCidr: string | null,
+  limits?: Quota.Limits
 ): Either.Either<void, Conflict | GuardrailViolated> => {
+  if (limits !== undefined) {
+    const passed = Quota.passed(limits, countsOf(before), countsOf(after))
+    if (passed !== undefined) return Either.left(new Conflict({ detail: passed }))
+  }
   for (const vpc of reach.blocks) {
     if (after.vpc(vpc) === undefined) continue
     const overlap = overlapIn(after, vpc, peeringCidr)

@@ -15,6 +15,7 @@
 import { Context, DateTime, Effect, Either, FiberRef, Layer, Option } from "effect"
 import type { Scope } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
+import * as Quota from "../domain/Quota.js"
 import type { Conflict, GuardrailViolated } from "../Errors.js"
 import { NotFound, ServiceUnavailable } from "../Errors.js"
 import type * as Store from "../ports/Store.js"
@@ -180,6 +181,16 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const store = yield* StoreTag
       const readModel = yield* ReadModel
       const idempotency = yield* Idempotency
+      const quotaDefaults = yield* Quota.Defaults
+
+      /** The quotas that hold for `tenant` now (read with the decision: an administrator may have just set them). */
+      const limitsOf = (tenant: TenantId) =>
+        store.tenants.find(tenant).pipe(
+          storeUnavailable,
+          Effect.map((record) =>
+            Quota.limitsOf(Option.match(record, { onNone: () => Quota.NONE, onSome: (r) => r.quotas }), quotaDefaults)
+          )
+        )
 
       /**
        * `claim` is what records the key; `claimed`, what a key held by another request is;
@@ -204,7 +215,8 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
               const decision = yield* decide(state)
               const after = state.apply(decision.writes, state.revision)
               const reach = Invariants.reachOf(state, after, decision.writes)
-              yield* Either.match(Invariants.check(state, after, reach, peeringCidr), {
+              const limits = Change.addsCounted(decision.writes) ? yield* limitsOf(tenant) : undefined
+              yield* Either.match(Invariants.check(state, after, reach, peeringCidr, limits), {
                 onLeft: refuse,
                 onRight: () => Effect.void
               })

@@ -2,6 +2,7 @@
 import { Schema, Struct } from "effect"
 import { nullable, oncePerRecord, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import { ExpiresAt, SessionFlag } from "./Admin.js"
+import { QuotaOverrides } from "./Quota.js"
 import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
@@ -33,7 +34,9 @@ export const TenantRecord = Schema.Struct({
   created_at: Timestamp,
   password_hash: Schema.String,
   token_hash: Schema.String,
-  token_ciphertext: Schema.String
+  token_ciphertext: Schema.String,
+  /** The tenant's own quotas (`Quota`): null where the server's default holds. */
+  quotas: QuotaOverrides
 })
 export interface TenantRecord extends Schema.Schema.Type<typeof TenantRecord> {}
 

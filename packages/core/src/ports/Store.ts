@@ -35,6 +35,7 @@ import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type * as Session from "../domain/Session.js"
 import type { SessionRecord } from "../domain/Session.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
+import type { QuotaOverrides } from "../domain/Quota.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord, TunnelStatus } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
@@ -101,6 +102,8 @@ export interface TenantRepository {
   readonly page: (after: Page.Key | undefined, limit: number) => Read<ReadonlyArray<TenantRecord>>
   /** Replaces the token; false when the tenant does not exist. */
   readonly setToken: (id: TenantId, tokenHash: string, tokenCiphertext: string) => Read<boolean>
+  /** Replaces the tenant's own quotas; the record as it is now, none when the tenant does not exist. */
+  readonly setQuotas: (id: TenantId, quotas: QuotaOverrides) => Read<Option.Option<TenantRecord>>
   /**
    * Deletes the tenant and, in the same step, everything it owns (VPCs down, and its
    * idempotency keys): the record it deleted, as it was when deleted (so a transaction can

@@ -21,6 +21,7 @@ import {
 import type { DnsLabel, DomainName, Ipv4Address, Ipv4Network } from "../domain/Net.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
+import * as Quota from "../domain/Quota.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord, ServiceUrl } from "../domain/ServiceTunnel.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
@@ -47,6 +48,7 @@ export const tenant = (overrides: Partial<TenantRecord> = {}): TenantRecord => (
   password_hash: "$scrypt$fixture",
   token_hash: `hash-${next()}`,
   token_ciphertext: `cipher-${next()}`,
+  quotas: Quota.NONE,
   ...overrides
 })
 

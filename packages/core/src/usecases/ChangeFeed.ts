@@ -9,7 +9,8 @@
  */
 import { Chunk, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import type { StoredEvent } from "../domain/ChangeEvent.js"
-import { Gone, InvalidInput } from "../Errors.js"
+import * as Quota from "../domain/Quota.js"
+import { Gone, InvalidInput, TooManyRequests } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Store } from "../ports/Store.js"
 import { storeUnavailable } from "./Failures.js"
@@ -34,14 +35,21 @@ export interface ChangeFeedShape {
    * bookmark once the backlog is sent, then each change as it is committed, anywhere. `Gone`
    * when `since` is older than what is kept.
    */
-  readonly watch: (from: { readonly tenant: string | null; readonly since: number | undefined }) => Effect.Effect<
+  readonly watch: (from: {
+    readonly tenant: string | null
+    readonly since: number | undefined
+    /** The most streams of `tenant` this process holds open at once (its quota); one more is refused. */
+    readonly limit?: number | undefined
+  }) => Effect.Effect<
     Stream.Stream<Item, Gone | InvalidInput | ServiceUnavailable>,
-    Gone | InvalidInput | ServiceUnavailable
+    Gone | InvalidInput | ServiceUnavailable | TooManyRequests
   >
   /** Forgets the events older than the retention; answers how many. */
   readonly compact: Effect.Effect<number, ServiceUnavailable>
   /** Watchers connected to this process now. */
   readonly watchers: Effect.Effect<number>
+  /** `tenant`'s watchers connected to this process now. */
+  readonly watchersOf: (tenant: string) => number
 }
 
 /** Events read from the store after `after`, up to `upTo`: consecutive batches chain. */
@@ -122,52 +130,81 @@ export class ChangeFeed extends Context.Tag("@tenet/core/ChangeFeed")<ChangeFeed
           return Effect.succeed(since ?? now.latest)
         })
 
-      const watch: ChangeFeedShape["watch"] = ({ since, tenant }) =>
-        Effect.map(check(tenant, since), (start) =>
-          Stream.unwrapScoped(Effect.gen(function*() {
-            // Subscribed before the backlog is read: every batch after that read is in the queue.
-            const batches = yield* PubSub.subscribe(hub)
-            yield* Effect.acquireRelease(
-              Ref.update(subscribers, (n) => n + 1),
-              () => Ref.update(subscribers, (n) => n - 1)
-            )
-            // Compacted since the check: resuming would skip what is gone.
-            yield* check(tenant, start)
-            let seen = start
-            const backlog = Stream.paginateChunkEffect(seen, (after) =>
-              Effect.map(store.events.after(after, tenant, PAGE).pipe(storeUnavailable), (page) => {
-                const full = page.events.length === PAGE
-                seen = full ? page.events[PAGE - 1]!.revision : Math.max(page.latest, after)
-                const items = Chunk.fromIterable(page.events.map((event): Item => ({ _tag: "Event", event })))
-                return [items, full ? Option.some(seen) : Option.none()] as const
-              }))
-            // A batch that does not follow what was seen means batches were dropped for this
-            // watcher (it fell behind): the stream ends, and the client resumes from the store.
-            const live = Stream.fromQueue(batches).pipe(
-              Stream.takeWhile((batch) => batch.after <= seen),
-              Stream.mapConcat((batch) => {
-                const fresh = batch.events.filter((e) =>
-                  e.revision > seen && (tenant === null || e.tenant_id === tenant)
+      /** Each tenant's streams open here: counted as a stream is asked for, so a burst cannot pass a quota. */
+      const open = new Map<string, number>()
+      const opened = (tenant: string, delta: number) => {
+        const n = (open.get(tenant) ?? 0) + delta
+        if (n === 0) open.delete(tenant)
+        else open.set(tenant, n)
+      }
+      /** A place among `tenant`'s streams, taken now and given back when `release` runs. */
+      const admit = (tenant: string | null, limit: number | undefined) =>
+        Effect.suspend(() => {
+          if (tenant === null) return Effect.succeed(Effect.void)
+          if (limit !== undefined && (open.get(tenant) ?? 0) >= limit) {
+            return Effect.fail(new TooManyRequests({ detail: Quota.streamsPassed(limit), retry_after: 5 }))
+          }
+          opened(tenant, 1)
+          return Effect.succeed(Effect.sync(() => opened(tenant, -1)))
+        })
+
+      const watch: ChangeFeedShape["watch"] = ({ limit, since, tenant }) =>
+        Effect.flatMap(admit(tenant, limit), (release) =>
+          Effect.map(
+            Effect.onError(check(tenant, since), () => release),
+            (start) =>
+              Stream.unwrapScoped(Effect.gen(function*() {
+                // Its place is held until the stream ends (a stream never read gives it back as it is dropped).
+                yield* Effect.addFinalizer(() => release)
+                // Subscribed before the backlog is read: every batch after that read is in the queue.
+                const batches = yield* PubSub.subscribe(hub)
+                yield* Effect.acquireRelease(
+                  Ref.update(subscribers, (n) => n + 1),
+                  () => Ref.update(subscribers, (n) => n - 1)
                 )
-                seen = Math.max(seen, batch.upTo)
-                return fresh.map((event): Item => ({ _tag: "Event", event }))
-              })
-            )
-            const bookmark = Effect.sync((): Item => ({ _tag: "Bookmark", revision: seen }))
-            const bookmarks = Stream.repeatEffectWithSchedule(bookmark, Schedule.spaced(bookmarkEvery)).pipe(
-              Stream.drop(1)
-            )
-            return Stream.concat(backlog, Stream.fromEffect(bookmark)).pipe(
-              Stream.concat(Stream.merge(live, bookmarks, { haltStrategy: "left" }))
-            )
-          })))
+                // Compacted since the check: resuming would skip what is gone.
+                yield* check(tenant, start)
+                let seen = start
+                const backlog = Stream.paginateChunkEffect(seen, (after) =>
+                  Effect.map(store.events.after(after, tenant, PAGE).pipe(storeUnavailable), (page) => {
+                    const full = page.events.length === PAGE
+                    seen = full ? page.events[PAGE - 1]!.revision : Math.max(page.latest, after)
+                    const items = Chunk.fromIterable(page.events.map((event): Item => ({ _tag: "Event", event })))
+                    return [items, full ? Option.some(seen) : Option.none()] as const
+                  }))
+                // A batch that does not follow what was seen means batches were dropped for this
+                // watcher (it fell behind): the stream ends, and the client resumes from the store.
+                const live = Stream.fromQueue(batches).pipe(
+                  Stream.takeWhile((batch) => batch.after <= seen),
+                  Stream.mapConcat((batch) => {
+                    const fresh = batch.events.filter((e) =>
+                      e.revision > seen && (tenant === null || e.tenant_id === tenant)
+                    )
+                    seen = Math.max(seen, batch.upTo)
+                    return fresh.map((event): Item => ({ _tag: "Event", event }))
+                  })
+                )
+                const bookmark = Effect.sync((): Item => ({ _tag: "Bookmark", revision: seen }))
+                const bookmarks = Stream.repeatEffectWithSchedule(bookmark, Schedule.spaced(bookmarkEvery)).pipe(
+                  Stream.drop(1)
+                )
+                return Stream.concat(backlog, Stream.fromEffect(bookmark)).pipe(
+                  Stream.concat(Stream.merge(live, bookmarks, { haltStrategy: "left" }))
+                )
+              }))
+          ))
 
       const compact = Effect.flatMap(
         Effect.clockWith((clock) => clock.currentTimeMillis),
         (now) => store.events.compact(now - retention).pipe(storeUnavailable)
       )
 
-      return ChangeFeed.of({ watch, compact, watchers: Ref.get(subscribers) })
+      return ChangeFeed.of({
+        watch,
+        compact,
+        watchers: Ref.get(subscribers),
+        watchersOf: (tenant) => open.get(tenant) ?? 0
+      })
     })
 
   static readonly layer = (options?: Options) => Layer.scoped(ChangeFeed, ChangeFeed.make(options))

@@ -255,8 +255,10 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         }
         yield* tunnels.check(caller, input.tunnels)
         const record = yield* prepare(caller, input)
-        // A pod named by no rule yet takes the verdicts of its subnet: it moves no guardrail.
-        yield* pipeline.record(caller.tenant_id, PodStrategy.create(record), "keyed").pipe(
+        // A pod named by no rule yet takes the verdicts of its subnet: it moves no guardrail. It
+        // is counted by the tenant's quota of pods (a `Conflict` naming it).
+        yield* pipeline.create(caller.tenant_id, PodStrategy.create(record)).pipe(
+          Effect.catchTag("GuardrailViolated", Effect.die),
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })

@@ -9,6 +9,7 @@ import { Idempotency } from "../changes/Idempotency.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { ADMIN_SCOPE } from "../domain/IdempotencyKey.js"
 import { randomUuid, TenantId } from "../domain/Ids.js"
+import * as Quota from "../domain/Quota.js"
 import * as Page from "../domain/Page.js"
 import { etagOf, TenantDetail, toTenant } from "../domain/Tenant.js"
 import type { Tenant, TenantCreate, TenantRecord } from "../domain/Tenant.js"
@@ -68,7 +69,8 @@ export class Tenants extends Context.Tag("@tenet/core/Tenants")<Tenants, Tenants
           created_at: yield* DateTime.now,
           password_hash: passwordHash,
           token_hash: vault.hashToken(token),
-          token_ciphertext: yield* vault.encrypt(token)
+          token_ciphertext: yield* vault.encrypt(token),
+          quotas: Quota.NONE
         }
         yield* pipeline.commitGlobal(
           Effect.zipRight(store.tenants.insert(record), idempotency.record(ADMIN_SCOPE, record.id)).pipe(

@@ -19,6 +19,7 @@ import * as Applier from "./NetworkApplier.js"
 import { PodConvergence } from "./PodConvergence.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { Quotas } from "./Quotas.js"
 import { RegistryCredentials } from "./RegistryCredentials.js"
 import { SecurityRules } from "./SecurityRules.js"
 import { ServiceTunnels } from "./ServiceTunnels.js"
@@ -62,6 +63,7 @@ export const make = (options: Options = {}) =>
     Guardrails.layer,
     AddressSets.layer,
     Topologies.layer,
+    Quotas.layer,
     Layer.effectDiscard(Metrics.registerInitial)
   ).pipe(
     Layer.provideMerge(Pods.layer),

@@ -3,6 +3,7 @@ import type { Tenant } from "@tenet/core"
 import {
   Api,
   Audit,
+  ChangeFeed,
   Domains,
   Failures,
   OperationLog,
@@ -10,6 +11,7 @@ import {
   Page,
   Principal,
   ProviderConfigs,
+  Quotas,
   ServiceTunnels,
   Tenants
 } from "@tenet/core"
@@ -35,6 +37,22 @@ export const TenantsHandlers = HttpApiBuilder.group(
           }))
         .handle("get", ({ path }) => tenants.get(path.tenant_id).pipe(ResponseJson.answer))
         .handle("delete", ({ headers, path }) => tenants.delete(path.tenant_id, headers["if-match"]))
+    })
+)
+
+export const QuotasHandlers = HttpApiBuilder.group(
+  Api.TenetApi,
+  "quotas",
+  (handlers) =>
+    Effect.map(Effect.all([Quotas.Quotas, ChangeFeed.ChangeFeed]), ([quotas, feed]) => {
+      return handlers
+        .handle("get", ({ path }) =>
+          Effect.flatMap(
+            Principal.CurrentPrincipal,
+            (caller) => quotas.get(caller, path.tenant_id, feed.watchersOf(path.tenant_id))
+          ).pipe(ResponseJson.answer))
+        .handle("set", ({ path, payload }) =>
+          quotas.set(path.tenant_id, payload, feed.watchersOf(path.tenant_id)).pipe(ResponseJson.answer))
     })
 )
 

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Api, ChangeFeed, type Errors, Identity, Principal } from "@tenet/core"
-import { Deferred, Duration, Effect, Schedule, Stream } from "effect"
+import { Api, ChangeFeed, type Errors, Identity, Principal, Quotas } from "@tenet/core"
+import { Deferred, Duration, Effect, Option, Schedule, Stream } from "effect"
 import * as RequestContext from "../RequestContext.js"
 
 /** An item as Server-Sent Events text: the revision as the event's `id`, the JSON as its `data`. */
@@ -33,16 +33,21 @@ export const WatchHandlers = HttpApiBuilder.group(
   "changes",
   (handlers) =>
     Effect.map(
-      Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight, Identity.Identity]),
-      ([feed, inFlight, identity]) => {
+      Effect.all([ChangeFeed.ChangeFeed, RequestContext.InFlight, Identity.Identity, Quotas.Quotas]),
+      ([feed, inFlight, identity, quotas]) => {
         return handlers.handle("watch", ({ headers, urlParams }) =>
           Effect.gen(function*() {
             const caller = yield* Principal.CurrentPrincipal
             const request = yield* HttpServerRequest.HttpServerRequest
             const since = urlParams.since ?? headers["last-event-id"]
+            // A tenant's streams are bounded by its quota; the admin's are not.
+            const limit = caller._tag === "Tenant"
+              ? Option.getOrUndefined(Option.map(yield* quotas.limitsOf(caller.tenant_id), (l) => l.watchers))
+              : undefined
             const items = yield* feed.watch({
               tenant: caller._tag === "Tenant" ? caller.tenant_id : null,
-              since: since === undefined ? undefined : Number(since)
+              since: since === undefined ? undefined : Number(since),
+              limit
             })
             // The credential as it was presented; authenticated again as it was the first time.
             const stillValid: Effect.Effect<Principal.Principal, Errors.Unauthorized | Errors.ServiceUnavailable> =

@@ -6,6 +6,7 @@ import {
   DomainsHandlers,
   OperationsLogHandlers,
   ProviderConfigHandlers,
+  QuotasHandlers,
   ServiceTunnelsHandlers,
   TenantsHandlers
 } from "./AdminHandlers.js"
@@ -21,6 +22,7 @@ export const HandlersLive = Layer.mergeAll(
   AdminIdentityHandlers,
   TenantIdentityHandlers,
   TenantsHandlers,
+  QuotasHandlers,
   DomainsHandlers,
   ProviderConfigHandlers,
   ServiceTunnelsHandlers,
