@@ -33,7 +33,7 @@ const play = (given: ReadonlyArray<Step>) => {
     for (const queued of state.waiting.values()) expect(queued.length).toBeLessThanOrEqual(policy.queue)
     // Work-conserving: a seat is never free while a tenant with seats left waits.
     const free = counts.reduce((a, b) => a + b, 0) < policy.seats
-    if (free) for (const t of state.turns) expect(state.running.get(t) ?? 0).toBe(policy.perTenant)
+    if (free) { for (const t of state.turns) expect(state.running.get(t) ?? 0).toBe(policy.perTenant) }
   }
   const start = () => {
     const next = FairShare.dispatch(policy, state)
