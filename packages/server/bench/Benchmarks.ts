@@ -9,7 +9,9 @@
  * `.ci/kube-apiserver` has built one.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
- * follows the write path's, then an address set's edit across 20 VPCs (`AddressSets.ts`), then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
+ * follows the write path's, then an address set's edit across 20 VPCs (`AddressSets.ts`), then
+ * another tenant's latency beside a tenant of 2,000 pods asking for its most expensive answers
+ * (`Neighbours.ts`), then pages of 10,000 tenants on PostgreSQL (`Pages.ts`) and the
  * change stream across two replicas with 100 watchers (`Watch.ts`).
  *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
@@ -32,6 +34,7 @@ import * as Declarations from "./Declarations.js"
 import * as Drift from "./Drift.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
+import * as Neighbours from "./Neighbours.js"
 import * as Pages from "./Pages.js"
 import * as Profile from "./Profile.js"
 import * as RequestPath from "./RequestPath.js"
@@ -138,6 +141,10 @@ const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarati
 console.log(`\n${declarationsText}\n`)
 const addressSetsText = AddressSets.toMarkdown(await AddressSets.runAddressSets())
 console.log(`\n${addressSetsText}\n`)
+const neighboursText = Neighbours.toMarkdown(
+  await Neighbours.runNeighbours({ seconds: Number(process.env.TENET_LOAD_SECONDS ?? 5) * 3 })
+)
+console.log(`\n${neighboursText}\n`)
 const pagesText = Pages.toMarkdown(await Pages.runPages())
 console.log(`\n${pagesText}\n`)
 const watchText = Watch.toMarkdown(await Watch.runWatch())
@@ -289,6 +296,10 @@ writeFileSync(
     "## An address set's edit across VPCs (`bench/AddressSets.ts`, issue 50)",
     "",
     addressSetsText,
+    "",
+    "## A noisy neighbour (`bench/Neighbours.ts`, issue 63)",
+    "",
+    neighboursText,
     "",
     "## Pages (`bench/Pages.ts`, issue 36)",
     "",

@@ -11,10 +11,10 @@ import { Worker } from "node:worker_threads"
 import * as Load from "./Load.js"
 import { newTenant } from "./Writes.js"
 
-export const PODS = 2000
+export const PODS = Number(process.env.PODS ?? 2000)
 export const SUBNETS = 8
 /** Connections the neighbour asks on at once. */
-export const NOISY_CONNECTIONS = Number(process.env.NOISY ?? 4)
+export const NOISY_CONNECTIONS = 4
 
 export interface ExpensiveRow {
   readonly request: string
@@ -150,8 +150,6 @@ export const runNeighbours = async (options: {
         await rule(i, i % 2 === 0 ? { target_type: "subnet", target_subnet_id: listed[i % SUBNETS]!.id } : {})
       }
 
-      // What the post set going (its pods' convergence) settles first: the figure is of reads.
-      await new Promise((resolve) => setTimeout(resolve, Number(process.env.SETTLE ?? 0) * 1000))
       const quietTimes = await poll(port, quiet.headers, 3)
       const expensive = [
         `/vpcs/${vpc}/reachability?detail=pods`,
@@ -160,8 +158,6 @@ export const runNeighbours = async (options: {
         `/security-rules/analysis?vpc_id=${vpc}`,
         `/tenants/${noisy.creds.tenant_id}/topology`
       ]
-      const only = process.env.ONLY
-      if (only !== undefined) expensive.splice(0, expensive.length, ...expensive.filter((p) => p.includes(only)))
       const stopped = new Promise<Array<{ count: number; throttled: number; bytes: number; times: Array<number> }>>(
         (resolve, reject) => {
           // The neighbour asks from a thread of its own: reading its answers (megabytes of them)

@@ -921,6 +921,34 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "a change of thousands of rows commits whole: a topology's 2,000 pods, with their events",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [a] = yield* twoTenants
+        const vpc = Fixtures.vpc(a.id)
+        const subnets = Array.from({ length: 4 }, () => Fixtures.subnet(vpc))
+        const pods = Array.from({ length: 2000 }, (_, i) => Fixtures.podRecord(subnets[i % subnets.length]!))
+        const writes = [
+          Change.insert({ part: "vpcs", record: vpc }),
+          ...subnets.map((record) => Change.insert({ part: "subnets", record })),
+          ...pods.map((record) => Change.insert({ part: "pods", record }))
+        ]
+        const events = pods.map((pod): NewEvent => ({
+          tenant_id: a.id,
+          type: "ADDED",
+          kind: "pod",
+          id: pod.id,
+          object: { id: pod.id, name: pod.name }
+        }))
+        yield* store.commit({ tenant: a.id, decidedOn: [], writes, events, audit: [], claim: null })
+        const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
+        expect(snapshot.pods).toHaveLength(2000)
+        expect(snapshot.subnets).toHaveLength(4)
+        expect((yield* store.events.after(0, a.id, 5000)).events).toHaveLength(2000)
+      })
+    )
+
+    test(
       "sessions: found live with their principal's token, ended one by one or all of one principal, purged expired",
       Effect.gen(function*() {
         const store = yield* Store
