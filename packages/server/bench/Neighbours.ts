@@ -11,7 +11,7 @@ import { Worker } from "node:worker_threads"
 import * as Load from "./Load.js"
 import { newTenant } from "./Writes.js"
 
-export const PODS = Number(process.env.PODS ?? 2000)
+export const PODS = 2000
 export const SUBNETS = 8
 /** Connections the neighbour asks on at once. */
 export const NOISY_CONNECTIONS = 4
@@ -27,6 +27,8 @@ export interface ExpensiveRow {
 
 export interface NeighbourRow {
   readonly store: Load.StoreKind
+  /** What the neighbour asks for: its reachability alone (the target's case), or every expensive answer. */
+  readonly asking: string
   readonly quiet: { readonly p50: number; readonly p99: number; readonly max: number }
   readonly loaded: { readonly p50: number; readonly p99: number; readonly max: number; readonly count: number }
   readonly expensive: ReadonlyArray<ExpensiveRow>
@@ -151,47 +153,56 @@ export const runNeighbours = async (options: {
       }
 
       const quietTimes = await poll(port, quiet.headers, 3)
-      const expensive = [
-        `/vpcs/${vpc}/reachability?detail=pods`,
-        `/vpcs/${vpc}/reachability`,
-        `/vpcs/${vpc}/explain?from=${listed[0]!.id}&to=${listed[1]!.id}&protocol=tcp&port=1040`,
-        `/security-rules/analysis?vpc_id=${vpc}`,
-        `/tenants/${noisy.creds.tenant_id}/topology`
-      ]
-      const stopped = new Promise<Array<{ count: number; throttled: number; bytes: number; times: Array<number> }>>(
-        (resolve, reject) => {
-          // The neighbour asks from a thread of its own: reading its answers (megabytes of them)
-          // must not delay the other tenant's poll, which this thread times.
-          const worker = new Worker(NOISE, {
-            eval: true,
-            workerData: { port, headers: noisy.headers, paths: expensive, connections: NOISY_CONNECTIONS }
-          })
-          worker.once("message", resolve)
-          worker.once("error", reject)
-          setTimeout(() => worker.postMessage("stop"), options.seconds * 1000)
+      const reachability = [`/vpcs/${vpc}/reachability?detail=pods`, `/vpcs/${vpc}/reachability`]
+      const phases = [
+        { asking: "its reachability (every pod's, a page after another, and the summary)", expensive: reachability },
+        {
+          asking: "every expensive answer (reachability, explain, the analysis, its topology)",
+          expensive: [
+            ...reachability,
+            `/vpcs/${vpc}/explain?from=${listed[0]!.id}&to=${listed[1]!.id}&protocol=tcp&port=1040`,
+            `/security-rules/analysis?vpc_id=${vpc}`,
+            `/tenants/${noisy.creds.tenant_id}/topology`
+          ]
         }
-      )
-      const loadedTimes = await poll(port, quiet.headers, options.seconds)
-      const seen = await stopped
-      rows.push({
-        store,
-        quiet: summary(quietTimes),
-        loaded: { ...summary(loadedTimes), count: loadedTimes.length },
-        expensive: expensive.map((path, i) => {
-          const row = seen[i]!
-          return {
-            request: path.replace(vpc, "{vpc}").replace(noisy.creds.tenant_id, "{tenant}").replace(
-              /from=[^&]+&to=[^&]+/,
-              "from={subnet}&to={subnet}"
-            ),
-            count: row.times.length,
-            throttled: row.throttled,
-            p50: summary(row.times).p50,
-            max: summary(row.times).max,
-            bytes: row.bytes
+      ]
+      for (const { asking, expensive } of phases) {
+        const stopped = new Promise<Array<{ count: number; throttled: number; bytes: number; times: Array<number> }>>(
+          (resolve, reject) => {
+            // The neighbour asks from a thread of its own: reading its answers (megabytes of them)
+            // must not delay the other tenant's poll, which this thread times.
+            const worker = new Worker(NOISE, {
+              eval: true,
+              workerData: { port, headers: noisy.headers, paths: expensive, connections: NOISY_CONNECTIONS }
+            })
+            worker.once("message", resolve)
+            worker.once("error", reject)
+            setTimeout(() => worker.postMessage("stop"), options.seconds * 1000)
           }
+        )
+        const loadedTimes = await poll(port, quiet.headers, options.seconds)
+        const seen = await stopped
+        rows.push({
+          store,
+          asking,
+          quiet: summary(quietTimes),
+          loaded: { ...summary(loadedTimes), count: loadedTimes.length },
+          expensive: expensive.map((path, i) => {
+            const row = seen[i]!
+            return {
+              request: path.replace(vpc, "{vpc}").replace(noisy.creds.tenant_id, "{tenant}").replace(
+                /from=[^&]+&to=[^&]+/,
+                "from={subnet}&to={subnet}"
+              ),
+              count: row.times.length,
+              throttled: row.throttled,
+              p50: summary(row.times).p50,
+              max: summary(row.times).max,
+              bytes: row.bytes
+            }
+          })
         })
-      })
+      }
     } finally {
       await server.stop()
     }
@@ -207,19 +218,20 @@ export const toMarkdown = (rows: ReadonlyArray<NeighbourRow>) =>
     `Another tenant's \`GET /vpcs\` (every 20 ms, one connection), quiet and then while a neighbour with a VPC of ${PODS}`,
     `pods in ${SUBNETS} subnets asks for its most expensive answers on ${NOISY_CONNECTIONS} connections at once. Target: p99 under 50 ms.`,
     "",
-    "| store | quiet p50 / p99 / max | beside the neighbour p50 / p99 / max (answers) |",
-    "|---|---|---|",
+    "| store | the neighbour asks for | quiet p50 / p99 / max | beside the neighbour p50 / p99 / max (answers) | p99 < 50 ms |",
+    "|---|---|---|---|---|",
     ...rows.map((r) =>
-      `| ${r.store} | ${ms(r.quiet.p50)} / ${ms(r.quiet.p99)} / ${ms(r.quiet.max)} | ${ms(r.loaded.p50)} / ${
-        ms(r.loaded.p99)
-      } / ${ms(r.loaded.max)} (${r.loaded.count}) |`
+      `| ${r.store} | ${r.asking} | ${ms(r.quiet.p50)} / ${ms(r.quiet.p99)} / ${ms(r.quiet.max)} | ${
+        ms(r.loaded.p50)
+      } / ${ms(r.loaded.p99)} / ${ms(r.loaded.max)} (${r.loaded.count}) | ${r.loaded.p99 < 50 ? "met" : "not met"} |`
     ),
     "",
-    "The neighbour's answers meanwhile (429: told to wait its turn):",
+    "The neighbour's answers while it asked for every expensive answer (429: told to wait its turn):",
     "",
     "| store | request | answers | 429 | p50 | max | largest body |",
     "|---|---|---:|---:|---:|---:|---:|",
-    ...rows.flatMap((r) =>
+    // The second run's: it asked for every kind.
+    ...rows.filter((_, i) => i % 2 === 1).flatMap((r) =>
       r.expensive.map((e) =>
         `| ${r.store} | \`${e.request}\` | ${e.count} | ${e.throttled} | ${ms(e.p50)} | ${ms(e.max)} | ${
           (e.bytes / 1024).toFixed(0)

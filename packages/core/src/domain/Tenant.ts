@@ -40,8 +40,11 @@ export const TenantRecord = Schema.Struct({
 })
 export interface TenantRecord extends Schema.Schema.Type<typeof TenantRecord> {}
 
-/** The record's fields no answer carries: secrets, kept only as hashes and ciphertext. */
-export const HIDDEN_FIELDS = ["password_hash", "token_hash", "token_ciphertext"] as const
+/**
+ * The record's fields no tenant answer carries: secrets, kept only as hashes and ciphertext; and
+ * the quotas, which `GET /tenants/{id}/quotas` answers with what is used of each.
+ */
+export const HIDDEN_FIELDS = ["password_hash", "token_hash", "token_ciphertext", "quotas"] as const
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
   ...Struct.omit(TenantRecord.fields, ...HIDDEN_FIELDS),
