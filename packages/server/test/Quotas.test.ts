@@ -71,19 +71,20 @@ layer(testServer(), { excludeTestServices: true })("quotas", (it) => {
       expect(vpc.status).toBe(409)
       expect((vpc.body as Json).detail).toMatch(/quota of 2 VPCs/)
       // A topology that would pass the subnets' quota creates nothing at all.
-      const topology = yield* raw("POST", `/tenants/${w.tenant.id}/topology`, {
-        headers: w.headers,
-        body: {
-          token: w.creds.token,
-          vpcs: [],
-          subnets: [
-            { name: "t1", vpc_name: w.vpc.name, cidr: "10.0.5.0/24", gateway_ip: "10.0.5.1" },
-            { name: "t2", vpc_name: w.vpc.name, cidr: "10.0.6.0/24", gateway_ip: "10.0.6.1" }
-          ]
-        }
-      })
-      expect(topology.status).toBe(409)
-      expect((topology.body as Json).detail).toMatch(/quota of 2 subnets/)
+      const topologyBody = {
+        token: w.creds.token,
+        vpcs: [],
+        subnets: [
+          { name: "t1", vpc_name: w.vpc.name, cidr: "10.0.5.0/24", gateway_ip: "10.0.5.1" },
+          { name: "t2", vpc_name: w.vpc.name, cidr: "10.0.6.0/24", gateway_ip: "10.0.6.1" }
+        ]
+      }
+      // Its dry run says so too, as the post would.
+      for (const path of [`/tenants/${w.tenant.id}/topology?dry_run=true`, `/tenants/${w.tenant.id}/topology`]) {
+        const topology = yield* raw("POST", path, { headers: w.headers, body: topologyBody })
+        expect(topology.status).toBe(409)
+        expect((topology.body as Json).detail).toMatch(/quota of 2 subnets/)
+      }
       expect(((yield* raw("GET", "/subnets", { headers: w.headers })).body as Array<Json>).length).toBe(1)
       // Lowered below what the tenant has: nothing is taken away, the next create is refused.
       yield* setQuotas(w.tenant.id, { pods: 1 })
@@ -151,5 +152,29 @@ layer(testServer(), { excludeTestServices: true })("quotas", (it) => {
       const again = yield* open()
       expect(again.response.status).toBe(200)
       yield* Effect.promise(() => Promise.all([second.close(), again.close()]))
+    }))
+
+  it.effect("of a burst of streams opened at once, never more than the quota run; the rest end 429", () =>
+    Effect.gen(function*() {
+      const base = yield* Sse.baseUrl
+      const w = yield* workspace
+      yield* setQuotas(w.tenant.id, { watchers: 2 })
+      const streams = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: 8 }, () => Sse.open(`${base}/watch`, w.headers)))
+      )
+      // Each either runs (its first frame a bookmark) or is refused: at once, or as it starts.
+      const outcomes = yield* Effect.promise(() =>
+        Promise.all(streams.map(async (s) => {
+          if (s.response.status !== 200) return s.response.status
+          const [first] = await s.until((frames) => frames.length > 0)
+          return first!.data.type === "ERROR" ? first!.data.status as number : "running"
+        }))
+      )
+      expect(outcomes.filter((o) => o === "running")).toHaveLength(2)
+      expect(outcomes.filter((o) => o !== "running").every((o) => o === 429)).toBe(true)
+      expect((yield* raw("GET", `/tenants/${w.tenant.id}/quotas`, { headers: w.headers })).body).toMatchObject({
+        watchers: { limit: 2, used: 2 }
+      })
+      yield* Effect.promise(() => Promise.all(streams.map((s) => s.close())))
     }))
 })

@@ -36,7 +36,7 @@ export class WatchApi extends HttpApiGroup.make("changes")
       "starts now. A bookmark (`{type: BOOKMARK, revision}`) follows the backlog and comes every 30 s. A revision " +
       "older than what is kept (`TENET_WATCH_RETENTION`, an hour by default) is 410: list again, then watch from " +
       "the new stream's first bookmark. A tenant holds at most its quota of streams open on one replica (429 past " +
-      "it). A stream opened with a token that is then rotated (or a session signed out) ends within seconds, its " +
+      "it; of a burst opened together, the one too many ends at once with `{type: ERROR, status: 429}`). A stream opened with a token that is then rotated (or a session signed out) ends within seconds, its " +
       "last frame `{type: ERROR, status: 401, detail}`. " +
       "Every replica serves every change."
   )

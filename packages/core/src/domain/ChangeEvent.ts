@@ -68,12 +68,14 @@ export type Bookmark = typeof Bookmark.Type
  * The stream's last frame when the server ends it for a reason the client must act on (as a
  * Kubernetes watch's `ERROR` event): `status` 401 when the credential it was opened with no
  * longer holds (its token rotated, its session signed out, its tenant deleted). Resuming with
- * that credential is refused; a new one opens a new stream.
+ * that credential is refused; a new one opens a new stream. 429 when it was one of a burst that
+ * together passed the tenant's quota of streams: resume after `retry_after` seconds.
  */
 export const StreamError = Schema.Struct({
   type: Schema.Literal("ERROR"),
   status: Schema.Int,
-  detail: Schema.String
+  detail: Schema.String,
+  retry_after: Schema.optional(Schema.Int)
 }).annotations({ identifier: "StreamError" })
 export type StreamError = typeof StreamError.Type
 

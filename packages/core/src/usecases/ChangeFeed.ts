@@ -38,10 +38,13 @@ export interface ChangeFeedShape {
   readonly watch: (from: {
     readonly tenant: string | null
     readonly since: number | undefined
-    /** The most streams of `tenant` this process holds open at once (its quota); one more is refused. */
+    /**
+     * The most streams of `tenant` this process holds open at once (its quota): one more is
+     * refused as it is asked for, or, of a burst, fails as it starts.
+     */
     readonly limit?: number | undefined
   }) => Effect.Effect<
-    Stream.Stream<Item, Gone | InvalidInput | ServiceUnavailable>,
+    Stream.Stream<Item, Gone | InvalidInput | ServiceUnavailable | TooManyRequests>,
     Gone | InvalidInput | ServiceUnavailable | TooManyRequests
   >
   /** Forgets the events older than the retention; answers how many. */
@@ -130,32 +133,36 @@ export class ChangeFeed extends Context.Tag("@tenet/core/ChangeFeed")<ChangeFeed
           return Effect.succeed(since ?? now.latest)
         })
 
-      /** Each tenant's streams open here: counted as a stream is asked for, so a burst cannot pass a quota. */
+      /** Each tenant's streams open here: a place is taken as its stream starts, given back as it ends. */
       const open = new Map<string, number>()
       const opened = (tenant: string, delta: number) => {
         const n = (open.get(tenant) ?? 0) + delta
         if (n === 0) open.delete(tenant)
         else open.set(tenant, n)
       }
-      /** A place among `tenant`'s streams, taken now and given back when `release` runs. */
-      const admit = (tenant: string | null, limit: number | undefined) =>
-        Effect.suspend(() => {
-          if (tenant === null) return Effect.succeed(Effect.void)
-          if (limit !== undefined && (open.get(tenant) ?? 0) >= limit) {
-            return Effect.fail(new TooManyRequests({ detail: Quota.streamsPassed(limit), retry_after: 5 }))
-          }
-          opened(tenant, 1)
-          return Effect.succeed(Effect.sync(() => opened(tenant, -1)))
-        })
+      const full = (tenant: string | null, limit: number | undefined) =>
+        tenant !== null && limit !== undefined && (open.get(tenant) ?? 0) >= limit
+          ? Effect.fail(new TooManyRequests({ detail: Quota.streamsPassed(limit), retry_after: 5 }))
+          : Effect.void
+      /**
+       * A place among `tenant`'s streams, held by the stream's scope: a stream that never runs
+       * holds none. Asked for again here, so streams of a burst that all passed the request's
+       * check cannot together pass the quota: the one too many fails.
+       */
+      const place = (tenant: string | null, limit: number | undefined) =>
+        tenant === null ? Effect.void : Effect.acquireRelease(
+          Effect.zipRight(full(tenant, limit), Effect.sync(() => opened(tenant, 1))),
+          () => Effect.sync(() => opened(tenant, -1))
+        )
 
       const watch: ChangeFeedShape["watch"] = ({ limit, since, tenant }) =>
-        Effect.flatMap(admit(tenant, limit), (release) =>
+        Effect.zipRight(
+          full(tenant, limit),
           Effect.map(
-            Effect.onError(check(tenant, since), () => release),
+            check(tenant, since),
             (start) =>
               Stream.unwrapScoped(Effect.gen(function*() {
-                // Its place is held until the stream ends (a stream never read gives it back as it is dropped).
-                yield* Effect.addFinalizer(() => release)
+                yield* place(tenant, limit)
                 // Subscribed before the backlog is read: every batch after that read is in the queue.
                 const batches = yield* PubSub.subscribe(hub)
                 yield* Effect.acquireRelease(
@@ -192,7 +199,8 @@ export class ChangeFeed extends Context.Tag("@tenet/core/ChangeFeed")<ChangeFeed
                   Stream.concat(Stream.merge(live, bookmarks, { haltStrategy: "left" }))
                 )
               }))
-          ))
+          )
+        )
 
       const compact = Effect.flatMap(
         Effect.clockWith((clock) => clock.currentTimeMillis),

@@ -19,14 +19,16 @@ const frame = (item: ChangeFeed.Item): string => {
  */
 export const REVALIDATE_EVERY = Duration.seconds(2)
 
-const REVOKED = `data: ${
-  JSON.stringify({
-    type: "ERROR",
-    status: 401,
-    detail: "the token this stream was opened with is no longer valid (rotated, signed out, or its tenant " +
-      "deleted): open a new stream with a current token"
-  })
-}\n\n`
+/** The last frame of a stream the server ended: why, as the request's refusal would say it. */
+const ending = (
+  body: { readonly status: number; readonly detail: string; readonly retry_after?: number | undefined }
+) => `data: ${JSON.stringify({ type: "ERROR", ...body })}\n\n`
+
+const REVOKED = ending({
+  status: 401,
+  detail: "the token this stream was opened with is no longer valid (rotated, signed out, or its tenant " +
+    "deleted): open a new stream with a current token"
+})
 
 export const WatchHandlers = HttpApiBuilder.group(
   Api.TenetApi,
@@ -68,6 +70,11 @@ export const WatchHandlers = HttpApiBuilder.group(
               yield* Effect.forkScoped(Effect.zipRight(revoked, Deferred.succeed(ended, undefined)))
               return items.pipe(
                 Stream.map(frame),
+                // One of a burst that together passed the tenant's quota of streams.
+                Stream.catchTag(
+                  "TooManyRequests",
+                  (e) => Stream.make(ending({ status: 429, detail: e.detail, retry_after: e.retry_after }))
+                ),
                 Stream.interruptWhen(Deferred.await(ended)),
                 // Its last frame says why it ended, when a revoked credential ended it.
                 Stream.concat(
