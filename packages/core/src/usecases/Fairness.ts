@@ -52,8 +52,10 @@ export class Fairness extends Context.Tag("@tenet/core/Fairness")<Fairness, Fair
         }
       }
 
+      // Arrival and the wait's end are one uninterruptible step: an interruption between them
+      // would leave a place in the queue, or a seat, that no one gives back.
       const expensive: FairnessShape["expensive"] = (tenant, work) =>
-        Effect.suspend(() => {
+        Effect.uninterruptibleMask((restore) => {
           const id = nextId++
           const arrival = FairShare.arrive(policy, state, tenant, id)
           if (arrival._tag === "Refused") {
@@ -75,18 +77,16 @@ export class Fairness extends Context.Tag("@tenet/core/Fairness")<Fairness, Fair
             dispatch()
             return false
           })
-          return Effect.uninterruptibleMask((restore) =>
-            restore(Deferred.await(turn)).pipe(
-              Effect.timeoutFail({
-                duration: policy.wait,
-                onTimeout: () => refused(`waited ${Duration.format(policy.wait)} for a turn`)
-              }),
-              Effect.onExit((exit) =>
-                Exit.isSuccess(exit) ? Effect.void : Effect.flatMap(leave, (seated) => seated ? release : Effect.void)
-              ),
-              Effect.tapError(() => Metrics.recordExpensiveRefused("waited_too_long")),
-              Effect.zipRight(restore(work).pipe(Effect.ensuring(release)))
-            )
+          return restore(Deferred.await(turn)).pipe(
+            Effect.timeoutFail({
+              duration: policy.wait,
+              onTimeout: () => refused(`waited ${Duration.format(policy.wait)} for a turn`)
+            }),
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit) ? Effect.void : Effect.flatMap(leave, (seated) => seated ? release : Effect.void)
+            ),
+            Effect.tapError(() => Metrics.recordExpensiveRefused("waited_too_long")),
+            Effect.zipRight(restore(work).pipe(Effect.ensuring(release)))
           )
         })
 
