@@ -203,6 +203,36 @@ layer(testServer({ sessionTtl: "2 seconds" }), { excludeTestServices: true })("s
       expect(yield* vpcs(two.api_token)).toBe(401)
     }))
 
+  it.effect("a session cannot rotate the API token it stands for; a logout ends the caller's session it was sent", () =>
+    Effect.gen(function*() {
+      const { session, tenant } = yield* newTenant()
+      const signedIn = yield* sessionLogin("/tenants/login", { name: tenant.name, password: TENANT_PASSWORD })
+      const rotated = yield* raw("POST", `/tenants/${tenant.id}/rotate-token`, {
+        headers: { "x-auth-token": signedIn.api_token }
+      })
+      expect(rotated.status).toBe(403)
+      expect((rotated.body as { detail: string }).detail).toMatch(/sign-in session cannot rotate/)
+      const admin = yield* sessionLogin("/admin/login", {
+        username: TestServer.ADMIN_USERNAME,
+        password: TestServer.ADMIN_PASSWORD
+      })
+      expect((yield* raw("POST", "/admin/rotate-token", { headers: { "x-admin-token": admin.api_token } })).status)
+        .toBe(403)
+      // Nothing was rotated: the API tokens still work.
+      const vpcs = (token: string) =>
+        Effect.map(raw("GET", "/vpcs", { headers: { "x-auth-token": token } }), (r) => r.status)
+      expect(yield* vpcs(session.api_token)).toBe(200)
+      expect((yield* raw("GET", "/tenants", { headers: { "x-admin-token": (yield* adminLogin).api_token } })).status)
+        .toBe(200)
+      // Authenticated by the session in X-Auth-Token, beside a stale X-API-Token: the session ends.
+      const logout = yield* raw("POST", "/tenants/logout", {
+        headers: { "x-api-token": "tenet_not-a-token", "x-auth-token": signedIn.api_token }
+      })
+      expect(logout.status).toBe(204)
+      expect(yield* vpcs(signedIn.api_token)).toBe(401)
+      expect(yield* vpcs(session.api_token)).toBe(200)
+    }))
+
   it.effect("a session expires by itself; the admin's signs out as a tenant's does", () =>
     Effect.gen(function*() {
       const { tenant } = yield* newTenant()

@@ -280,14 +280,13 @@ describe.skipIf(url === undefined)("two replicas, one revocation", () => {
           Effect.promise(() => fetch(`${oneBase}${path}`, { method: "POST", headers }).then((r) => r.status))
         const ends = (stream: Awaited<ReturnType<typeof Sse.open>>) =>
           Effect.promise(async () => {
-            const started = performance.now()
+            // Within 5 s, or `until` fails.
             const frames = await stream.until((f) => f.some((frame) => frame.data.type === "ERROR"), 5_000)
             await stream.finished
-            return { millis: performance.now() - started, last: frames[frames.length - 1]!.data }
+            return { last: frames[frames.length - 1]!.data }
           })
         expect(yield* post(`/tenants/${tenant.id}/rotate-token`, { "x-admin-token": admin.api_token })).toBe(200)
         const tenantEnd = yield* ends(tenantStream)
-        expect(tenantEnd.millis).toBeLessThan(5_000)
         expect(tenantEnd.last).toMatchObject({
           type: "ERROR",
           status: 401,
@@ -297,11 +296,37 @@ describe.skipIf(url === undefined)("two replicas, one revocation", () => {
         expect(adminStream.frames.some((frame) => frame.data.type === "ERROR")).toBe(false)
         expect(yield* post("/admin/rotate-token", { "x-admin-token": admin.api_token })).toBe(200)
         const adminEnd = yield* ends(adminStream)
-        expect(adminEnd.millis).toBeLessThan(5_000)
         expect(adminEnd.last).toMatchObject({ type: "ERROR", status: 401 })
       }).pipe(Effect.scoped),
     { timeout: 60_000 }
   )
+})
+
+describe.skipIf(url === undefined)("an admin password reset at start", () => {
+  it.live("ends the admin's sign-in sessions, on every replica; the API token goes on", () =>
+    Effect.gen(function*() {
+      const database = yield* Layer.build(PgTesting.layerFreshDatabase(url!))
+      const store = Layer.succeedContext(database)
+      const platform = { vaultKey: NodeVault.generateKey() }
+      const one = ManagedRuntime.make(TestServer.layer({ store, platform }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => one.dispose()))
+      const signIn = raw("POST", "/admin/login", {
+        body: { username: TestServer.ADMIN_USERNAME, password: TestServer.ADMIN_PASSWORD, session: true }
+      })
+      const session = (yield* Effect.promise(() => one.runPromise(signIn))).body as { api_token: string }
+      const token = (yield* Effect.promise(() => one.runPromise(adminLogin))).api_token
+      const tenants = (with_: string) =>
+        Effect.promise(() =>
+          one.runPromise(Effect.map(raw("GET", "/tenants", { headers: { "x-admin-token": with_ } }), (r) => r.status))
+        )
+      expect(yield* tenants(session.api_token)).toBe(200)
+      // Another replica starts with the admin's password set anew (TENET_ADMIN_PASSWORD).
+      const two = ManagedRuntime.make(TestServer.layer({ store, platform, adminPassword: "a-new-admin-password" }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => two.dispose()))
+      yield* Effect.promise(() => two.runPromise(Effect.void))
+      expect(yield* tenants(session.api_token)).toBe(401)
+      expect(yield* tenants(token)).toBe(200)
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 })
 
 describe.skipIf(url === undefined)("three replicas on one PostgreSQL database", () => {

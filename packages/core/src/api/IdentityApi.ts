@@ -24,14 +24,18 @@ export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
       .annotate(Audited.Audited, Audited.actor("admin"))
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(AdminAuth)
-      .annotate(OpenApi.Summary, "Admin logout: records the logout; tokens stay valid until rotated")
+      .annotate(OpenApi.Summary, "Admin logout: records the logout; with a sign-in session's token, ends that session")
   )
   .add(
     HttpApiEndpoint.post("rotateToken", "/admin/rotate-token")
       .annotate(Audited.Audited, Audited.actor("admin"))
       .addSuccess(AdminSession)
+      .addError(Forbidden.Wire)
       .middleware(AdminAuth)
-      .annotate(OpenApi.Summary, "Issue a new admin token; the old one stops working at once")
+      .annotate(
+        OpenApi.Summary,
+        "Issue a new admin token; the old one and every sign-in session stop working at once (403 with a session's token)"
+      )
   )
   .annotate(OpenApi.Title, "Admin authentication")
 {}
@@ -51,7 +55,10 @@ export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
       .annotate(Audited.Audited, Audited.actor("tenant"))
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(TenantLogoutAuth)
-      .annotate(OpenApi.Summary, "Tenant logout (header X-API-Token): records the logout")
+      .annotate(
+        OpenApi.Summary,
+        "Tenant logout (header X-API-Token): records the logout; with a sign-in session's token, ends that session"
+      )
   )
   .add(
     HttpApiEndpoint.post("rotateToken", "/tenants/:tenant_id/rotate-token")
@@ -63,7 +70,8 @@ export class TenantIdentityApi extends HttpApiGroup.make("tenantIdentity")
       .middleware(AdminOrTenantAuth)
       .annotate(
         OpenApi.Summary,
-        "Issue a new tenant token (admin, or the tenant itself); the old one stops working at once"
+        "Issue a new tenant token (admin, or the tenant itself); the old one and every sign-in session stop working " +
+          "at once (403 with a session's token)"
       )
   )
   .annotate(OpenApi.Title, "Tenant authentication")

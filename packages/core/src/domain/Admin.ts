@@ -1,17 +1,7 @@
 /** The platform administrator: login and token rotation. */
 import { Schema } from "effect"
-import { nullable, Timestamp, wireExample } from "./Common.js"
-
-/** A login's `session`: a sign-in session's token in the answer, not the API token. */
-export const SessionFlag = Schema.optional(Schema.Boolean).annotations({
-  description: "true: answer a new sign-in session's token (ended by logout, by rotation, or after " +
-    "TENET_SESSION_TTL) instead of the API token"
-})
-
-/** When an answered token stops working by itself: a session's expiry; null for an API token. */
-export const ExpiresAt = nullable(Timestamp).annotations({
-  description: "When the token stops working by itself: a session's expiry; null for an API token"
-})
+import { wireExample } from "./Common.js"
+import { ExpiresAt, SessionFlag } from "./Session.js"
 
 export const AdminLogin = Schema.Struct({
   username: Schema.String.pipe(Schema.maxLength(256)),

@@ -9,12 +9,16 @@ import type { DnsLabel } from "./Net.js"
 export interface AdminPrincipal {
   readonly _tag: "Admin"
   readonly username: string
+  /** Authenticated by a sign-in session's token, not the API token (which it may not rotate). */
+  readonly session?: true
 }
 
 export interface TenantPrincipal {
   readonly _tag: "Tenant"
   readonly tenant_id: TenantId
   readonly name: DnsLabel
+  /** Authenticated by a sign-in session's token, not the API token (which it may not rotate). */
+  readonly session?: true
 }
 
 export type Principal = AdminPrincipal | TenantPrincipal

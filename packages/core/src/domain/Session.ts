@@ -6,8 +6,19 @@
  * deleted, or when it expires. The store keeps its token's digest only.
  */
 import { Duration, Schema } from "effect"
-import { Timestamp } from "./Common.js"
+import { nullable, Timestamp } from "./Common.js"
 import { TenantId } from "./Ids.js"
+
+/** A login's `session`: a sign-in session's token in the answer, not the API token. */
+export const SessionFlag = Schema.optional(Schema.Boolean).annotations({
+  description: "true: answer a new sign-in session's token (ended by logout, by rotation, or after " +
+    "TENET_SESSION_TTL) instead of the API token"
+})
+
+/** When an answered token stops working by itself: a session's expiry; null for an API token. */
+export const ExpiresAt = nullable(Timestamp).annotations({
+  description: "When the token stops working by itself: a session's expiry; null for an API token"
+})
 
 /** How long a session lasts unless signed out first: a working day. */
 export const DEFAULT_TTL = Duration.hours(12)

@@ -1,12 +1,12 @@
 /** Tenants: the isolation boundary of every other resource. */
 import { Schema, Struct } from "effect"
-import { ExpiresAt, SessionFlag } from "./Admin.js"
 import { nullable, oncePerRecord, Secret, stringBetween, Timestamp, wireExample } from "./Common.js"
 import * as Etag from "./Etag.js"
 import { TenantId } from "./Ids.js"
 import { DnsLabel } from "./Net.js"
 import { Pod } from "./Pod.js"
 import { QuotaOverrides } from "./Quota.js"
+import { ExpiresAt, SessionFlag } from "./Session.js"
 import { Tunnel } from "./Tunnel.js"
 import { Vpc } from "./Vpc.js"
 

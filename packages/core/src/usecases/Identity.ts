@@ -56,6 +56,12 @@ export class SessionLifetime extends Context.Reference<SessionLifetime>()("@tene
 }) {}
 
 /** The scope of a throttle key, as metrics and the operations log name it. */
+/**
+ * A sign-in session is the lesser credential (it expires, a logout ends it): rotating would trade
+ * it for an API token that does neither, so a stolen session cannot outlive its sign-out.
+ */
+const SESSION_CANNOT_ROTATE = "a sign-in session cannot rotate the API token: rotate with the API token itself"
+
 const scopeOf = (key: string): Metrics.ThrottleScope =>
   key.startsWith("pair:") ? "name_address" : key.startsWith("addr:") ? "address" : "name"
 
@@ -67,22 +73,24 @@ export interface IdentityShape {
     origin: RequestOrigin
   ) => Effect.Effect<AdminSession, Failure>
   /** `token`: the one the caller signed in with; a session's is ended, an API token's is not (stateless). */
+  /** Records the logout; ends the caller's sign-in sessions among the `tokens` it was sent. */
   readonly adminLogout: (
     admin: AdminPrincipal,
-    token: string,
+    tokens: ReadonlyArray<string>,
     origin: RequestOrigin
   ) => Effect.Effect<void, ServiceUnavailable>
   readonly adminRotate: (
     admin: AdminPrincipal,
     origin: RequestOrigin
-  ) => Effect.Effect<AdminSession, Unauthorized | ServiceUnavailable | InternalError>
+  ) => Effect.Effect<AdminSession, Forbidden | Unauthorized | ServiceUnavailable | InternalError>
   readonly tenantLogin: (
     input: { readonly name: string; readonly password: string; readonly session?: boolean | undefined },
     origin: RequestOrigin
   ) => Effect.Effect<TenantSession, Failure>
+  /** Records the logout; ends the caller's sign-in sessions among the `tokens` it was sent. */
   readonly tenantLogout: (
     tenant: TenantPrincipal,
-    token: string,
+    tokens: ReadonlyArray<string>,
     origin: RequestOrigin
   ) => Effect.Effect<void, ServiceUnavailable>
   readonly tenantRotate: (
@@ -254,8 +262,25 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
       )
 
     /** Ends the session `token` is, if it is one: true then. */
-    const endSession = (token: string) =>
-      pipeline.commitGlobal(store.sessions.delete(vault.hashToken(token)), () => null)
+    /**
+     * Ends the sign-in sessions among `tokens` (those the logout was sent) that are `whose`;
+     * answers whether it ended one. A token that is not a session, or is another's, is left alone.
+     */
+    const endSessions = (tokens: ReadonlyArray<string>, whose: (session: Session.SessionRecord) => boolean) =>
+      Effect.map(
+        Effect.forEach(
+          tokens,
+          (token) =>
+            Effect.flatMap(
+              sessionOf(token).pipe(storeUnavailable),
+              (found) =>
+                Option.isSome(found) && whose(found.value.session)
+                  ? pipeline.commitGlobal(store.sessions.delete(vault.hashToken(token)), () => null)
+                  : Effect.succeed(false)
+            )
+        ),
+        (ended) => ended.some((one) => one)
+      )
 
     const adminLogin: IdentityShape["adminLogin"] = Effect.fn("Identity.adminLogin")(function*(input, origin) {
       const admin = yield* store.admins.find(input.username).pipe(storeUnavailable)
@@ -279,6 +304,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
     })
 
     const adminRotate: IdentityShape["adminRotate"] = Effect.fn("Identity.adminRotate")(function*(principal, origin) {
+      if (principal.session === true) return yield* new Forbidden({ detail: SESSION_CANNOT_ROTATE })
       const token = yield* vault.newToken
       const ciphertext = yield* vault.encrypt(token)
       const updated = yield* pipeline.commitGlobal(
@@ -329,6 +355,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         if (caller._tag === "Tenant" && caller.tenant_id !== tenantId) {
           return yield* new Forbidden({ detail: "a tenant can rotate only its own token" })
         }
+        if (caller.session === true) return yield* new Forbidden({ detail: SESSION_CANNOT_ROTATE })
         const token = yield* vault.newToken
         const ciphertext = yield* vault.encrypt(token)
         const tenant = yield* pipeline.commitGlobal(
@@ -363,16 +390,19 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         : store.admins.findByTokenHash(vault.hashToken(token)).pipe(
           Effect.flatMap((admin) =>
             Option.isSome(admin)
-              ? Effect.succeed(admin)
+              ? Effect.succeed(Option.map(admin, (a): AdminPrincipal => ({ _tag: "Admin", username: a.username })))
               : Effect.flatMap(sessionOf(token), (found) =>
                 Option.isSome(found) && found.value.session.admin_username !== null
-                  ? store.admins.findByTokenHash(found.value.principalTokenHash)
+                  ? Effect.map(
+                    store.admins.findByTokenHash(found.value.principalTokenHash),
+                    Option.map((a): AdminPrincipal => ({ _tag: "Admin", username: a.username, session: true }))
+                  )
                   : Effect.succeed(Option.none()))
           ),
           storeUnavailable,
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new Unauthorized({ detail: "invalid admin token" })),
-            onSome: (admin) => Effect.succeed<AdminPrincipal>({ _tag: "Admin", username: admin.username })
+            onSome: Effect.succeed
           }))
         )
 
@@ -387,19 +417,27 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           // Not an API token: a session's, authenticated from then on as its tenant's API token.
           Effect.flatMap((found) =>
             Option.isSome(found)
-              ? Effect.succeed(found)
+              ? Effect.succeed(Option.map(found, (f) => ({ ...f, signedIn: false })))
               : Effect.flatMap(sessionOf(token), (session) =>
                 Option.isSome(session) && session.value.session.tenant_id !== null
-                  ? readModel.authenticate(session.value.principalTokenHash)
+                  ? Effect.map(
+                    readModel.authenticate(session.value.principalTokenHash),
+                    Option.map((f) => ({ ...f, signedIn: true }))
+                  )
                   : Effect.succeed(Option.none()))
           ),
           storeUnavailable,
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new Unauthorized({ detail: "invalid tenant token" })),
-            onSome: ({ session, tenant }) =>
+            onSome: ({ session, signedIn, tenant }) =>
               Effect.as(
                 readThrough(session),
-                { _tag: "Tenant", tenant_id: tenant.id, name: tenant.name } satisfies TenantPrincipal
+                {
+                  _tag: "Tenant",
+                  tenant_id: tenant.id,
+                  name: tenant.name,
+                  ...(signedIn ? { session: true } : {})
+                } satisfies TenantPrincipal
               )
           }))
         )
@@ -439,21 +477,25 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
           storeUnavailable
         )
+        // A new password is a reset: the sessions signed in with the old one end.
+        if (Option.isSome(existing) && passwordHash !== existing.value.password_hash) {
+          yield* store.sessions.deleteOf({ admin_username: username }).pipe(storeUnavailable)
+        }
         return { generatedPassword: generated }
       }
     )
 
     return Identity.of({
       adminLogin,
-      adminLogout: (admin, token, origin) =>
+      adminLogout: (admin, tokens, origin) =>
         Effect.flatMap(
-          endSession(token),
+          endSessions(tokens, (session) => session.admin_username === admin.username),
           (ended) => record("admin.logout", "success", admin.username, null, origin, ended ? "session ended" : null)
         ),
       adminRotate,
       tenantLogin,
-      tenantLogout: (tenant, token, origin) =>
-        Effect.flatMap(endSession(token), (ended) =>
+      tenantLogout: (tenant, tokens, origin) =>
+        Effect.flatMap(endSessions(tokens, (session) => session.tenant_id === tenant.tenant_id), (ended) =>
           record(
             "tenant.logout",
             "success",

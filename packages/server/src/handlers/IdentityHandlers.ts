@@ -6,9 +6,9 @@ import * as ResponseJson from "../ResponseJson.js"
 import { originOf } from "./Origin.js"
 
 /** The token the caller authenticated with: the first of `headers` it sent (as authentication tried them). */
-const tokenOf = (request: HttpServerRequest.HttpServerRequest, headers: ReadonlyArray<string>) =>
-  (headers.map((name) => request.headers[name]).find((value) => value !== undefined && value.trim() !== "") ?? "")
-    .trim()
+/** The tokens the request carries in `headers`: the one that authenticated it is among them. */
+const tokensOf = (request: HttpServerRequest.HttpServerRequest, headers: ReadonlyArray<string>) =>
+  headers.map((name) => (request.headers[name] ?? "").trim()).filter((value) => value !== "")
 
 export const AdminIdentityHandlers = HttpApiBuilder.group(
   Api.TenetApi,
@@ -26,7 +26,7 @@ export const AdminIdentityHandlers = HttpApiBuilder.group(
           ({ request }) =>
             Effect.flatMap(
               Principal.CurrentAdmin,
-              (admin) => identity.adminLogout(admin, tokenOf(request, ["x-admin-token"]), originOf(request))
+              (admin) => identity.adminLogout(admin, tokensOf(request, ["x-admin-token"]), originOf(request))
             )
         )
         .handle("rotateToken", ({ request }) =>
@@ -54,7 +54,7 @@ export const TenantIdentityHandlers = HttpApiBuilder.group(
             Effect.flatMap(
               Principal.CurrentTenant,
               (tenant) =>
-                identity.tenantLogout(tenant, tokenOf(request, ["x-api-token", "x-auth-token"]), originOf(request))
+                identity.tenantLogout(tenant, tokensOf(request, ["x-api-token", "x-auth-token"]), originOf(request))
             )
         )
         .handle("rotateToken", ({ path, request }) =>
