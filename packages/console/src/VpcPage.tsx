@@ -19,6 +19,9 @@ import type { Rule, RuleList } from "./Views.js"
 /** The most pods whose reachability the map shows one by one. */
 const MAP_PODS = 24
 
+/** The most pairs the map reads (four pages): a VPC of hundreds of subnets is not read whole. */
+const MAP_PAIRS = 2_000
+
 const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
   active: "active",
   disabled: "disabled",
@@ -39,10 +42,17 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
     const pods = (topology.vpcs.find((v) => v.id === vpcId)?.subnets ?? []).reduce((n, s) => n + s.pods.length, 0)
     const detail = pods <= MAP_PODS ? "pods" as const : "subnets" as const
     const pairs: Array<ReachabilityMatrix.ReachabilityPair> = []
+    let partial = false
     for await (
       const pair of client.pages.all("vpcs.reachability", { path: { vpc_id: vpcId }, urlParams: { detail } })
-    ) pairs.push(pair)
-    const reachability = { vpc_id: vpcId, detail, pairs, pods }
+    ) {
+      if (pairs.length === MAP_PAIRS) {
+        partial = true
+        break
+      }
+      pairs.push(pair)
+    }
+    const reachability = { vpc_id: vpcId, detail, pairs, pods, partial }
     return { topology, rules, analysis, reachability, guardrails, addressSets }
   }, [vpcId])
   const [editing, setEditing] = useState<Rule | "new" | null>(null)
@@ -156,7 +166,13 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
       {data.reachability.detail === "subnets" && (
         <p>
           This VPC runs {data.reachability.pods}{" "}
-          pods: the map shows its subnets, each standing for every endpoint in it. `tenet reach --pods` lists every pod.
+          pods: the map shows its subnets, each standing for every endpoint in it. <code>tenet reach --pods</code>{" "}
+          lists every pod.
+        </p>
+      )}
+      {data.reachability.partial && (
+        <p>
+          The map shows the first {MAP_PAIRS} pairs. <code>tenet reach</code> lists them all.
         </p>
       )}
       <ReachabilityMap matrix={data.reachability} />

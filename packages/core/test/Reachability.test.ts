@@ -19,7 +19,7 @@ const mapOf = (rules: ReadonlyArray<RuleSet.Rule>) => Reachability.map({ rules, 
 const keyOf = ([from, to]: readonly [Reachability.Located, Reachability.Located]) => Reachability.pairKey(from, to)
 
 /** The selection read `size` pairs at a time, each page after the last pair of the one before. */
-const paged = (m: Reachability.Map, selection: Reachability.Selection, size: number) => {
+const paged = (m: Reachability.VpcMap, selection: Reachability.Selection, size: number) => {
   const read: Array<Reachability.PairKey> = []
   let after: Reachability.PairKey | undefined
   for (;;) {

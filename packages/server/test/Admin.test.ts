@@ -273,7 +273,11 @@ layer(testServer(), { excludeTestServices: true })("service tunnels", (it) => {
           "http://[::]/",
           "http://[fe80::1]/",
           "http://[fd00:ec2::254]/latest/meta-data/",
-          "http://[::ffff:169.254.169.254]/"
+          "http://[::ffff:169.254.169.254]/",
+          "http://[::169.254.169.254]/",
+          "http://[::7f00:1]/",
+          "http://[64:ff9b::a9fe:a9fe]/",
+          "http://[2002:a9fe:a9fe::1]/"
         ]
       ) {
         const response = yield* raw("POST", "/service-tunnels", {
@@ -287,7 +291,12 @@ layer(testServer(), { excludeTestServices: true })("service tunnels", (it) => {
       expect(listed.map((t) => t.service)).not.toContain("gui")
       // An address of the cluster's own network is what a platform service is.
       for (
-        const [i, target_url] of ["http://10.96.0.10:8080", "https://console.internal:8443", "http://[2001:db8::1]/"]
+        const [i, target_url] of [
+          "http://10.96.0.10:8080",
+          "https://console.internal:8443",
+          "http://[2001:db8::1]/",
+          "http://[64:ff9b::a00:1]/"
+        ]
           .entries()
       ) {
         const response = yield* raw("POST", "/service-tunnels", {

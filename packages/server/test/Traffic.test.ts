@@ -514,5 +514,10 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       const token = new URL(String(first.headers["link"]).slice(1, -13), "http://x").searchParams.get("page_token")!
       expect((yield* get(`?detail=subnets&page_token=${token}`)).status).toBe(400)
       expect((yield* get(`?detail=pods&page_token=${token}`)).status).toBe(200)
+      // Nor another VPC's, the caller's own.
+      const elsewhere = yield* raw("GET", `/vpcs/${other.id}/reachability?detail=pods&page_token=${token}`, {
+        headers: w.headers
+      })
+      expect(elsewhere.status).toBe(400)
     }))
 })

@@ -11,6 +11,7 @@ import { Context, Either } from "effect"
 import type { ReachabilityEndpoint, ReachabilityMatrix } from "../domain/ReachabilityMatrix.js"
 import type { RuleAnalysis, RuleList } from "../domain/SecurityRule.js"
 import * as Declaration from "../rules/Declaration.js"
+import { idOf } from "../rules/Reachability.js"
 import * as Csv from "./Csv.js"
 
 export const CSV = "text/csv"
@@ -105,9 +106,6 @@ export const rulesFromCsv = (text: string): Either.Either<Array<Record<string, u
       )
     ))
   })
-
-const idOf = (e: ReachabilityEndpoint) =>
-  e.kind === "internet" ? "" : e.kind === "pod" ? e.pod_id : e.kind === "subnet" ? e.subnet_id : e.vpc_id
 
 const nameOf = (e: ReachabilityEndpoint) => e.kind === "internet" ? "internet" : e.name
 

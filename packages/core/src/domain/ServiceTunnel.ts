@@ -59,21 +59,30 @@ const ipv6Groups = (text: string): Array<number> | undefined => {
 const privateIpv6 = (text: string): string | undefined => {
   const g = ipv6Groups(text)
   if (g === undefined) return undefined
-  if (g.slice(0, 7).every((x) => x === 0)) return g[7]! <= 1 ? "a loopback or unspecified address" : undefined
+  if (g.slice(0, 7).every((x) => x === 0) && g[7]! <= 1) return "a loopback or unspecified address"
+  // An IPv4 address inside an IPv6 one, which a host or a NAT64 gateway may deliver to it: the
+  // IPv4-compatible form (::a.b.c.d), the IPv4-mapped one (::ffff:a.b.c.d), the well-known NAT64
+  // prefix (64:ff9b::/96) and 6to4 (2002:AABB:CCDD::/48).
+  const embedded = (high: number, low: number) => privateIpv4(((high << 16) | low) >>> 0)
+  if (g.slice(0, 6).every((x) => x === 0)) return embedded(g[6]!, g[7]!)
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return embedded(g[6]!, g[7]!)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embedded(g[6]!, g[7]!)
+  if (g[0] === 0x2002) return embedded(g[1]!, g[2]!)
   if ((g[0]! & 0xffc0) === 0xfe80) return "a link-local address (where clouds serve instance metadata)"
   // AWS's IPv6 metadata service, fd00:ec2::254.
   if (g[0] === 0xfd00 && g[1] === 0xec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254) {
     return "a cloud metadata address"
   }
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return privateIpv4(((g[6]! << 16) | g[7]!) >>> 0)
   return undefined
 }
 
 /**
  * Why a URL's host is one a tunnel must not publish at a public hostname: this host's loopback,
  * link-local addresses (where AWS, GCP, Azure and OpenStack serve instance metadata and
- * credentials), other cloud metadata addresses and names, the unspecified address. URL has
- * already written every IPv4 spelling (`2852039166`, `0xa9.254.169.254`) as a dotted quad.
+ * credentials), other cloud metadata addresses and names, the unspecified address, also inside
+ * an IPv6 address. URL has already written every IPv4 spelling (`2852039166`,
+ * `0xa9.254.169.254`) as a dotted quad. Private networks (10/8, 172.16/12, 192.168/16, fc00::/7)
+ * are allowed: publishing an internal service is what a service tunnel is for.
  */
 export const privateTarget = (url: string): string | undefined => {
   const host = new URL(url).hostname.toLowerCase().replace(/\.$/, "")

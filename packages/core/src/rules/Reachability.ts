@@ -7,13 +7,14 @@
  *
  * The pairs grow with the square of the endpoints (a VPC of 2,000 pods has four million), so
  * they are answered a page at a time, in one order (`pairs`): by their `from` end, then their
- * `to` end, each end by kind (subnets, pods, the internet, other VPCs) and then id. A `map` holds
+ * `to` end, each end by kind (subnets, pods, the internet, other VPCs) and then id. A `VpcMap` holds
  * what every page of one state shares (each VPC's judge, the ends), and each `pair` is computed
  * on its own. `detail: "subnets"` leaves the pods out, a summary of the VPC that stays small
  * however many pods it runs; one endpoint (`around`) narrows the pairs to those it is an end of.
  * Pure.
  */
 import type { PodId, SubnetId, VpcId } from "../domain/Ids.js"
+import type { ReachabilityDetail } from "../domain/ReachabilityMatrix.js"
 import type { FlowProtocol } from "../domain/SecurityRule.js"
 import * as Reach from "./Reach.js"
 import type { Rule, VpcContext } from "./RuleSet.js"
@@ -25,7 +26,7 @@ export type Endpoint =
   | { readonly kind: "vpc"; readonly vpc_id: VpcId }
 
 /** Which endpoints the pairs are of: the VPC's subnets (and the ends outside it), or its pods too. */
-export type Detail = "subnets" | "pods"
+export type Detail = ReachabilityDetail
 
 export interface Pair {
   readonly from: Endpoint
@@ -55,7 +56,8 @@ export interface Located {
 
 const RANK: Record<Endpoint["kind"], number> = { subnet: 0, pod: 1, internet: 2, vpc: 3 }
 
-const idOf = (e: Endpoint): string =>
+/** An endpoint's id; the internet's is empty. */
+export const idOf = (e: Endpoint): string =>
   e.kind === "subnet" ? e.subnet_id : e.kind === "pod" ? e.pod_id : e.kind === "vpc" ? e.vpc_id : ""
 
 const keyOf = (e: Endpoint): Key => [RANK[e.kind], idOf(e)]
@@ -63,7 +65,7 @@ const keyOf = (e: Endpoint): Key => [RANK[e.kind], idOf(e)]
 const compareKeys = (a: Key, b: Key) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)
 
 /** What every page of one VPC's pairs shares: each VPC's judge, every end in order, what pairs ask alike. */
-export interface Map {
+export interface VpcMap {
   readonly vpc_id: VpcId
   readonly judges: ReadonlyMap<VpcId, Reach.Judge>
   /** Every endpoint, pods included, in key order. */
@@ -77,7 +79,7 @@ const PROTOCOLS: ReadonlyArray<FlowProtocol> = ["tcp", "udp", "icmp"]
  * The VPC's endpoints and judges. `others` are the tenant's other VPCs with their rules (their
  * egress decides what leaves them, their ingress what arrives).
  */
-export const map = (own: RuleSetOf, others: ReadonlyMap<VpcId, RuleSetOf>): Map => {
+export const map = (own: RuleSetOf, others: ReadonlyMap<VpcId, RuleSetOf>): VpcMap => {
   const context = own.context
   const located = (endpoint: Endpoint, end: Reach.End, inside: boolean): Located => ({
     endpoint,
@@ -110,7 +112,7 @@ export const map = (own: RuleSetOf, others: ReadonlyMap<VpcId, RuleSetOf>): Map 
 }
 
 /** The endpoint of the map that `id` names (a subnet, pod or other VPC by id; `internet`), if any. */
-export const find = (m: Map, id: string): Located | undefined =>
+export const find = (m: VpcMap, id: string): Located | undefined =>
   m.endpoints.find((l) => (id === "internet" ? l.endpoint.kind === "internet" : idOf(l.endpoint) === id))
 
 export interface Selection {
@@ -128,7 +130,7 @@ export const pairKey = (from: Located, to: Located): PairKey => [from.key[0], fr
  * The ordered pairs of the selection, lazily, in key order: every pair with at least one end in
  * the VPC, a pod never with itself (a subnet with itself is its endpoints with each other).
  */
-export function* pairs(m: Map, selection: Selection): Generator<readonly [Located, Located]> {
+export function* pairs(m: VpcMap, selection: Selection): Generator<readonly [Located, Located]> {
   const { after, around, detail } = selection
   const shown = m.endpoints.filter((l) => detail === "pods" || l.endpoint.kind !== "pod" || l === around)
   const afterFrom: Key | undefined = after === undefined ? undefined : [after[0], after[1]]
@@ -148,7 +150,7 @@ export function* pairs(m: Map, selection: Selection): Generator<readonly [Locate
 }
 
 /** What gets from one end to the other, on each protocol. */
-export const pair = (m: Map, from: Located, to: Located): Pair => ({
+export const pair = (m: VpcMap, from: Located, to: Located): Pair => ({
   from: from.endpoint,
   to: to.endpoint,
   reach: Object.fromEntries(

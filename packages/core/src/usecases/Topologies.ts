@@ -9,13 +9,14 @@
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { Problem } from "../api/InputProblems.js"
 import * as Change from "../changes/Change.js"
-import { violationsOf } from "../changes/Invariants.js"
+import { countsOf, violationsOf } from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { TenantId } from "../domain/Ids.js"
 import { randomUuid, SubnetId, VpcId } from "../domain/Ids.js"
 import type { Pod, PodRecord } from "../domain/Pod.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
+import * as Quota from "../domain/Quota.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import { checkBlock, toSubnet } from "../domain/Subnet.js"
 import type { Decoded, TopologyRequest } from "../domain/Topology.js"
@@ -32,9 +33,8 @@ import type { Tunnel } from "../domain/Tunnel.js"
 import { toTunnel } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { toVpc } from "../domain/Vpc.js"
-import { InvalidInput } from "../Errors.js"
+import { Conflict, InvalidInput } from "../Errors.js"
 import type {
-  Conflict,
   Forbidden,
   GuardrailViolated,
   InternalError,
@@ -55,6 +55,7 @@ import { NetworkApplier } from "./NetworkApplier.js"
 import { ownTenant } from "./Ownership.js"
 import { Pods } from "./Pods.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
+import { Quotas } from "./Quotas.js"
 import { impactOf } from "./RulePresentation.js"
 import { seededRule } from "./Vpcs.js"
 
@@ -126,6 +127,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
       const applier = yield* NetworkApplier
       const pods = yield* Pods
       const configs = yield* ProviderConfigs
+      const quotas = yield* Quotas
 
       /**
        * The tenant's topology: its VPCs, their subnets, their pods with their tunnels. It grows
@@ -318,6 +320,15 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             return { ...v, context, violations: violationsOf(state, v.vpc.id, v.rules, context) }
           })
           if (dryRun) {
+            // The quotas the real post would be held to (it is, again, inside its decision).
+            const limits = yield* quotas.limitsOf(tenantId)
+            const passed = Option.flatMapNullable(limits, (l) =>
+              Quota.passed(l, countsOf(state), {
+                vpcs: after.vpcs.length,
+                subnets: after.subnets.length,
+                pods: after.pods.length
+              }))
+            if (Option.isSome(passed)) return yield* new Conflict({ detail: passed.value })
             const impacts = grown.map((v) =>
               impactOf(
                 v.vpc.id,

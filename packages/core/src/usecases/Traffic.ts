@@ -111,7 +111,7 @@ const pathOrNull = (state: TenantState, path: Reach.Path | null) => path === nul
  * VPC's endpoints (`Reachability.map`). It reads every VPC's rules and contexts, so it is kept
  * while the tenant's rules, VPCs, subnets, pods and address sets are unchanged.
  */
-const ReachMap: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, Reachability.Map> = {
+const ReachMap: Derivation<{ readonly vpc: VpcRecord; readonly peeringCidr: string | null }, Reachability.VpcMap> = {
   key: ({ vpc }) => vpc.id,
   inputs: (state, { peeringCidr }) => [
     state.entryOf("rules"),

@@ -63,9 +63,9 @@ export const make = (options: Options = {}) =>
     Guardrails.layer,
     AddressSets.layer,
     Topologies.layer,
-    Quotas.layer,
     Layer.effectDiscard(Metrics.registerInitial)
   ).pipe(
+    Layer.provideMerge(Quotas.layer),
     Layer.provideMerge(Pods.layer),
     Layer.provideMerge(PodConvergence.layer(options.applier)),
     Layer.provideMerge(Vpcs.layer),

@@ -53,7 +53,7 @@ export const VpcsHandlers = HttpApiBuilder.group(
               const detail = ReachabilityMatrix.detailOf(urlParams)
               return Pages.computed(
                 urlParams,
-                { detail, endpoint: urlParams.endpoint ?? "" },
+                { vpc_id: path.vpc_id, detail, endpoint: urlParams.endpoint ?? "" },
                 { limit: ReachabilityMatrix.MAX_PAIRS },
                 (request) =>
                   asTenant((caller) =>
