@@ -239,7 +239,9 @@ export const make = Effect.fn("Informer.make")(function*(kube: KubeApiShape, opt
     if (listNext || version === null) {
       version = yield* relist
       listNext = false
-      freshness = { _tag: "Current" }
+      // After a break, current only once a watch holds again (`onOpen`): a list alone, between
+      // watches refused, would say current for as long as it takes the next one to be refused.
+      if (failures === 0) freshness = { _tag: "Current" }
       yield* Deferred.succeed(first, undefined)
     }
     const began = yield* Clock.currentTimeMillis

@@ -69,6 +69,31 @@ describe("informers", () => {
   )
 
   it.live(
+    "while watches are refused and lists are not, the status stays stale: a list alone is not current",
+    () =>
+      Effect.gen(function*() {
+        const { fake, status } = yield* withPod({ replicas: 2 })
+        expect(yield* status).toMatchObject({ stale_since: null })
+        // Six watches of Deployments refused, each after a list that succeeds: about 1.5 s of backoff.
+        fake.failNext(6, 403, (method, path, query) =>
+          method === "GET" && path === "/apis/apps/v1/deployments" && ["true", "1"].includes(query.get("watch") ?? ""))
+        fake.dropWatches()
+        yield* eventually(status, (s) =>
+          s.stale_since !== null)
+        // Read again and again through the refusals (well within them): never current.
+        const read = yield* Effect.all(
+          Array.from({ length: 200 }, () =>
+            Effect.zipLeft(status, Effect.sleep("4 millis")))
+        )
+        expect(read.filter((s) =>
+          s.stale_since === null
+        )).toEqual([])
+        yield* eventually(status, (s) => s.stale_since === null)
+      }).pipe(Effect.provide(cluster())),
+    20_000
+  )
+
+  it.live(
     "a watch from a version the server no longer has (410) lists again and sees what changed",
     () =>
       Effect.gen(function*() {

@@ -78,8 +78,12 @@ export interface FakeApiServer {
   readonly requests: Array<RecordedRequest>
   /** Objects by `kind/namespace/name`. */
   readonly objects: Map<string, Obj>
-  /** Makes the next `count` requests whose method and path match fail with `status`. */
-  readonly failNext: (count: number, status: number, match?: (method: string, path: string) => boolean) => void
+  /** Makes the next `count` requests whose method, path and query match fail with `status`. */
+  readonly failNext: (
+    count: number,
+    status: number,
+    match?: (method: string, path: string, query: URLSearchParams) => boolean
+  ) => void
   readonly put: (object: Obj) => void
   /** Changes a stored object in place as a controller would (a new resourceVersion, an event). */
   readonly update: (kind: string, namespace: string | undefined, name: string, change: (object: Obj) => void) => void
@@ -212,7 +216,10 @@ export const make = (options: Options = {}) =>
         }
       })()
       const requests: Array<RecordedRequest> = []
-      let failures: Array<{ status: number; match: (method: string, path: string) => boolean }> = []
+      let failures: Array<{
+        status: number
+        match: (method: string, path: string, query: URLSearchParams) => boolean
+      }> = []
       let nextUid = 1
       let nextVip = Net.ipv4Of("10.96.0.10")
       const allocated = new Set<string>()
@@ -365,7 +372,7 @@ export const make = (options: Options = {}) =>
           allowed
         })
         if (!allowed) return { code: 403, json: forbidden(creates ? { ...attributes!, verb: "create" } : attributes!) }
-        const failure = failures.find((f) => f.match(method, url.pathname))
+        const failure = failures.find((f) => f.match(method, url.pathname, url.searchParams))
         if (failure !== undefined) {
           failures = failures.filter((f) => f !== failure)
           return { code: failure.status, json: status(failure.status, "injected failure") }
