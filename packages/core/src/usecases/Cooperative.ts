@@ -6,10 +6,11 @@
  *
  * Such work also gives way: while other requests are in flight (`Pressure`, which the server
  * measures), a slice waits for them, up to `GIVE_WAY_MILLIS`, before it runs. Cheap requests go
- * first, as a higher priority level does in Kubernetes' API Priority and Fairness. Giving way
- * never takes longer in all than the work itself has run: requests in flight that are not
- * running (waiting on the store, or a client sending its body slowly) can at most halve the
- * pace of such work, however many there are.
+ * first, as a higher priority level does in Kubernetes' API Priority and Fairness; the expensive
+ * work still gets a slice at least that often, however busy the process is. So requests in flight
+ * that are not running (waiting on the store, or a client sending its body slowly) can slow such
+ * work at most elevenfold, never stop it. (Waiting less, at most as long as the work has run,
+ * doubled another tenant's p99 beside a 2,000-pod neighbour on PostgreSQL: 65 ms against 30 ms.)
  */
 import { Context, Effect } from "effect"
 
@@ -41,30 +42,15 @@ const timer = (millis: number): Effect.Effect<void> =>
  */
 export const turn: Effect.Effect<void> = timer(0)
 
-/**
- * Where one piece of work stands: how long its slices have run and how long it has given way.
- * It gives way while others are in flight, up to `GIVE_WAY_MILLIS` at a time and never past the
- * time it has run.
- */
-class Share {
-  worked = 0
-  waited = 0
-  constructor(readonly pressure: PressureShape) {}
-
-  readonly giveWay: Effect.Effect<void> = Effect.suspend(() => {
-    const began = performance.now()
-    const until = began + Math.min(GIVE_WAY_MILLIS, Math.max(0, this.worked - this.waited))
+/** A turn, then more while other requests are in flight, up to `GIVE_WAY_MILLIS` in all. */
+const giveWay = (pressure: PressureShape): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const until = performance.now() + GIVE_WAY_MILLIS
     const wait: Effect.Effect<void> = Effect.suspend(() =>
-      this.pressure.others() > 0 && performance.now() < until ? Effect.zipRight(timer(1), wait) : Effect.void
+      pressure.others() > 0 && performance.now() < until ? Effect.zipRight(timer(1), wait) : Effect.void
     )
-    return Effect.zipRight(
-      Effect.zipRight(turn, wait),
-      Effect.sync(() => {
-        this.waited += performance.now() - began
-      })
-    )
+    return Effect.zipRight(turn, wait)
   })
-}
 
 /**
  * `step` over `items`, in order, until it answers false or the items end, a slice at a time.
@@ -73,17 +59,12 @@ class Share {
 export const forEach = <A>(items: Iterable<A>, step: (item: A) => boolean): Effect.Effect<void> =>
   Effect.flatMap(Pressure, (pressure) => {
     const iterator = items[Symbol.iterator]()
-    const share = new Share(pressure)
     const slice: Effect.Effect<void> = Effect.suspend(() => {
       const started = performance.now()
       for (;;) {
         const next = iterator.next()
         if (next.done === true || !step(next.value)) return Effect.void
-        const ran = performance.now() - started
-        if (ran >= SLICE_MILLIS) {
-          share.worked += ran
-          return Effect.zipRight(share.giveWay, slice)
-        }
+        if (performance.now() - started >= SLICE_MILLIS) return Effect.zipRight(giveWay(pressure), slice)
       }
     })
     return slice
