@@ -19,7 +19,7 @@ import type { Rule, RuleList } from "./Views.js"
 /** The most pods whose reachability the map shows one by one. */
 const MAP_PODS = 24
 
-/** The most pairs the map reads (four pages): a VPC of hundreds of subnets is not read whole. */
+/** The most pairs the map reads (four pages of 500): a VPC of hundreds of subnets is not read whole. */
 const MAP_PAIRS = 2_000
 
 const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
@@ -42,16 +42,18 @@ export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId:
     const pods = (topology.vpcs.find((v) => v.id === vpcId)?.subnets ?? []).reduce((n, s) => n + s.pods.length, 0)
     const detail = pods <= MAP_PODS ? "pods" as const : "subnets" as const
     const pairs: Array<ReachabilityMatrix.ReachabilityPair> = []
-    let partial = false
+    // Pages of 500 (the most the server answers), so four requests at most.
     for await (
-      const pair of client.pages.all("vpcs.reachability", { path: { vpc_id: vpcId }, urlParams: { detail } })
+      const pair of client.pages.all(
+        "vpcs.reachability",
+        { path: { vpc_id: vpcId }, urlParams: { detail } },
+        { limit: 500 }
+      )
     ) {
-      if (pairs.length === MAP_PAIRS) {
-        partial = true
-        break
-      }
       pairs.push(pair)
+      if (pairs.length === MAP_PAIRS) break
     }
+    const partial = pairs.length === MAP_PAIRS
     const reachability = { vpc_id: vpcId, detail, pairs, pods, partial }
     return { topology, rules, analysis, reachability, guardrails, addressSets }
   }, [vpcId])

@@ -140,24 +140,31 @@ export class ChangeFeed extends Context.Tag("@tenet/core/ChangeFeed")<ChangeFeed
         if (n === 0) open.delete(tenant)
         else open.set(tenant, n)
       }
-      const full = (tenant: string | null, limit: number | undefined) =>
+      const isFull = (tenant: string | null, limit: number | undefined) =>
         tenant !== null && limit !== undefined && (open.get(tenant) ?? 0) >= limit
-          ? Effect.fail(new TooManyRequests({ detail: Quota.streamsPassed(limit), retry_after: 5 }))
-          : Effect.void
+      const refused = (limit: number) =>
+        Effect.fail(new TooManyRequests({ detail: Quota.streamsPassed(limit), retry_after: 5 }))
+      /** Whether `tenant` may open one more stream, as the request is decided. */
+      const mayOpen = (tenant: string | null, limit: number | undefined) =>
+        Effect.suspend(() => isFull(tenant, limit) ? refused(limit!) : Effect.void)
       /**
        * A place among `tenant`'s streams, held by the stream's scope: a stream that never runs
-       * holds none. Asked for again here, so streams of a burst that all passed the request's
-       * check cannot together pass the quota: the one too many fails.
+       * holds none. Asked for again here, checked and taken in one step, so streams of a burst
+       * that all passed the request's check cannot together pass the quota: the one too many fails.
        */
       const place = (tenant: string | null, limit: number | undefined) =>
         tenant === null ? Effect.void : Effect.acquireRelease(
-          Effect.zipRight(full(tenant, limit), Effect.sync(() => opened(tenant, 1))),
+          Effect.suspend(() => {
+            if (isFull(tenant, limit)) return refused(limit!)
+            opened(tenant, 1)
+            return Effect.void
+          }),
           () => Effect.sync(() => opened(tenant, -1))
         )
 
       const watch: ChangeFeedShape["watch"] = ({ limit, since, tenant }) =>
         Effect.zipRight(
-          full(tenant, limit),
+          mayOpen(tenant, limit),
           Effect.map(
             check(tenant, since),
             (start) =>

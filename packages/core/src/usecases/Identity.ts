@@ -55,13 +55,13 @@ export class SessionLifetime extends Context.Reference<SessionLifetime>()("@tene
   defaultValue: (): Duration.Duration => Session.DEFAULT_TTL
 }) {}
 
-/** The scope of a throttle key, as metrics and the operations log name it. */
 /**
  * A sign-in session is the lesser credential (it expires, a logout ends it): rotating would trade
  * it for an API token that does neither, so a stolen session cannot outlive its sign-out.
  */
 const SESSION_CANNOT_ROTATE = "a sign-in session cannot rotate the API token: rotate with the API token itself"
 
+/** The scope of a throttle key, as metrics and the operations log name it. */
 const scopeOf = (key: string): Metrics.ThrottleScope =>
   key.startsWith("pair:") ? "name_address" : key.startsWith("addr:") ? "address" : "name"
 
@@ -72,7 +72,6 @@ export interface IdentityShape {
     input: { readonly username: string; readonly password: string; readonly session?: boolean | undefined },
     origin: RequestOrigin
   ) => Effect.Effect<AdminSession, Failure>
-  /** `token`: the one the caller signed in with; a session's is ended, an API token's is not (stateless). */
   /** Records the logout; ends the caller's sign-in sessions among the `tokens` it was sent. */
   readonly adminLogout: (
     admin: AdminPrincipal,
@@ -261,7 +260,6 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           TenantSession.make({ id: tenant.id, name: tenant.name, api_token: token, expires_at })
       )
 
-    /** Ends the session `token` is, if it is one: true then. */
     /**
      * Ends the sign-in sessions among `tokens` (those the logout was sent) that are `whose`;
      * answers whether it ended one. A token that is not a session, or is another's, is left alone.
@@ -473,14 +471,15 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
               token_hash: vault.hashToken(token),
               token_ciphertext: ciphertext
             })))
+        // A new password is a reset: the sessions signed in with the old one end, before the new
+        // one is kept (a start that fails between the two then tries both again).
+        if (Option.isSome(existing) && passwordHash !== existing.value.password_hash) {
+          yield* store.sessions.deleteOf({ admin_username: username }).pipe(storeUnavailable)
+        }
         yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
           Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
           storeUnavailable
         )
-        // A new password is a reset: the sessions signed in with the old one end.
-        if (Option.isSome(existing) && passwordHash !== existing.value.password_hash) {
-          yield* store.sessions.deleteOf({ admin_username: username }).pipe(storeUnavailable)
-        }
         return { generatedPassword: generated }
       }
     )

@@ -5,7 +5,6 @@ import { Effect } from "effect"
 import * as ResponseJson from "../ResponseJson.js"
 import { originOf } from "./Origin.js"
 
-/** The token the caller authenticated with: the first of `headers` it sent (as authentication tried them). */
 /** The tokens the request carries in `headers`: the one that authenticated it is among them. */
 const tokensOf = (request: HttpServerRequest.HttpServerRequest, headers: ReadonlyArray<string>) =>
   headers.map((name) => (request.headers[name] ?? "").trim()).filter((value) => value !== "")
