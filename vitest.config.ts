@@ -14,6 +14,7 @@ export default defineConfig({
       "packages/*",
       "test/*",
       "examples/*",
+      "tools/*",
       // The whole API suite once more on embedded PostgreSQL (PGlite).
       {
         extends: "./packages/server/vitest.config.ts",
