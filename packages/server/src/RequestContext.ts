@@ -9,7 +9,7 @@ import type { HttpApp } from "@effect/platform"
 import { Headers, HttpApp as App, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { Audit } from "@tenet/core"
-import { Api, Audit as AuditTrail, Errors, Security, Store } from "@tenet/core"
+import { Api, Audit as AuditTrail, Deprecation, Errors, Security, Store } from "@tenet/core"
 import {
   Cause,
   Context,
@@ -257,6 +257,7 @@ const retryAfterOf = (
 
 /**
  * The answer as it leaves: the request id, what tells a browser how to treat it (`PageSecurity`),
+ * `Deprecation` and `Sunset` from a deprecated endpoint,
  * `Connection: close` while draining, and the audit
  * entry of a request that wrote none, recorded before the caller can have its answer.
  */
@@ -268,7 +269,8 @@ const answered = (state: RequestState, store: Store.StoreShape, inFlight: Counte
   const tagged = HttpServerResponse.setHeaders(response, {
     [HEADER]: state.id,
     ...retryAfterOf(state, response),
-    ...PageSecurity.headersOf(response)
+    ...PageSecurity.headersOf(response),
+    ...(state.endpoint?.deprecation === undefined ? {} : Deprecation.headersOf(state.endpoint.deprecation))
   })
   const outcome = (pending: Audit.Pending) =>
     response.status < 400 ? "success" : pending.failure ?? Api.errorOfStatus(response.status)

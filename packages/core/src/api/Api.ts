@@ -2,7 +2,7 @@
  * The whole HTTP contract, shared by the server (which implements it), the client (which is
  * derived from it) and the OpenAPI document (which is generated from it).
  */
-import { HttpApi, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, type HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Context, Option, type Schema, SchemaAST as AST } from "effect"
 import {
   Conflict,
@@ -30,6 +30,7 @@ import {
 } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
 import * as Audited from "./Audited.js"
+import * as Deprecation from "./Deprecation.js"
 import * as Exports from "./Exports.js"
 import { GuardrailsApi, TenantGuardrailsApi } from "./GuardrailApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
@@ -203,15 +204,17 @@ export interface Endpoint {
   readonly audit: Audited.Subject | undefined
   /** The formats it answers besides JSON (`Exports.Formats`), asked for with `Accept`. */
   readonly formats: ReadonlyArray<Exports.Offered>
+  /** Whether it is on its way out, and what replaces it (`Deprecation`). */
+  readonly deprecation: Deprecation.Deprecation | undefined
 }
 
 const fieldNames = (schema: Schema.Schema.Any): ReadonlyArray<string> =>
   AST.getPropertySignatures(AST.encodedAST(schema.ast)).map((p) => String(p.name))
 
-/** Every endpoint of the contract, in the order the groups declare them. */
-export const endpoints: ReadonlyArray<Endpoint> = (() => {
+/** Every endpoint of an API, in the order its groups declare them. */
+export const endpointsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Endpoint> => {
   const entries: Array<Endpoint> = []
-  HttpApi.reflect(TenetApi, {
+  HttpApi.reflect(api as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any, unknown, unknown>, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, successes }) => {
       const querySchema = Option.getOrUndefined(endpoint.urlParamsSchema) as Parameters | undefined
@@ -227,12 +230,16 @@ export const endpoints: ReadonlyArray<Endpoint> = (() => {
         query: querySchema === undefined ? [] : fieldNames(querySchema),
         takesBody: Option.isSome(endpoint.payloadSchema),
         audit: Option.getOrUndefined(Context.getOption(endpoint.annotations, Audited.Audited)),
-        formats: Option.getOrElse(Context.getOption(endpoint.annotations, Exports.Formats), () => [])
+        formats: Option.getOrElse(Context.getOption(endpoint.annotations, Exports.Formats), () => []),
+        deprecation: Option.getOrUndefined(Context.getOption(endpoint.annotations, Deprecation.Deprecated))
       })
     }
   })
   return entries
-})()
+}
+
+/** Every endpoint of the contract, in the order the groups declare them. */
+export const endpoints: ReadonlyArray<Endpoint> = endpointsOf(TenetApi)
 
 export { type PayloadKey, Payloads } from "./Payloads.js"
 
