@@ -5,15 +5,35 @@ import type { Ids } from "@tenet/core"
 import { EdgeTunnels } from "@tenet/core"
 import { EdgeTunnelsContract, Fixtures } from "@tenet/core/testing"
 import { Effect, Layer } from "effect"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import * as CloudflareSchema from "./CloudflareSchema.js"
 import * as FakeApiServer from "./FakeApiServer.js"
 import * as FakeProvider from "./FakeProvider.js"
 
+// Every test talks to its stand-in provider through Prism, validating against Cloudflare's
+// published schema; after each, what the stand-in received is checked for what the schema
+// does not name.
+let prism: CloudflareSchema.Proxy
+let provider: FakeProvider.FakeProvider | undefined
+beforeAll(async () => {
+  prism = await CloudflareSchema.start()
+}, 60_000)
+afterAll(() => prism.close())
+afterEach(() => {
+  const sent = provider?.requests ?? []
+  provider = undefined
+  expect(sent.flatMap((r) => CloudflareSchema.unnamed(prism.document, r))).toEqual([])
+})
+
 const edgeLayer = Layer.unwrapEffect(
-  Effect.map(FakeProvider.Provider, (provider) =>
-    CloudflareEdge.layer({
-      api: { baseUrl: provider.url, retries: 3, retryBase: "5 millis" },
+  Effect.map(FakeProvider.Provider, (fake) => {
+    provider = fake
+    prism.upstream = fake.url
+    return CloudflareEdge.layer({
+      api: { baseUrl: prism.url, retries: 3, retryBase: "5 millis" },
       externalIpWait: { attempts: 3, spacingMillis: 10 }
-    }))
+    })
+  })
 ).pipe(
   Layer.provideMerge(FakeApiServer.layer()),
   Layer.provideMerge(FakeProvider.layer),
@@ -240,5 +260,59 @@ describe("CloudflareEdge", () => {
       yield* edge.unpublish(account, EdgeTunnels.withdrawalOf(game))
       expect([...provider.records.values()]).toEqual([])
       expect(cluster.ofKind("OvnDnatRule")).toEqual([])
+    }).pipe(Effect.provide(edgeLayer)))
+})
+
+describe("CloudflareEdge against Cloudflare's published schema", () => {
+  const operations = () =>
+    Object.entries(prism.document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)
+    )
+
+  /** The document's operation a request the stand-in received is an instance of. */
+  const operationOf = (request: FakeProvider.Request) =>
+    operations().find((op) => {
+      const [method, template] = op.split(" ")
+      return method === request.method && new RegExp(`^${template!.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(request.path)
+    })
+
+  it.effect("every operation the document holds is called, for every protocol, published and withdrawn", () =>
+    Effect.gen(function*() {
+      const edge = yield* EdgeTunnels.EdgeTunnels
+      const fake = yield* FakeProvider.Provider
+      const vpc = yield* inVpc
+      const protocols: ReadonlyArray<EdgeTunnels.EdgeRoute["protocol"]> = ["http", "https", "ssh", "tcp", "udp"]
+      const routes = protocols.map((p) => route(vpc, `k-${p}`, `${p}.example.com`, p))
+      yield* Effect.forEach(routes, (r) => edge.publish(account, r), { discard: true })
+      expect((yield* edge.held(account)).map((h) => h.protocol).sort()).toEqual([...protocols].sort())
+      for (const tunnel of fake.tunnels.values()) tunnel.connections = 1
+      yield* Effect.forEach(routes, (r) => edge.unpublish(account, EdgeTunnels.withdrawalOf(r)), { discard: true })
+      expect([...fake.records.values()]).toEqual([])
+      expect([...fake.tunnels.values()].every((t) => t.deleted)).toBe(true)
+      expect(new Set(fake.requests.map(operationOf))).toEqual(new Set(operations()))
+    }).pipe(Effect.provide(edgeLayer)))
+
+  it.live("Prism refuses a request the schema does not allow, and a field it does not name is found", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeProvider.Provider
+      const zone = fake.zones[0]!.id
+      const create = (body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${prism.url}/zones/${zone}/dns_records`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${FakeProvider.TOKEN}`, "content-type": "application/json" },
+            body: JSON.stringify(body)
+          })
+        )
+      // No ttl: Cloudflare's current contract requires one (the errata's `dns-create-ttl`).
+      const refused = yield* create({ type: "CNAME", name: "x.example.com", content: "t.cfargotunnel.com" })
+      expect(refused.status).toBe(422)
+      expect(fake.requests).toEqual([])
+      const sent = { type: "CNAME", name: "x.example.com", content: "t.cfargotunnel.com", ttl: 1, colour: "blue" }
+      expect((yield* create(sent)).status).toBe(200)
+      expect(fake.requests.flatMap((r) => CloudflareSchema.unnamed(prism.document, r))).toEqual([
+        `POST /zones/${zone}/dns_records: body.colour`
+      ])
+      fake.requests.length = 0
     }).pipe(Effect.provide(edgeLayer)))
 })

@@ -33,6 +33,8 @@ interface RecordState {
 export interface Request {
   readonly method: string
   readonly path: string
+  /** The query's parameter names. */
+  readonly query: ReadonlyArray<string>
   readonly body: unknown
 }
 
@@ -72,6 +74,36 @@ const failure = (code: number, message: string) => ({
   result: null
 })
 
+const STAMP = "2026-01-01T00:00:00Z"
+
+/** A zone as the provider answers it: every field its schema requires. */
+const zoneAnswer = (zone: { id: string; name: string }) => ({
+  ...zone,
+  account: { id: ACCOUNT, name: "Tenet test account" },
+  activated_on: STAMP,
+  created_on: STAMP,
+  modified_on: STAMP,
+  development_mode: 0,
+  meta: { cdn_only: false, dns_only: false, foundation_dns: false, phishing_detected: false, step: 2 },
+  name_servers: ["ada.ns.example.net", "bob.ns.example.net"],
+  original_dnshost: "",
+  original_name_servers: [],
+  original_registrar: "",
+  owner: { id: ACCOUNT, name: "Tenet test account", type: "organization" }
+})
+
+/** A DNS record as the provider answers it (no `comment` when it has none). */
+const recordAnswer = ({ comment, zone: _zone, ...record }: RecordState) => ({
+  ttl: 1,
+  ...record,
+  ...(comment === null ? {} : { comment }),
+  proxiable: true,
+  tags: [],
+  meta: { auto_added: false, source: "primary" },
+  created_on: STAMP,
+  modified_on: STAMP
+})
+
 const MESSAGES: Record<number, string> = {
   1013:
     "You already have a tunnel with this name. Delete the existing tunnel, or choose a different name for your new tunnel",
@@ -92,11 +124,13 @@ export const make = Effect.acquireRelease(
     const hidden = new Set<string>()
     let racing = false
     let next = 1
+    // Tunnels are named by UUIDs, DNS records by 32 hex digits, as the provider's schema says.
     const newId = () => `00000000-0000-4000-9000-${(next++).toString().padStart(12, "0")}`
+    const newRecordId = () => (next++).toString(16).padStart(32, "0")
 
     const handle = async (method: string, url: URL, body: any): Promise<{ code: number; json: unknown }> => {
       const path = url.pathname
-      const request = { method, path, body }
+      const request = { method, path, query: [...new Set(url.searchParams.keys())], body }
       requests.push(request)
       const injected = failures.find((f) => f.match(request))
       if (injected !== undefined) {
@@ -141,7 +175,7 @@ export const make = Effect.acquireRelease(
             return { code: 200, json: envelope(tunnel.token) }
           case "DELETE /connections":
             tunnel.connections = 0
-            return { code: 200, json: envelope(null) }
+            return { code: 200, json: envelope({}) }
           case "DELETE ":
             if (tunnel.connections > 0) return { code: 400, json: failure(1022, MESSAGES[1022]!) }
             tunnel.deleted = true
@@ -152,7 +186,7 @@ export const make = Effect.acquireRelease(
         const name = url.searchParams.get("name")
         const account = url.searchParams.get("account.id")
         const mine = account === null || account === ACCOUNT ? zones : []
-        return { code: 200, json: paged(mine.filter((z) => name === null || z.name === name), url) }
+        return { code: 200, json: paged(mine.filter((z) => name === null || z.name === name).map(zoneAnswer), url) }
       }
       if ((m = /^\/zones\/([^/]+)\/dns_records(?:\/([^/]+))?$/.exec(path)) !== null) {
         const zone = m[1]!
@@ -165,7 +199,7 @@ export const make = Effect.acquireRelease(
             r.zone === zone && (name === null || r.name === name) &&
             (tagged === null || (r.comment ?? "").startsWith(tagged))
           )
-          return { code: 200, json: paged(found, url) }
+          return { code: 200, json: paged(found.map(recordAnswer), url) }
         }
         if (m[2] === undefined && method === "POST") {
           // The published contract requires `ttl`: 1 (automatic) or 60-86400 seconds.
@@ -174,7 +208,7 @@ export const make = Effect.acquireRelease(
           }
           if (racing) {
             racing = false
-            const first = { id: newId(), zone, comment: null, ...body }
+            const first = { id: newRecordId(), zone, comment: null, ...body }
             records.set(first.id, first)
           }
           const same = [...records.values()].filter((r) => r.zone === zone && r.name === body.name)
@@ -182,9 +216,9 @@ export const make = Effect.acquireRelease(
             return { code: 400, json: failure(81057, MESSAGES[81057]!) }
           }
           if (same.length > 0) return { code: 400, json: failure(81053, MESSAGES[81053]!) }
-          const record = { id: newId(), zone, comment: null, ...body }
+          const record = { id: newRecordId(), zone, comment: null, ...body }
           records.set(record.id, record)
-          return { code: 200, json: envelope(record) }
+          return { code: 200, json: envelope(recordAnswer(record)) }
         }
         if (m[2] !== undefined && method === "DELETE") {
           return records.delete(m[2])
@@ -231,7 +265,7 @@ export const make = Effect.acquireRelease(
             racing = true
           },
           addRecord: (record) => {
-            const id = newId()
+            const id = newRecordId()
             records.set(id, { id, ...record })
           }
         }
