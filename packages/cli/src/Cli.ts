@@ -459,7 +459,9 @@ const explain = Command.make(
         }
       })
       if (output === "json") return yield* printJson(FlowExplanation.FlowExplanation, answer)
-      yield* Console.log(Render.explanation(answer, yield* namesOf(api)))
+      yield* Console.log(
+        Render.explanation(answer, yield* namesOf(api), new Map(subnets.map((s) => [s.id as string, s.cidr as string])))
+      )
     })
 ).pipe(Command.withDescription("Would this flow get through, end to end, and what decides each side?"))
 
