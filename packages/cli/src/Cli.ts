@@ -339,8 +339,10 @@ const applySet = Command.make(
           urlParams: {},
           headers: Option.isSome(ifMatch) ? { "if-match": Etag.quoted(ifMatch.value) } : {},
           payload
-        })) as AddressSet.AddressSet
-      if (output === "json") return yield* printJson(AddressSet.AddressSet, saved)
+        })) as AddressSet.AddressSetChanged
+      if (output === "json") {
+        return yield* printJson(Schema.Union(AddressSet.AddressSetChanged, AddressSet.AddressSet), saved)
+      }
       const usage = yield* api.addressSets.usage({ path: { address_set_id: saved.id } })
       const vpcs = new Set(usage.rules.map((r) => r.vpc_id)).size
       yield* Console.log(
@@ -350,7 +352,9 @@ const applySet = Command.make(
             ""
           ]
             .join("\n")
-        }\nApplied: ${saved.entries.length} entries; ${usage.rules.length} rule(s) in ${vpcs} VPC(s) use it.`
+        }\nApplied: ${saved.entries.length} entries; ${usage.rules.length} rule(s) in ${vpcs} VPC(s) use it${
+          // A new set no rule names yet has nothing to be in force with.
+          saved instanceof AddressSet.AddressSetChanged ? `; ${Render.inForce(saved)}` : ""}.`
       )
     })
 ).pipe(Command.withDescription("Make the address set exactly the file's (created when new), with every VPC using it"))

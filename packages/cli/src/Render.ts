@@ -121,6 +121,10 @@ export const setPlan = (current: AddressSet.AddressSet, planned: AddressSet.Addr
   return lines.join("\n")
 }
 
+/** Whether a write is in force, or why not yet (`not yet in force (VPC prod: ...)`): it is saved either way. */
+export const inForce = (answer: { readonly applied: boolean; readonly apply_error: string | null }) =>
+  answer.applied ? "in force" : `not yet in force (${answer.apply_error})`
+
 /** A plan (or what an apply did) as a diff against the rules as they were. */
 export const plan = (
   vpc: string,
@@ -162,7 +166,7 @@ export const plan = (
         ? "No changes: the rules are as declared."
         : `Plan: ${counts}.`
       : `Applied: ${answer.created.length} created, ${answer.updated.length} updated, ${answer.deleted.length} deleted; ${
-        answer.applied ? "in force" : `not yet in force (${answer.apply_error})`
+        inForce(answer)
       }.`
   )
   return lines.join("\n")

@@ -397,9 +397,11 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
         const etag = /at ("[0-9a-f]+")/.exec((yield* run(["sets", "plan", "-f", setFile])).stdout)![1]!
         const applied = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
         expect(applied.code, applied.stderr).toBe(0)
-        expect(applied.stdout).toContain("Applied: 2 entries; 2 rule(s) in 2 VPC(s) use it.")
+        expect(applied.stdout).toContain("Applied: 2 entries; 2 rule(s) in 2 VPC(s) use it; in force.")
         const stale = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
         expect(stale.code).toBe(1)
+        const asJson = yield* run(["sets", "apply", "-f", setFile, "--output", "json"])
+        expect(JSON.parse(asJson.stdout)).toMatchObject({ name: "offices", applied: true, apply_error: null })
         const exportedSet = yield* run(["sets", "export", "--set", "offices"])
         expect(exportedSet.stdout).toContain(
           "set: offices\nentries:\n  - cidr: 198.51.100.0/24\n    description: Berlin\n  - cidr: 192.0.2.0/24"
