@@ -7,6 +7,21 @@ type Names = ReadonlyMap<string, string>
 
 const named = (names: Names, id: string) => names.get(id) ?? id
 
+const VPC_BY_ID = /\bVPC ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/i
+
+/**
+ * The API's words with each VPC they name by id named as plans name it (`the rules of VPC prod
+ * changed`), where `names` has it.
+ */
+export const vpcsNamed = (text: string, names: Names): string =>
+  text.replace(
+    new RegExp(VPC_BY_ID.source, "gi"),
+    (whole, id: string) => names.has(id) ? `VPC ${names.get(id)}` : whole
+  )
+
+/** Whether the API's words name a VPC by id. */
+export const namesVpcById = (text: string): boolean => VPC_BY_ID.test(text)
+
 /** `allow ingress tcp 443 from 0.0.0.0/0 to subnet web, priority 100`. */
 export const describeRule = (r: Rule, names: Names): string => {
   const remote = r.remote_type === "cidr"

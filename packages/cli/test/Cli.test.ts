@@ -121,6 +121,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect(stale.code).toBe(1)
       expect(stale.stderr).toContain(`changed since ${etag}: they are now at "`)
       expect(stale.stderr).not.toContain(`now at ${etag}`)
+      // The VPC by its name, as plans name it, not by the id the API's words give.
+      expect(stale.stderr).toContain("the rules of VPC prod changed since")
+      expect(stale.stderr).not.toContain(vpc.id)
       expect((yield* tenet(["rules", "plan", "-f", file])).code).toBe(0)
 
       // The API's CSV export, as a spreadsheet keeps it, is a rules file too: it plans as the
@@ -166,6 +169,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       const refused = yield* tenet(["rules", "apply", "-f", file])
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain("would break guardrail 'no ssh from partners'")
+      expect(refused.stderr).toContain("'no ssh from partners' in VPC prod: tcp 22 from 198.51.100.")
+      expect(refused.stderr).not.toContain(vpc.id)
 
       const explained = yield* tenet([
         "explain",
@@ -392,6 +397,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
           1,
           expect.stringContaining("would break guardrail 'no ssh from partners'")
         ])
+        expect(refused.stderr).toContain("'no ssh from partners' in VPC staging: tcp 22 from 203.0.113.")
+        expect(refused.stderr).not.toContain(staging.id)
 
         writeFileSync(setFile, readFileSync(setFile, "utf8").replace("203.0.113.0/24", "192.0.2.0/24"))
         const etag = /at ("[0-9a-f]+")/.exec((yield* run(["sets", "plan", "-f", setFile])).stdout)![1]!
