@@ -382,6 +382,12 @@ describe.skipIf(!available)("the console in a real browser", () => {
       path: { pod_id: storefront.id },
       payload: { tunnel_name: "shop", subdomain: "shop", protocol_type: "http" }
     })
+    // A long hostname, of wide letters: it stays inside its pod's box.
+    const long = "www-warehouse-workflow-webhooks-for-mailroom-management"
+    await tenant.tunnels.createForPod({
+      path: { pod_id: storefront.id },
+      payload: { tunnel_name: "sale", subdomain: long, protocol_type: "http" }
+    })
     const data = await tenant.vpcs.create({ payload: { name: "data", enable_internet: false } })
     const db = await tenant.subnets.create({
       payload: { vpc_id: data.id, name: "pg", cidr: "10.1.0.0/24", gateway_ip: "10.1.0.1" }
@@ -422,6 +428,17 @@ describe.skipIf(!available)("the console in a real browser", () => {
       ]
     ) {
       expect(text).toContain(shown)
+    }
+    const tunnels = graph.locator(".pod .tunnel")
+    expect(await tunnels.count()).toBe(2)
+    for (const tunnel of await tunnels.all()) {
+      const pod = (await tunnel.locator("xpath=ancestor::*[contains(@class, 'pod')][1]/*[local-name()='rect']")
+        .boundingBox())!
+      const box = (await tunnel.boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(pod.x)
+      expect(box.x + box.width, await tunnel.textContent() ?? "").toBeLessThanOrEqual(pod.x + pod.width)
+      // Its status is kept in view, however long the hostname.
+      expect(await tunnel.textContent()).toMatch(/\(active\)$/)
     }
     await accessible(page)
     await shoot(page, "topology")
