@@ -2,7 +2,7 @@
  * The tenant's address sets: each listed with how many rules use it, and a form for a new one;
  * one set's entries, every rule that names it (by VPC), and an edit of its entries previewed
  * before it is saved: the dry run's impact in each VPC using the set, guardrails it would break
- * included. Both are the API's own answers.
+ * included (it is not saved then). Both are the API's own answers.
  */
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
@@ -140,6 +140,8 @@ const SetEditor = ({ client, names, onSaved, set }: {
   const [plan, setPlan] = useState<AddressSetPlan | null>(null)
   const edit = { path: { address_set_id: set.id }, headers: { "if-match": set.etag } }
   const payload = () => ({ entries: entriesOf(entries) })
+  // The edit previewed would break a guardrail: the API would refuse it, so it is not offered.
+  const refused = plan !== null && plan.vpcs.some((impact) => impact.violations.length > 0)
   const preview = useCall(
     () =>
       client.addressSets.update({ ...edit, payload: payload(), urlParams: { dry_run: true } }) as Promise<
@@ -168,7 +170,7 @@ const SetEditor = ({ client, names, onSaved, set }: {
       </label>
       <div class="actions">
         <button type="button" onClick={() => void preview.call()}>Preview impact</button>
-        <button type="submit">Save</button>
+        <button type="submit" disabled={refused}>Save</button>
       </div>
       <Problem error={preview.error ?? error} />
       {plan !== null && (
