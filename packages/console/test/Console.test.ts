@@ -305,11 +305,13 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.getByRole("heading", { name: "Address sets" }).waitFor()
     const form = page.getByRole("form", { name: "New address set" })
     await form.getByLabel("Name").fill("offices")
+    await form.getByLabel("Description").fill("Office networks")
     await form.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/25")
     await form.getByRole("button", { name: "Create set" }).click()
     const listed = page.getByRole("row").filter({ hasText: "offices" })
     await listed.waitFor()
     expect(await listed.textContent()).toContain("0 rules")
+    expect(await listed.textContent()).toContain("Office networks")
 
     const set = (await api.addressSets.list({ urlParams: {} })).find((s) => s.name === "offices")!
     for (const vpc of vpcs) {
@@ -351,9 +353,21 @@ describe.skipIf(!available)("the console in a real browser", () => {
       "198.51.100.0/24",
       "192.0.2.0/25"
     ])
+    // The description is the set's to edit too, with its entries.
     await editor.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/24")
+    await editor.getByLabel("Description").fill("Our office networks")
     await save.click()
     await page.getByRole("cell", { name: "192.0.2.0/24", exact: true }).waitFor()
+    await page.getByText("Our office networks").first().waitFor()
+    expect(await api.addressSets.get({ path: { address_set_id: set.id } })).toMatchObject({
+      description: "Our office networks"
+    })
+    // Emptied, it is none.
+    const edited = page.getByRole("form", { name: "Edit address set offices" })
+    await edited.getByLabel("Description").fill("")
+    await edited.getByRole("button", { name: "Save" }).click()
+    await page.getByText("Our office networks").waitFor({ state: "detached" })
+    expect((await api.addressSets.get({ path: { address_set_id: set.id } })).description).toBeNull()
     expect(problems).toEqual([])
     await page.close()
   })
