@@ -1,14 +1,30 @@
 /**
  * `pnpm start`: runs the quick start against TENET_URL (with TENET_ADMIN_USERNAME and
  * TENET_ADMIN_PASSWORD), or, without it, against a Tenet started in this process on the
- * in-memory platform.
+ * in-memory platform. Each run is a new tenant, so a server takes it any number of times. A
+ * refusal of the API (or the server out of reach) ends it with the API's words on one line.
  */
 import { HttpServer } from "@effect/platform"
 import { TestServer } from "@tenet/server"
-import { Effect, Layer } from "effect"
-import { quickstart } from "./quickstart.js"
+import { ManagedRuntime } from "effect"
+import { quickstart, type Server } from "./quickstart.js"
 
 const tenantName = `acme-${Date.now().toString(36)}`
+
+/** A Tenet started in this process on the in-memory platform, serving while `use` runs. */
+const inProcess = async <A>(use: (server: Server) => Promise<A>) => {
+  const runtime = ManagedRuntime.make(TestServer.layer())
+  try {
+    const { address } = await runtime.runPromise(HttpServer.HttpServer)
+    return await use({
+      baseUrl: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`,
+      adminUsername: TestServer.ADMIN_USERNAME,
+      adminPassword: TestServer.ADMIN_PASSWORD
+    })
+  } finally {
+    await runtime.dispose()
+  }
+}
 
 const run = process.env.TENET_URL !== undefined
   ? quickstart(
@@ -20,22 +36,16 @@ const run = process.env.TENET_URL !== undefined
     tenantName,
     console.log
   )
-  : Effect.runPromise(
-    Effect.flatMap(HttpServer.HttpServer, (server) =>
-      Effect.promise(() =>
-        quickstart(
-          {
-            baseUrl: `http://127.0.0.1:${server.address._tag === "TcpAddress" ? server.address.port : 0}`,
-            adminUsername: TestServer.ADMIN_USERNAME,
-            adminPassword: TestServer.ADMIN_PASSWORD
-          },
-          tenantName,
-          console.log
-        )
-      )).pipe(Effect.provide(Layer.fresh(TestServer.layer())))
-  )
+  : inProcess((server) => quickstart(server, tenantName, console.log))
+
+/**
+ * A failure in one line: the client's errors are tagged (`Conflict`, `Unauthorized`, a
+ * transport error, ...) and say what went wrong; anything else is a bug here, shown whole.
+ */
+const said = (error: unknown) =>
+  error instanceof Error && "_tag" in error ? `quickstart: ${String(error._tag)}: ${error.message}` : error
 
 run.catch((error) => {
-  console.error(error)
+  console.error(said(error))
   process.exitCode = 1
 })

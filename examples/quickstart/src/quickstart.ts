@@ -1,7 +1,9 @@
 /**
  * The quick start, with nothing but Promises: log in as admin, set up the tunnel provider and
  * a tenant, then act as the tenant: a VPC, a subnet, a rule letting HTTPS in (its impact
- * previewed first), a pod, a tunnel publishing it, and what reaches the pod.
+ * previewed first), a pod, a tunnel publishing it, and what reaches the pod. Everything it makes
+ * is the new tenant's, its hostname too (`shop-<tenant>`): run again under another tenant's
+ * name, it makes all of it again beside the first run's.
  */
 import { Errors, PromiseClient } from "@tenet/client"
 
@@ -71,7 +73,13 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
     })
     const tunnel = await acme.tunnels.createForPod({
       path: { pod_id: pod.id },
-      payload: { tunnel_name: "storefront", subdomain: "shop", protocol_type: "https", service_port: 443 }
+      // A hostname is the server's to give once: the tenant's name makes this run's its own.
+      payload: {
+        tunnel_name: "storefront",
+        subdomain: `shop-${tenantName}`,
+        protocol_type: "https",
+        service_port: 443
+      }
     })
     const verdict = await acme.securityRules.evaluate({
       payload: { vpc_id: vpc.id, direction: "ingress", protocol: "tcp", port: 443, remote_ip: "198.51.100.7" }

@@ -339,8 +339,10 @@ const applySet = Command.make(
           urlParams: {},
           headers: Option.isSome(ifMatch) ? { "if-match": Etag.quoted(ifMatch.value) } : {},
           payload
-        })) as AddressSet.AddressSet
-      if (output === "json") return yield* printJson(AddressSet.AddressSet, saved)
+        })) as AddressSet.AddressSetChanged
+      if (output === "json") {
+        return yield* printJson(Schema.Union(AddressSet.AddressSetChanged, AddressSet.AddressSet), saved)
+      }
       const usage = yield* api.addressSets.usage({ path: { address_set_id: saved.id } })
       const vpcs = new Set(usage.rules.map((r) => r.vpc_id)).size
       yield* Console.log(
@@ -350,7 +352,9 @@ const applySet = Command.make(
             ""
           ]
             .join("\n")
-        }\nApplied: ${saved.entries.length} entries; ${usage.rules.length} rule(s) in ${vpcs} VPC(s) use it.`
+        }\nApplied: ${saved.entries.length} entries; ${usage.rules.length} rule(s) in ${vpcs} VPC(s) use it${
+          // A new set no rule names yet has nothing to be in force with.
+          saved instanceof AddressSet.AddressSetChanged ? `; ${Render.inForce(saved)}` : ""}.`
       )
     })
 ).pipe(Command.withDescription("Make the address set exactly the file's (created when new), with every VPC using it"))
@@ -459,7 +463,9 @@ const explain = Command.make(
         }
       })
       if (output === "json") return yield* printJson(FlowExplanation.FlowExplanation, answer)
-      yield* Console.log(Render.explanation(answer, yield* namesOf(api)))
+      yield* Console.log(
+        Render.explanation(answer, yield* namesOf(api), new Map(subnets.map((s) => [s.id as string, s.cidr as string])))
+      )
     })
 ).pipe(Command.withDescription("Would this flow get through, end to end, and what decides each side?"))
 
@@ -505,8 +511,14 @@ export const tenet = Command.make("tenet").pipe(
   Command.withDescription("Tenet's security rules as code: plan, apply, address sets, guardrails, explain, reach")
 )
 
-/** A failure in words, as the API stated it (every field of bad input named). */
-export const describe = (error: unknown): string => {
+/**
+ * A failure in words, as the API stated it (every field of bad input named), each VPC it names
+ * by id named by its name where `vpcs` (ids to names) has it.
+ */
+export const describe = (error: unknown, vpcs: ReadonlyMap<string, string> = new Map()): string =>
+  Render.vpcsNamed(stated(error), vpcs)
+
+const stated = (error: unknown): string => {
   const e = error as {
     readonly _tag?: string
     readonly message?: string
@@ -542,16 +554,31 @@ const withoutColour = (console: ConsoleService.Console): ConsoleService.Console 
 })
 
 /**
+ * The caller's VPCs' names by id, for a failure that names VPCs by id: none when they cannot be
+ * read (not logged in, the server away or slow), and the failure is said with the ids.
+ */
+const vpcNames = Effect.flatMap(client, (api) => api.vpcs.list()).pipe(
+  Effect.map((vpcs) => new Map(vpcs.map((v) => [v.id as string, v.name as string]))),
+  Effect.timeout("5 seconds"),
+  Effect.orElseSucceed(() => new Map<string, string>())
+)
+
+/** A failure printed, with the VPCs it names by id named by their names (as plans name them). */
+const report = (error: unknown) =>
+  Effect.gen(function*() {
+    const vpcs = Render.namesVpcById(describe(error)) ? yield* vpcNames : new Map<string, string>()
+    yield* Console.error(`tenet: ${describe(error, vpcs)}`)
+    yield* exitWith(1)
+  })
+
+/**
  * The CLI on `argv`, its failures printed and its exit code set. A command line it cannot read
  * is reported by `@effect/cli` itself, and fails the run (exit 1). Colour only when
  * `colour` (by default: standard output is a terminal and `NO_COLOR` is not set).
  */
 export const run = (argv: ReadonlyArray<string>, colour = colourful(process.stdout.isTTY, process.env)) => {
   const program = Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
-    Effect.catchIf(
-      (e) => !ValidationError.isValidationError(e),
-      (e) => Effect.zipRight(Console.error(`tenet: ${describe(e)}`), exitWith(1))
-    )
+    Effect.catchIf((e) => !ValidationError.isValidationError(e), report)
   )
   return colour ? program : Console.consoleWith((console) => Console.withConsole(program, withoutColour(console)))
 }

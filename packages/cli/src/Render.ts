@@ -7,6 +7,21 @@ type Names = ReadonlyMap<string, string>
 
 const named = (names: Names, id: string) => names.get(id) ?? id
 
+const VPC_BY_ID = /\bVPC ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/i
+
+/**
+ * The API's words with each VPC they name by id named as plans name it (`the rules of VPC prod
+ * changed`), where `names` has it.
+ */
+export const vpcsNamed = (text: string, names: Names): string =>
+  text.replace(
+    new RegExp(VPC_BY_ID.source, "gi"),
+    (whole, id: string) => names.has(id) ? `VPC ${names.get(id)}` : whole
+  )
+
+/** Whether the API's words name a VPC by id. */
+export const namesVpcById = (text: string): boolean => VPC_BY_ID.test(text)
+
 /** `allow ingress tcp 443 from 0.0.0.0/0 to subnet web, priority 100`. */
 export const describeRule = (r: Rule, names: Names): string => {
   const remote = r.remote_type === "cidr"
@@ -121,6 +136,10 @@ export const setPlan = (current: AddressSet.AddressSet, planned: AddressSet.Addr
   return lines.join("\n")
 }
 
+/** Whether a write is in force, or why not yet (`not yet in force (VPC prod: ...)`): it is saved either way. */
+export const inForce = (answer: { readonly applied: boolean; readonly apply_error: string | null }) =>
+  answer.applied ? "in force" : `not yet in force (${answer.apply_error})`
+
 /** A plan (or what an apply did) as a diff against the rules as they were. */
 export const plan = (
   vpc: string,
@@ -162,17 +181,23 @@ export const plan = (
         ? "No changes: the rules are as declared."
         : `Plan: ${counts}.`
       : `Applied: ${answer.created.length} created, ${answer.updated.length} updated, ${answer.deleted.length} deleted; ${
-        answer.applied ? "in force" : `not yet in force (${answer.apply_error})`
+        inForce(answer)
       }.`
   )
   return lines.join("\n")
 }
 
-const endpoint = (e: FlowExplanation.ExplainEndpoint) =>
+/** A subnet by name with its block (`subnet web 10.0.1.0/24`): what it stands for, which a flow's one address is not. */
+const subnetText = (id: string, names: Names, blocks: Names) =>
+  `subnet ${named(names, id)}${blocks.has(id) ? ` ${blocks.get(id)}` : ""}`
+
+const endpoint = (e: FlowExplanation.ExplainEndpoint, names: Names, blocks: Names) =>
   e.kind === "internet"
     ? "the internet"
     : e.kind === "address"
     ? e.ip
+    : e.kind === "subnet"
+    ? subnetText(e.subnet_id, names, blocks)
     : `${e.kind} ${e.name}`
 
 const REACH: Record<FlowReach.Reach, string> = {
@@ -182,16 +207,16 @@ const REACH: Record<FlowReach.Reach, string> = {
 }
 
 /** Where an end of a flow is, in words: its pod or subnet, or outside the tenant's VPCs. */
-const place = (end: typeof FlowReach.PathEnd.Type, names: Names) =>
+const place = (end: typeof FlowReach.PathEnd.Type, names: Names, blocks: Names) =>
   end.pod_id !== null
     ? `pod ${named(names, end.pod_id)}`
     : end.subnet_id !== null
-    ? `subnet ${named(names, end.subnet_id)}`
+    ? subnetText(end.subnet_id, names, blocks)
     : "outside your VPCs"
 
 /** A flow end to end: `10.0.1.5 (pod api) -> 203.0.113.9 (outside your VPCs)`. */
-const pathText = (f: FlowReach.PathFlow, names: Names) =>
-  `${f.source.ip} (${place(f.source, names)}) -> ${f.destination.ip} (${place(f.destination, names)})`
+const pathText = (f: FlowReach.PathFlow, names: Names, blocks: Names) =>
+  `${f.source.ip} (${place(f.source, names, blocks)}) -> ${f.destination.ip} (${place(f.destination, names, blocks)})`
 
 /** What a half decides of a flow: `allow by 'https'`. */
 const halfOf = (f: FlowReach.PathFlow, direction: "egress" | "ingress") => {
@@ -199,32 +224,35 @@ const halfOf = (f: FlowReach.PathFlow, direction: "egress" | "ingress") => {
   return decision === null ? "passes (outside your VPCs)" : `${decision.action} by ${decider(decision.decided_by)}`
 }
 
-/** An explained flow: its reach end to end, each half with what decides it, and a flow of each side. */
-export const explanation = (x: FlowExplanation.FlowExplanation, names: Names) => {
+/**
+ * An explained flow: its reach end to end, each half with what decides it, and a flow of each
+ * side. `blocks`: the subnets' CIDRs by id.
+ */
+export const explanation = (x: FlowExplanation.FlowExplanation, names: Names, blocks: Names = new Map()) => {
   const half = (label: string, direction: "egress" | "ingress", h: FlowExplanation.ExplainedHalf) => {
     if (h.vpc_id === null) return `  ${label}  outside your VPCs: no rule of yours judges it`
     const at = `  ${label}  VPC ${named(names, h.vpc_id)}:`
     if (h.reach === "partial") {
-      return `${at} partial: ${halfOf(h.allowed_flow!, direction)} (e.g. ${pathText(h.allowed_flow!, names)}), ${
-        halfOf(h.denied_flow!, direction)
-      } (e.g. ${pathText(h.denied_flow!, names)})`
+      return `${at} partial: ${halfOf(h.allowed_flow!, direction)} (e.g. ${
+        pathText(h.allowed_flow!, names, blocks)
+      }), ${halfOf(h.denied_flow!, direction)} (e.g. ${pathText(h.denied_flow!, names, blocks)})`
     }
     const example = h.allowed_flow ?? h.denied_flow
     return example === null
       ? `${at} no flow`
-      : `${at} ${halfOf(example, direction)} (e.g. ${pathText(example, names)})`
+      : `${at} ${halfOf(example, direction)} (e.g. ${pathText(example, names, blocks)})`
   }
   return [
-    `${x.protocol}${x.port === null ? "" : ` ${x.port}`} from ${endpoint(x.from)} to ${endpoint(x.to)}: ${
-      REACH[x.reach]
-    }`,
+    `${x.protocol}${x.port === null ? "" : ` ${x.port}`} from ${endpoint(x.from, names, blocks)} to ${
+      endpoint(x.to, names, blocks)
+    }: ${REACH[x.reach]}`,
     ...(x.note === null ? [] : [`  ${x.note}`]),
     half("egress ", "egress", x.egress),
     half("ingress", "ingress", x.ingress),
     ...(x.reach === "partial"
       ? [
-        `  gets through: ${pathText(x.allowed_flow!, names)}`,
-        `  stopped:      ${pathText(x.denied_flow!, names)} (${
+        `  gets through: ${pathText(x.allowed_flow!, names, blocks)}`,
+        `  stopped:      ${pathText(x.denied_flow!, names, blocks)} (${
           x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress"
         } ${halfOf(x.denied_flow!, x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress")})`
       ]

@@ -121,6 +121,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect(stale.code).toBe(1)
       expect(stale.stderr).toContain(`changed since ${etag}: they are now at "`)
       expect(stale.stderr).not.toContain(`now at ${etag}`)
+      // The VPC by its name, as plans name it, not by the id the API's words give.
+      expect(stale.stderr).toContain("the rules of VPC prod changed since")
+      expect(stale.stderr).not.toContain(vpc.id)
       expect((yield* tenet(["rules", "plan", "-f", file])).code).toBe(0)
 
       // The API's CSV export, as a spreadsheet keeps it, is a rules file too: it plans as the
@@ -166,6 +169,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       const refused = yield* tenet(["rules", "apply", "-f", file])
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain("would break guardrail 'no ssh from partners'")
+      expect(refused.stderr).toContain("'no ssh from partners' in VPC prod: tcp 22 from 198.51.100.")
+      expect(refused.stderr).not.toContain(vpc.id)
 
       const explained = yield* tenet([
         "explain",
@@ -181,7 +186,7 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
         "443"
       ])
       expect(explained.code, explained.stderr).toBe(0)
-      expect(explained.stdout).toContain("tcp 443 from the internet to subnet web: ALLOWED")
+      expect(explained.stdout).toContain("tcp 443 from the internet to subnet web 10.0.1.0/24: ALLOWED")
       expect(explained.stdout).toContain("ingress  VPC prod: allow by 'https'")
       const reach = yield* tenet(["reach", "--vpc", "prod"])
       expect(reach.stdout).toMatch(/internet\s+subnet web\s+443\s+-\s+-/)
@@ -238,7 +243,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
         "443"
       ])
       expect(across.code, across.stderr).toBe(0)
-      expect(across.stdout).toContain("pod api")
+      // The pod at an address it can have: a host of its subnet, never the subnet's network address.
+      expect(across.stdout).toMatch(/ 10\.5\.0\.\d+ \(pod api\) -> 10\.0\.1\.\d+ \(subnet web 10\.0\.1\.0\/24\)/)
+      expect(across.stdout).not.toMatch(/ 10\.5\.0\.0 | 10\.0\.1\.0 /)
       // The same name in two VPCs: this VPC's when it has one, else ambiguous, named as such.
       yield* api.subnets.create({
         payload: { vpc_id: vpc.id, name: "stage-web", cidr: "10.0.9.0/24", gateway_ip: "10.0.9.1" }
@@ -390,14 +397,18 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
           1,
           expect.stringContaining("would break guardrail 'no ssh from partners'")
         ])
+        expect(refused.stderr).toContain("'no ssh from partners' in VPC staging: tcp 22 from 203.0.113.")
+        expect(refused.stderr).not.toContain(staging.id)
 
         writeFileSync(setFile, readFileSync(setFile, "utf8").replace("203.0.113.0/24", "192.0.2.0/24"))
         const etag = /at ("[0-9a-f]+")/.exec((yield* run(["sets", "plan", "-f", setFile])).stdout)![1]!
         const applied = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
         expect(applied.code, applied.stderr).toBe(0)
-        expect(applied.stdout).toContain("Applied: 2 entries; 2 rule(s) in 2 VPC(s) use it.")
+        expect(applied.stdout).toContain("Applied: 2 entries; 2 rule(s) in 2 VPC(s) use it; in force.")
         const stale = yield* run(["sets", "apply", "-f", setFile, "--if-match", etag.slice(1, -1)])
         expect(stale.code).toBe(1)
+        const asJson = yield* run(["sets", "apply", "-f", setFile, "--output", "json"])
+        expect(JSON.parse(asJson.stdout)).toMatchObject({ name: "offices", applied: true, apply_error: null })
         const exportedSet = yield* run(["sets", "export", "--set", "offices"])
         expect(exportedSet.stdout).toContain(
           "set: offices\nentries:\n  - cidr: 198.51.100.0/24\n    description: Berlin\n  - cidr: 192.0.2.0/24"

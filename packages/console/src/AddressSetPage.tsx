@@ -1,8 +1,8 @@
 /**
  * The tenant's address sets: each listed with how many rules use it, and a form for a new one;
- * one set's entries, every rule that names it (by VPC), and an edit of its entries previewed
- * before it is saved: the dry run's impact in each VPC using the set, guardrails it would break
- * included. Both are the API's own answers.
+ * one set's entries, every rule that names it (by VPC), and an edit of its description and
+ * entries previewed before it is saved: the dry run's impact in each VPC using the set,
+ * guardrails it would break included (it is not saved then). Both are the API's own answers.
  */
 import type { Ids } from "@tenet/core"
 import { useState } from "preact/hooks"
@@ -19,6 +19,9 @@ const entriesOf = (text: string) =>
     const [cidr = "", ...note] = line.split(/\s+/)
     return { cidr, description: note.length === 0 ? null : note.join(" ") }
   })
+
+/** A description as the form writes it: none when left empty. */
+const descriptionOf = (text: string) => (text.trim() === "" ? null : text.trim())
 
 const textOf = (set: AddressSetView) =>
   set.entries.map((e) => e.description === null ? e.cidr : `${e.cidr} ${e.description}`).join("\n")
@@ -54,11 +57,16 @@ export const AddressSetsPage = ({ client }: { client: Client }) => {
 
 const NewSet = ({ client, onCreated }: { client: Client; onCreated: () => void }) => {
   const [name, setName] = useState("")
+  const [description, setDescription] = useState("")
   const [entries, setEntries] = useState("")
   const { error, submit } = useSubmit(
-    () => client.addressSets.create({ payload: { name, description: null, entries: entriesOf(entries) } }),
+    () =>
+      client.addressSets.create({
+        payload: { name, description: descriptionOf(description), entries: entriesOf(entries) }
+      }),
     () => {
       setName("")
+      setDescription("")
       setEntries("")
       onCreated()
     }
@@ -67,6 +75,7 @@ const NewSet = ({ client, onCreated }: { client: Client; onCreated: () => void }
     <form class="editor" onSubmit={submit} aria-label="New address set">
       <h2>New address set</h2>
       <TextField label="Name" name="set-name" required value={name} onInput={setName} />
+      <TextField label="Description" name="set-description" value={description} onInput={setDescription} />
       <label>
         Entries, one a line (a network, then an optional note)
         <textarea name="set-entries" rows={4} value={entries} onInput={(e) => setEntries(e.currentTarget.value)} />
@@ -136,10 +145,13 @@ const SetEditor = ({ client, names, onSaved, set }: {
   names: ReturnType<typeof namesOf>
   onSaved: () => void
 }) => {
+  const [description, setDescription] = useState(set.description ?? "")
   const [entries, setEntries] = useState(() => textOf(set))
   const [plan, setPlan] = useState<AddressSetPlan | null>(null)
   const edit = { path: { address_set_id: set.id }, headers: { "if-match": set.etag } }
-  const payload = () => ({ entries: entriesOf(entries) })
+  const payload = () => ({ description: descriptionOf(description), entries: entriesOf(entries) })
+  // The edit previewed would break a guardrail: the API would refuse it, so it is not offered.
+  const refused = plan !== null && plan.vpcs.some((impact) => impact.violations.length > 0)
   const preview = useCall(
     () =>
       client.addressSets.update({ ...edit, payload: payload(), urlParams: { dry_run: true } }) as Promise<
@@ -153,7 +165,16 @@ const SetEditor = ({ client, names, onSaved, set }: {
   )
   return (
     <form class="editor" onSubmit={submit} aria-label={`Edit address set ${set.name}`}>
-      <h2>Edit entries</h2>
+      <h2>Edit the set</h2>
+      <TextField
+        label="Description"
+        name="set-description"
+        value={description}
+        onInput={(value) => {
+          setDescription(value)
+          setPlan(null)
+        }}
+      />
       <label>
         Entries, one a line (a network, then an optional note)
         <textarea
@@ -168,7 +189,7 @@ const SetEditor = ({ client, names, onSaved, set }: {
       </label>
       <div class="actions">
         <button type="button" onClick={() => void preview.call()}>Preview impact</button>
-        <button type="submit">Save</button>
+        <button type="submit" disabled={refused}>Save</button>
       </div>
       <Problem error={preview.error ?? error} />
       {plan !== null && (

@@ -70,7 +70,7 @@ export const ImpactView = ({ impact, names }: { impact: SecurityRule.RuleImpact;
               </li>
             ))}
           </ul>
-          <p>Saving this change will be refused.</p>
+          <p>Saving this change would be refused: change it first.</p>
         </div>
       )}
       {impact.new_findings.length > 0 && (

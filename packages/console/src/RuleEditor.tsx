@@ -1,6 +1,7 @@
 /**
  * A rule's form, for a new rule or an edit. "Preview impact" sends the change as a dry run and
- * shows what it would open and close; "Save" makes it. Both are the API's own answers.
+ * shows what it would open and close; "Save" makes it, unless the preview showed a guardrail it
+ * would break (until the rule is changed again). Both are the API's own answers.
  */
 import type { Ids, SecurityRule } from "@tenet/core"
 import { useState } from "preact/hooks"
@@ -105,6 +106,8 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
     () => onDone(true)
   )
   const ported = draft.protocol === "tcp" || draft.protocol === "udp"
+  // The change previewed would break a guardrail: the API would refuse it, so it is not offered.
+  const refused = impact !== null && impact.violations.length > 0
   return (
     <form class="editor" onSubmit={submit} aria-label={rule === null ? "New rule" : `Edit rule ${rule.name}`}>
       <h3>{rule === null ? "New rule" : `Edit rule '${rule.name}'`}</h3>
@@ -228,7 +231,7 @@ export const RuleEditor = ({ choices, client, names, onDone, rule, vpcId }: {
       {impact !== null && <ImpactView impact={impact} names={names} />}
       <div class="actions">
         <button type="button" onClick={() => preview.call()}>Preview impact</button>
-        <button type="submit" class="primary">Save rule</button>
+        <button type="submit" class="primary" disabled={refused}>Save rule</button>
         <button type="button" onClick={() => onDone(false)}>Cancel</button>
       </div>
     </form>

@@ -139,14 +139,22 @@ export const TopologyGraph = (
                           </tspan>
                         </text>
                         {pod.tunnels.map((t, k) => (
-                          <text
+                          // A hostname is as long as its tenant made it (up to 253 characters): laid
+                          // out by the browser, it ends in an ellipsis at the pod's edge, its status
+                          // kept in view and the whole of it in the tooltip. Counting characters
+                          // cannot know how wide they are drawn.
+                          <foreignObject
                             key={t.id}
                             x={x + 4 * PAD + 2}
-                            y={py + POD + k * TUNNEL + 2}
-                            class={`tunnel ${t.status}`}
+                            y={py + POD + k * TUNNEL - 10}
+                            width={COLUMN - 6 * PAD - 10}
+                            height={TUNNEL}
                           >
-                            {truncate(`⇄ ${t.hostname} (${t.status})`, 38)}
-                          </text>
+                            <div class={`tunnel ${t.status}`} title={`${t.hostname} (${t.status})`}>
+                              <span class="hostname">⇄ {t.hostname}</span>
+                              <span class="tunnel-status">({t.status})</span>
+                            </div>
+                          </foreignObject>
                         ))}
                       </g>
                     )

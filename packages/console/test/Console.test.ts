@@ -265,13 +265,15 @@ describe.skipIf(!available)("the console in a real browser", () => {
     expect(violation).toContain("would be decided by rule 'ssh for everyone'")
     await accessible(page)
     await shoot(page, "guardrail-violation")
-    // Saving is refused with the API's words; nothing is saved.
-    await editor.getByRole("button", { name: "Save rule" }).click()
-    await editor.getByText("would break guardrail 'no ssh from partners'").waitFor()
+    // The API would refuse it: Save is not offered until the rule changes.
+    const save = editor.getByRole("button", { name: "Save rule" })
+    expect(await save.isDisabled()).toBe(true)
+    await editor.getByLabel("Ports").fill("443")
+    expect(await save.isEnabled()).toBe(true)
     expect((await api.securityRules.list({ urlParams: { vpc_id: vpc.id } })).rules.map((r) => r.name)).not.toContain(
       "ssh for everyone"
     )
-    expect(problems.filter((p) => !p.includes("409"))).toEqual([])
+    expect(problems).toEqual([])
     await page.close()
   })
 
@@ -303,11 +305,13 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await page.getByRole("heading", { name: "Address sets" }).waitFor()
     const form = page.getByRole("form", { name: "New address set" })
     await form.getByLabel("Name").fill("offices")
+    await form.getByLabel("Description").fill("Office networks")
     await form.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/25")
     await form.getByRole("button", { name: "Create set" }).click()
     const listed = page.getByRole("row").filter({ hasText: "offices" })
     await listed.waitFor()
     expect(await listed.textContent()).toContain("0 rules")
+    expect(await listed.textContent()).toContain("Office networks")
 
     const set = (await api.addressSets.list({ urlParams: {} })).find((s) => s.name === "offices")!
     for (const vpc of vpcs) {
@@ -342,17 +346,29 @@ describe.skipIf(!available)("the console in a real browser", () => {
     expect(await impacts.getByRole("alert").textContent()).toContain("no ssh from partners: tcp 22 from 203.0.113.")
     await accessible(page)
     await shoot(page, "address-set-preview")
-    // Saving is refused with the API's words; the set is unchanged.
-    await editor.getByRole("button", { name: "Save" }).click()
-    await editor.getByText("would break guardrail 'no ssh from partners'").waitFor()
+    // The API would refuse the edit: Save is not offered until it changes; the set is unchanged.
+    const save = editor.getByRole("button", { name: "Save" })
+    expect(await save.isDisabled()).toBe(true)
     expect((await api.addressSets.get({ path: { address_set_id: set.id } })).entries.map((e) => e.cidr)).toEqual([
       "198.51.100.0/24",
       "192.0.2.0/25"
     ])
+    // The description is the set's to edit too, with its entries.
     await editor.getByLabel(/Entries/).fill("198.51.100.0/24 Berlin\n192.0.2.0/24")
-    await editor.getByRole("button", { name: "Save" }).click()
+    await editor.getByLabel("Description").fill("Our office networks")
+    await save.click()
     await page.getByRole("cell", { name: "192.0.2.0/24", exact: true }).waitFor()
-    expect(problems.filter((p) => !p.includes("409"))).toEqual([])
+    await page.getByText("Our office networks").first().waitFor()
+    expect(await api.addressSets.get({ path: { address_set_id: set.id } })).toMatchObject({
+      description: "Our office networks"
+    })
+    // Emptied, it is none.
+    const edited = page.getByRole("form", { name: "Edit address set offices" })
+    await edited.getByLabel("Description").fill("")
+    await edited.getByRole("button", { name: "Save" }).click()
+    await page.getByText("Our office networks").waitFor({ state: "detached" })
+    expect((await api.addressSets.get({ path: { address_set_id: set.id } })).description).toBeNull()
+    expect(problems).toEqual([])
     await page.close()
   })
 
@@ -381,6 +397,12 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await tenant.tunnels.createForPod({
       path: { pod_id: storefront.id },
       payload: { tunnel_name: "shop", subdomain: "shop", protocol_type: "http" }
+    })
+    // A long hostname, of wide letters: it stays inside its pod's box.
+    const long = "www-warehouse-workflow-webhooks-for-mailroom-management"
+    await tenant.tunnels.createForPod({
+      path: { pod_id: storefront.id },
+      payload: { tunnel_name: "sale", subdomain: long, protocol_type: "http" }
     })
     const data = await tenant.vpcs.create({ payload: { name: "data", enable_internet: false } })
     const db = await tenant.subnets.create({
@@ -422,6 +444,17 @@ describe.skipIf(!available)("the console in a real browser", () => {
       ]
     ) {
       expect(text).toContain(shown)
+    }
+    const tunnels = graph.locator(".pod .tunnel")
+    expect(await tunnels.count()).toBe(2)
+    for (const tunnel of await tunnels.all()) {
+      const pod = (await tunnel.locator("xpath=ancestor::*[contains(@class, 'pod')][1]/*[local-name()='rect']")
+        .boundingBox())!
+      const box = (await tunnel.boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(pod.x)
+      expect(box.x + box.width, await tunnel.textContent() ?? "").toBeLessThanOrEqual(pod.x + pod.width)
+      // Its status is kept in view, however long the hostname.
+      expect(await tunnel.textContent()).toMatch(/\(active\)$/)
     }
     await accessible(page)
     await shoot(page, "topology")

@@ -77,6 +77,8 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
         body: { entries: [{ cidr: "192.0.2.0/24" }] }
       })
       expect(edited.status, JSON.stringify(edited.body)).toBe(200)
+      // Answered once the VPC using the set is in force with the edit, as a rule's change is.
+      expect(edited.body).toMatchObject({ entries: [{ cidr: "192.0.2.0/24" }], applied: true, apply_error: null })
       expect(yield* judge("198.51.100.9")).toEqual(["denied", null])
       expect(yield* judge("192.0.2.200")).toEqual(["allowed", rule.id])
       const rules = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body as Json

@@ -58,7 +58,13 @@ layer(testServer(), { excludeTestServices: true })("address sets", (it) => {
       expect(changed.etag).not.toBe(set.etag)
       const described = yield* raw("PATCH", `/address-sets/${set.id}`, { headers, body: { description: null } })
       expect(described.status).toBe(200)
-      expect(described.body).toMatchObject({ description: null, entries: changed.entries })
+      // No rule names the set: nothing to bring into force.
+      expect(described.body).toMatchObject({
+        description: null,
+        entries: changed.entries,
+        applied: true,
+        apply_error: null
+      })
       expect(described.headers["etag"]).toBe((described.body as Json).etag)
 
       const stale = yield* raw("DELETE", `/address-sets/${set.id}`, { headers: { ...headers, "if-match": set.etag } })

@@ -301,6 +301,48 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
       expect(plan.entries.map((e) => e.rule_id)).toHaveLength(1)
     }))
 
+  it.effect("an address set's edit answers whether every VPC whose rules name it is in force, naming each that is not", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const other = yield* s.secondVpc()
+      const set = (yield* raw("POST", "/address-sets", {
+        headers: s.headers,
+        body: { name: uniqueName("offices"), entries: [{ cidr: "198.51.100.0/24" }] }
+      })).body as Json
+      for (const vpc of [s.vpc, other]) {
+        const made = yield* s.create({
+          vpc_id: vpc.id,
+          ports: "22",
+          remote_type: "address_set",
+          remote_cidr: undefined,
+          remote_address_set_id: set.id
+        })
+        expect(made.status, JSON.stringify(made.body)).toBe(201)
+      }
+      const edit = (cidr: string) =>
+        raw("PATCH", `/address-sets/${set.id}`, { headers: s.headers, body: { entries: [{ cidr }] } })
+      expect((yield* edit("203.0.113.0/24")).body).toMatchObject({ applied: true, apply_error: null })
+
+      const cluster = yield* SimulatedCluster.ClusterSwitches
+      yield* cluster.failApplies("admission webhook unavailable")
+      const refused = yield* edit("192.0.2.0/24")
+      yield* cluster.heal
+      // Saved all the same (the reconciler applies it), and said to be not yet in force, VPC by VPC.
+      expect(refused.status).toBe(200)
+      expect(refused.body).toMatchObject({
+        entries: [{ cidr: "192.0.2.0/24" }],
+        applied: false,
+        apply_error: `VPC ${s.vpc.name}: applyVpc: admission webhook unavailable; ` +
+          `VPC ${other.name}: applyVpc: admission webhook unavailable`
+      })
+      // The set's own view says nothing of it: it is the write that was, or was not, brought into force.
+      expect(Object.keys((yield* raw("GET", `/address-sets/${set.id}`, { headers: s.headers })).body as Json))
+        .not.toContain("applied")
+      const applier = yield* NetworkApplier.NetworkApplier
+      expect(yield* applier.reconcile).toBeGreaterThanOrEqual(2)
+      expect(yield* s.list).toMatchObject({ applied: true, apply_error: null })
+    }))
+
   it.effect("a failed apply is saved and reported, and the reconciler converges once the cluster recovers", () =>
     Effect.gen(function*() {
       const s = yield* setup

@@ -175,9 +175,27 @@ const refEnd = (built: Built, vpcId: string, e: Json): Reference.End => {
 
 const idOf = (e: Json) => e.kind === "internet" ? "internet" : e.pod_id ?? e.subnet_id ?? e.vpc_id
 
+/**
+ * Each end of a flow that is in a subnet (a pod, or another endpoint of it) at an address such
+ * an endpoint can have: inside the subnet's block, and none of its network, broadcast and
+ * gateway addresses.
+ */
+const expectHosts = (subnets: ReadonlyArray<Json>, path: Json | null) => {
+  if (path === null) return
+  for (const end of [path.source, path.destination]) {
+    if (end.subnet_id === null) continue
+    const subnet = subnets.find((s) => s.id === end.subnet_id)!
+    const block = Net.cidrOf(subnet.cidr)
+    expect(Net.contains(block, Net.ipv4Of(end.ip)), `${end.ip} in ${subnet.cidr}`).toBe(true)
+    expect([Net.networkOf(block), Net.broadcastOf(block)].map(Net.formatIpv4)).not.toContain(end.ip)
+    expect(end.ip).not.toBe(subnet.gateway_ip)
+  }
+}
+
 /** A witness end to end, checked flow by flow against the reference, half by half. */
 const expectPath = (built: Built, path: Json | null, gets: boolean, half: "both" | "egress" | "ingress") => {
   if (path === null) return
+  expectHosts(built.subnets, path)
   const localOf = (end: Json) =>
     end.pod_id !== null ? { pod_id: end.pod_id } : end.subnet_id !== null ? { subnet_id: end.subnet_id } : {}
   const egress = Reference.halfAction(
@@ -275,6 +293,8 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
             const from = refEnd(built, vpc.id, pair.from)
             const to = refEnd(built, vpc.id, pair.to)
             for (const protocol of ["tcp", "udp", "icmp"] as const) {
+              expectHosts(built.subnets, pair[protocol].allowed_flow)
+              expectHosts(built.subnets, pair[protocol].denied_flow)
               const tried = protocol === "icmp" ? [null] : ports.filter((_, i) => (i + p) % 3 === 0)
               for (const port of tried) {
                 const expected = Reference.reach(built.reference, cuts, from, to, protocol, port)
@@ -426,6 +446,47 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
         }
       })).body as Json
       expect(quietOnly).toMatchObject({ reach: "denied", allowed_flow: null })
+    }))
+
+  it.effect("a pod's or a subnet's end of a flow is an address of its own: never the subnet's network address", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const pod = (yield* w.createPod({ name: "api" })).body as Json
+      const explain = (query: string) =>
+        Effect.map(raw("GET", `/vpcs/${w.vpc.id}/explain?${query}`, { headers: w.headers }), (r) => r.body as Json)
+      const out = yield* explain(`from=${pod.id}&to=internet&protocol=tcp&port=443`)
+      expect(out.allowed_flow.source).toMatchObject({ pod_id: pod.id, subnet_id: w.subnet.id })
+      expectHosts([w.subnet], out.allowed_flow)
+      const into = yield* explain(`from=internet&to=${w.subnet.id}&protocol=tcp&port=22`)
+      expect(into.denied_flow.destination).toMatchObject({ subnet_id: w.subnet.id })
+      expectHosts([w.subnet], into.denied_flow)
+      // The same of a witness in the matrix and in a half's question.
+      yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "no dns for api",
+          direction: "egress",
+          action: "deny",
+          priority: 10,
+          protocol: "udp",
+          ports: "53",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0",
+          target_type: "pods",
+          target_pod_ids: [pod.id]
+        }
+      })
+      const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
+      const cell = (matrix.pairs as Array<Json>).find((p) => p.from.kind === "subnet" && p.to.kind === "internet")!
+      expect(cell.udp.partial).toBe("53")
+      expectHosts([w.subnet], cell.udp.allowed_flow)
+      expectHosts([w.subnet], cell.udp.denied_flow)
+      const evaluated = (yield* raw("POST", "/security-rules/evaluate", {
+        headers: w.headers,
+        body: { vpc_id: w.vpc.id, direction: "ingress", protocol: "tcp", port: 22, remote_vpc_id: w.vpc.id }
+      })).body as Json
+      expect(evaluated.allowed_flow.flow.remote_ip).not.toBe("10.0.1.0")
     }))
 
   it.effect("bad questions are 422 naming the parameter; another tenant's VPC is 404", () =>

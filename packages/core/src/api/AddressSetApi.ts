@@ -1,7 +1,7 @@
 /** Address sets: a tenant's named lists of networks. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AddressSet, AddressSetPlan, AddressSetUsage } from "../domain/AddressSet.js"
+import { AddressSet, AddressSetChanged, AddressSetPlan, AddressSetUsage } from "../domain/AddressSet.js"
 import * as Etag from "../domain/Etag.js"
 import { AddressSetId } from "../domain/Ids.js"
 import { PageQuery } from "../domain/Page.js"
@@ -57,7 +57,7 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       .setPayload(Payloads["addressSets.update"])
       .setUrlParams(DryRunQuery)
       .setHeaders(Etag.IfMatchHeaders)
-      .addSuccess(AddressSet)
+      .addSuccess(AddressSetChanged)
       .addSuccess(AddressSetPlan)
       .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)
@@ -65,7 +65,8 @@ export class AddressSetsApi extends HttpApiGroup.make("addressSets")
       .annotate(
         OpenApi.Summary,
         "Change the description and/or the entries (the whole list, replaced) in one change with every VPC whose " +
-          "rules name the set; 409 when it would break a guardrail in any of them; 412 when If-Match is not the " +
+          "rules name the set; the set answered with applied (every one of them in force with it) and apply_error " +
+          "(each not yet, and why); 409 when it would break a guardrail in any of them; 412 when If-Match is not the " +
           "set's ETag (the answer's ETag is the new one). dry_run=true: the edit's impact in each of those VPCs"
       )
   )

@@ -9,7 +9,7 @@ import { nullable, oncePerRecord, stringBetween, Timestamp, TRUSTED, wireExample
 import * as Etag from "./Etag.js"
 import { AddressSetId, SecurityRuleId, TenantId, VpcId } from "./Ids.js"
 import { DnsLabel, Ipv4NetworkNormalized } from "./Net.js"
-import { RuleImpact } from "./SecurityRule.js"
+import { InForce, RuleImpact } from "./SecurityRule.js"
 
 /** The most entries one set may hold. */
 export const MAX_ENTRIES = 256
@@ -81,6 +81,12 @@ export class AddressSet extends Schema.Class<AddressSet>("AddressSet")({
   ...AddressSetRecord.fields,
   etag: Etag.Field
 }) {}
+
+/**
+ * A set's edit made: the set as it now stands, and whether every VPC whose rules name it is in
+ * force with it (`apply_error` names each that is not yet, and why), as a rule's change answers.
+ */
+export class AddressSetChanged extends AddressSet.extend<AddressSetChanged>("AddressSetChanged")(InForce) {}
 
 /** The set's version, for `If-Match` on its changes and its delete. */
 export const etagOf = oncePerRecord((record: AddressSetRecord): string => Etag.of(record))

@@ -250,27 +250,33 @@ export const IMPLIED_RULES: ReadonlyArray<ImpliedRule> = [
   ImpliedRule.make({ key: "implied-deny-ingress", direction: "ingress", action: "deny" })
 ]
 
-/** Result of a create, patch or delete: the rule (null after delete) and whether it is in force. */
+/**
+ * Whether a write is in force in the cluster (`applied`), or why not yet (`apply_error`; it is
+ * saved all the same, and the platform retries): the answer of every write that converges VPCs,
+ * as the spec has a rule's.
+ */
+export const InForce = {
+  applied: Schema.Boolean,
+  apply_error: Schema.NullOr(Schema.String)
+}
+
 /** A rule created or changed, as it now stands, and whether its VPC is in force with it. */
 export class RuleMutation extends Schema.Class<RuleMutation>("RuleMutation")({
   rule: SecurityRule,
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String)
+  ...InForce
 }) {}
 
 /** A rule deleted: `rule` is null (the spec's answer), and whether its VPC is in force without it. */
 export class RuleRemoval extends Schema.Class<RuleRemoval>("RuleRemoval")({
   rule: Schema.Null,
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String)
+  ...InForce
 }) {}
 
 export class RuleList extends Schema.Class<RuleList>("RuleList")({
   vpc_id: VpcId,
   rules: Schema.Array(SecurityRule),
   implied: Schema.Array(ImpliedRule),
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String)
+  ...InForce
 }) {}
 
 export const RuleListQuery = Schema.Struct({ vpc_id: VpcId })
@@ -444,8 +450,7 @@ const replacementFields = {
 export class RulesReplaced extends Schema.Class<RulesReplaced>("RulesReplaced")({
   dry_run: Schema.Literal(false),
   ...replacementFields,
-  applied: Schema.Boolean,
-  apply_error: Schema.NullOr(Schema.String)
+  ...InForce
 }) {}
 
 /**

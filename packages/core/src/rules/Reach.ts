@@ -131,7 +131,9 @@ export const internetAddresses = (context: VpcContext): Array<Interval> =>
 const blocks = new WeakMap<VpcContext, Map<SubnetId, ReadonlyArray<Interval>>>()
 
 /**
- * A subnet's addresses as flows use them: its block without the core network (its gateway).
+ * A subnet's addresses as flows use them: the hosts of its block (the cluster gives no endpoint
+ * its network or broadcast address; a subnet is /8 to /30, so it has both) without the core
+ * network (its gateway). A witness of a pod or a subnet is then at an address it can have.
  * One array per context and subnet, shared by its endpoints, so what is computed of an address
  * set is computed once (`halfOf`).
  */
@@ -141,7 +143,9 @@ const blockOf = (context: VpcContext, subnet: SubnetId): ReadonlyArray<Interval>
   let block = known.get(subnet)
   if (block === undefined) {
     const cidr = context.subnets.get(subnet)
-    block = cidr === undefined ? [] : minus([rangeOf(cidr)], normalize(context.infrastructure.map(rangeOf)))
+    block = cidr === undefined
+      ? []
+      : minus([[Net.networkOf(cidr) + 1, Net.broadcastOf(cidr) - 1]], normalize(context.infrastructure.map(rangeOf)))
     known.set(subnet, block)
   }
   return block
@@ -171,7 +175,7 @@ export const ends = {
     vpc: context.vpc_id,
     locals: [{ atom: `subnet:${subnet}`, addresses: [[ip, ip]] }]
   }),
-  /** A pod: any address of its subnet, as the cluster gives pods theirs. */
+  /** A pod: any host address of its subnet, as the cluster gives pods theirs. */
   pod: (context: VpcContext, pod: PodId): End => ({ vpc: context.vpc_id, locals: [podLocal(context, pod)] }),
   /** A subnet: its pods and every other endpoint in it. */
   subnet: (context: VpcContext, subnet: SubnetId): End => ({

@@ -102,15 +102,18 @@ const withoutInfrastructure = (block: Interval, context: RuleSet.VpcContext): Ar
   )
 
 const subnetLocals = (context: RuleSet.VpcContext, subnet: string): Array<Local> => {
-  const block = context.subnets.get(subnet as never)!
-  const addresses = withoutInfrastructure(range(block), context)
+  const [network, broadcast] = range(context.subnets.get(subnet as never)!)
+  const addresses = withoutInfrastructure([network + 1, broadcast - 1], context)
   return [
     { local: { subnet_id: subnet as never }, addresses },
     ...[...context.pods].filter(([, s]) => s === subnet).map(([pod_id]) => ({ local: { pod_id }, addresses }))
   ]
 }
 
-/** The ends of the API: a subnet is its pods and its other endpoints, a pod any address of its subnet. */
+/**
+ * The ends of the API: a subnet is its pods and its other endpoints, a pod any host address of
+ * its subnet (neither its network nor its broadcast address, nor the core network).
+ */
 export const ends = {
   subnet: (context: RuleSet.VpcContext, subnet: string): End => ({
     vpc: context.vpc_id,

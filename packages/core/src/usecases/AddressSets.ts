@@ -11,7 +11,7 @@ import { Idempotency } from "../changes/Idempotency.js"
 import * as Invariants from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
-import { AddressSetPlan, AddressSetUsage, viewOf } from "../domain/AddressSet.js"
+import { AddressSetChanged, AddressSetPlan, AddressSetUsage, viewOf } from "../domain/AddressSet.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { VpcId } from "../domain/Ids.js"
 import { AddressSetId, randomUuid } from "../domain/Ids.js"
@@ -30,7 +30,7 @@ import type { TenantState } from "../readmodel/TenantState.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
 import { storeUnavailable } from "./Failures.js"
-import { NetworkApplier } from "./NetworkApplier.js"
+import { NetworkApplier, together } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
 import { impactOf } from "./RulePresentation.js"
 
@@ -51,14 +51,14 @@ export interface AddressSetsShape {
   /**
    * `ifMatch`: the set's `etag` the change was made against; 412 when it moved since. 409 when
    * it would break a guardrail in any VPC that uses the set. Answers once every such VPC is
-   * converged (or still applying past the applier's wait).
+   * converged (or still applying past the applier's wait), saying whether all are in force.
    */
   readonly update: (
     caller: TenantPrincipal,
     id: AddressSetId,
     patch: AddressSetPatch,
     ifMatch?: string
-  ) => Effect.Effect<AddressSet, Failure | PreconditionFailed | GuardrailViolated>
+  ) => Effect.Effect<AddressSetChanged, Failure | PreconditionFailed | GuardrailViolated>
   /** The edit decided exactly as `update` decides it, not made: its impact in each VPC that uses the set. */
   readonly plan: (
     caller: TenantPrincipal,
@@ -145,12 +145,17 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
             )
             // The state the commit made, or (when this process did not make it) the latest; a new
             // description or notes move no verdict, so there is nothing to converge.
-            const using = result.moves ? vpcsUsing(state ?? (yield* stateOf(caller)), id) : []
-            yield* Effect.forEach(using, (vpc) => applier.apply(caller.tenant_id, vpc), {
-              concurrency: "unbounded",
-              discard: true
-            })
-            return viewOf(result.record)
+            const latest = result.moves ? state ?? (yield* stateOf(caller)) : undefined
+            const states = yield* Effect.forEach(
+              latest === undefined ? [] : vpcsUsing(latest, id),
+              (vpc) =>
+                Effect.map(applier.apply(caller.tenant_id, vpc), (applied) => ({
+                  vpc: latest?.vpc(vpc)?.name ?? vpc,
+                  state: applied
+                })),
+              { concurrency: "unbounded" }
+            )
+            return AddressSetChanged.make({ ...viewOf(result.record), ...together(states) }, TRUSTED)
           }
         ),
         plan: Effect.fn("AddressSets.plan")(

@@ -32,6 +32,19 @@ export interface ApplyState {
   readonly apply_error: string | null
 }
 
+/**
+ * One write's state over the VPCs it converged: in force when every one is, else each one not
+ * yet in force named with why. A write that converged none waits on nothing: it is in force.
+ */
+export const together = (
+  states: ReadonlyArray<{ readonly vpc: string; readonly state: ApplyState }>
+): ApplyState => {
+  const pending = states.filter(({ state }) => !state.applied)
+  return pending.length === 0
+    ? { applied: true, apply_error: null }
+    : { applied: false, apply_error: pending.map(({ state, vpc }) => `VPC ${vpc}: ${state.apply_error}`).join("; ") }
+}
+
 export interface NetworkApplierShape {
   /** What the VPC's rules resolve against: the tenant's VPCs, this VPC's subnets and pods. */
   readonly context: (vpc: VpcRecord) => Effect.Effect<RuleSet.VpcContext, ServiceUnavailable>

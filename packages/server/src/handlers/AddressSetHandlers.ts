@@ -6,8 +6,8 @@ import * as Pages from "../Pages.js"
 import * as ResponseJson from "../ResponseJson.js"
 import { asTenant } from "./AsTenant.js"
 
-/** A set as the answer, with its version as the ETag header. */
-const withEtag = <E, R>(self: Effect.Effect<AddressSet.AddressSet, E, R>) =>
+/** A set (or its edit) as the answer, with its version as the ETag header. */
+const withEtag = <A extends AddressSet.AddressSet, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.flatMap(
     self,
     (set) => Effect.map(ResponseJson.answer(Effect.succeed(set)), ResponseJson.withHeaders({ etag: set.etag }))
