@@ -23,6 +23,7 @@ import {
 } from "@tenet/core"
 import { Chunk, Config, Console, Data, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { Console as ConsoleService } from "effect"
+import { createRequire } from "node:module"
 import * as Credentials from "./Credentials.js"
 import * as Render from "./Render.js"
 import * as RulesFile from "./RulesFile.js"
@@ -571,13 +572,16 @@ const report = (error: unknown) =>
     yield* exitWith(1)
   })
 
+/** The CLI's version, from its package.json (one level above both src/ and dist/). */
+const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
+
 /**
  * The CLI on `argv`, its failures printed and its exit code set. A command line it cannot read
  * is reported by `@effect/cli` itself, and fails the run (exit 1). Colour only when
  * `colour` (by default: standard output is a terminal and `NO_COLOR` is not set).
  */
 export const run = (argv: ReadonlyArray<string>, colour = colourful(process.stdout.isTTY, process.env)) => {
-  const program = Command.run(tenet, { name: "tenet", version: "0.1.0" })(argv).pipe(
+  const program = Command.run(tenet, { name: "tenet", version: VERSION })(argv).pipe(
     Effect.catchIf((e) => !ValidationError.isValidationError(e), report)
   )
   return colour ? program : Console.consoleWith((console) => Console.withConsole(program, withoutColour(console)))

@@ -14,15 +14,17 @@ import { TestServer } from "@tenet/server"
 import { Effect } from "effect"
 import { build } from "esbuild"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { afterAll } from "vitest"
 import { Cli } from "../src/index.js"
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url))
 const home = mkdtempSync(join(tmpdir(), "tenet-cli-"))
-const bin = join(home, "tenet.mjs")
+// Beside the package's own files, as dist/bin.js is: the CLI reads its version from ../package.json.
+const bin = join(packageDir, "build", `tenet-${process.pid}.mjs`)
 await build({
   entryPoints: [fileURLToPath(new URL("../src/bin.ts", import.meta.url))],
   outfile: bin,
@@ -33,8 +35,11 @@ await build({
   conditions: ["@tenet/source"],
   logLevel: "warning",
   // CommonJS dependencies inside an ES module bundle still call require.
-  banner: { js: "import { createRequire } from \"node:module\"; const require = createRequire(import.meta.url);" }
+  banner: {
+    js: "import { createRequire as requireFrom } from \"node:module\"; const require = requireFrom(import.meta.url);"
+  }
 })
+afterAll(() => rmSync(bin, { force: true }))
 
 /** `tenet args...`: its exit code and what it printed. */
 const tenet = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -290,6 +295,9 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect(Cli.colourful(true, {})).toBe(true)
       expect(Cli.colourful(true, { NO_COLOR: "1" })).toBe(false)
       expect(Cli.colourful(false, {})).toBe(false)
+      // Its version is its package's, which a release sets.
+      const version = yield* tenet(["--version"])
+      expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")).version)
 
       // A rotated token: the session no longer works, and the refusal says what to do.
       yield* api.tenantIdentity.rotateToken({ path: { tenant_id: session.tenant_id as never } })

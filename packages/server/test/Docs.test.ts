@@ -15,6 +15,9 @@ import { spawnProcess } from "./ServerProcess.js"
 const repo = join(import.meta.dirname, "../../..")
 const read = (file: string) => readFileSync(join(repo, file), "utf8")
 
+/** The version the docs' image tags name: the server's, which `pnpm release` sets in them. */
+const VERSION = (JSON.parse(read("packages/server/package.json")) as { version: string }).version
+
 const DOCS = [
   "README.md",
   ...readdirSync(join(repo, "examples")).map((name) => `examples/${name}/README.md`).filter((f) =>
@@ -55,20 +58,24 @@ const COMMANDS: Record<string, Check> = {
   },
   "npx tenet-server": { covered: "test/consumer/Installed.ts", mentions: "node_modules/.bin/tenet-server" },
   "pnpm install && pnpm test": { covered: ".ci/run", mentions: "pnpm test --reporter" },
-  "npm i ../tenet-packs/tenet-core-0.1.0.tgz ../tenet-packs/tenet-client-0.1.0.tgz": {
+  "npm i ../tenet-packs/tenet-core-*.tgz ../tenet-packs/tenet-client-*.tgz": {
     covered: "test/consumer/Installed.ts",
     mentions: "tarballsFor(packed, args"
   },
   "npm i @tenet/server": { covered: "test/consumer/Installed.ts", mentions: "\"npm i @tenet/server\"" },
   "TENET_STORE=postgres TENET_DATABASE_URL=postgres://tenet@db:5432/tenet TENET_ENCRYPTION_KEY=\"$(cat /etc/tenet/key)\" TENET_HOST=0.0.0.0 npx tenet-server":
     { covered: "packages/server/test/ReadConsistency.test.ts", mentions: "TENET_STORE: \"postgres\"" },
-  "docker build -t tenet/tenet-server:0.1.0 .": {
+  [`docker build -t tenet/tenet-server:${VERSION} .`]: {
     notHere: "no Docker engine runs on CI's machines; Deployment.test.ts checks the Dockerfile's shape"
   },
-  "docker run -p 8080:8080 -v tenet-data:/var/lib/tenet tenet/tenet-server:0.1.0": {
+  [`docker run -p 8080:8080 -v tenet-data:/var/lib/tenet tenet/tenet-server:${VERSION}`]: {
     notHere: "no Docker engine runs on CI's machines"
   },
   "pnpm build": { covered: ".ci/run", mentions: "pnpm build" },
+  "pnpm contract:check": { covered: ".ci/run", mentions: "pnpm contract:check" },
+  "pnpm contract:update": { covered: "package.json", mentions: "\"contract:update\": \"node" },
+  "pnpm changeset": { notHere: "it asks, interactively, which packages changed and how" },
+  "pnpm release": { notHere: "it commits and tags the repository; the first release (0.2.0) was cut with it" },
   "pnpm typecheck": { covered: ".ci/run", mentions: "pnpm typecheck" },
   "pnpm lint": { covered: ".ci/run", mentions: "pnpm lint" },
   "pnpm test": { covered: ".ci/run", mentions: "pnpm test --reporter" },
@@ -120,6 +127,16 @@ describe("the docs", () => {
     for (const [command, check] of Object.entries(COMMANDS)) {
       if ("covered" in check) expect(read(check.covered), command).toContain(check.mentions)
     }
+  })
+
+  it("the README's table of examples has every example", () => {
+    const readme = read("README.md")
+    const table = readme.slice(
+      readme.indexOf("| Example | What it shows |"),
+      readme.indexOf("\n\n", readme.indexOf("| Example |"))
+    )
+    const listed = [...table.matchAll(/^\| \[`examples\/([\w-]+)`\]/gm)].map((m) => m[1]).sort()
+    expect(listed).toEqual(readdirSync(join(repo, "examples")).sort())
   })
 
   it("the README's success codes are the contract's", () => {

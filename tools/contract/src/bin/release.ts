@@ -5,15 +5,25 @@
  *    writes each package's CHANGELOG.md from the changesets, which it consumes.
  * 3. The build's API reports and OpenAPI document become what this release promises
  *    (`tools/contract/released/`), which the next check compares against.
- * 4. One commit, `Release <version>`, and a tag per package (`@tenet/core@0.2.0`, ...).
+ * 4. The server's image tag, where the docs and the deployment name it, becomes the version.
+ * 5. One commit, `Release <version>`, and a tag per package (`@tenet/core@0.2.0`, ...).
  * Publishing the tagged commit is `pnpm -r publish` from a clean build.
  */
 import { execFileSync } from "node:child_process"
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as ApiReport from "../ApiReport.js"
 import * as Gate from "../Gate.js"
 import * as Workspace from "../Workspace.js"
+
+/** Where the server's image is named with its tag. */
+const IMAGE_TAGGED = [
+  "Dockerfile",
+  "README.md",
+  "deploy/README.md",
+  "deploy/kubernetes/base/deployment.yaml",
+  "deploy/kubernetes/example/kustomization.yaml"
+]
 
 const run = (command: string, args: ReadonlyArray<string>) =>
   execFileSync(command, args, { cwd: ApiReport.ROOT, stdio: "inherit" })
@@ -41,13 +51,24 @@ if (verdict.failures.length > 0) {
   process.exit(1)
 }
 
+const before = Workspace.versions().get(Gate.HTTP_PACKAGE)!
 run("pnpm", ["exec", "changeset", "version"])
+const version = Workspace.versions().get(Gate.HTTP_PACKAGE)!
+// The server's image is tagged with the release's version where the docs and the deployment name it.
+for (const file of IMAGE_TAGGED) {
+  const path = join(ApiReport.ROOT, file)
+  writeFileSync(
+    path,
+    readFileSync(path, "utf8")
+      .replaceAll(`tenet-server:${before}`, `tenet-server:${version}`)
+      .replaceAll(`newTag: ${before}`, `newTag: ${version}`)
+  )
+}
 mkdirSync(Workspace.RELEASED, { recursive: true })
 for (const report of reports) {
   copyFileSync(ApiReport.reportPath(report.entry), join(Workspace.RELEASED, report.entry.report))
 }
 writeFileSync(Workspace.RELEASED_OPENAPI, openapi)
-const version = Workspace.versions().get(Gate.HTTP_PACKAGE)!
 run("git", ["add", "-A"])
 run("git", [
   "commit",
