@@ -179,14 +179,16 @@ describe("installed with npm outside the workspace", () => {
       installLines.postgres,
       installLines.kubernetes
     ]
-    for (const [i, line] of others.entries()) {
+    // Each in a project of its own, all at once: npm mostly waits on the registry, and its cache
+    // is safe to share.
+    await Promise.all(others.map(async (line, i) => {
       const dir = project(work, `line-${i}`)
       await install(dir, packed, line)
       const names = line.split(" ").filter((a) => a.startsWith("@tenet/"))
       await run(process.execPath, ["--input-type=module", "-e", names.map((n) => `await import("${n}")`).join(";")], {
         cwd: dir
       })
-    }
+    }))
   }, 600_000)
 
   it("(d) type-checks under NodeNext and under bundler resolution, skipLibCheck off", async () => {
