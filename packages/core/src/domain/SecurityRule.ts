@@ -333,12 +333,15 @@ export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
   findings: Schema.Array(RuleFinding)
 }) {}
 
-/** `?dry_run=true` on a rule change: validate it, change nothing, answer its impact. */
+/**
+ * `?dry_run=true` on a change: validate it, change nothing, answer its impact. No identifier:
+ * a query schema with one is a reference in the OpenAPI document, which lists no parameters for it.
+ */
 export const DryRunQuery = Schema.Struct({
   dry_run: Schema.optional(Schema.BooleanFromString).annotations({
     description: "true: validate exactly as the real call, change nothing, and answer the change's impact"
   })
-}).annotations({ identifier: "DryRunQuery" })
+})
 
 /** What a verdict is given by, and the action it gives. */
 export const Decision = Schema.Struct({ action: RuleAction, decided_by: DecidedBy }).annotations({
