@@ -26,6 +26,24 @@ describe("InputProblems", () => {
     if (!known.includes(dropped)) expect(InputProblems.closest(dropped, known)).toBeDefined()
   })
 
+  it("an abbreviation suggests the name it begins, over a name a few edits away", () => {
+    expect(InputProblems.closest("proto", ["from", "to", "protocol", "port"])).toBe("protocol")
+    expect(InputProblems.closest("port", ["from", "to", "protocol", "port"])).toBe("port")
+    expect(InputProblems.closest("pod", ["port", "pod_id"])).toBe("pod_id")
+    // Of the names it begins, the shortest: the least that was left unsaid.
+    expect(InputProblems.closest("pro", ["protocol_type", "protocol"])).toBe("protocol")
+  })
+
+  it.prop("a name's start of three or more suggests a name it begins", [
+    fc.uniqueArray(name, { minLength: 1, maxLength: 12 }),
+    fc.nat(),
+    fc.nat()
+  ], ([known, n, cut]) => {
+    const target = known[n % known.length]!
+    const start = target.slice(0, 3 + (cut % (target.length - 2)))
+    expect(InputProblems.closest(start, known)?.startsWith(start)).toBe(true)
+  })
+
   it("an unknown field, an enum and a mistyped value, all at once and in words", () => {
     const Body = Schema.Struct({
       ports: Schema.optional(Schema.NullOr(Schema.String)),

@@ -420,7 +420,7 @@ layer(testServer(), { excludeTestServices: true })("strict input", (it) => {
     { timeout: 120_000, fastCheck: { numRuns: 80 } }
   )
 
-  it.effect("the newcomer's typo: `?dryrun=true` is refused, and no rule is created", () =>
+  it.effect("the newcomer's typos: `?dryrun=true` is refused, and no rule is created; `?proto=` means `protocol`", () =>
     Effect.gen(function*() {
       const w = yield* world
       const response = yield* send(w, "securityRules.create", CALLS["securityRules.create"](w).body, "?dryrun=true")
@@ -428,6 +428,19 @@ layer(testServer(), { excludeTestServices: true })("strict input", (it) => {
       expect(response).toMatchObject({ status: 400, body: { errors: [problem] } })
       const rules = yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })
       expect((rules.body as { rules: Array<{ name: string }> }).rules.map((r) => r.name)).not.toContain("web")
+      // An abbreviation is taken for the name it begins, not for another a few edits away.
+      const proto = yield* raw("GET", `/vpcs/${w.vpc.id}/explain?from=internet&to=${w.subnet.id}&proto=tcp&port=22`, {
+        headers: w.headers
+      })
+      expect(proto).toMatchObject({
+        status: 400,
+        body: {
+          errors: expect.arrayContaining([{
+            field: "proto",
+            message: "unknown query parameter \"proto\"; did you mean \"protocol\"?"
+          }])
+        }
+      })
       // A parameter sent twice is refused too: reading either would be a guess.
       const twice = yield* raw("GET", "/vpcs?limit=2&limit=3", { headers: w.headers })
       expect(twice).toMatchObject({

@@ -53,18 +53,22 @@ const distance = (a: string, b: string): number => {
 const normalized = (name: string) => name.toLowerCase().replace(/[-\s]/g, "_")
 
 /**
- * The known name closest to a misspelt one, when it is close enough to be what was meant: a
- * few edits away (`port` for `ports`), or the start of it (`protocol` for `protocol_type`).
+ * The known name closest to a misspelt one, when it is close enough to be what was meant: the
+ * shortest one it begins (`protocol` for `proto`, an abbreviation: a few edits from `port` too,
+ * but not what was meant), else one a few edits away (`ports` for `port`).
  */
 export const closest = (name: string, known: ReadonlyArray<string>): string | undefined => {
   const wanted = normalized(name)
+  if (wanted.length >= 3) {
+    const begun = known.filter((candidate) => normalized(candidate).startsWith(wanted))
+    if (begun.length > 0) return begun.reduce((a, b) => (b.length < a.length ? b : a))
+  }
   let best: { readonly name: string; readonly distance: number } | undefined
   for (const candidate of known) {
     const d = distance(wanted, normalized(candidate))
     if (best === undefined || d < best.distance) best = { name: candidate, distance: d }
   }
-  if (best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 3))) return best.name
-  return wanted.length >= 3 ? known.find((candidate) => normalized(candidate).startsWith(wanted)) : undefined
+  return best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined
 }
 
 const quoted = (names: ReadonlyArray<string>) => names.map((n) => JSON.stringify(n)).join(", ")
