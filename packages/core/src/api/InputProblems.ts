@@ -269,6 +269,10 @@ export const fromIssue = (issue: ParseResult.ParseIssue): ReadonlyArray<Problem>
 
 export const fromParseError = (error: ParseResult.ParseError): ReadonlyArray<Problem> => fromIssue(error.issue)
 
+/** Problems of headers named as HTTP writes a header (`If-Match`; the platform has them in lower case). */
+export const ofHeaders = (problems: ReadonlyArray<Problem>): ReadonlyArray<Problem> =>
+  problems.map((p) => ({ ...p, field: p.field.replace(/(?:^|-)[a-z]/g, (start) => start.toUpperCase()) }))
+
 /** Problems from issues another formatter already worded (the platform's, for paths and queries). */
 export const fromFormatted = (
   issues: ReadonlyArray<{ readonly path: Path; readonly message: string }>
