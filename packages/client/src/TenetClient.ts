@@ -536,7 +536,7 @@ const queryRefusal = (key: string, urlParams: unknown): Errors.InvalidInput | un
     : Schema.encodeUnknownEither(endpoint.querySchema, { errors: "all" })(
       Object.fromEntries(given.filter(([name]) => endpoint.query.includes(name)))
     )
-  const problems = [...unknown, ...(Either.isLeft(values) ? InputProblems.fromParseError(values.left) : [])]
+  const problems = [...unknown, ...(Either.isLeft(values) ? InputProblems.fromParameters(values.left) : [])]
   return problems.length === 0 ? undefined : new Errors.InvalidInput({
     detail: InputProblems.summary(problems),
     errors: problems

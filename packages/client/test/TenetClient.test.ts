@@ -130,7 +130,9 @@ layer(TestServer.layer(), { excludeTestServices: true })(
         expect(refused).toBeInstanceOf(Errors.InvalidInput)
         expect(refused).toMatchObject({ errors: [problem] })
         const badLimit = yield* Effect.flip(tenant.vpcs.list({ urlParams: { limit: 0 } }))
-        expect(badLimit).toMatchObject({ errors: [{ field: "limit", message: "must be an integer from 1 to 1000" }] })
+        expect(badLimit).toMatchObject({
+          errors: [{ field: "limit", message: "must be an integer from 1 to 1000; got 0" }]
+        })
         const rules = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
         expect(rules.rules.map((r) => r.name)).not.toContain("preview")
         // The server answers the same words for the same query sent as it is.

@@ -68,14 +68,14 @@ const queryOf = (url: string): ReadonlyArray<readonly [string, ReadonlyArray<str
   return [...byName]
 }
 
-/** Each parameter's problem (path, query or header) as its schema words it (`InputProblems`). */
+/** Each parameter's problem (path, query or header: texts on the wire) in the API's words (`InputProblems`). */
 const parameterProblems = (
   schema: Api.Parameters | undefined,
   params: Readonly<Record<string, string | undefined>>
 ): ReadonlyArray<InputProblems.Problem> => {
   if (schema === undefined) return []
   const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(params)
-  return Either.isLeft(decoded) ? InputProblems.fromParseError(decoded.left) : []
+  return Either.isLeft(decoded) ? InputProblems.fromParameters(decoded.left) : []
 }
 
 /** What is wrong with the headers the endpoint reads, each named as HTTP writes it. */

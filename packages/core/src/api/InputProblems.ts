@@ -269,6 +269,86 @@ export const fromIssue = (issue: ParseResult.ParseIssue): ReadonlyArray<Problem>
 
 export const fromParseError = (error: ParseResult.ParseError): ReadonlyArray<Problem> => fromIssue(error.issue)
 
+/** Each parameter's own issue: the pointers of its struct, through what wraps them (a default's transformation). */
+const byParameter = (
+  issue: ParseResult.ParseIssue
+): ReadonlyArray<readonly [name: PropertyKey, issue: ParseResult.ParseIssue]> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return [[asArray(issue.path)[0]!, issue.issue]]
+    case "Composite":
+      return asArray(issue.issues).flatMap(byParameter)
+    case "Refinement":
+    case "Transformation":
+      return byParameter(issue.issue)
+    default:
+      return []
+  }
+}
+
+/** What a check of ours said of a value it refused (`must be an integer from 1 to 1000`), when one did. */
+const ownWords = (issue: ParseResult.ParseIssue): string | undefined => {
+  switch (issue._tag) {
+    case "Refinement":
+      return issue.kind === "Predicate" && issue.issue._tag === "Type" && issue.issue.message !== undefined
+        ? issue.issue.message
+        : ownWords(issue.issue)
+    case "Transformation":
+      return ownWords(issue.issue)
+    case "Composite":
+      return asArray(issue.issues).map(ownWords).find((words) => words !== undefined)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The first description met from the outside in: what a schema says it is (`an integer from 1
+ * to 1000`) before what it is made of (`an integer`, a string to parse).
+ */
+const describedWithin = (ast: AST.AST): string | undefined =>
+  describedAs(ast) ??
+    (AST.isTransformation(ast)
+      ? describedWithin(ast.to) ?? describedWithin(ast.from)
+      : AST.isRefinement(ast)
+      ? describedWithin(ast.from)
+      : AST.isSuspend(ast)
+      ? describedWithin(ast.f())
+      : undefined)
+
+/** What a parameter must be: its values, for an enum (`true` and `false` for a boolean), or what it is. */
+const expected = (ast: AST.AST): string => {
+  const members = (AST.isUnion(ast) ? membersOf(ast) : [ast]).filter((m) => !AST.isUndefinedKeyword(AST.encodedAST(m)))
+  if (members.length > 0 && members.every(AST.isLiteral)) return `one of ${members.map(accepts).join(", ")}`
+  return members.map((m) => describedWithin(m) ?? accepts(m)).join(" or ")
+}
+
+/**
+ * What is wrong with a request's parameters (its path's, query's or headers': texts on the
+ * wire), one problem per parameter, in the API's words: what it must be and what was sent
+ * (`must be an integer from 1 to 1000; got "abc"`), said by its own check or by its schema's
+ * description of itself, never by how the schema library failed to read it (`Unable to decode
+ * "abc" into a number`, `a string matching the pattern ...`). A required one left out `is missing`.
+ */
+export const fromParameters = (error: ParseResult.ParseError): ReadonlyArray<Problem> =>
+  byParameter(error.issue).flatMap(([name, issue]): ReadonlyArray<Problem> => {
+    switch (issue._tag) {
+      case "Type":
+      case "Refinement":
+      case "Transformation":
+      case "Composite":
+        return [{
+          field: fieldOf([name]),
+          message: short(`${ownWords(issue) ?? `must be ${expected(issue.ast)}`}; got ${shown(issue.actual)}`)
+        }]
+      default: {
+        const out: Array<Problem> = []
+        collect(issue, [name], out)
+        return out
+      }
+    }
+  })
+
 /** Problems of headers named as HTTP writes a header (`If-Match`; the platform has them in lower case). */
 export const ofHeaders = (problems: ReadonlyArray<Problem>): ReadonlyArray<Problem> =>
   problems.map((p) => ({ ...p, field: p.field.replace(/(?:^|-)[a-z]/g, (start) => start.toUpperCase()) }))
