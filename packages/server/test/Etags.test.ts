@@ -201,6 +201,30 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       expect([preview.status, preview.headers["etag"]]).toEqual([200, undefined])
     }))
 
+  it.effect("If-Match compares strongly: a weak tag of the current version is 412 saying why; a malformed one 400", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const vpc = yield* w.newVpc()
+      const weak = yield* raw("DELETE", `/vpcs/${vpc.id}`, { headers: { ...w.headers, "if-match": `W/${vpc.etag}` } })
+      expect(weak.status).toBe(412)
+      expect((weak.body as Json).detail).toBe(
+        `VPC ${vpc.id}: weak validators cannot be used with If-Match, which compares strongly (RFC 9110, 13.1.1), ` +
+          `so W/${vpc.etag} never matches; send ${vpc.etag}`
+      )
+      const malformed = yield* raw("DELETE", `/vpcs/${vpc.id}`, {
+        headers: { ...w.headers, "if-match": "hello world" }
+      })
+      expect(malformed.status).toBe(400)
+      expect((malformed.body as Json).errors.map((e: Json) => e.field)).toEqual(["If-Match"])
+      const listed = (yield* raw("GET", "/vpcs", { headers: w.headers })).body as Array<Json>
+      expect(listed.map((v) => v.id)).toContain(vpc.id)
+      // Its own tag, in a list and with the other forms RFC 9110 allows, goes through.
+      const deleted = yield* raw("DELETE", `/vpcs/${vpc.id}`, {
+        headers: { ...w.headers, "if-match": ` W/${vpc.etag} ,, ${vpc.etag}` }
+      })
+      expect(deleted.status).toBe(204)
+    }))
+
   it.effect("two changes made against one version at once: one goes through, the other is 412", () =>
     Effect.gen(function*() {
       const w = yield* workspace

@@ -542,4 +542,26 @@ layer(testServer(), { excludeTestServices: true })("strict input", (it) => {
         body: { detail: "port: icmp has no ports" }
       })
     }))
+
+  it.effect("an If-Match that is neither * nor a list of entity-tags is 400 on every endpoint taking one", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const taking = Api.endpoints.filter((e) => e.headersSchema !== undefined && e.headers.includes("if-match"))
+      expect(taking.length).toBeGreaterThan(10)
+      const before = yield* snapshot(w)
+      for (const endpoint of taking) {
+        const call = endpoint.endpoint in CALLS ? CALLS[endpoint.endpoint as Api.PayloadKey](w) : undefined
+        const response = yield* raw(
+          endpoint.method as "DELETE",
+          endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(pathValues(w)[name]!)),
+          {
+            headers: { ...w.admin, ...w.headers, "if-match": "hello world" },
+            ...(call === undefined ? {} : { body: call.body })
+          }
+        )
+        expect(response.status, `${endpoint.endpoint} ${JSON.stringify(response.body)}`).toBe(400)
+        expect((response.body as { detail: string }).detail).toMatch(/^If-Match: must be .*; got "hello world"$/)
+      }
+      expect(yield* snapshot(w)).toBe(before)
+    }))
 })

@@ -134,14 +134,14 @@ export type RuleSetDeclaration = typeof RuleSetDeclaration.Type
 
 /** `If-Match`: the rules' `ETag` the change was reviewed against (or `*`). */
 export const IfMatchHeaders = Schema.Struct({
-  "if-match": Schema.optional(Schema.String).annotations({
+  "if-match": Schema.optional(Etag.IfMatch).annotations({
     description: "The ETag of GET /security-rules?vpc_id= the change was made against: 412 when the rules changed since"
   })
 })
 
 /** A change to one rule, made only while the rule is at the version its ETag names. */
 export const RuleIfMatchHeaders = Schema.Struct({
-  "if-match": Schema.optional(Schema.String).annotations({
+  "if-match": Schema.optional(Etag.IfMatch).annotations({
     description:
       "The ETag of GET /security-rules/{rule_id} the change was made against: 412 when the rule changed since"
   })
