@@ -521,22 +521,37 @@ const contractEndpoints: ReadonlyMap<string, Api.Endpoint> = new Map(Api.endpoin
 const invalid = (key: string) => (e: ParseResult.ParseError) =>
   Errors.refusal(contractEndpoints.get(key)?.error ?? "InvalidInput", InputProblems.fromParseError(e))
 
-/**
- * Query parameters refused before they are sent, as the server refuses them (400): one the
- * endpoint does not take (a JavaScript caller's `dryrun` would otherwise be dropped on the
- * way, and the change made for real), or a value its schema refuses.
- */
-const queryRefusal = (key: string, urlParams: unknown): Errors.InvalidInput | undefined => {
-  const endpoint = contractEndpoints.get(key)
-  if (endpoint === undefined || typeof urlParams !== "object" || urlParams === null) return undefined
-  const given = Object.entries(urlParams).filter(([, value]) => value !== undefined)
-  const unknown = InputProblems.unknownParameters(given.map(([name]) => [name, 1]), endpoint.query)
-  const values = endpoint.querySchema === undefined
+/** What the values given for a parameters schema (a query's, headers') have wrong, as the server words it. */
+const valueProblems = (schema: Api.Parameters | undefined, given: Readonly<Record<string, unknown>>) => {
+  const values = schema === undefined
     ? Either.right(undefined)
-    : Schema.encodeUnknownEither(endpoint.querySchema, { errors: "all" })(
-      Object.fromEntries(given.filter(([name]) => endpoint.query.includes(name)))
-    )
-  const problems = [...unknown, ...(Either.isLeft(values) ? InputProblems.fromParseError(values.left) : [])]
+    : Schema.encodeUnknownEither(schema, { errors: "all" })(given)
+  return Either.isLeft(values) ? InputProblems.fromParameters(values.left) : []
+}
+
+/** The entries of a request's part that were given (a value left undefined is left out). */
+const givenIn = (part: unknown): ReadonlyArray<readonly [string, unknown]> =>
+  typeof part === "object" && part !== null ? Object.entries(part).filter(([, value]) => value !== undefined) : []
+
+/**
+ * Query parameters and headers refused before they are sent, as the server refuses them
+ * (400): a query parameter the endpoint does not take (a JavaScript caller's `dryrun` would
+ * otherwise be dropped on the way, and the change made for real), or a value its schema
+ * refuses (an `If-Match` that is no entity-tag).
+ */
+const parameterRefusal = (
+  key: string,
+  request: { readonly urlParams?: unknown; readonly headers?: unknown }
+): Errors.InvalidInput | undefined => {
+  const endpoint = contractEndpoints.get(key)
+  if (endpoint === undefined) return undefined
+  const query = givenIn(request.urlParams)
+  const headers = givenIn(request.headers).filter(([name]) => endpoint.headers.includes(name))
+  const problems = [
+    ...InputProblems.unknownParameters(query.map(([name]) => [name, 1]), endpoint.query),
+    ...valueProblems(endpoint.querySchema, Object.fromEntries(query.filter(([name]) => endpoint.query.includes(name)))),
+    ...InputProblems.ofHeaders(valueProblems(endpoint.headersSchema, Object.fromEntries(headers)))
+  ]
   return problems.length === 0 ? undefined : new Errors.InvalidInput({
     detail: InputProblems.summary(problems),
     errors: problems
@@ -551,10 +566,10 @@ const withUrlParams = (request: unknown) =>
     ? { urlParams: {}, headers: {}, ...request }
     : request
 
-/** The request's query checked as the server would check it, then sent. */
+/** The request's query and headers checked as the server would check them, then sent. */
 const checked = (key: string, call: (request?: unknown) => Effect.Effect<unknown, unknown>) => (request?: unknown) => {
   const complete = withUrlParams(request)
-  const refused = queryRefusal(key, (complete as { readonly urlParams?: unknown }).urlParams)
+  const refused = parameterRefusal(key, complete as { readonly urlParams?: unknown; readonly headers?: unknown })
   return refused === undefined ? call(complete) : Effect.fail(refused)
 }
 

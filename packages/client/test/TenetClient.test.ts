@@ -130,7 +130,30 @@ layer(TestServer.layer(), { excludeTestServices: true })(
         expect(refused).toBeInstanceOf(Errors.InvalidInput)
         expect(refused).toMatchObject({ errors: [problem] })
         const badLimit = yield* Effect.flip(tenant.vpcs.list({ urlParams: { limit: 0 } }))
-        expect(badLimit).toMatchObject({ errors: [{ field: "limit", message: "must be an integer from 1 to 1000" }] })
+        expect(badLimit).toMatchObject({
+          errors: [{ field: "limit", message: "must be an integer from 1 to 1000; got 0" }]
+        })
+        // A header too: an If-Match that is no entity-tag is refused before it is sent, as the server refuses it.
+        const badTag = yield* Effect.flip(
+          tenant.vpcs.delete({ path: { vpc_id: vpc.id }, headers: { "if-match": "hello world" } })
+        )
+        expect(badTag).toBeInstanceOf(Errors.InvalidInput)
+        expect(badTag).toMatchObject({ errors: [{ field: "If-Match", message: expect.stringMatching(/^must be /) }] })
+        const tagged = yield* Effect.promise(async () => {
+          const login = await fetch(`${url}/tenants/login`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ name: "query-typo", password: "query-password" })
+          }).then((r) => r.json() as Promise<{ api_token: string }>)
+          return fetch(`${url}/vpcs/${vpc.id}`, {
+            method: "DELETE",
+            headers: { "x-auth-token": login.api_token, "if-match": "hello world" }
+          }).then((r) => r.json())
+        })
+        expect(tagged).toEqual({
+          detail: `If-Match: ${(badTag as Errors.InvalidInput).errors[0]!.message}`,
+          errors: (badTag as Errors.InvalidInput).errors
+        })
         const rules = yield* tenant.securityRules.list({ urlParams: { vpc_id: vpc.id } })
         expect(rules.rules.map((r) => r.name)).not.toContain("preview")
         // The server answers the same words for the same query sent as it is.

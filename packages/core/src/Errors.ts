@@ -119,11 +119,15 @@ export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()
     etag: string | undefined,
     ifMatch: string | undefined
   ): Either.Either<void, PreconditionFailed> {
-    return ifMatch === undefined || etag === undefined || Etag.matches(ifMatch, etag)
-      ? Either.void
-      : Either.left(
-        new PreconditionFailed({ detail: `${what} changed since ${Etag.named(ifMatch)}: it is now at ${etag}` })
-      )
+    if (ifMatch === undefined || etag === undefined || Etag.matches(ifMatch, etag)) return Either.void
+    const why = Etag.unmatched(ifMatch, etag)
+    return Either.left(
+      new PreconditionFailed({
+        detail: why === undefined
+          ? `${what} changed since ${Etag.named(ifMatch)}: it is now at ${etag}`
+          : `${what}: ${why}`
+      })
+    )
   }
 }
 

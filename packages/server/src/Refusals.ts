@@ -53,7 +53,7 @@ const headerRefusal = (request: HttpServerRequest.HttpServerRequest, maxBytes: n
   return undefined
 }
 
-/** Bad input as the endpoint refuses it (`InvalidInput` outside the contract's endpoints). */
+/** A bad body as the endpoint refuses it (`InvalidInput` outside the contract's endpoints). */
 const refusal = (endpoint: Api.Endpoint | undefined, problems: ReadonlyArray<InputProblems.Problem>) =>
   Errors.refusal(endpoint?.error ?? "InvalidInput", problems)
 
@@ -68,15 +68,19 @@ const queryOf = (url: string): ReadonlyArray<readonly [string, ReadonlyArray<str
   return [...byName]
 }
 
-/** Each parameter's problem as its schema words it (`InputProblems`), for parameters that decode as strings. */
+/** Each parameter's problem (path, query or header: texts on the wire) in the API's words (`InputProblems`). */
 const parameterProblems = (
   schema: Api.Parameters | undefined,
   params: Readonly<Record<string, string | undefined>>
 ): ReadonlyArray<InputProblems.Problem> => {
   if (schema === undefined) return []
   const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })(params)
-  return Either.isLeft(decoded) ? InputProblems.fromParseError(decoded.left) : []
+  return Either.isLeft(decoded) ? InputProblems.fromParameters(decoded.left) : []
 }
+
+/** What is wrong with the headers the endpoint reads, each named as HTTP writes it. */
+const headerProblems = (endpoint: Api.Endpoint | undefined, headers: Readonly<Record<string, string | undefined>>) =>
+  InputProblems.ofHeaders(parameterProblems(endpoint?.headersSchema, headers))
 
 /** What is wrong with the query string: parameters the endpoint does not take, or sent twice, and values it refuses. */
 const queryProblems = (endpoint: Api.Endpoint | undefined, url: string): ReadonlyArray<InputProblems.Problem> => {
@@ -90,13 +94,13 @@ const queryProblems = (endpoint: Api.Endpoint | undefined, url: string): Readonl
 }
 
 /**
- * A request that does not decode, every problem of its path, query and body named at once
- * (`InputProblems`). A problem of the query string is 400 on every endpoint (invalid
- * parameters); one of the path or body is 400, or 422 naming the first field where the
- * endpoint declares `RuleValidation`. The platform stops at the first part that fails and
- * keeps only formatted text, so each part is decoded again here with the endpoint's own
- * schemas to describe it from its parse issue: only ever on this failure path, the body from
- * the text the platform read.
+ * A request that does not decode, every problem of its path, query, headers and body named at
+ * once (`InputProblems`). A parameter's problem (path, query or header) is 400 on every
+ * endpoint: invalid parameters, the spec's 400, whatever the endpoint's body refusals are. A
+ * body's is 400, or 422 naming the first field where the endpoint declares `RuleValidation`.
+ * The platform stops at the first part that fails and keeps only formatted text, so each part
+ * is decoded again here with the endpoint's own schemas to describe it from its parse issue:
+ * only ever on this failure path, the body from the text the platform read.
  */
 const decodeRefusal = (
   request: HttpServerRequest.HttpServerRequest,
@@ -109,14 +113,17 @@ const decodeRefusal = (
     const refused = payload === undefined || Option.isNone(body)
       ? Either.right(undefined)
       : Schema.decodeUnknownEither(payload as Schema.Schema<unknown, unknown>)(body.value)
-    const query = queryProblems(endpoint, request.url)
-    const rest = [
+    const parameters = [
       ...parameterProblems(endpoint?.pathSchema, state?.params ?? {}),
+      ...queryProblems(endpoint, request.url),
+      ...headerProblems(endpoint, request.headers)
+    ]
+    const bodyProblems = [
       ...(Either.isLeft(refused) ? InputProblems.fromParseError(refused.left) : []),
       ...(endpoint === undefined || Option.isNone(body) ? [] : Endpoints.unreadBodyProblems(endpoint, body.value))
     ]
-    if (query.length > 0) return Errors.refusal("InvalidInput", [...query, ...rest])
-    const problems = rest.length > 0 ? rest : InputProblems.fromFormatted(error.issues)
+    if (parameters.length > 0) return Errors.refusal("InvalidInput", [...parameters, ...bodyProblems])
+    const problems = bodyProblems.length > 0 ? bodyProblems : InputProblems.fromFormatted(error.issues)
     return refusal(endpoint, problems.length === 0 ? [{ field: "body", message: error.message }] : problems)
   })
 

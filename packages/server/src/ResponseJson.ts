@@ -13,7 +13,7 @@
  */
 import { HttpApi, HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Api, Common, Cooperative } from "@tenet/core"
-import { Effect, FiberRef, Schema, SchemaAST as AST } from "effect"
+import { Effect, FiberRef, identity, Schema, SchemaAST as AST } from "effect"
 import * as RequestContext from "./RequestContext.js"
 
 /**
@@ -274,3 +274,21 @@ export const answer = <A, E, R>(
 export const withHeaders =
   (headers: Record<string, string>) => <A>(answer: A | HttpServerResponse.HttpServerResponse) =>
     HttpServerResponse.isServerResponse(answer) ? HttpServerResponse.setHeaders(answer, headers) : answer
+
+/**
+ * A handler's success answered as `answer` answers it, with the version of the object it
+ * answers as its `ETag` header (RFC 9110, 8.8.3), the one `If-Match` takes on the object's next
+ * change: a create and a change answer it as a read of the object does. `etagOf` finds it in
+ * the value; none, no header (a dry run made nothing).
+ */
+export const answerWithEtagOf =
+  <A>(etagOf: (value: A) => string | undefined) =>
+  <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E, R> =>
+    Effect.flatMap(self, (value) => {
+      const etag = etagOf(value)
+      return Effect.map(answer(Effect.succeed(value)), etag === undefined ? identity : withHeaders({ etag }))
+    })
+
+/** One object's view as the answer, with its version (its `etag`) as the `ETag` header. */
+export const answerWithEtag = <A extends { readonly etag: string }, E, R>(self: Effect.Effect<A, E, R>) =>
+  answerWithEtagOf((view: A) => view.etag)(self)

@@ -103,10 +103,10 @@ layer(testServer(), { excludeTestServices: true })("request bodies", (it) => {
 })
 
 describe("the contract's input errors", () => {
-  it("RuleValidation is declared by the security-rule endpoints (rules, declarations, guardrails, explain), and by no other", () => {
+  it("RuleValidation is declared for the bodies of the security-rule endpoints (rules, declarations, guardrails) alone", () => {
     const ruleFamily = [
       /^\/security-rules/,
-      /^\/vpcs\/:vpc_id\/(security-rules|guardrails|explain)$/,
+      /^\/vpcs\/:vpc_id\/(security-rules|guardrails)$/,
       /^\/guardrails\//,
       /^\/tenants\/:tenant_id\/guardrails/
     ]
@@ -114,7 +114,12 @@ describe("the contract's input errors", () => {
     expect(ruleEndpoints.length).toBeGreaterThan(0)
     expect(ruleEndpoints.filter((path) => !ruleFamily.some((family) => family.test(path)))).toEqual([])
     expect(
-      Api.endpoints.filter((e) => e.path.startsWith("/security-rules")).every((e) => e.error === "RuleValidation")
+      Api.endpoints.filter((e) => e.path.startsWith("/security-rules") && e.takesBody).every((e) =>
+        e.error === "RuleValidation"
+      )
     ).toBe(true)
+    // A path's or a query's problem is 400 on every endpoint: a read, which has neither body nor 422, declares none.
+    expect(Api.endpoints.filter((e) => e.method === "GET" && e.error === "RuleValidation").map((e) => e.endpoint))
+      .toEqual([])
   })
 })

@@ -4,9 +4,11 @@
  * object's etag moves (or, for a delete, the object goes). Decided inside the commit: of two
  * changes made against one version at once, one goes through and the other is 412.
  */
+import { HttpApi } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { SimulatedEdge } from "@tenet/adapters-memory"
-import { Effect } from "effect"
+import { Api } from "@tenet/core"
+import { Effect, Option, SchemaAST as AST } from "effect"
 import {
   adminLogin,
   asAdmin,
@@ -31,6 +33,34 @@ const noTelnet = {
   ports: "23",
   remote_cidr: "203.0.113.0/24"
 }
+
+/** A schema's field names, as its JSON has them. */
+const fieldsOf = (ast: AST.AST): ReadonlyArray<string> => {
+  const encoded = AST.encodedAST(ast)
+  return AST.isTypeLiteral(encoded) ? encoded.propertySignatures.map((p) => String(p.name)) : []
+}
+
+/** An answer that is an object with its version: the view itself, or a rule change's `rule`. */
+const carriesEtag = (ast: AST.AST): boolean =>
+  fieldsOf(ast).includes("etag") ||
+  (AST.isTypeLiteral(AST.encodedAST(ast)) &&
+    (AST.encodedAST(ast) as AST.TypeLiteral).propertySignatures.some((p) => p.name === "rule" && carriesEtag(p.type)))
+
+/** Every create of the contract (what it makes is its audit subject) that answers an object with its etag. */
+const createsWithEtag: ReadonlyArray<string> = (() => {
+  const found: Array<string> = []
+  HttpApi.reflect(Api.TenetApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, successes }) => {
+      const made = Api.endpoints.find((e) => e.endpoint === `${group.identifier}.${endpoint.name}`)?.audit
+      const answers = [...successes.values()].flatMap(({ ast }) => Option.toArray(ast))
+      if (endpoint.method === "POST" && made?.from === "change" && answers.some(carriesEtag)) {
+        found.push(`${group.identifier}.${endpoint.name}`)
+      }
+    }
+  })
+  return found
+})()
 
 const refusedAsStale = (response: { readonly status: number; readonly body: unknown }, what: string) => {
   expect(response.status, JSON.stringify(response.body)).toBe(412)
@@ -86,6 +116,112 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
       const scaled = yield* raw("POST", `${path}/replicas`, { headers: { ...w.headers, "if-match": now } })
       expect(scaled.status).toBe(200)
       const deleted = yield* raw("DELETE", path, { headers: { ...w.headers, "if-match": (scaled.body as Json).etag } })
+      expect(deleted.status).toBe(204)
+    }))
+
+  it.effect("every create answers the version of what it made as its ETag header, as a read of it does", () =>
+    Effect.gen(function*() {
+      yield* setProviderConfig(EDGE_ACCOUNT)
+      const w = yield* workspace
+      const admin = { "x-admin-token": (yield* adminLogin).api_token }
+      const pod = (yield* w.createPod()).body as Json
+      const creates: Record<string, Effect.Effect<{ readonly headers: Json; readonly body: unknown }, unknown, any>> = {
+        "tenants.create": raw("POST", "/tenants", {
+          headers: admin,
+          body: { name: uniqueName("t"), password: "long enough password" }
+        }),
+        "vpcs.create": raw("POST", "/vpcs", {
+          headers: w.headers,
+          body: { ...w.creds, name: uniqueName("vpc"), enable_internet: true }
+        }),
+        "subnets.create": raw("POST", "/subnets", {
+          headers: w.headers,
+          body: { ...w.creds, vpc_id: w.vpc.id, name: "db", cidr: "10.0.2.0/24", gateway_ip: "10.0.2.1" }
+        }),
+        "securityRules.create": raw("POST", "/security-rules", {
+          headers: w.headers,
+          body: {
+            vpc_id: w.vpc.id,
+            name: "https in",
+            direction: "ingress",
+            action: "allow",
+            priority: 100,
+            protocol: "tcp",
+            ports: "443",
+            remote_type: "cidr",
+            remote_cidr: "0.0.0.0/0"
+          }
+        }),
+        "pods.create": w.createPod(),
+        "tunnels.createForPod": raw("POST", `/pods/${pod.id}/tunnel`, {
+          headers: w.headers,
+          body: { tunnel_name: uniqueName("tun"), subdomain: uniqueName("sub"), protocol_type: "http" }
+        }),
+        "tunnels.create": raw("POST", `/tunnels?pod_id=${pod.id}`, {
+          headers: w.headers,
+          body: { subdomain: uniqueName("sub"), protocol_type: "tcp" }
+        }),
+        "registryCredentials.create": raw("POST", `/tenants/${w.tenant.id}/registry-credentials`, {
+          headers: w.headers,
+          body: { name: uniqueName("reg"), server: "registry.example.com", username: "ci", password: "secret" }
+        }),
+        "guardrails.create": raw("POST", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers, body: noTelnet }),
+        "tenantGuardrails.create": raw("POST", `/tenants/${w.tenant.id}/guardrails`, {
+          headers: admin,
+          body: { ...noTelnet, name: "no telnet anywhere" }
+        }),
+        "addressSets.create": raw("POST", "/address-sets", {
+          headers: w.headers,
+          body: { name: uniqueName("set"), entries: [{ cidr: "198.51.100.0/24" }] }
+        })
+      }
+      expect(Object.keys(creates).sort()).toEqual([...createsWithEtag].sort())
+      for (const [endpoint, create] of Object.entries(creates)) {
+        const made = yield* create
+        const body = made.body as Json
+        const etag = body.etag ?? body.rule?.etag
+        expect(etag, `${endpoint} ${JSON.stringify(body)}`).toMatch(/^"[0-9a-f]{32}"$/)
+        expect(made.headers["etag"], endpoint).toBe(etag)
+      }
+      // A dry run made nothing: no version to answer.
+      const preview = yield* raw("POST", "/security-rules?dry_run=true", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.vpc.id,
+          name: "ssh in",
+          direction: "ingress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          ports: "22",
+          remote_type: "cidr",
+          remote_cidr: "0.0.0.0/0"
+        }
+      })
+      expect([preview.status, preview.headers["etag"]]).toEqual([200, undefined])
+    }))
+
+  it.effect("If-Match compares strongly: a weak tag of the current version is 412 saying why; a malformed one 400", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const vpc = yield* w.newVpc()
+      const weak = yield* raw("DELETE", `/vpcs/${vpc.id}`, { headers: { ...w.headers, "if-match": `W/${vpc.etag}` } })
+      expect(weak.status).toBe(412)
+      expect((weak.body as Json).detail).toBe(
+        `VPC ${vpc.id}: weak validators cannot be used with If-Match, which compares strongly (RFC 9110, 13.1.1), ` +
+          `so W/${vpc.etag} never matches; send ${vpc.etag}`
+      )
+      const malformed = yield* raw("DELETE", `/vpcs/${vpc.id}`, {
+        headers: { ...w.headers, "if-match": "hello world" }
+      })
+      expect(malformed.status).toBe(400)
+      expect((malformed.body as Json).errors.map((e: Json) => e.field)).toEqual(["If-Match"])
+      const listed = (yield* raw("GET", "/vpcs", { headers: w.headers })).body as Array<Json>
+      expect(listed.map((v) => v.id)).toContain(vpc.id)
+      // Its own tag, in a list and with the other forms RFC 9110 allows, goes through.
+      const deleted = yield* raw("DELETE", `/vpcs/${vpc.id}`, {
+        headers: { ...w.headers, "if-match": ` W/${vpc.etag} ,, ${vpc.etag}` }
+      })
       expect(deleted.status).toBe(204)
     }))
 

@@ -245,6 +245,33 @@ layer(testServer(), { excludeTestServices: true })("guardrails", (it) => {
       expect((yield* raw("GET", `/vpcs/${w.vpc.id}/guardrails`, { headers: w.headers })).body).toEqual([])
     }))
 
+  it.effect("a tenant-wide guardrail broken in several VPCs is refused naming it once, with a witness in each", () =>
+    Effect.gen(function*() {
+      const w = yield* workspace
+      const admin = { "x-admin-token": (yield* adminLogin).api_token }
+      const second = yield* w.newVpc()
+      yield* raw("POST", "/subnets", {
+        headers: w.headers,
+        body: { ...w.creds, vpc_id: second.id, name: "apps", cidr: "10.0.2.0/24", gateway_ip: "10.0.2.1" }
+      })
+      // From anywhere includes each VPC's own subnet, which its seeded rule lets in: broken in both.
+      const refused = yield* raw("POST", `/tenants/${w.tenant.id}/guardrails`, {
+        headers: admin,
+        body: {
+          name: "no-rdp",
+          require: "deny",
+          direction: "ingress",
+          protocol: "tcp",
+          ports: "3389",
+          remote_cidr: "0.0.0.0/0"
+        }
+      })
+      expect(refused.status).toBe(409)
+      const { detail, violations } = refused.body as Json
+      expect(detail).toBe("the change would break guardrail 'no-rdp': no change was made")
+      expect(violations.map((v: Json) => v.vpc_id).sort()).toEqual([w.vpc.id, second.id].sort())
+    }))
+
   it.effect("a VPC holds at most 50 guardrails", () =>
     Effect.gen(function*() {
       const w = yield* workspace

@@ -208,6 +208,30 @@ layer(testServer(), { excludeTestServices: true })("health, version and document
       )
     }))
 
+  it.effect("the OpenAPI document lists every query parameter an operation takes: dry_run where a dry run is", () =>
+    Effect.gen(function*() {
+      const document = (yield* raw("GET", "/openapi.json")).body as {
+        paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>
+      }
+      const queryOf = (endpoint: Api.Endpoint) =>
+        (document.paths[endpoint.path.replace(/:(\w+)/g, "{$1}")]?.[endpoint.method.toLowerCase()]?.parameters ?? [])
+          .filter((p) => p.in === "query")
+          .map((p) => p.name)
+      for (const endpoint of Api.endpoints) {
+        expect(queryOf(endpoint).sort(), endpoint.endpoint).toEqual([...endpoint.query].sort())
+      }
+      // The operations whose handlers read `dry_run`: /docs and generated clients must find it there.
+      expect(Api.endpoints.filter((e) => queryOf(e).includes("dry_run")).map((e) => e.endpoint).sort()).toEqual([
+        "addressSets.update",
+        "securityRules.create",
+        "securityRules.delete",
+        "securityRules.reorder",
+        "securityRules.replace",
+        "securityRules.update",
+        "topology.deploy"
+      ])
+    }))
+
   it.effect("the docs page is served under a policy: its own inline scripts only, framed by no one", () =>
     Effect.gen(function*() {
       const response = yield* raw("GET", "/docs")

@@ -489,20 +489,26 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       expect(evaluated.allowed_flow.flow.remote_ip).not.toBe("10.0.1.0")
     }))
 
-  it.effect("bad questions are 422 naming the parameter; another tenant's VPC is 404", () =>
+  it.effect("bad questions are 400 naming the parameter, as every query's are; another tenant's VPC is 404", () =>
     Effect.gen(function*() {
       const w = yield* workspace
       const other = yield* workspace
       const ask = (vpcId: string, query: string) =>
         raw("GET", `/vpcs/${vpcId}/explain?${query}`, { headers: w.headers })
+      const fieldOf = (
+        response: { readonly status: number; readonly body: unknown }
+      ) => [response.status, (response.body as Json).errors.map((e: Json) => e.field)]
       const noPort = yield* ask(w.vpc.id, `from=internet&to=${w.subnet.id}&protocol=tcp`)
-      expect([noPort.status, (noPort.body as Json).detail.field]).toEqual([422, "port"])
+      expect(fieldOf(noPort)).toEqual([400, ["port"]])
+      expect((noPort.body as Json).detail).toBe("port: required for tcp")
       const unknown = yield* ask(w.vpc.id, `from=somewhere&to=${w.subnet.id}&protocol=udp&port=53`)
-      expect([unknown.status, (unknown.body as Json).detail.field]).toEqual([422, "from"])
+      expect(fieldOf(unknown)).toEqual([400, ["from"]])
       const theirs = yield* ask(w.vpc.id, `from=internet&to=${other.subnet.id}&protocol=udp&port=53`)
-      expect([theirs.status, (theirs.body as Json).detail.field]).toEqual([422, "to"])
+      expect(fieldOf(theirs)).toEqual([400, ["to"]])
       const outside = yield* ask(w.vpc.id, "from=internet&to=8.8.8.8&protocol=udp&port=53")
-      expect(outside.status).toBe(422)
+      expect(outside.status).toBe(400)
+      const malformed = yield* ask("xyz", "from=internet&to=8.8.8.8&protocol=udp&port=53")
+      expect(malformed.body).toMatchObject({ detail: "vpc_id: must be a VPC id (UUID); got \"xyz\"" })
       expect((yield* ask(other.vpc.id, `from=internet&to=${other.subnet.id}&protocol=udp&port=53`)).status).toBe(404)
     }))
 

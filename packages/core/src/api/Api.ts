@@ -171,7 +171,7 @@ export class TenetApi extends HttpApi.make("tenet")
 const declares = (ast: AST.AST, member: AST.AST): boolean =>
   ast === member || (AST.isUnion(ast) && ast.types.some((type) => declares(type, member)))
 
-/** A query or path schema, as the contract declares it (its fields are strings on the wire). */
+/** A path, query or headers schema, as the contract declares it (its fields are strings on the wire). */
 export type Parameters = Schema.Schema<unknown, Readonly<Record<string, string | undefined>>>
 
 /** One endpoint of the contract, as the server routes it and the client checks what it sends. */
@@ -182,10 +182,10 @@ export interface Endpoint {
   /** The path as the contract writes it (`/vpcs/:vpc_id`). */
   readonly path: string
   /**
-   * How it refuses a body or path parameter it cannot accept, as its declared errors say: with
-   * `RuleValidation` (422, naming the field) where it declares it (the spec asks it of the
-   * security-rule endpoints), with `InvalidInput` (400) everywhere else. A query string's
-   * problems are `InvalidInput` on every endpoint: invalid parameters (the spec's 400).
+   * How it refuses a body it cannot accept, as its declared errors say: with `RuleValidation`
+   * (422, naming the field) where it declares it (the spec asks it of the security-rule
+   * endpoints), with `InvalidInput` (400) everywhere else. Its parameters' problems (path,
+   * query, headers) are `InvalidInput` on every endpoint: invalid parameters (the spec's 400).
    */
   readonly error: "RuleValidation" | "InvalidInput"
   /** The status of its success (the lowest, for an endpoint with several). */
@@ -198,6 +198,10 @@ export interface Endpoint {
   readonly querySchema: Parameters | undefined
   /** The query parameters it takes; any other is refused. */
   readonly query: ReadonlyArray<string>
+  /** Its headers' schema, when it reads any (`If-Match`, `Last-Event-ID`). */
+  readonly headersSchema: Parameters | undefined
+  /** The headers it reads, as the platform names them (lower case). */
+  readonly headers: ReadonlyArray<string>
   /** Whether it reads a body: one sent to an endpoint that takes none is refused. */
   readonly takesBody: boolean
   /** What it leaves in the audit trail (`Audited`); none for an endpoint that changes nothing. */
@@ -218,6 +222,7 @@ export const endpointsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Endpoint> =
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, successes }) => {
       const querySchema = Option.getOrUndefined(endpoint.urlParamsSchema) as Parameters | undefined
+      const headersSchema = Option.getOrUndefined(endpoint.headersSchema) as Parameters | undefined
       entries.push({
         success: Math.min(...successes.keys()),
         successes: [...successes.keys()].sort(),
@@ -228,6 +233,8 @@ export const endpointsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Endpoint> =
         pathSchema: Option.getOrUndefined(endpoint.pathSchema) as Parameters | undefined,
         querySchema,
         query: querySchema === undefined ? [] : fieldNames(querySchema),
+        headersSchema,
+        headers: headersSchema === undefined ? [] : fieldNames(headersSchema),
         takesBody: Option.isSome(endpoint.payloadSchema),
         audit: Option.getOrUndefined(Context.getOption(endpoint.annotations, Audited.Audited)),
         formats: Option.getOrElse(Context.getOption(endpoint.annotations, Exports.Formats), () => []),

@@ -36,7 +36,6 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
       .setPath(VpcPath)
       .addSuccess(Schema.Array(Guardrail))
       .addError(NotFound.Wire)
-      .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
         "The guardrails that hold in the VPC: its own (scope vpc) and tenant-wide ones (scope tenant)"
@@ -51,7 +50,6 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails")
       .addError(NotFound.Wire)
       .addError(Forbidden.Wire)
       .addError(PreconditionFailed.Wire)
-      .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
         "Delete one of the VPC's guardrails (204); a tenant-wide one is the administrator's (403); 412 when If-Match " +

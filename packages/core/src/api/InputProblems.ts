@@ -53,18 +53,22 @@ const distance = (a: string, b: string): number => {
 const normalized = (name: string) => name.toLowerCase().replace(/[-\s]/g, "_")
 
 /**
- * The known name closest to a misspelt one, when it is close enough to be what was meant: a
- * few edits away (`port` for `ports`), or the start of it (`protocol` for `protocol_type`).
+ * The known name closest to a misspelt one, when it is close enough to be what was meant: the
+ * shortest one it begins (`protocol` for `proto`, an abbreviation: a few edits from `port` too,
+ * but not what was meant), else one a few edits away (`ports` for `port`).
  */
 export const closest = (name: string, known: ReadonlyArray<string>): string | undefined => {
   const wanted = normalized(name)
+  if (wanted.length >= 3) {
+    const begun = known.filter((candidate) => normalized(candidate).startsWith(wanted))
+    if (begun.length > 0) return begun.reduce((a, b) => (b.length < a.length ? b : a))
+  }
   let best: { readonly name: string; readonly distance: number } | undefined
   for (const candidate of known) {
     const d = distance(wanted, normalized(candidate))
     if (best === undefined || d < best.distance) best = { name: candidate, distance: d }
   }
-  if (best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 3))) return best.name
-  return wanted.length >= 3 ? known.find((candidate) => normalized(candidate).startsWith(wanted)) : undefined
+  return best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined
 }
 
 const quoted = (names: ReadonlyArray<string>) => names.map((n) => JSON.stringify(n)).join(", ")
@@ -264,6 +268,90 @@ export const fromIssue = (issue: ParseResult.ParseIssue): ReadonlyArray<Problem>
 }
 
 export const fromParseError = (error: ParseResult.ParseError): ReadonlyArray<Problem> => fromIssue(error.issue)
+
+/** Each parameter's own issue: the pointers of its struct, through what wraps them (a default's transformation). */
+const byParameter = (
+  issue: ParseResult.ParseIssue
+): ReadonlyArray<readonly [name: PropertyKey, issue: ParseResult.ParseIssue]> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return [[asArray(issue.path)[0]!, issue.issue]]
+    case "Composite":
+      return asArray(issue.issues).flatMap(byParameter)
+    case "Refinement":
+    case "Transformation":
+      return byParameter(issue.issue)
+    default:
+      return []
+  }
+}
+
+/** What a check of ours said of a value it refused (`must be an integer from 1 to 1000`), when one did. */
+const ownWords = (issue: ParseResult.ParseIssue): string | undefined => {
+  switch (issue._tag) {
+    case "Refinement":
+      return issue.kind === "Predicate" && issue.issue._tag === "Type" && issue.issue.message !== undefined
+        ? issue.issue.message
+        : ownWords(issue.issue)
+    case "Transformation":
+      return ownWords(issue.issue)
+    case "Composite":
+      return asArray(issue.issues).map(ownWords).find((words) => words !== undefined)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The first description met from the outside in: what a schema says it is (`an integer from 1
+ * to 1000`) before what it is made of (`an integer`, a string to parse).
+ */
+const describedWithin = (ast: AST.AST): string | undefined =>
+  describedAs(ast) ??
+    (AST.isTransformation(ast)
+      ? describedWithin(ast.to) ?? describedWithin(ast.from)
+      : AST.isRefinement(ast)
+      ? describedWithin(ast.from)
+      : AST.isSuspend(ast)
+      ? describedWithin(ast.f())
+      : undefined)
+
+/** What a parameter must be: its values, for an enum (`true` and `false` for a boolean), or what it is. */
+const expected = (ast: AST.AST): string => {
+  const members = (AST.isUnion(ast) ? membersOf(ast) : [ast]).filter((m) => !AST.isUndefinedKeyword(AST.encodedAST(m)))
+  if (members.length > 0 && members.every(AST.isLiteral)) return `one of ${members.map(accepts).join(", ")}`
+  return members.map((m) => describedWithin(m) ?? accepts(m)).join(" or ")
+}
+
+/**
+ * What is wrong with a request's parameters (its path's, query's or headers': texts on the
+ * wire), one problem per parameter, in the API's words: what it must be and what was sent
+ * (`must be an integer from 1 to 1000; got "abc"`), said by its own check or by its schema's
+ * description of itself, never by how the schema library failed to read it (`Unable to decode
+ * "abc" into a number`, `a string matching the pattern ...`). A required one left out `is missing`.
+ */
+export const fromParameters = (error: ParseResult.ParseError): ReadonlyArray<Problem> =>
+  byParameter(error.issue).flatMap(([name, issue]): ReadonlyArray<Problem> => {
+    switch (issue._tag) {
+      case "Type":
+      case "Refinement":
+      case "Transformation":
+      case "Composite":
+        return [{
+          field: fieldOf([name]),
+          message: short(`${ownWords(issue) ?? `must be ${expected(issue.ast)}`}; got ${shown(issue.actual)}`)
+        }]
+      default: {
+        const out: Array<Problem> = []
+        collect(issue, [name], out)
+        return out
+      }
+    }
+  })
+
+/** Problems of headers named as HTTP writes a header (`If-Match`; the platform has them in lower case). */
+export const ofHeaders = (problems: ReadonlyArray<Problem>): ReadonlyArray<Problem> =>
+  problems.map((p) => ({ ...p, field: p.field.replace(/(?:^|-)[a-z]/g, (start) => start.toUpperCase()) }))
 
 /** Problems from issues another formatter already worded (the platform's, for paths and queries). */
 export const fromFormatted = (

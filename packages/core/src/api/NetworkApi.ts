@@ -90,7 +90,6 @@ export class VpcsApi extends HttpApiGroup.make("vpcs")
       .setUrlParams(ExplainQuery)
       .addSuccess(FlowExplanation)
       .addError(NotFound.Wire)
-      .addError(RuleValidation.Wire)
       .addError(TooManyRequests.Wire)
       .annotate(
         OpenApi.Summary,
@@ -133,7 +132,6 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .setUrlParams(RulePageQuery)
       .addSuccess(RuleList)
       .addError(NotFound.Wire)
-      .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
         "A VPC's rules in evaluation order, with the implied rules and apply state; the ETag header is the rules' " +
@@ -146,7 +144,6 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .setUrlParams(RuleListQuery)
       .addSuccess(RuleAnalysis)
       .addError(NotFound.Wire)
-      .addError(RuleValidation.Wire)
       .addError(TooManyRequests.Wire)
       .annotate(OpenApi.Summary, "Shadowed, redundant and conflicting rules, computed exactly")
   )
@@ -155,7 +152,6 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .setPath(RulePath)
       .addSuccess(SecurityRule)
       .addError(NotFound.Wire)
-      .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
         "One rule; the ETag header is its version, for If-Match on PATCH and DELETE; 404 when missing or another tenant's"

@@ -189,12 +189,17 @@ export const violationsOf = (
   )
 }
 
-/** The refusal of a change that breaks guardrails. */
-export const violated = (violations: ReadonlyArray<GuardrailViolation>) =>
-  new GuardrailViolated({
-    detail: `the change would break ${violations.map((v) => `guardrail '${v.name}'`).join(", ")}: no change was made`,
+/**
+ * The refusal of a change that breaks guardrails: each named once in `detail`, though a
+ * tenant-wide one broken in several VPCs has a violation (a witness) in each.
+ */
+export const violated = (violations: ReadonlyArray<GuardrailViolation>) => {
+  const names = [...new Set(violations.map((v) => v.name))]
+  return new GuardrailViolated({
+    detail: `the change would break ${names.map((name) => `guardrail '${name}'`).join(", ")}: no change was made`,
     violations
   })
+}
 
 /** The violations in `vpcId` on `state`, with its rules and context as the state holds them. */
 export const violationsIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null) =>

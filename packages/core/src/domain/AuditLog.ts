@@ -5,7 +5,7 @@
  * as the change. Entries hold names and ids, never a secret.
  */
 import { Schema, Struct } from "effect"
-import { intBetween, Timestamp } from "./Common.js"
+import { intBetween, stringBetween, Timestamp } from "./Common.js"
 
 /**
  * Who made the change: the admin, a tenant, or the cluster (`actor` is the field manager that
@@ -63,8 +63,8 @@ const filters = {
   /** Entries before this instant. */
   until: Schema.optional(Timestamp),
   resource_kind: Schema.optional(ResourceKind),
-  resource_id: Schema.optional(Schema.String.pipe(Schema.maxLength(255))),
-  action: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  resource_id: Schema.optional(stringBetween(0, 255)),
+  action: Schema.optional(stringBetween(0, 64)),
   limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.compose(intBetween(1, 500))), { default: () => 50 }),
   before: Schema.optional(Schema.NumberFromString.pipe(Schema.compose(Schema.Int)))
 }
@@ -76,7 +76,7 @@ export const TenantAuditQuery = Schema.Struct(filters)
 /** The whole trail, for the admin: optionally one tenant's. */
 export const AuditQuery = Schema.Struct({
   ...filters,
-  tenant_id: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
+  tenant_id: Schema.optional(stringBetween(0, 64))
 })
 export type AuditQuery = typeof AuditQuery.Type
 

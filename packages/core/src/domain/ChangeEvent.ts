@@ -82,15 +82,20 @@ export type StreamError = typeof StreamError.Type
 export const StreamEvent = Schema.Union(WatchEvent, Bookmark, StreamError)
 export type StreamEvent = typeof StreamEvent.Type
 
+/** A revision as a query or a header gives it: digits, as an event's `revision` and its SSE `id` are. */
+const Revision = Schema.String.pipe(
+  Schema.pattern(/^\d{1,15}$/, { description: "a revision (the digits of an event's or a bookmark's revision)" })
+)
+
 /** Where to resume: after this revision (`since`, or the SSE `Last-Event-ID` header). */
 export const WatchQuery = Schema.Struct({
-  since: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/))).annotations({
+  since: Schema.optional(Revision).annotations({
     description: "Resume after this revision (an event's `revision`, a bookmark's); left out: from now"
   })
 })
 
 export const WatchHeaders = Schema.Struct({
-  "last-event-id": Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/))).annotations({
+  "last-event-id": Schema.optional(Revision).annotations({
     description: "As `since`: what an EventSource sends when it reconnects"
   })
 })

@@ -17,6 +17,8 @@ export const intBetween = (min: number, max: number) =>
   Schema.Int.pipe(
     Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`),
     Schema.annotations({
+      // What a parameter's text that is no number at all must be (`InputProblems.fromParameters`).
+      description: `an integer from ${min} to ${max}`,
       jsonSchema: { type: "integer", minimum: min, maximum: max },
       arbitrary: () => (fc) => fc.integer({ min, max })
     })

@@ -53,15 +53,93 @@ export const quoted = (tag: string): string => {
   return trimmed.startsWith("\"") || trimmed.startsWith("W/") || trimmed === "*" ? trimmed : `"${trimmed}"`
 }
 
+/** One entity-tag an `If-Match` names: the tag quoted (`"1a38..."`), and whether it was sent weak (`W/`). */
+export interface EntityTag {
+  readonly tag: string
+  readonly weak: boolean
+}
+
+/** RFC 9110's optional whitespace, and an entity-tag's characters (`etagc`: visible, no DQUOTE; obs-text). */
+const OWS = /[ \t]*/y
+const QUOTED = /"[\x21\x23-\x7e\x80-\xff]*"/y
+/** A tag whose quotes were dropped: up to the next separator (so no comma), and no `*`, which is no tag. */
+const BARE = /[\x21\x23-\x29\x2b\x2d-\x7e\x80-\xff]+/y
+
+const matchAt = (pattern: RegExp, text: string, at: number): string | undefined => {
+  pattern.lastIndex = at
+  return pattern.exec(text)?.[0]
+}
+
 /**
- * Whether an `If-Match` header value names `etag`: `*`, or a comma list holding it, quoted or
- * not. A weak tag (`W/"..."`) never matches: a change needs the exact version (RFC 9110, 13.1.1).
+ * An `If-Match` header as RFC 9110 (13.1.1) writes it: `*` (any current version), or a comma
+ * list of entity-tags, each `"..."` or weak `W/"..."`, empty elements allowed (5.6.1). A tag
+ * whose quotes a shell dropped is read as quoted. None for anything else (`hello world`): a
+ * malformed header is refused (400), not compared as if it named a version.
  */
-export const matches = (header: string, etag: string): boolean =>
-  header.trim() === "*" || header.split(",").some((tag) => quoted(tag) === etag)
+export const parseIfMatch = (header: string): "*" | ReadonlyArray<EntityTag> | undefined => {
+  if (header.trim() === "*") return "*"
+  const tags: Array<EntityTag> = []
+  let at = 0
+  // Each turn reads optional whitespace, a tag or nothing (an empty element), whitespace, then a comma or the end.
+  for (;;) {
+    at += matchAt(OWS, header, at)!.length
+    const weak = header.startsWith("W/", at)
+    if (weak) at += 2
+    const tag = matchAt(QUOTED, header, at) ?? matchAt(BARE, header, at)
+    if (tag !== undefined) {
+      tags.push({ tag: tag.startsWith("\"") ? tag : `"${tag}"`, weak })
+      at += tag.length
+    } else if (weak) {
+      return undefined
+    }
+    at += matchAt(OWS, header, at)!.length
+    if (at === header.length) return tags
+    if (header[at] !== ",") return undefined
+    at++
+  }
+}
+
+/**
+ * Whether an `If-Match` header value names `etag`: `*`, or a list holding it, quoted or not.
+ * A weak tag never matches: If-Match compares strongly, a change needs the exact version (RFC
+ * 9110, 13.1.1). A malformed header names nothing.
+ */
+export const matches = (header: string, etag: string): boolean => {
+  const named = parseIfMatch(header)
+  return named === "*" || (named !== undefined && named.some((t) => !t.weak && t.tag === etag))
+}
 
 /** The tags an `If-Match` header names, as a message quotes them. */
-export const named = (header: string): string => header.split(",").map(quoted).join(", ")
+export const named = (header: string): string => {
+  const tags = parseIfMatch(header)
+  return typeof tags === "object" ? tags.map((t) => `${t.weak ? "W/" : ""}${t.tag}`).join(", ") : header
+}
+
+/**
+ * Why an `If-Match` that does not match `etag` reads as if nothing had changed, when it does:
+ * it names that very version weakly, or names none at all. Undefined when it names others
+ * (the object moved on since).
+ */
+export const unmatched = (header: string, etag: string): string | undefined => {
+  const tags = parseIfMatch(header)
+  if (typeof tags !== "object") return undefined
+  if (tags.length === 0) return `If-Match lists no entity-tag, so no version matches it; send ${etag} or *`
+  return tags.some((t) => t.weak && t.tag === etag)
+    ? "weak validators cannot be used with If-Match, which compares strongly (RFC 9110, 13.1.1), so " +
+      `W/${etag} never matches; send ${etag}`
+    : undefined
+}
+
+/**
+ * An `If-Match` header's value: `*` or a list of entity-tags (`parseIfMatch`). Anything else is
+ * refused as bad input (400), as RFC 9110 has it, rather than as a version that moved (412).
+ */
+export const IfMatch = Schema.String.pipe(
+  Schema.filter((header) => parseIfMatch(header) !== undefined),
+  Schema.annotations({
+    description: "an entity-tag as an etag field holds it (quoted), a comma-separated list of them, or *"
+  })
+)
 
 /** The `etag` field of a view: its version, for `If-Match`. */
 export const Field = Schema.String.annotations({
@@ -70,7 +148,7 @@ export const Field = Schema.String.annotations({
 
 /** `If-Match` on a change to one object: the `etag` the change was made against (or `*`). */
 export const IfMatchHeaders = Schema.Struct({
-  "if-match": Schema.optional(Schema.String).annotations({
+  "if-match": Schema.optional(IfMatch).annotations({
     description: "The etag of the object the change was made against: 412 when the object changed since"
   })
 })

@@ -11,7 +11,7 @@
  * hand is refused (400) rather than read.
  */
 import { Either, Encoding, Schema } from "effect"
-import { intBetween } from "./Common.js"
+import { intBetween, stringBetween } from "./Common.js"
 
 export const MAX_LIMIT = 1000
 
@@ -20,7 +20,7 @@ export const PageParams = {
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.compose(intBetween(1, MAX_LIMIT)))).annotations({
     description: `At most this many items (1-${MAX_LIMIT}); the next page is in the Link header (rel="next")`
   }),
-  page_token: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))).annotations({
+  page_token: Schema.optional(stringBetween(1, 1024)).annotations({
     description: "The page after the one whose Link header named this token; opaque"
   })
 }

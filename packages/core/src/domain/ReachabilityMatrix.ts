@@ -1,6 +1,6 @@
 /** A VPC's reachability matrix, as `GET /vpcs/{vpc_id}/reachability` answers it: a page of its pairs. */
 import { Schema } from "effect"
-import { intBetween, wireExample } from "./Common.js"
+import { intBetween, stringBetween, wireExample } from "./Common.js"
 import { PathFlow, Reach } from "./FlowReach.js"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
 import { PageParams } from "./Page.js"
@@ -17,7 +17,7 @@ export type ReachabilityDetail = typeof ReachabilityDetail.Type
 
 export const ReachabilityQuery = Schema.Struct({
   detail: Schema.optional(ReachabilityDetail),
-  endpoint: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).annotations({
+  endpoint: Schema.optional(stringBetween(1, 64)).annotations({
     description: "Only the pairs this endpoint is an end of: a subnet, pod or VPC id of yours, or `internet`"
   }),
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.compose(intBetween(1, MAX_PAIRS)))).annotations({

@@ -134,14 +134,14 @@ export type RuleSetDeclaration = typeof RuleSetDeclaration.Type
 
 /** `If-Match`: the rules' `ETag` the change was reviewed against (or `*`). */
 export const IfMatchHeaders = Schema.Struct({
-  "if-match": Schema.optional(Schema.String).annotations({
+  "if-match": Schema.optional(Etag.IfMatch).annotations({
     description: "The ETag of GET /security-rules?vpc_id= the change was made against: 412 when the rules changed since"
   })
 })
 
 /** A change to one rule, made only while the rule is at the version its ETag names. */
 export const RuleIfMatchHeaders = Schema.Struct({
-  "if-match": Schema.optional(Schema.String).annotations({
+  "if-match": Schema.optional(Etag.IfMatch).annotations({
     description:
       "The ETag of GET /security-rules/{rule_id} the change was made against: 412 when the rule changed since"
   })
@@ -339,12 +339,15 @@ export class RuleAnalysis extends Schema.Class<RuleAnalysis>("RuleAnalysis")({
   findings: Schema.Array(RuleFinding)
 }) {}
 
-/** `?dry_run=true` on a rule change: validate it, change nothing, answer its impact. */
+/**
+ * `?dry_run=true` on a change: validate it, change nothing, answer its impact. No identifier:
+ * a query schema with one is a reference in the OpenAPI document, which lists no parameters for it.
+ */
 export const DryRunQuery = Schema.Struct({
   dry_run: Schema.optional(Schema.BooleanFromString).annotations({
     description: "true: validate exactly as the real call, change nothing, and answer the change's impact"
   })
-}).annotations({ identifier: "DryRunQuery" })
+})
 
 /** What a verdict is given by, and the action it gives. */
 export const Decision = Schema.Struct({ action: RuleAction, decided_by: DecidedBy }).annotations({

@@ -186,9 +186,12 @@ export const replace = (
   const before = state.rulesOf(vpcId)
   const etag = Declaration.etagOf(before)
   if (ifMatch !== undefined && !Etag.matches(ifMatch, etag)) {
+    const why = Etag.unmatched(ifMatch, etag)
     return Either.left(
       new PreconditionFailed({
-        detail: `the rules of VPC ${vpcId} changed since ${Etag.named(ifMatch)}: they are now at ${etag}`
+        detail: why === undefined
+          ? `the rules of VPC ${vpcId} changed since ${Etag.named(ifMatch)}: they are now at ${etag}`
+          : `the rules of VPC ${vpcId}: ${why}`
       })
     )
   }

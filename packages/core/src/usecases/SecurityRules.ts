@@ -49,6 +49,8 @@ import * as Strategy from "./SecurityRuleStrategy.js"
 import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
+/** What a read fails with: it validates nothing of the rules' (its path and query are the platform's to check). */
+type Lookup = NotFound | ServiceUnavailable
 
 /** A VPC's rules with their ETag (`Declaration.etagOf`), the `If-Match` of a declarative replace. */
 export interface TaggedRuleList {
@@ -59,12 +61,12 @@ export interface TaggedRuleList {
 }
 
 export interface SecurityRulesShape {
-  readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<TaggedRuleList, Failure>
+  readonly list: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<TaggedRuleList, Lookup>
   /** The rule, and its version as an ETag (for `If-Match` on its changes). */
   readonly get: (
     caller: TenantPrincipal,
     id: SecurityRuleId
-  ) => Effect.Effect<{ readonly rule: SecurityRule; readonly etag: string }, Failure>
+  ) => Effect.Effect<{ readonly rule: SecurityRule; readonly etag: string }, Lookup>
   /**
    * The changes take `dryRun`: when true they validate exactly as the real call, change
    * nothing, and answer the change's impact instead.
@@ -110,7 +112,7 @@ export interface SecurityRulesShape {
     items: ReadonlyArray<RuleDeclaration>,
     options: { readonly ifMatch?: string | undefined; readonly dryRun?: boolean }
   ) => Effect.Effect<RulesReplaced | RulesPlan, Failure | GuardrailViolated | Conflict | PreconditionFailed>
-  readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Failure | TooManyRequests>
+  readonly analysis: (caller: TenantPrincipal, vpcId: VpcId) => Effect.Effect<RuleAnalysis, Lookup | TooManyRequests>
 }
 
 /** A VPC's rule list, kept while its rules, its record and its context are what they were. */

@@ -41,12 +41,15 @@ type Failure = NotFound | RuleValidation | ServiceUnavailable
 export interface TrafficShape {
   /** One VPC's rules, one direction: the flows between a local end and a remote one. */
   readonly evaluate: (caller: TenantPrincipal, query: typeof FlowQuery.Type) => Effect.Effect<FlowVerdict, Failure>
-  /** The flows from one endpoint to another on a port, end to end and each half alone. */
+  /**
+   * The flows from one endpoint to another on a port, end to end and each half alone. A question
+   * it cannot answer is `InvalidInput` naming the parameter: a query's problem, 400 as every one is.
+   */
   readonly explain: (
     caller: TenantPrincipal,
     vpcId: VpcId,
     query: ExplainQuery
-  ) => Effect.Effect<FlowExplanation, Failure | TooManyRequests>
+  ) => Effect.Effect<FlowExplanation, NotFound | InvalidInput | ServiceUnavailable | TooManyRequests>
   /**
    * A page of the pairs of the VPC's endpoints: what gets through end to end on every port, and
    * where the next page starts (none on the last). Computed a slice at a time (`Cooperative`).
@@ -61,7 +64,11 @@ export interface TrafficShape {
   >
 }
 
+/** A flow of `evaluate`'s body it cannot judge: the security-rule endpoints' 422. */
 const invalid = (field: string, message: string) => RuleValidation.field(field, message)
+
+/** A question of `explain`'s query it cannot answer: invalid parameters, 400. */
+const unanswerable = (field: string, message: string) => InvalidInput.field(field, message)
 
 /** Port intervals as the API writes them (`80,8000-8080`). */
 const formatPorts = (intervals: ReadonlyArray<Reach.Interval>) =>
@@ -173,11 +180,11 @@ export interface ReachabilityPage {
   readonly limit: number
 }
 
-/** A port as a question takes it: none for icmp, required for tcp and udp. */
-const portFor = (protocol: string, port: number | undefined) =>
+/** A port as a question takes it: none for icmp, required for tcp and udp; else refused as `refuse` words it. */
+const portFor = <E>(refuse: (field: string, message: string) => E, protocol: string, port: number | undefined) =>
   protocol === "icmp"
-    ? (port === undefined ? Either.right(null) : Either.left(invalid("port", "icmp has no ports")))
-    : (port === undefined ? Either.left(invalid("port", `required for ${protocol}`)) : Either.right(port))
+    ? (port === undefined ? Either.right(null) : Either.left(refuse("port", "icmp has no ports")))
+    : (port === undefined ? Either.left(refuse("port", `required for ${protocol}`)) : Either.right(port))
 
 export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, TrafficShape>() {
   static readonly layer = Layer.effect(
@@ -196,7 +203,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
         if ((query.remote_ip === undefined) === (query.remote_vpc_id === undefined)) {
           return yield* invalid("remote_ip", "give exactly one of remote_ip and remote_vpc_id")
         }
-        const port = yield* portFor(query.protocol, query.port)
+        const port = yield* portFor(invalid, query.protocol, query.port)
         if (query.remote_vpc_id !== undefined && !context.vpcs.has(query.remote_vpc_id)) {
           return yield* invalid("remote_vpc_id", `${query.remote_vpc_id} is not one of your VPCs`)
         }
@@ -251,7 +258,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
           const vpc = yield* vpcs.owned(caller, vpcId)
           const state = yield* stateOf(caller)
           const peering = yield* applier.peeringCidr
-          const port = yield* portFor(query.protocol, query.port)
+          const port = yield* portFor(unanswerable, query.protocol, query.port)
           const contextOf = (id: VpcId) => vpcContextOf(state, id, peering)
           /** An end as given: what it is, and the flows' end it stands for (with its VPC's context). */
           const resolve = (field: "from" | "to", text: string) => {
@@ -303,7 +310,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
               })
             }
             return Either.left(
-              invalid(
+              unanswerable(
                 field,
                 `${JSON.stringify(text)} is not a pod, subnet or VPC of yours, "internet" or an IPv4 address`
               )
@@ -312,7 +319,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
           const from = yield* resolve("from", query.from)
           const to = yield* resolve("to", query.to)
           if (from.end.vpc !== vpc.id && to.end.vpc !== vpc.id) {
-            return yield* invalid("from", `neither end is in VPC ${vpc.id}`)
+            return yield* unanswerable("from", `neither end is in VPC ${vpc.id}`)
           }
           const judges = new Map(
             [from.end.vpc, to.end.vpc].flatMap((id) =>

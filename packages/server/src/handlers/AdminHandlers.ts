@@ -25,7 +25,7 @@ export const TenantsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(Tenants.Tenants, (tenants) => {
       return handlers
-        .handle("create", ({ payload }) => tenants.create(payload).pipe(ResponseJson.answer))
+        .handle("create", ({ payload }) => tenants.create(payload).pipe(ResponseJson.answerWithEtag))
         .handle("list", ({ urlParams }) =>
           Effect.flatMap(Pages.requestOf(urlParams), (request) => {
             const answer = (items: ReadonlyArray<Tenant.Tenant>) => ResponseJson.answer(Effect.succeed(items))

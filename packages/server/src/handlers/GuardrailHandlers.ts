@@ -14,7 +14,7 @@ export const GuardrailsHandlers = HttpApiBuilder.group(
         .handle("create", ({ path, payload }) =>
           asTenant((caller) =>
             guardrails.create(caller, path.vpc_id, payload)
-          ).pipe(ResponseJson.answer))
+          ).pipe(ResponseJson.answerWithEtag))
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(
             urlParams,
@@ -38,7 +38,7 @@ export const TenantGuardrailsHandlers = HttpApiBuilder.group(
       return handlers
         .handle(
           "create",
-          ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(ResponseJson.answer)
+          ({ path, payload }) => guardrails.createForTenant(path.tenant_id, payload).pipe(ResponseJson.answerWithEtag)
         )
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(urlParams, Page.byCreation, guardrails.listForTenant(path.tenant_id), (page) =>

@@ -38,7 +38,8 @@ export const VpcsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(Effect.all([Vpcs.Vpcs, Traffic.Traffic]), ([vpcs, traffic]) => {
       return handlers
-        .handle("create", ({ payload }) => asTenant((caller) => vpcs.create(caller, payload)).pipe(ResponseJson.answer))
+        .handle("create", ({ payload }) =>
+          asTenant((caller) => vpcs.create(caller, payload)).pipe(ResponseJson.answerWithEtag))
         .handle("list", ({ urlParams }) =>
           Pages.paged(urlParams, Page.byCreation, asTenant(vpcs.list), (page) =>
             ResponseJson.answer(Effect.succeed(page))))
@@ -93,7 +94,7 @@ export const SubnetsHandlers = HttpApiBuilder.group(
     Effect.map(Subnets.Subnets, (subnets) => {
       return handlers
         .handle("create", ({ payload }) =>
-          asTenant((caller) => subnets.create(caller, payload)).pipe(ResponseJson.answer))
+          asTenant((caller) => subnets.create(caller, payload)).pipe(ResponseJson.answerWithEtag))
         .handle("list", ({ urlParams }) =>
           Pages.paged(urlParams, Page.byCreation, asTenant(subnets.list), (page) =>
             ResponseJson.answer(Effect.succeed(page))))
@@ -152,7 +153,9 @@ export const SecurityRulesHandlers = HttpApiBuilder.group(
         .handle("create", ({ payload, urlParams }) =>
           asTenant((caller) =>
             rules.create(caller, payload, urlParams.dry_run === true)
-          ).pipe(ResponseJson.answer))
+          ).pipe(ResponseJson.answerWithEtagOf((answer) =>
+            answer instanceof SecurityRule.RuleMutation ? answer.rule.etag : undefined
+          )))
         .handle("update", ({ headers, path, payload, urlParams }) =>
           asTenant((caller) =>
             rules.update(caller, path.rule_id, payload, urlParams.dry_run === true, headers["if-match"])

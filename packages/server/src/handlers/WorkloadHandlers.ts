@@ -8,7 +8,8 @@ import { asTenant } from "./AsTenant.js"
 export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers) =>
   Effect.map(Pods.Pods, (pods) => {
     return handlers
-      .handle("create", ({ payload }) => asTenant((caller) => pods.create(caller, payload)).pipe(ResponseJson.answer))
+      .handle("create", ({ payload }) =>
+        asTenant((caller) => pods.create(caller, payload)).pipe(ResponseJson.answerWithEtag))
       .handle("list", ({ urlParams }) =>
         Pages.paged(urlParams, Page.byCreation, asTenant(pods.list), (page) =>
           ResponseJson.answer(Effect.succeed(page))))
@@ -26,7 +27,9 @@ export const PodsHandlers = HttpApiBuilder.group(Api.TenetApi, "pods", (handlers
       .handle(
         "removeReplica",
         ({ headers, path }) =>
-          asTenant((caller) => pods.removeReplica(caller, path.pod_id, headers["if-match"])).pipe(
+          asTenant((caller) =>
+            pods.removeReplica(caller, path.pod_id, headers["if-match"])
+          ).pipe(
             ResponseJson.answer
           )
       )
@@ -52,11 +55,11 @@ export const TunnelsHandlers = HttpApiBuilder.group(
         .handle("createForPod", ({ path, payload }) =>
           asTenant((caller) =>
             tunnels.createForPod(caller, path.pod_id, payload)
-          ).pipe(ResponseJson.answer))
+          ).pipe(ResponseJson.answerWithEtag))
         .handle("create", ({ payload, urlParams }) =>
           asTenant((caller) =>
             tunnels.createDerived(caller, urlParams.pod_id, payload)
-          ).pipe(ResponseJson.answer))
+          ).pipe(ResponseJson.answerWithEtag))
         .handle(
           "listForPod",
           ({ path, urlParams }) =>
@@ -66,7 +69,8 @@ export const TunnelsHandlers = HttpApiBuilder.group(
               asTenant((caller) =>
                 tunnels.listForPod(caller, path.pod_id)
               ),
-              (page) => ResponseJson.answer(Effect.succeed(page)),
+              (page) =>
+                ResponseJson.answer(Effect.succeed(page)),
               { pod_id: path.pod_id }
             )
         )
@@ -89,7 +93,7 @@ export const RegistryCredentialsHandlers = HttpApiBuilder.group(
         .handle("create", ({ path, payload }) =>
           asTenant((caller) =>
             credentials.create(caller, path.tenant_id, payload)
-          ).pipe(ResponseJson.answer))
+          ).pipe(ResponseJson.answerWithEtag))
         .handle("list", ({ path, urlParams }) =>
           Pages.paged(
             urlParams,
