@@ -97,9 +97,13 @@ export const generate = (entry: Entry): string => {
       packageJsonFullPath: join(entry.folder, "package.json")
     })
     mkdirSync(join(work, "temp"))
+    // Its console chatter (the compiler it bundles, a report "created") says nothing here;
+    // errors still fail the run.
     const result = Extractor.invoke(config, {
       localBuild: true,
-      messageCallback: (m) => (m.handled = m.logLevel === ExtractorLogLevel.None)
+      messageCallback: (message) => {
+        message.handled = message.logLevel !== ExtractorLogLevel.Error
+      }
     })
     if (!result.succeeded) {
       throw new Error(`API Extractor failed on ${entry.pkg} ${entry.subpath}: ${result.errorCount} errors`)

@@ -39,11 +39,52 @@ const listed = (lines: ReadonlyArray<string>): string =>
   lines.slice(0, SHOWN).map((l) => `\n    ${l}`).join("") +
   (lines.length > SHOWN ? `\n    … and ${lines.length - SHOWN} more` : "")
 
+/** Whether a changeset's words mention a broken thing: an operation by its path, a declaration by its name. */
+const mentions = (changeset: Changeset.Changeset, thing: string): boolean => {
+  const path = thing.split(" ")[1]
+  if (path !== undefined) return changeset.summary.includes(path)
+  return new RegExp(`(^|[^\\w$])${thing.replace(/\$/g, "\\$")}($|[^\\w$])`).test(changeset.summary)
+}
+
+/**
+ * The verdict on things a change removes (a breaking changeset must mention each), and on
+ * things it changes (some changeset must mention each: whether a changed signature breaks its
+ * callers is the author's to say, a removal never is). One change announced must not let
+ * another through unsaid.
+ */
+const announced = (
+  changesets: ReadonlyArray<Changeset.Changeset>,
+  pkg: string,
+  what: string,
+  broken: { readonly removed: ReadonlyArray<string>; readonly changed: ReadonlyArray<string> },
+  detail: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  if (broken.removed.length === 0 && broken.changed.length === 0) return []
+  const naming = changesets.filter((c) => c.bumps.has(pkg))
+  const breaking = naming.filter(Changeset.isBreaking)
+  if (broken.removed.length > 0 && breaking.length === 0) {
+    return [
+      `${what} removes what the release had, and no changeset naming ${pkg} marks it **Breaking**:${listed(detail)}`
+    ]
+  }
+  const unsaid = (things: ReadonlyArray<string>, by: ReadonlyArray<Changeset.Changeset>) =>
+    [...new Set(things)].filter((thing) => !by.some((c) => mentions(c, thing))).map((t) => `\`${t}\``).join(", ")
+  const removedUnsaid = unsaid(broken.removed, breaking)
+  const changedUnsaid = unsaid(broken.changed, naming)
+  return [
+    ...(removedUnsaid === ""
+      ? []
+      : [`${what} removes ${removedUnsaid}, which no **Breaking** changeset naming ${pkg} mentions`]),
+    ...(changedUnsaid === "" ? [] : [
+      `${what} changes ${changedUnsaid}, which no changeset naming ${pkg} mentions (mark it **Breaking** if callers must change)`
+    ])
+  ]
+}
+
 export const decide = (input: Input): Verdict => {
   const failures: Array<string> = []
   const changes: Array<string> = []
   const naming = (pkg: string) => input.changesets.filter((c) => c.bumps.has(pkg))
-  const announcedBreaking = (pkg: string) => naming(pkg).some(Changeset.isBreaking)
 
   for (const report of input.reports) {
     if (report.committed !== report.generated) {
@@ -52,20 +93,20 @@ export const decide = (input: Input): Verdict => {
       )
     }
     if (report.released === report.generated) continue
-    const removed = report.released === undefined ? [] : ReportDiff.removed(report.released, report.generated)
-    changes.push(`${report.path}: ${removed.length === 0 ? "additions" : `${removed.length} removed or changed`}`)
+    const compared = report.released === undefined
+      ? { removed: [], changed: [], lines: [] }
+      : ReportDiff.compare(report.released, report.generated)
+    changes.push(
+      `${report.path}: ${
+        compared.lines.length === 0 ? "additions" : `${compared.lines.length} lines removed or changed`
+      }`
+    )
     if (naming(report.pkg).length === 0) {
       failures.push(
         `${report.pkg}'s public API changed since the release with no changeset naming it: run \`pnpm changeset\``
       )
     }
-    if (removed.length > 0 && !announcedBreaking(report.pkg)) {
-      failures.push(
-        `${report.pkg}'s public API removes or changes what the release had, and no changeset marks it **Breaking**:${
-          listed(removed)
-        }`
-      )
-    }
+    failures.push(...announced(input.changesets, report.pkg, `${report.pkg}'s public API`, compared, compared.lines))
   }
 
   const http = OpenApiDiff.diff(
@@ -79,13 +120,15 @@ export const decide = (input: Input): Verdict => {
     )
   }
   const breaking = OpenApiDiff.breaking(http)
-  if (breaking.length > 0 && !announcedBreaking(HTTP_PACKAGE)) {
-    failures.push(
-      `the HTTP contract breaks what the release promised, and no changeset naming ${HTTP_PACKAGE} marks it **Breaking**:${
-        listed(breaking.map(OpenApiDiff.format))
-      }`
+  failures.push(
+    ...announced(
+      input.changesets,
+      HTTP_PACKAGE,
+      "the HTTP contract",
+      { removed: breaking.map((c) => c.at.split(" ").slice(0, 2).join(" ")), changed: [] },
+      breaking.map(OpenApiDiff.format)
     )
-  }
+  )
 
   for (const changeset of input.changesets) {
     if (Changeset.isBreaking(changeset)) failures.push(...Changeset.breakingProblems(changeset, input.versions))

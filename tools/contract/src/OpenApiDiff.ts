@@ -99,20 +99,20 @@ const counterpart = (
 ): Alternative | undefined => {
   const same = after.find((a) => a.key === before.key)
   if (same !== undefined) return same
-  // An object is the same answer whether it is named or written in place, or renamed: the
-  // wire has no names. It is compared field by field when it is the only object either side.
-  const objects = (list: ReadonlyArray<Alternative>) =>
-    list.filter((a) => a.key.startsWith("type object") || a.key.startsWith("ref "))
-  const afterObjects = objects(after)
-  if (objects([before]).length === 1 && objects(siblings).length === 1 && afterObjects.length === 1) {
-    return afterObjects[0]
-  }
   // An input that took integers still takes them as numbers; an answer that was a number may
   // now be an integer.
   const wider = direction === "input" ? ["type integer", "type number"] : ["type number", "type integer"]
   if (before.key === wider[0]) return after.find((a) => a.key === wider[1])
   if (before.key !== "any" && after.some((a) => a.key === "any")) return after.find((a) => a.key === "any")
-  return undefined
+  // An object is the same answer whether it is named or written in place, or renamed: the
+  // wire has no names. When one object on each side is left without its like, they are
+  // compared field by field.
+  const isObjectLike = (a: Alternative) => a.key.startsWith("type object") || a.key.startsWith("ref ")
+  const unmatched = (list: ReadonlyArray<Alternative>, other: ReadonlyArray<Alternative>) =>
+    list.filter((a) => isObjectLike(a) && !other.some((o) => o.key === a.key))
+  const lostObjects = unmatched(siblings, after)
+  const newObjects = unmatched(after, siblings)
+  return lostObjects.length === 1 && lostObjects[0] === before && newObjects.length === 1 ? newObjects[0] : undefined
 }
 
 const show = (value: unknown): string => JSON.stringify(value)
@@ -127,7 +127,10 @@ interface Context {
 
 const report = (ctx: Context, severity: Severity, at: string, what: string) => ctx.changes.push({ severity, at, what })
 
-/** A bound that narrows inputs when it moves one way and widens answers the other way. */
+/**
+ * A bound that narrows inputs when it moves one way and widens answers the other way. A bound
+ * not given is the loosest: no minimum is -∞ (0 for a length or a count), no maximum +∞.
+ */
 const compareBound = (
   ctx: Context,
   at: string,
@@ -135,18 +138,24 @@ const compareBound = (
   name: string,
   before: unknown,
   after: unknown,
-  tighterWhenLarger: boolean
+  lower: boolean
 ) => {
-  if (before === after) return
-  const b = typeof before === "number" ? before : undefined
-  const a = typeof after === "number" ? after : undefined
-  const tighter = a !== undefined && (b === undefined || (tighterWhenLarger ? a > b : a < b))
+  const loosest = lower ? (name.endsWith("Length") || name.endsWith("Items") ? 0 : -Infinity) : Infinity
+  const b = typeof before === "number" ? before : loosest
+  const a = typeof after === "number" ? after : loosest
+  if (a === b) return
+  const tighter = lower ? a > b : a < b
   const severity: Severity = direction === "input"
     ? tighter ? "breaking" : "info"
     : tighter
     ? "info"
     : "warning"
-  report(ctx, severity, at, `${name} ${b ?? "none"} → ${a ?? "none"}`)
+  report(
+    ctx,
+    severity,
+    at,
+    `${name} ${typeof before === "number" ? b : "none"} → ${typeof after === "number" ? a : "none"}`
+  )
 }
 
 const compareEnum = (ctx: Context, at: string, direction: Direction, before: Json, after: Json) => {

@@ -14,7 +14,8 @@ const declarations = (report: string): ReadonlyArray<string> => {
   for (const raw of body.split("\n")) {
     // API Extractor tells apart declarations of one name with `_2`, `_3`...; the numbers move
     // when an unrelated declaration of that name comes or goes.
-    const line = raw.trim().replace(/\b([A-Za-z$][\w$]*?)_\d+\b/g, "$1")
+    // A namespace's export list gains a comma on its last line when a member is added after it.
+    const line = raw.trim().replace(/\b([A-Za-z$][\w$]*?)_\d+\b/g, "$1").replace(/,$/, "")
     if (line === "") {
       owner = ""
       continue
@@ -30,4 +31,30 @@ const declarations = (report: string): ReadonlyArray<string> => {
 export const removed = (before: string, after: string): ReadonlyArray<string> => {
   const kept = new Set(declarations(after))
   return declarations(before).filter((line) => !kept.has(line))
+}
+
+/**
+ * The name of the declaration a removed line belongs to (`reachability` of
+ * `const reachability: ...`, `Rule` of `export interface Rule { … readonly port: number;`).
+ */
+export const declarationName = (line: string): string => {
+  const owner = line.split(" … ")[0]!
+  const named = /\b(?:const|let|var|function|interface|class|type|namespace|enum)\s+([A-Za-z_$][\w$]*)/.exec(owner)
+  return named?.[1] ?? owner
+}
+
+/**
+ * What a new report does to the declarations of an old one, by name: `removed`, those it no
+ * longer declares at all; `changed`, those it declares otherwise (a member gone or retyped, a
+ * signature changed); `lines`, every line of the old report the new one lacks.
+ */
+export const compare = (before: string, after: string): {
+  readonly removed: ReadonlyArray<string>
+  readonly changed: ReadonlyArray<string>
+  readonly lines: ReadonlyArray<string>
+} => {
+  const lines = removed(before, after)
+  const still = new Set(declarations(after).map(declarationName))
+  const names = [...new Set(lines.map(declarationName))]
+  return { removed: names.filter((n) => !still.has(n)), changed: names.filter((n) => still.has(n)), lines }
 }

@@ -121,12 +121,23 @@ describe("Gate", () => {
     )
   })
 
-  it("asks a change that breaks for a changeset that says so", () => {
-    const plain = Gate.decide(input(changedType, [changeset("---\n\"@tenet/core\": minor\n---\n\nPorts are strings.")]))
-    expect(plain.failures).toHaveLength(1)
-    expect(plain.failures[0]).toMatch(
-      /no changeset marks it \*\*Breaking\*\*:\n {4}export interface Rule \{ … readonly port: number;/
-    )
+  it("asks a removal for a breaking changeset that names it", () => {
+    const withoutPlan = RELEASED.replace(/\/\/ @public\nexport const plan.*\n/, "")
+    const plain = changeset("---\n\"@tenet/core\": minor\n---\n\n`plan` is gone.")
+    expect(Gate.decide(input(withoutPlan, [plain])).failures).toEqual([
+      "@tenet/core's public API removes what the release had, and no changeset naming @tenet/core marks it **Breaking**:\n    export const plan: (rules: ReadonlyArray<Rule>) => Plan;"
+    ])
+    expect(Gate.decide(input(withoutPlan, [changeset(BREAKING)])).failures).toEqual([
+      "@tenet/core's public API removes `plan`, which no **Breaking** changeset naming @tenet/core mentions"
+    ])
+    expect(Gate.decide(input(withoutPlan, [changeset(BREAKING.replace("`Rule.port`", "`plan`"))])).failures).toEqual([])
+  })
+
+  it("asks a changed declaration for a changeset that names it", () => {
+    const plain = changeset("---\n\"@tenet/core\": minor\n---\n\nPorts are strings.")
+    expect(Gate.decide(input(changedType, [plain])).failures).toEqual([
+      "@tenet/core's public API changes `Rule`, which no changeset naming @tenet/core mentions (mark it **Breaking** if callers must change)"
+    ])
     expect(Gate.decide(input(changedType, [changeset(BREAKING)])).failures).toEqual([])
   })
 
@@ -137,8 +148,29 @@ describe("Gate", () => {
       Gate.decide({ ...input(RELEASED, changesets), openapi: { generated, released } }).failures
     expect(of([])).toEqual([
       "the HTTP contract changed since the release with no changeset naming @tenet/server: run `pnpm changeset`",
-      "the HTTP contract breaks what the release promised, and no changeset naming @tenet/server marks it **Breaking**:\n    breaking GET /things 404: status no longer answered"
+      "the HTTP contract removes what the release had, and no changeset naming @tenet/server marks it **Breaking**:\n    breaking GET /things 404: status no longer answered"
     ])
-    expect(of([changeset(BREAKING.replace("@tenet/core", "@tenet/server"))])).toEqual([])
+    const things = "---\n\"@tenet/server\": minor\n---\n\n**Breaking**: no more 404 from `GET /things`.\n\nMigration: x"
+    expect(of([changeset(things)])).toEqual([])
+  })
+
+  it("asks each thing a change breaks to be named by a breaking changeset, not only one of them", () => {
+    const both = changedType.replace(/\/\/ @public\nexport const plan.*\n/, "")
+    expect(Gate.decide(input(both, [changeset(BREAKING)])).failures).toEqual([
+      "@tenet/core's public API removes `plan`, which no **Breaking** changeset naming @tenet/core mentions"
+    ])
+    const released = {
+      paths: { "/things": { get: { responses: { "200": {} } } }, "/others": { get: { responses: {} } } }
+    }
+    const generated = { paths: {} }
+    const failures = Gate.decide({
+      ...input(RELEASED, [
+        changeset(BREAKING.replace("@tenet/core", "@tenet/server").replace("Rule.port", "GET /things"))
+      ]),
+      openapi: { generated, released }
+    }).failures
+    expect(failures).toEqual([
+      "the HTTP contract removes `GET /others`, which no **Breaking** changeset naming @tenet/server mentions"
+    ])
   })
 })
