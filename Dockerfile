@@ -1,7 +1,7 @@
 # tenet-server as a container image: built JavaScript only, installed from the packed packages
 # exactly as `npm i @tenet/server` installs them, run as a non-root user on a read-only root
 # filesystem (state lives in /var/lib/tenet; /tmp should be writable).
-#   docker build -t tenet/tenet-server:0.1.0 .
+#   docker build -t tenet/tenet-server:0.2.0 .
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # 1. Build and pack every package (prepack compiles each one).
