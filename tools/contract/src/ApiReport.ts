@@ -7,6 +7,7 @@ import { Extractor, ExtractorConfig, ExtractorLogLevel } from "@microsoft/api-ex
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as ReportDiff from "./ReportDiff.js"
 
 export const ROOT = join(import.meta.dirname, "..", "..", "..")
 
@@ -108,7 +109,7 @@ export const generate = (entry: Entry): string => {
     if (!result.succeeded) {
       throw new Error(`API Extractor failed on ${entry.pkg} ${entry.subpath}: ${result.errorCount} errors`)
     }
-    return readFileSync(join(work, "temp", entry.report), "utf8")
+    return ReportDiff.normalize(readFileSync(join(work, "temp", entry.report), "utf8"))
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

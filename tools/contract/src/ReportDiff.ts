@@ -58,3 +58,72 @@ export const compare = (before: string, after: string): {
   const names = [...new Set(lines.map(declarationName))]
   return { removed: names.filter((n) => !still.has(n)), changed: names.filter((n) => still.has(n)), lines }
 }
+
+const OPEN = "<([{"
+const CLOSE = ">)]}"
+
+/** The index of the bracket closing the one at `start`, or -1; `=>` closes nothing. */
+const closing = (text: string, start: number): number => {
+  let depth = 0
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!
+    if (c === ">" && text[i - 1] === "=") continue
+    if (OPEN.includes(c)) depth++
+    else if (CLOSE.includes(c) && --depth === 0) return i
+  }
+  return -1
+}
+
+/** `text` split at `separator` where it is outside every bracket. */
+const splitTop = (text: string, separator: string): Array<string> => {
+  const parts: Array<string> = []
+  let depth = 0
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (c === ">" && text[i - 1] === "=") continue
+    if (OPEN.includes(c)) depth++
+    else if (CLOSE.includes(c)) depth--
+    else if (c === separator && depth === 0) {
+      parts.push(text.slice(from, i))
+      from = i + 1
+    }
+  }
+  return [...parts, text.slice(from)]
+}
+
+/** A type argument with the members of its union in order: TypeScript prints them as it met them. */
+const sortedUnion = (argument: string): string => {
+  const members = splitTop(argument, "|").map((m) => m.trim())
+  if (members.length < 2 || members.some((m) => splitTop(m, "=").length > 1 || m.includes("=>"))) return argument
+  const lead = argument.match(/^\s*/)![0]
+  return lead + members.sort().join(" | ")
+}
+
+/**
+ * A report's lines with the unions of their type arguments (`Layer<A | B, E1 | E2, R>`) in one
+ * order: the compiler prints a union's members in the order it created their types, which two
+ * builds of the same code need not share.
+ */
+export const normalize = (report: string): string =>
+  report.split("\n").map((line) => {
+    const visit = (text: string): string => {
+      let out = ""
+      let i = 0
+      while (i < text.length) {
+        const c = text[i]!
+        const generic = c === "<" && i > 0 && /[\w$.\]]/.test(text[i - 1]!)
+        const end = generic ? closing(text, i) : -1
+        if (end === -1) {
+          out += c
+          i++
+          continue
+        }
+        const args = splitTop(text.slice(i + 1, end), ",").map((a) => sortedUnion(visit(a)))
+        out += `<${args.join(",")}>`
+        i = end + 1
+      }
+      return out
+    }
+    return visit(line)
+  }).join("\n")

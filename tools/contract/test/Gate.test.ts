@@ -174,3 +174,20 @@ describe("Gate", () => {
     ])
   })
 })
+
+describe("ReportDiff.normalize", () => {
+  it("puts the members of a type argument's union in one order, and leaves the rest as it was", () => {
+    const a =
+      "const layer: (o: Options) => Layer.Layer<SqlClient_2 | Store_2 | PgClient, SqlError | Migrator.MigrationError, never>;"
+    const b =
+      "const layer: (o: Options) => Layer.Layer<Store_2 | PgClient | SqlClient_2, Migrator.MigrationError | SqlError, never>;"
+    expect(ReportDiff.normalize(a)).toBe(ReportDiff.normalize(b))
+    expect(ReportDiff.normalize(a)).toBe(
+      "const layer: (o: Options) => Layer.Layer<PgClient | SqlClient_2 | Store_2, Migrator.MigrationError | SqlError, never>;"
+    )
+    const fn = "const f: Effect<(a: A) => B | C, never>;"
+    expect(ReportDiff.normalize(fn)).toBe(fn)
+    const nested = "type T = Map<string, Array<B | A>>;"
+    expect(ReportDiff.normalize(nested)).toBe("type T = Map<string, Array<A | B>>;")
+  })
+})
