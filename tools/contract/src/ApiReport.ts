@@ -62,6 +62,7 @@ export const generate = (entry: Entry): string => {
     const config = ExtractorConfig.prepare({
       configObject: {
         projectFolder: entry.folder,
+        newlineKind: "lf",
         mainEntryPointFilePath: entry.types,
         compiler: {
           // The build's own resolution, without the workspace's source condition: a user's

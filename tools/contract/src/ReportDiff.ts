@@ -62,68 +62,121 @@ export const compare = (before: string, after: string): {
 const OPEN = "<([{"
 const CLOSE = ">)]}"
 
-/** The index of the bracket closing the one at `start`, or -1; `=>` closes nothing. */
-const closing = (text: string, start: number): number => {
-  let depth = 0
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]!
-    if (c === ">" && text[i - 1] === "=") continue
-    if (OPEN.includes(c)) depth++
-    else if (CLOSE.includes(c) && --depth === 0) return i
-  }
-  return -1
+/** The bracket depth change at `i` (`=>` is no bracket). */
+const step = (text: string, i: number): number => {
+  const c = text[i]!
+  if (c === ">" && text[i - 1] === "=") return 0
+  return OPEN.includes(c) ? 1 : CLOSE.includes(c) ? -1 : 0
 }
 
-/** `text` split at `separator` where it is outside every bracket. */
-const splitTop = (text: string, separator: string): Array<string> => {
-  const parts: Array<string> = []
-  let depth = 0
-  let from = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (c === ">" && text[i - 1] === "=") continue
-    if (OPEN.includes(c)) depth++
-    else if (CLOSE.includes(c)) depth--
-    else if (c === separator && depth === 0) {
-      parts.push(text.slice(from, i))
-      from = i + 1
-    }
-  }
-  return [...parts, text.slice(from)]
-}
-
-/** A type argument with the members of its union in order: TypeScript prints them as it met them. */
-const sortedUnion = (argument: string): string => {
-  const members = splitTop(argument, "|").map((m) => m.trim())
-  if (members.length < 2 || members.some((m) => splitTop(m, "=").length > 1 || m.includes("=>"))) return argument
-  const lead = argument.match(/^\s*/)![0]
-  return lead + members.sort().join(" | ")
+/** Whether a separator of a union's operands begins at `i`: what ends a type on either side. */
+const separatorAt = (text: string, i: number): number => {
+  if (text.startsWith("=>", i)) return 2
+  return ",;:=?\n".includes(text[i]!) ? 1 : 0
 }
 
 /**
- * A report's lines with the unions of their type arguments (`Layer<A | B, E1 | E2, R>`) in one
- * order: the compiler prints a union's members in the order it created their types, which two
- * builds of the same code need not share.
+ * `text` (a bracket's content, or a whole report) with every union's members in one order, at
+ * every depth: the compiler prints a union's members in the order it made their types, which
+ * an incremental and a clean build of the same code need not share.
  */
-export const normalize = (report: string): string =>
-  report.split("\n").map((line) => {
-    const visit = (text: string): string => {
-      let out = ""
-      let i = 0
-      while (i < text.length) {
-        const c = text[i]!
-        const generic = c === "<" && i > 0 && /[\w$.\]]/.test(text[i - 1]!)
-        const end = generic ? closing(text, i) : -1
-        if (end === -1) {
-          out += c
-          i++
-          continue
-        }
-        const args = splitTop(text.slice(i + 1, end), ",").map((a) => sortedUnion(visit(a)))
-        out += `<${args.join(",")}>`
-        i = end + 1
-      }
-      return out
+const sortUnions = (text: string): string => {
+  // Split at the separators outside brackets; each piece between them is one type or a name.
+  const pieces: Array<string> = []
+  let depth = 0
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const d = step(text, i)
+    depth += d
+    if (d !== 0 || depth !== 0) continue
+    const width = separatorAt(text, i)
+    if (width === 0) continue
+    pieces.push(text.slice(from, i), text.slice(i, i + width))
+    from = i + width
+    i += width - 1
+  }
+  pieces.push(text.slice(from))
+  return pieces.map((piece, n) => n % 2 === 1 ? piece : sortedMembers(piece)).join("")
+}
+
+/** One type's union members (each with its brackets' contents in order), sorted. */
+const sortedMembers = (piece: string): string => {
+  const members: Array<string> = []
+  let depth = 0
+  let from = 0
+  for (let i = 0; i < piece.length; i++) {
+    depth += step(piece, i)
+    if (depth === 0 && piece[i] === "|") {
+      members.push(piece.slice(from, i))
+      from = i + 1
     }
-    return visit(line)
-  }).join("\n")
+  }
+  members.push(piece.slice(from))
+  const inner = members.map(withinBrackets)
+  if (inner.length < 2) return inner[0]!
+  const lead = piece.match(/^\s*/)![0]
+  const trail = piece.match(/\s*$/)![0]
+  return lead + inner.map((m) => m.trim()).sort().join(" | ") + trail
+}
+
+/** A member with the content of each of its outermost brackets put in order. */
+const withinBrackets = (member: string): string => {
+  let out = ""
+  let i = 0
+  while (i < member.length) {
+    if (step(member, i) !== 1) {
+      out += member[i]
+      i++
+      continue
+    }
+    let depth = 0
+    let end = i
+    for (; end < member.length; end++) {
+      depth += step(member, end)
+      if (depth === 0) break
+    }
+    out += member[i] + sortUnions(member.slice(i + 1, end)) + (member[end] ?? "")
+    i = end + 1
+  }
+  return out
+}
+
+/** What reads as syntax outside a string literal: inside one, hidden while unions are sorted. */
+const SYNTAX = /[|,;:=?<>()[\]{}\n]/g
+const HIDDEN = 0xe000
+
+const hide = (report: string): string =>
+  report.replace(
+    /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g,
+    (literal) => literal.replace(SYNTAX, (c) => String.fromCharCode(HIDDEN + c.charCodeAt(0)))
+  )
+
+const reveal = (report: string): string =>
+  report.replace(/[\ue000-\ue07f]/g, (c) => String.fromCharCode(c.charCodeAt(0) - HIDDEN))
+
+/** Whether a text's brackets (outside its comments) close as they open. */
+const balanced = (text: string): boolean => {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    depth += step(text, i)
+    if (depth < 0) return false
+  }
+  return depth === 0
+}
+
+/**
+ * A report with every union's members in one order (see `sortUnions`): each declaration of its
+ * code block on its own, so that a bracket in the text around them cannot lead the sorting astray.
+ */
+export const normalize = (crlf: string): string => {
+  const report = crlf.replaceAll("\r\n", "\n")
+  const start = report.indexOf("```ts\n")
+  const end = report.lastIndexOf("```")
+  if (start === -1 || end <= start) return report
+  const code = report.slice(start + 6, end).split("\n\n").map((declaration) => {
+    const hidden = hide(declaration)
+    const code = hidden.split("\n").filter((l) => !l.trim().startsWith("//")).join("\n")
+    return balanced(code) ? reveal(sortUnions(hidden)) : declaration
+  })
+  return report.slice(0, start + 6) + code.join("\n\n") + report.slice(end)
+}
