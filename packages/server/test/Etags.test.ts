@@ -13,6 +13,7 @@ import {
   adminLogin,
   asAdmin,
   EDGE_ACCOUNT,
+  httpsIn,
   newTenant,
   raw,
   setProviderConfig,
@@ -138,20 +139,7 @@ layer(testServer(), { excludeTestServices: true })("etags", (it) => {
           headers: w.headers,
           body: { ...w.creds, vpc_id: w.vpc.id, name: "db", cidr: "10.0.2.0/24", gateway_ip: "10.0.2.1" }
         }),
-        "securityRules.create": raw("POST", "/security-rules", {
-          headers: w.headers,
-          body: {
-            vpc_id: w.vpc.id,
-            name: "https in",
-            direction: "ingress",
-            action: "allow",
-            priority: 100,
-            protocol: "tcp",
-            ports: "443",
-            remote_type: "cidr",
-            remote_cidr: "0.0.0.0/0"
-          }
-        }),
+        "securityRules.create": raw("POST", "/security-rules", { headers: w.headers, body: httpsIn(w.vpc.id) }),
         "pods.create": w.createPod(),
         "tunnels.createForPod": raw("POST", `/pods/${pod.id}/tunnel`, {
           headers: w.headers,
