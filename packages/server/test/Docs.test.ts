@@ -165,18 +165,8 @@ describe("the docs", () => {
       ["pnpm --filter @tenet/example-topology start my.json", "would create"],
       ["pnpm --filter @tenet/example-watch-mirror start", "mirror: staging"]
     ] as const
-    // Two at a time: each is a process of its own (an in-process server on a port of its own),
-    // mostly compiling sources.
-    const queue = [...commands]
-    const ran: Array<readonly [string, string, number | null, string]> = []
-    await Promise.all([0, 1].map(async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        const [command, says] = next
-        const { code, output } = await runCommand(command.replace("my.json", "examples/topology/topology.json"))
-        ran.push([command, says, code, output])
-      }
-    }))
-    for (const [command, says, code, output] of ran) {
+    for (const [command, says] of commands) {
+      const { code, output } = await runCommand(command.replace("my.json", "examples/topology/topology.json"))
       expect([code, output], command).toEqual([0, expect.stringContaining(says)])
     }
   }, 300_000)
