@@ -180,6 +180,21 @@ const idOf = (e: Json) => e.kind === "internet" ? "internet" : e.pod_id ?? e.sub
  * an endpoint can have: inside the subnet's block, and none of its network, broadcast and
  * gateway addresses.
  */
+/** A rule denying one pod DNS out (udp 53 anywhere): the body of `POST /security-rules`. */
+const noDnsFor = (vpcId: string, podId: string, name: string) => ({
+  vpc_id: vpcId,
+  name,
+  direction: "egress",
+  action: "deny",
+  priority: 10,
+  protocol: "udp",
+  ports: "53",
+  remote_type: "cidr",
+  remote_cidr: "0.0.0.0/0",
+  target_type: "pods",
+  target_pod_ids: [podId]
+})
+
 const expectHosts = (subnets: ReadonlyArray<Json>, path: Json | null) => {
   if (path === null) return
   for (const end of [path.source, path.destination]) {
@@ -370,19 +385,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       yield* w.createPod({ name: "chatty" })
       yield* raw("POST", "/security-rules", {
         headers: w.headers,
-        body: {
-          vpc_id: w.vpc.id,
-          name: "no dns for quiet",
-          direction: "egress",
-          action: "deny",
-          priority: 10,
-          protocol: "udp",
-          ports: "53",
-          remote_type: "cidr",
-          remote_cidr: "0.0.0.0/0",
-          target_type: "pods",
-          target_pod_ids: [quiet.id]
-        }
+        body: noDnsFor(w.vpc.id, quiet.id, "no dns for quiet")
       })
       const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }))
         .body as Json
@@ -463,19 +466,7 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
       // The same of a witness in the matrix and in a half's question.
       yield* raw("POST", "/security-rules", {
         headers: w.headers,
-        body: {
-          vpc_id: w.vpc.id,
-          name: "no dns for api",
-          direction: "egress",
-          action: "deny",
-          priority: 10,
-          protocol: "udp",
-          ports: "53",
-          remote_type: "cidr",
-          remote_cidr: "0.0.0.0/0",
-          target_type: "pods",
-          target_pod_ids: [pod.id]
-        }
+        body: noDnsFor(w.vpc.id, pod.id, "no dns for api")
       })
       const matrix = (yield* raw("GET", `/vpcs/${w.vpc.id}/reachability`, { headers: w.headers })).body as Json
       const cell = (matrix.pairs as Array<Json>).find((p) => p.from.kind === "subnet" && p.to.kind === "internet")!

@@ -42,8 +42,10 @@ const listed = (lines: ReadonlyArray<string>): string =>
 /** Whether a changeset's words mention a broken thing: an operation by its path, a declaration by its name. */
 const mentions = (changeset: Changeset.Changeset, thing: string): boolean => {
   const path = thing.split(" ")[1]
-  if (path !== undefined) return changeset.summary.includes(path)
-  return new RegExp(`(^|[^\\w$])${thing.replace(/\$/g, "\\$")}($|[^\\w$])`).test(changeset.summary)
+  const escaped = (path ?? thing).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  // A path is mentioned whole: `/security-rules/{rule_id}` does not mention `/security-rules`.
+  const word = path === undefined ? "[\\w$]" : "[\\w$/{}-]"
+  return new RegExp(`(^|(?!${word}).)${escaped}(?!${word})`, "s").test(changeset.summary)
 }
 
 /**

@@ -172,6 +172,13 @@ describe("Gate", () => {
     expect(failures).toEqual([
       "the HTTP contract removes `GET /others`, which no **Breaking** changeset naming @tenet/server mentions"
     ])
+    // A longer path that begins with it is not a mention.
+    const longer = changeset(
+      BREAKING.replace("@tenet/core", "@tenet/server").replace("Rule.port", "GET /things/{id}, /others/{id}")
+    )
+    expect(Gate.decide({ ...input(RELEASED, [longer]), openapi: { generated, released } }).failures).toEqual([
+      "the HTTP contract removes `GET /things`, `GET /others`, which no **Breaking** changeset naming @tenet/server mentions"
+    ])
   })
 })
 
