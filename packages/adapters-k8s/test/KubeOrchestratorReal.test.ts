@@ -477,22 +477,24 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
         expect(yield* b.lead(name, Effect.succeed("b"))).toEqual(Option.some("b"))
         // Someone takes the Lease from a leader (a replica that then dies): the leader's work stops.
         const second = yield* leading(b)
-        const lease = (yield* Effect.promise(() =>
-          admin().read({
-            apiVersion: "coordination.k8s.io/v1",
-            kind: "Lease",
-            metadata: { name, namespace: "tenet-system" }
-          })
-        )) as Obj
-        yield* Effect.promise(() =>
-          admin().replace({
-            ...lease,
-            spec: {
-              ...lease.spec,
-              holderIdentity: "replica-gone",
-              renewTime: new Date().toISOString().replace("Z", "000Z")
-            }
-          } as KubernetesObject)
+        // Read and replaced again when the leader's renewal lands in between (409).
+        yield* Effect.retry(
+          Effect.tryPromise(async () => {
+            const lease = (await admin().read({
+              apiVersion: "coordination.k8s.io/v1",
+              kind: "Lease",
+              metadata: { name, namespace: "tenet-system" }
+            })) as Obj
+            await admin().replace({
+              ...lease,
+              spec: {
+                ...lease.spec,
+                holderIdentity: "replica-gone",
+                renewTime: new Date().toISOString().replace("Z", "000Z")
+              }
+            } as KubernetesObject)
+          }),
+          { times: 5 }
         )
         const stopped = yield* Fiber.await(second)
         expect(stopped).toMatchObject({ _tag: "Failure" })
