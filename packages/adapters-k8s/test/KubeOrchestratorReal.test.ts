@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { KubernetesObject } from "@kubernetes/client-node"
-import { KubernetesObjectApi } from "@kubernetes/client-node"
+import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node"
 import { KubeApi, KubeLease, Manifests, Names, Permissions } from "@tenet/adapters-k8s"
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import type { Net } from "@tenet/core"
@@ -513,116 +513,140 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
 
   /**
    * Least privilege, both ways: with the shipped rules everything works (the contract above);
-   * without any one (group, resource, verb) of them, some operation fails, and says why.
+   * without any one (group, resource, verb) of them, some operation fails, and says why. Each grant
+   * is withheld from a user of its own (the admin impersonating it), so all are tried at once.
    */
   describe("without any one grant of the shipped ClusterRole", () => {
-    const setRules = (rules: ReadonlyArray<Permissions.PolicyRule>) =>
+    /** A user bound to exactly these rules, by a ClusterRole and binding of its own name. */
+    const userWith = (user: string, rules: ReadonlyArray<Permissions.PolicyRule>) =>
       Effect.promise(async () => {
-        const role = (await admin().read({
+        await admin().create({
           apiVersion: "rbac.authorization.k8s.io/v1",
           kind: "ClusterRole",
-          metadata: { name: "tenet" }
-        })) as Obj
-        await admin().replace({ ...role, rules: rules.map((r) => ({ ...r })) } as KubernetesObject)
+          metadata: { name: user },
+          rules: rules.map((r) => ({ ...r }))
+        } as KubernetesObject)
+        await admin().create({
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: user },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: user },
+          subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }]
+        } as KubernetesObject)
       })
-    const allowed = (verb: string, apiGroup: string, resource: string) =>
+    /** The admin's credentials acting as the user: what the user may do, the server decides. */
+    const impersonating = (user: string): Pick<LocalCluster.LocalCluster, "tenet"> => {
+      const config = new KubeConfig()
+      config.loadFromOptions({
+        clusters: cluster().admin.clusters,
+        users: [{ ...cluster().admin.getCurrentUser()!, name: user, impersonateUser: user }],
+        contexts: [{ name: "local", cluster: cluster().admin.getCurrentCluster()!.name, user }],
+        currentContext: "local"
+      })
+      return { tenet: config }
+    }
+    /** A grant string's parts, as `Permissions.grant` writes it. */
+    const parsed = (grant: string) => {
+      const [group, rest] = grant.split("/") as [string, string]
+      const [resource, verb] = rest.split(":") as [string, string]
+      return { apiGroup: group === "core" ? "" : group, resource, verb }
+    }
+    /** Whether the authorizer lets the user do the first of the rules' grants: its binding is seen. */
+    const bound = (user: string, rules: ReadonlyArray<Permissions.PolicyRule>) =>
       Effect.promise(async () => {
+        const { apiGroup, resource, verb } = parsed(Permissions.grants(rules)[0]!)
         const review = (await admin().create({
           apiVersion: "authorization.k8s.io/v1",
           kind: "SubjectAccessReview",
-          spec: { user: "tenet", resourceAttributes: { verb, group: apiGroup, resource } }
+          spec: { user, resourceAttributes: { verb, group: apiGroup, resource } }
         } as KubernetesObject)) as Obj
         return review.status?.allowed === true
       })
 
     /** Everything Tenet does, each outcome kept: the failures' messages, and whether statuses were stale. */
-    const everything = Effect.gen(function*() {
-      const orchestrator = yield* Orchestrator.Orchestrator
-      const failures: Array<string> = []
-      const attempt = <A>(effect: Effect.Effect<A, Orchestrator.OrchestratorError>) =>
-        Effect.map(Effect.exit(effect), (exit) => {
-          if (Exit.isFailure(exit)) failures.push(String(Exit.causeOption(exit).pipe(Option.getOrThrow)))
-          return Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<A>()
+    const everything = (as: Pick<LocalCluster.LocalCluster, "tenet">) =>
+      Effect.gen(function*() {
+        const orchestrator = yield* Orchestrator.Orchestrator
+        const failures: Array<string> = []
+        const attempt = <A>(effect: Effect.Effect<A, Orchestrator.OrchestratorError>) =>
+          Effect.map(Effect.exit(effect), (exit) => {
+            if (Exit.isFailure(exit)) failures.push(String(Exit.causeOption(exit).pipe(Option.getOrThrow)))
+            return Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<A>()
+          })
+        const { subnet, vpc } = Fixtures.network()
+        yield* attempt(orchestrator.applyVpc(vpc))
+        yield* attempt(orchestrator.applySubnet(subnet))
+        yield* attempt(orchestrator.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc })))
+        const registry = Fixtures.registrySecret(vpc.tenant_id)
+        yield* attempt(orchestrator.applyRegistrySecret(registry))
+        const spec = Fixtures.pod(subnet, {
+          persistent_mount_path: "/data",
+          external_access: true,
+          external_inbound: externalPool,
+          autoscaling: { min_replicas: 2, max_replicas: 3, cpu_target_millicores: 100 }
         })
-      const { subnet, vpc } = Fixtures.network()
-      yield* attempt(orchestrator.applyVpc(vpc))
-      yield* attempt(orchestrator.applySubnet(subnet))
-      yield* attempt(orchestrator.applySecurityPlan(Fixtures.emptyPlan({ subnet, vpc })))
-      const registry = Fixtures.registrySecret(vpc.tenant_id)
-      yield* attempt(orchestrator.applyRegistrySecret(registry))
-      const spec = Fixtures.pod(subnet, {
-        persistent_mount_path: "/data",
-        external_access: true,
-        external_inbound: externalPool,
-        autoscaling: { min_replicas: 2, max_replicas: 3, cpu_target_millicores: 100 }
-      })
-      yield* attempt(orchestrator.applyPod(spec))
-      yield* attempt(orchestrator.applyPod({ ...spec, autoscaling: null, persistent_mount_path: null }))
-      const status = yield* attempt(orchestrator.podStatus(spec.pod_id))
-      const stale = Option.exists(status, (s) => Option.exists(s, (r) => r.stale_since !== null))
-      yield* attempt(orchestrator.restartPod(spec.pod_id))
-      yield* attempt(orchestrator.deleteRegistrySecret(vpc.tenant_id, registry.name))
-      yield* attempt(orchestrator.deletePod(spec.pod_id))
-      yield* attempt(orchestrator.deleteSubnet(vpc.vpc_id, subnet.subnet_id))
-      yield* attempt(orchestrator.deleteVpc(vpc.vpc_id))
-      yield* attempt(orchestrator.deleteTenant(vpc.tenant_id))
-      // Leading the controller: a Lease read, created, then renewed (a second lead).
-      const leases = KubeLease.make(KubeApi.make(cluster().tenet), { namespace: "tenet-system", identity: "grants" })
-      const lease = `grants-${crypto.randomUUID().slice(0, 8)}`
-      for (let i = 0; i < 2; i++) {
-        const led = yield* Effect.exit(leases.lead(lease, Effect.void))
-        if (Exit.isFailure(led)) {
-          failures.push(Option.match(Cause.failureOption(led.cause), {
-            onNone: () => Cause.pretty(led.cause),
-            onSome: (e) => e.detail
-          }))
+        yield* attempt(orchestrator.applyPod(spec))
+        yield* attempt(orchestrator.applyPod({ ...spec, autoscaling: null, persistent_mount_path: null }))
+        const status = yield* attempt(orchestrator.podStatus(spec.pod_id))
+        const stale = Option.exists(status, (s) => Option.exists(s, (r) => r.stale_since !== null))
+        yield* attempt(orchestrator.restartPod(spec.pod_id))
+        yield* attempt(orchestrator.deleteRegistrySecret(vpc.tenant_id, registry.name))
+        yield* attempt(orchestrator.deletePod(spec.pod_id))
+        yield* attempt(orchestrator.deleteSubnet(vpc.vpc_id, subnet.subnet_id))
+        yield* attempt(orchestrator.deleteVpc(vpc.vpc_id))
+        yield* attempt(orchestrator.deleteTenant(vpc.tenant_id))
+        // Leading the controller: a Lease read, created, then renewed (a second lead).
+        const leases = KubeLease.make(KubeApi.make(as.tenet), { namespace: "tenet-system", identity: "grants" })
+        const lease = `grants-${crypto.randomUUID().slice(0, 8)}`
+        for (let i = 0; i < 2; i++) {
+          const led = yield* Effect.exit(leases.lead(lease, Effect.void))
+          if (Exit.isFailure(led)) {
+            failures.push(Option.match(Cause.failureOption(led.cause), {
+              onNone: () => Cause.pretty(led.cause),
+              onSome: (e) => e.detail
+            }))
+          }
         }
-      }
-      return { failures, stale }
-    })
+        return { failures, stale }
+      }).pipe(
+        // A grant withheld from a list leaves its informer unsynced: reads give up after 1 s.
+        Effect.provide(LocalCluster.orchestrator(as, { syncTimeout: "1 second" }))
+      )
 
     it.live("with every grant, nothing fails and statuses are current", () =>
-      inCluster(Effect.gen(function*() {
-        const outcome = yield* everything
+      Effect.gen(function*() {
+        yield* userWith("tenet-every-grant", Permissions.rules)
+        yield* eventually(bound("tenet-every-grant", Permissions.rules), (a) => a)
+        const outcome = yield* everything(impersonating("tenet-every-grant"))
         expect(outcome).toEqual({ failures: [], stale: false })
-      })), 60_000)
+      }), 60_000)
 
     const grants = Permissions.grants(Permissions.rules)
-    // In three parts, each well within its timeout on a loaded machine.
-    const parts = [0, 1, 2].map((i) => grants.filter((_, n) => n % 3 === i))
-    it.live.each(parts.map((part, i) => ({ n: i + 1, part })))(
-      `each of the ${grants.length} grants is needed, part $n: without it an operation fails, naming what was forbidden`,
-      ({ part }) =>
+    it.live(
+      `each of the ${grants.length} grants is needed: without it an operation fails, naming what was forbidden`,
+      () =>
         Effect.gen(function*() {
-          const unexplained: Array<string> = []
-          for (const grant of part) {
-            const [group, rest] = grant.split("/") as [string, string]
-            const [resource, verb] = rest.split(":") as [string, string]
-            const apiGroup = group === "core" ? "" : group
-            const without = Permissions.rules.flatMap((rule) => {
-              if (!rule.apiGroups.includes(apiGroup) || !rule.resources.includes(resource)) return [rule]
-              const others = rule.resources.filter((r) => r !== resource)
-              return [
-                ...(others.length > 0 ? [{ ...rule, resources: others }] : []),
-                { ...rule, resources: [resource], verbs: rule.verbs.filter((v) => v !== verb) }
-              ]
-            })
-            yield* setRules(without)
-            yield* eventually(allowed(verb, apiGroup, resource), (a) => !a)
-            // A grant withheld from a list leaves its informer unsynced: reads give up after 1 s.
-            yield* Effect.provide(
-              Effect.flatMap(everything, (o) =>
-                Effect.sync(() => {
-                  const named = o.failures.some((f) => f.includes(`cannot ${verb} resource "${resource}"`))
-                  // A watch refused leaves the last list in place: statuses say they are stale.
-                  const visible = named || (verb === "watch" && o.stale)
-                  if (!visible) unexplained.push(`${grant}: ${JSON.stringify(o)}`)
-                })),
-              LocalCluster.orchestrator(cluster(), { syncTimeout: "1 second" })
-            )
-          }
-          yield* setRules(Permissions.rules)
-          expect(unexplained.join("\n")).toBe("")
+          const unexplained = yield* Effect.forEach(grants, (grant, n) =>
+            Effect.gen(function*() {
+              const { apiGroup, resource, verb } = parsed(grant)
+              const without = Permissions.rules.flatMap((rule) => {
+                if (!rule.apiGroups.includes(apiGroup) || !rule.resources.includes(resource)) return [rule]
+                const others = rule.resources.filter((r) => r !== resource)
+                return [
+                  ...(others.length > 0 ? [{ ...rule, resources: others }] : []),
+                  { ...rule, resources: [resource], verbs: rule.verbs.filter((v) => v !== verb) }
+                ]
+              })
+              const user = `tenet-without-${n}`
+              yield* userWith(user, without)
+              yield* eventually(bound(user, without), (a) => a)
+              const o = yield* everything(impersonating(user))
+              const named = o.failures.some((f) => f.includes(`cannot ${verb} resource "${resource}"`))
+              // A watch refused leaves the last list in place: statuses say they are stale.
+              const visible = named || (verb === "watch" && o.stale)
+              return visible ? [] : [`${grant}: ${JSON.stringify(o)}`]
+            }), { concurrency: 6 })
+          expect(unexplained.flat().join("\n")).toBe("")
         }),
       300_000
     )

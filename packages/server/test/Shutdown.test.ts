@@ -82,7 +82,12 @@ describe("graceful shutdown", () => {
       `POST /admin/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
         body.slice(0, 10)
     )
-    await until(() => output().includes("request received"), "the request to be in flight")
+    // This request's line, not the health check's before it: under load the signal could otherwise
+    // arrive before the login reached the server, leaving nothing in flight to wait for.
+    await until(
+      () => output().split("\n").some((line) => line.includes("request received") && line.includes("/admin/login")),
+      "the request to be in flight"
+    )
     server.kill("SIGTERM")
     await until(() => output().includes("waiting for requests in flight"), "the server to start draining")
     socket.write(body.slice(10))
