@@ -63,7 +63,12 @@ export const once = [...storeSpecific, ...storeAgnostic]
  * What `pnpm test:quick` (TENET_TEST_QUICK=1) leaves out of `server-once`: the files that choose
  * a store of their own or start Tenet, or the docs' commands, as processes.
  */
-export const slow = [...storeSpecific, "test/Docs.test.ts", "test/StartupFailure.test.ts", "test/MetricsAtStart.test.ts"]
+export const slow = [
+  ...storeSpecific,
+  "test/Docs.test.ts",
+  "test/StartupFailure.test.ts",
+  "test/MetricsAtStart.test.ts"
+]
 
 /** The API suite on the memory store (the root vitest.config.ts runs it on the others too). */
 export default project({
