@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { clusterSpecific } from "./packages/server/vitest.config.js"
+import { clusterSpecific, storeAgnostic, storeSpecific } from "./packages/server/vitest.config.js"
 
 export default defineConfig({
   test: {
@@ -8,15 +8,10 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     // A worker runs many files of one project, importing their modules once (see
-    // vitest.shared.ts); projects then run one after another within a pool, and the pools side
-    // by side: two lanes of about equal length. The forks pool (the default) runs the API suite
-    // on each store and the cluster, and the small projects; the threads pool the files that
-    // mostly wait on what they start: the server's files that run once (server-once), the
-    // Kubernetes adapter's, the console's journeys and the packed packages (consumer).
+    // vitest.shared.ts); projects then run one after another.
     isolate: false,
     projects: [
       "packages/*",
-      "packages/server/vitest.once.config.ts",
       "test/*",
       "examples/*",
       "tools/*",
@@ -27,6 +22,7 @@ export default defineConfig({
         test: {
           name: "server-on-embedded",
           env: { TENET_TEST_STORE: "embedded" },
+          exclude: [...storeSpecific, ...storeAgnostic],
           benchmark: { include: [] }
         }
       },
@@ -40,7 +36,7 @@ export default defineConfig({
           name: "server-on-kubernetes",
           env: { TENET_TEST_ORCHESTRATOR: "kubernetes" },
           globalSetup: ["./test/ClusterSetup.ts"],
-          exclude: clusterSpecific,
+          exclude: [...storeSpecific, ...storeAgnostic, ...clusterSpecific],
           benchmark: { include: [] }
         }
       }]),
@@ -51,6 +47,7 @@ export default defineConfig({
         test: {
           name: "server-on-postgres",
           env: { TENET_TEST_STORE: "postgres" },
+          exclude: [...storeSpecific, ...storeAgnostic],
           benchmark: { include: [] }
         }
       }])

@@ -1,7 +1,7 @@
 import { configDefaults } from "vitest/config"
 import { project } from "../../vitest.shared.js"
 
-/** Tests that choose their own store: run once. */
+/** Tests that choose their own store: run once, in the plain server project. */
 export const storeSpecific = [
   "test/Postgres.test.ts",
   "test/Restart.test.ts",
@@ -20,12 +20,12 @@ export const storeSpecific = [
 ]
 
 /**
- * Tests whose subject is neither the store nor the cluster: run once. Docs: the docs' commands
- * and the contract; Traffic: the engine's answers through the API, held to the reference
- * interpreter (the stores hand the engine the same records); StrictInput: unknown fields and
- * parameters, refused before any store or cluster is asked; Endpoints: the router; Deployment
- * and Operations: files that ship (the manifests, the alert rules). The others never build a
- * server on the store or cluster under test, so every project would run them alike:
+ * Tests whose subject is neither the store nor the cluster: run once, in the plain server project.
+ * Docs: the docs' commands and the contract; Traffic: the engine's answers through the API, held
+ * to the reference interpreter (the stores hand the engine the same records); StrictInput:
+ * unknown fields and parameters, refused before any store or cluster is asked; Endpoints: the
+ * router; Deployment and Operations: files that ship (the manifests, the alert rules). The others
+ * never build a server on the store or cluster under test, so every project would run them alike:
  * StartupFailure and MetricsAtStart start the binary with settings of their own; ProcessLifecycle
  * is the shutdown deadline alone.
  */
@@ -56,26 +56,17 @@ export const clusterSpecific = [
   "test/Convergence.test.ts"
 ]
 
-/** The files that run once: their own project (`server-once`, vitest.once.config.ts). */
-export const once = [...storeSpecific, ...storeAgnostic]
-
 /**
- * What `pnpm test:quick` (TENET_TEST_QUICK=1) leaves out of `server-once`: the files that choose
- * a store of their own or start Tenet, or the docs' commands, as processes.
+ * What `pnpm test:quick` (TENET_TEST_QUICK=1) leaves out of the API suite on the memory store:
+ * the files that choose a store of their own or start Tenet, or the docs' commands, as processes.
  */
-export const slow = [
-  ...storeSpecific,
-  "test/Docs.test.ts",
-  "test/StartupFailure.test.ts",
-  "test/MetricsAtStart.test.ts"
-]
+const slow = [...storeSpecific, "test/Docs.test.ts", "test/StartupFailure.test.ts", "test/MetricsAtStart.test.ts"]
 
-/** The API suite on the memory store (the root vitest.config.ts runs it on the others too). */
 export default project({
   test: {
     name: "server",
     include: ["test/**/*.test.ts"],
-    exclude: [...configDefaults.exclude, ...once],
+    exclude: process.env.TENET_TEST_QUICK === "1" ? [...configDefaults.exclude, ...slow] : configDefaults.exclude,
     benchmark: { include: ["bench/**/*.bench.ts"] }
   }
 })

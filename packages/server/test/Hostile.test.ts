@@ -113,10 +113,11 @@ layer(testServer(), { excludeTestServices: true })("hostile input", (it) => {
             : {}
         const failures: Array<string> = []
         let calls = 0
+        // The state as the last request left it: each check reads it once, after its request.
+        let before = yield* snapshot
 
         const check = (endpoint: Endpoint, method: string, url: string, body: unknown) =>
           Effect.gen(function*() {
-            const before = yield* snapshot
             const response = yield* raw(method as Endpoint["method"], url, {
               headers: { ...headersOf(endpoint), "content-type": "application/json" },
               ...(body === undefined ? {} : { body: JSON.stringify(body) })
@@ -129,9 +130,11 @@ layer(testServer(), { excludeTestServices: true })("hostile input", (it) => {
             if (response.status >= 400 && !detail) {
               failures.push(`${endpoint.id}: ${response.status} without a JSON detail`)
             }
-            if (response.status >= 400 && (yield* snapshot) !== before) {
+            const after = yield* snapshot
+            if (response.status >= 400 && after !== before) {
               failures.push(`${endpoint.id}: a rejected request (${response.status}) changed state`)
             }
+            before = after
           })
 
         for (const endpoint of endpoints.filter((e) => e.schemes.length > 0 && !e.id.endsWith("rotateToken"))) {
