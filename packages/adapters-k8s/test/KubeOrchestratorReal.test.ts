@@ -514,7 +514,7 @@ describe.skipIf(!onCluster)("KubeOrchestrator on kube-apiserver v1.20.2", () => 
   /**
    * Least privilege, both ways: with the shipped rules everything works (the contract above);
    * without any one (group, resource, verb) of them, some operation fails, and says why. Each grant
-   * is withheld from a user of its own (the admin impersonating it), so all are tried at once.
+   * is withheld from a user of its own (the admin impersonating it), so they are tried six at a time.
    */
   describe("without any one grant of the shipped ClusterRole", () => {
     /** A user bound to exactly these rules, by a ClusterRole and binding of its own name. */

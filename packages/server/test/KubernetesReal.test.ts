@@ -273,7 +273,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
   )
 
   it.live.skipIf(databaseUrl === undefined)(
-    "two replicas of the built server on one database and one cluster both serve, idle through many reconciler passes and resyncs neither writes to the cluster, and the leader killed is replaced",
+    "two replicas of the built server on one database and one cluster both serve, idle for 20 s (a reconciler pass a second, a controller resync every 4 s) neither writes to the cluster, and the leader killed is replaced",
     () =>
       Effect.gen(function*() {
         const cluster = suite.get()
@@ -292,7 +292,7 @@ describe.skipIf(!LocalCluster.available(crds))("Tenet on kube-apiserver v1.20.2"
             TENET_ADMIN_PASSWORD: "replicas-admin-password",
             TENET_ORCHESTRATOR: "kubernetes",
             KUBECONFIG: cluster.kubeconfigFile("tenet"),
-            // Many reconciler passes and controller resyncs while idle: each must find nothing to do.
+            // Passes and resyncs often while idle: each must find nothing to do.
             TENET_RECONCILE_INTERVAL: "1 second",
             TENET_CONTROLLER_RESYNC: "4 seconds"
           }

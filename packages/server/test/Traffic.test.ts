@@ -175,11 +175,6 @@ const refEnd = (built: Built, vpcId: string, e: Json): Reference.End => {
 
 const idOf = (e: Json) => e.kind === "internet" ? "internet" : e.pod_id ?? e.subnet_id ?? e.vpc_id
 
-/**
- * Each end of a flow that is in a subnet (a pod, or another endpoint of it) at an address such
- * an endpoint can have: inside the subnet's block, and none of its network, broadcast and
- * gateway addresses.
- */
 /** A rule denying one pod DNS out (udp 53 anywhere): the body of `POST /security-rules`. */
 const noDnsFor = (vpcId: string, podId: string, name: string) => ({
   vpc_id: vpcId,
@@ -195,6 +190,11 @@ const noDnsFor = (vpcId: string, podId: string, name: string) => ({
   target_pod_ids: [podId]
 })
 
+/**
+ * Each end of a flow that is in a subnet (a pod, or another endpoint of it) at an address such
+ * an endpoint can have: inside the subnet's block, and none of its network, broadcast and
+ * gateway addresses.
+ */
 const expectHosts = (subnets: ReadonlyArray<Json>, path: Json | null) => {
   if (path === null) return
   for (const end of [path.source, path.destination]) {

@@ -45,7 +45,7 @@ const mentions = (changeset: Changeset.Changeset, thing: string): boolean => {
   const escaped = (path ?? thing).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
   // A path is mentioned whole: `/security-rules/{rule_id}` does not mention `/security-rules`.
   const word = path === undefined ? "[\\w$]" : "[\\w$/{}-]"
-  return new RegExp(`(^|(?!${word}).)${escaped}(?!${word})`, "s").test(changeset.summary)
+  return new RegExp(`(?<!${word})${escaped}(?!${word})`).test(changeset.summary)
 }
 
 /**
