@@ -49,6 +49,21 @@ export const provision = (tenantName: string) =>
         gateway_ip: "10.50.0.1"
       })
     )
+    // The applications run in a VPC of their own; the rule naming it peers the two VPCs.
+    const apps = yield* (yield* Vpcs.Vpcs).create(
+      caller,
+      yield* Schema.decodeUnknown(Vpc.VpcCreate)({ ...credentials, name: "apps", enable_internet: false })
+    )
+    yield* (yield* Subnets.Subnets).create(
+      caller,
+      yield* Schema.decodeUnknown(Subnet.SubnetCreate)({
+        ...credentials,
+        vpc_id: apps.id,
+        name: "app",
+        cidr: "10.60.0.0/16",
+        gateway_ip: "10.60.0.1"
+      })
+    )
     const rules = yield* SecurityRules.SecurityRules
     const traffic = yield* Traffic.Traffic
     yield* rules.create(
@@ -61,8 +76,8 @@ export const provision = (tenantName: string) =>
         priority: 100,
         protocol: "tcp",
         ports: "5432",
-        remote_type: "cidr",
-        remote_cidr: "10.60.0.0/16",
+        remote_type: "vpc",
+        remote_vpc_id: apps.id,
         target_type: "subnet",
         target_subnet_id: subnet.id
       })

@@ -68,7 +68,10 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
         subnet_id: subnet.id,
         name: "storefront",
         container_image: "nginx:1.27",
-        service_port: 443
+        service_port: 443,
+        // Published on an external address of its own: the internet reaches its service port.
+        external_access: true,
+        external_inbound: true
       }
     })
     const tunnel = await acme.tunnels.createForPod({
@@ -81,11 +84,20 @@ export const quickstart = async (server: Server, tenantName: string, log: (line:
         service_port: 443
       }
     })
+    // The internet reaches only what is published (the pod's service port); the rule lets it in.
     const verdict = await acme.securityRules.evaluate({
-      payload: { vpc_id: vpc.id, direction: "ingress", protocol: "tcp", port: 443, remote_ip: "198.51.100.7" }
+      payload: {
+        vpc_id: vpc.id,
+        direction: "ingress",
+        protocol: "tcp",
+        port: 443,
+        remote_ip: "198.51.100.7",
+        target_pod_id: pod.id
+      }
     })
     // What reaches what, end to end: from the internet to the pod, only HTTPS (the pairs of one
-    // endpoint, pods included; without `detail: "pods"` the answer summarizes by subnet).
+    // endpoint, pods included; without `detail: "pods"` the answer summarizes by subnet). The
+    // tunnel's traffic comes from its connector on the core network, which always gets in.
     const reachability = await acme.vpcs.reachability({
       path: { vpc_id: vpc.id },
       urlParams: { detail: "pods", endpoint: "internet" }

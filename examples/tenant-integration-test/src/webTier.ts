@@ -1,6 +1,7 @@
 /**
  * A tenant's own automation, the code under test: it provisions a web tier (a VPC, a subnet,
- * HTTPS allowed in, SSH only from the office) and scales it, through the Tenet client.
+ * HTTPS allowed in, SSH only from the office, the site and a bastion published to the internet
+ * on their ports) and scales it, through the Tenet client.
  */
 import type { TenetClient } from "@tenet/client"
 import { Effect } from "effect"
@@ -8,6 +9,7 @@ import { Effect } from "effect"
 export interface WebTier {
   readonly vpcId: string
   readonly podId: string
+  readonly bastionId: string
 }
 
 export const provision = (tenet: TenetClient.Client, office: string) =>
@@ -30,10 +32,15 @@ export const provision = (tenet: TenetClient.Client, office: string) =>
         remote_cidr: office
       }
     })
+    // The internet reaches only what is published: each pod's service port on its external address.
+    const published = { vpc_id: vpc.id, subnet_id: subnet.id, external_access: true, external_inbound: true }
     const pod = yield* tenet.pods.create({
-      payload: { vpc_id: vpc.id, subnet_id: subnet.id, name: "site", container_image: "nginx:1.27", replica_count: 2 }
+      payload: { ...published, name: "site", container_image: "nginx:1.27", replica_count: 2, service_port: 443 }
     })
-    return { vpcId: vpc.id, podId: pod.id } satisfies WebTier
+    const bastion = yield* tenet.pods.create({
+      payload: { ...published, name: "bastion", container_image: "openssh:9", service_port: 22 }
+    })
+    return { vpcId: vpc.id, podId: pod.id, bastionId: bastion.id } satisfies WebTier
   })
 
 /** Adds replicas until the pod has `count`; answers the replicas it ends with. */

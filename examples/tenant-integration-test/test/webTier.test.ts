@@ -23,6 +23,14 @@ const asNewTenant = (name: string) =>
       password: TestServer.ADMIN_PASSWORD
     })
     yield* admin.tenants.create({ payload: { name, password: "integration-password" } })
+    // The platform's uplink, through which the internet reaches what is published.
+    yield* admin.providerConfig.put({
+      payload: {
+        external_subnet_cidr: "203.0.113.0/24",
+        external_subnet_gateway: "203.0.113.1",
+        peering_subnet_cidr: "100.64.0.0/16"
+      }
+    })
     return yield* TenetClient.loginTenant({ baseUrl, name, password: "integration-password" })
   }).pipe(Effect.provide(FetchHttpClient.layer))
 
@@ -31,13 +39,15 @@ layer(TestServer.layer(), { excludeTestServices: true })("the web tier automatio
     Effect.gen(function*() {
       const tenet = yield* asNewTenant("web-rules")
       const tier = yield* provision(tenet, "192.0.2.0/24")
-      const from = (port: number, remote_ip: string) =>
+      const from = (port: number, remote_ip: string, pod: string) =>
         tenet.securityRules.evaluate({
-          payload: { vpc_id: tier.vpcId, direction: "ingress", protocol: "tcp", port, remote_ip }
+          payload: { vpc_id: tier.vpcId, direction: "ingress", protocol: "tcp", port, remote_ip, target_pod_id: pod }
         }).pipe(Effect.map((v) => v.reach))
-      expect(yield* from(443, "198.51.100.7")).toBe("allowed")
-      expect(yield* from(22, "192.0.2.10")).toBe("allowed")
-      expect(yield* from(22, "198.51.100.7")).toBe("denied")
+      expect(yield* from(443, "198.51.100.7", tier.podId)).toBe("allowed")
+      expect(yield* from(22, "192.0.2.10", tier.bastionId)).toBe("allowed")
+      expect(yield* from(22, "198.51.100.7", tier.bastionId)).toBe("denied")
+      // Nothing publishes the site's port 22: no packet from the office gets there.
+      expect(yield* from(22, "192.0.2.10", tier.podId)).toBe("denied")
       const analysis = yield* tenet.securityRules.analysis({ urlParams: { vpc_id: tier.vpcId } })
       expect(analysis.findings).toEqual([])
     }))

@@ -117,14 +117,24 @@ const object = (kind: Kind, metadata: Metadata, fields: Record<string, unknown>)
 
 const named = (displayName: string) => ({ [Names.DISPLAY_NAME]: displayName })
 
-/** A VPC: its namespace, its Kube-OVN Vpc, and the external IP its internet egress uses. */
+/**
+ * A VPC: its namespace, its Kube-OVN Vpc, and the external IP its internet egress uses. The Vpc
+ * peers each VPC the spec names as Kube-OVN peers two (its `CreatePeerRouterPort`): a router port
+ * on the pair's link (`vpcPeerings`, one side's address each) and a static route to each of the
+ * other's blocks through the other's address; nothing else joins two VPCs' routers.
+ */
 export const vpc = (spec: Orchestrator.VpcSpec, settings: Settings): ReadonlyArray<Manifest> => {
   const labels = Names.labels(spec)
   const uplink = spec.uplink
-  const routes = uplink === null ? [] : [
-    // Core services stay reachable whether or not the VPC has the internet.
-    { cidr: uplink.peering_subnet_cidr, nextHopIP: uplink.external_gateway, policy: "policyDst" },
-    ...(spec.enable_internet ? [{ cidr: "0.0.0.0/0", nextHopIP: uplink.external_gateway, policy: "policyDst" }] : [])
+  const routes = [
+    ...(uplink === null ? [] : [
+      // Core services stay reachable whether or not the VPC has the internet.
+      { cidr: uplink.peering_subnet_cidr, nextHopIP: uplink.external_gateway, policy: "policyDst" },
+      ...(spec.enable_internet ? [{ cidr: "0.0.0.0/0", nextHopIP: uplink.external_gateway, policy: "policyDst" }] : [])
+    ]),
+    ...spec.peerings.flatMap((peering) =>
+      peering.remote_blocks.map((cidr) => ({ cidr, nextHopIP: peering.remote_connect_ip, policy: "policyDst" }))
+    )
   ]
   return [
     object(Kinds.Namespace, {
@@ -141,7 +151,11 @@ export const vpc = (spec: Orchestrator.VpcSpec, settings: Settings): ReadonlyArr
         namespaces: [Names.namespace(spec.vpc_id)],
         enableExternal: uplink !== null,
         ...(uplink === null ? {} : { extraExternalSubnets: [settings.externalSubnet] }),
-        staticRoutes: routes
+        staticRoutes: routes,
+        vpcPeerings: spec.peerings.map((peering) => ({
+          remoteVpc: Names.vpc(peering.remote_vpc_id),
+          localConnectIP: peering.local_connect_ip
+        }))
       }
     }),
     ...(spec.enable_internet && uplink !== null

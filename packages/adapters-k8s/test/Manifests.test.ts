@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Manifests, Names, OvnAcl } from "@tenet/adapters-k8s"
-import type { Ids, Net, Orchestrator } from "@tenet/core"
+import type { Ids, Orchestrator } from "@tenet/core"
+import { Net } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
 import { FastCheck as fc } from "effect"
 import { crdsAvailable, violations } from "./Schemas.js"
@@ -26,6 +27,19 @@ const vpcSpec: fc.Arbitrary<Orchestrator.VpcSpec> = fc.record({
       peering_subnet_cidr: fc.constant("100.64.0.0/16" as Net.Ipv4Network)
     }),
     { nil: null }
+  ),
+  peerings: fc.uniqueArray(
+    fc.record({
+      remote_vpc_id: uuid.map((u) => u as Ids.VpcId),
+      link: fc.integer({ min: 0, max: 16_383 }),
+      remote_blocks: fc.array(fc.integer({ min: 0, max: 255 }).map((n) => `10.${n}.0.0/16`), { maxLength: 3 })
+    }).map(({ link, remote_blocks, remote_vpc_id }) => ({
+      remote_vpc_id,
+      local_connect_ip: `169.254.${link >> 6}.${(link & 63) * 4 + 1}/30`,
+      remote_connect_ip: `169.254.${link >> 6}.${(link & 63) * 4 + 2}`,
+      remote_blocks
+    })),
+    { maxLength: 3, selector: (p) => p.remote_vpc_id }
   )
 })
 
@@ -125,6 +139,34 @@ describe("Manifests", () => {
     )
       .not.toEqual([])
   })
+
+  it.prop(
+    "a VPC's peerings: a router port on each pair's link, and a route to each of the other's blocks through it",
+    [vpcSpec],
+    ([spec]) => {
+      const vpc = Manifests.vpc(spec, Manifests.defaultSettings).find((o) => o.kind === "Vpc")!
+      const fields = vpc.spec as {
+        vpcPeerings: ReadonlyArray<{ remoteVpc: string; localConnectIP: string }>
+        staticRoutes: ReadonlyArray<{ cidr: string; nextHopIP: string; policy: string }>
+      }
+      expect(fields.vpcPeerings).toEqual(
+        spec.peerings.map((p) => ({ remoteVpc: Names.vpc(p.remote_vpc_id), localConnectIP: p.local_connect_ip }))
+      )
+      for (const peering of spec.peerings) {
+        const through = fields.staticRoutes.filter((r) => r.nextHopIP === peering.remote_connect_ip)
+        expect(through.map((r) => r.cidr)).toEqual(peering.remote_blocks)
+        expect(through.every((r) => r.policy === "policyDst")).toBe(true)
+        // The next hop is on this side's link.
+        const local = Net.cidrOf(peering.local_connect_ip)
+        expect(Net.contains(local, Net.ipv4Of(peering.remote_connect_ip))).toBe(true)
+      }
+      // Nothing else routes to another VPC: the uplink's routes name its gateway only.
+      const peered = new Set(spec.peerings.map((p) => p.remote_connect_ip))
+      for (const route of fields.staticRoutes.filter((r) => !peered.has(r.nextHopIP))) {
+        expect(route.nextHopIP).toBe(spec.uplink?.external_gateway)
+      }
+    }
+  )
 
   it("autoscaled pods leave the replica count to the HPA; persistent pods restart one at a time", () => {
     const { subnet } = Fixtures.network()

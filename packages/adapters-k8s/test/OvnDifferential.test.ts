@@ -53,7 +53,9 @@ const context: RuleSet.VpcContext = {
     [addressSets[1], ["172.16.0.0/12", "172.16.8.0/24", "203.0.113.7/32"].map(Net.cidrOf)],
     [addressSets[2], []]
   ]),
-  infrastructure: [Net.cidrOf("100.64.0.0/16"), ...subnets.map((s) => Net.cidrOf(`${s.gateway}/32`))]
+  infrastructure: [Net.cidrOf("100.64.0.0/16"), ...subnets.map((s) => Net.cidrOf(`${s.gateway}/32`))],
+  // Rules that name the first other VPC can match (it is peered); those naming the second cannot.
+  paths: { name: "v", internet: null, peers: new Set([otherVpcs[0]]), overlaps: new Map(), published: new Map() }
 }
 
 const ports: ReadonlyArray<Port> = pods.map((p, i) => ({

@@ -224,6 +224,14 @@ const halfOf = (f: FlowReach.PathFlow, direction: "egress" | "ingress") => {
   return decision === null ? "passes (outside your VPCs)" : `${decision.action} by ${decider(decision.decided_by)}`
 }
 
+/** What stops a flow: its path where no route carries it, else the half that denies it. */
+const stopper = (f: FlowReach.PathFlow) =>
+  f.route !== null
+    ? `path: ${f.route.detail}`
+    : f.egress?.action === "deny"
+    ? `egress ${halfOf(f, "egress")}`
+    : `ingress ${halfOf(f, "ingress")}`
+
 /**
  * An explained flow: its reach end to end, each half with what decides it, and a flow of each
  * side. `blocks`: the subnets' CIDRs by id.
@@ -247,14 +255,17 @@ export const explanation = (x: FlowExplanation.FlowExplanation, names: Names, bl
       endpoint(x.to, names, blocks)
     }: ${REACH[x.reach]}`,
     ...(x.note === null ? [] : [`  ${x.note}`]),
+    x.route.blocked_by === null
+      ? "  path     a route carries every flow"
+      : `  path     ${
+        x.route.reach === "partial" ? "some flows have no route: " : "no route: "
+      }${x.route.blocked_by.detail}`,
     half("egress ", "egress", x.egress),
     half("ingress", "ingress", x.ingress),
     ...(x.reach === "partial"
       ? [
         `  gets through: ${pathText(x.allowed_flow!, names, blocks)}`,
-        `  stopped:      ${pathText(x.denied_flow!, names, blocks)} (${
-          x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress"
-        } ${halfOf(x.denied_flow!, x.denied_flow!.egress?.action === "deny" ? "egress" : "ingress")})`
+        `  stopped:      ${pathText(x.denied_flow!, names, blocks)} (${stopper(x.denied_flow!)})`
       ]
       : [])
   ].join("\n")

@@ -70,6 +70,14 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
         password: TestServer.ADMIN_PASSWORD
       }).pipe(Effect.provide(FetchHttpClient.layer))
       yield* admin.tenants.create({ payload: { name: "cli", password: PASSWORD, description: null } })
+      // The platform's uplink: the internet reaches what is published.
+      yield* admin.providerConfig.put({
+        payload: {
+          external_subnet_cidr: "203.0.113.0/24",
+          external_subnet_gateway: "203.0.113.1",
+          peering_subnet_cidr: "100.64.0.0/16"
+        }
+      })
 
       const login = yield* tenet(["login", "--url", url, "--tenant", "cli"], { TENET_PASSWORD: PASSWORD })
       expect(login.code, login.stderr).toBe(0)
@@ -80,8 +88,19 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       const api = yield* TenetClient.make({ baseUrl: url, tenantToken: session.token, tenantId: session.tenant_id })
         .pipe(Effect.provide(FetchHttpClient.layer))
       const vpc = yield* api.vpcs.create({ payload: { name: "prod", enable_internet: true } })
-      yield* api.subnets.create({
+      const web = yield* api.subnets.create({
         payload: { vpc_id: vpc.id, name: "web", cidr: "10.0.1.0/24", gateway_ip: "10.0.1.1" }
+      })
+      yield* api.pods.create({
+        payload: {
+          vpc_id: vpc.id,
+          subnet_id: web.id,
+          name: "shop",
+          container_image: "shop:1",
+          service_port: 443,
+          external_access: true,
+          external_inbound: true
+        }
       })
 
       const exported = yield* tenet(["rules", "export", "--vpc", "prod"])
@@ -191,10 +210,29 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
         "443"
       ])
       expect(explained.code, explained.stderr).toBe(0)
-      expect(explained.stdout).toContain("tcp 443 from the internet to subnet web 10.0.1.0/24: ALLOWED")
+      // The internet reaches the published pod; the subnet's other addresses are never published.
+      expect(explained.stdout).toContain("tcp 443 from the internet to subnet web 10.0.1.0/24: PARTIAL")
+      expect(explained.stdout).toContain(
+        "  path     some flows have no route: nothing published: the internet reaches only published pods"
+      )
       expect(explained.stdout).toContain("ingress  VPC prod: allow by 'https'")
+      const published = yield* tenet([
+        "explain",
+        "--vpc",
+        "prod",
+        "--from",
+        "internet",
+        "--to",
+        "shop",
+        "--protocol",
+        "tcp",
+        "--port",
+        "443"
+      ])
+      expect(published.stdout).toContain("tcp 443 from the internet to pod shop: ALLOWED")
+      expect(published.stdout).toContain("  path     a route carries every flow")
       const reach = yield* tenet(["reach", "--vpc", "prod"])
-      expect(reach.stdout).toMatch(/internet\s+subnet web\s+443\s+-\s+-/)
+      expect(reach.stdout).toMatch(/internet\s+subnet web\s+some 443\s+-/)
 
       writeFileSync(file, readFileSync(file, "utf8").replace("ports: 22,443", "port: 443"))
       const bad = yield* tenet(["rules", "plan", "-f", file])

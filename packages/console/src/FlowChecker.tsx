@@ -10,7 +10,11 @@ import type { Choices } from "./RuleEditor.js"
 import type { Client } from "./Session.js"
 
 const decider = (d: FlowReach.DecidedFlow) =>
-  d.decided_by.kind === "rule" ? `rule '${d.decided_by.name}'` : d.decided_by.key
+  d.decided_by.kind === "rule"
+    ? `rule '${d.decided_by.name}'`
+    : d.decided_by.kind === "path"
+    ? `its path: ${d.decided_by.detail}`
+    : d.decided_by.key
 
 const flowText = (d: FlowReach.DecidedFlow) => `${d.flow.direction === "ingress" ? "from" : "to"} ${d.flow.remote_ip}`
 

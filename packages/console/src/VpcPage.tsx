@@ -26,7 +26,9 @@ const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
   active: "active",
   disabled: "disabled",
   remote_vpc_missing: "remote VPC missing",
-  target_missing: "target missing"
+  target_missing: "target missing",
+  remote_vpc_overlaps: "remote VPC overlaps this one: never matches",
+  remote_vpc_unreachable: "remote VPC not peered: never matches"
 }
 
 export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {

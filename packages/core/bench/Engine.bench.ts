@@ -19,7 +19,8 @@ const context: RuleSet.VpcContext = {
   pods: new Map(pods.map((p, i) => [p, subnets[i % subnets.length]!])),
   vpcs: new Map([[vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))]]),
   addressSets: new Map(),
-  infrastructure: [Net.cidrOf("100.64.0.0/16")]
+  infrastructure: [Net.cidrOf("100.64.0.0/16")],
+  paths: { name: "bench", internet: null, peers: new Set(), overlaps: new Map(), published: new Map() }
 }
 
 // A deterministic pseudo-random 200-rule VPC, so runs compare.

@@ -17,10 +17,11 @@ describe("security-rule engine", () => {
     const verdict = Evaluate.evaluate(rs, context, f)
     if (verdict.decided_by.kind === "rule") {
       const decisive = rs.find((r) => r.id === (verdict.decided_by as { rule_id: string }).rule_id)!
-      expect(RuleSet.statusOf(decisive, context)).toBe("active")
+      // A rule naming a VPC nothing peers is enforced as written: no packet of that VPC's arrives.
+      expect(["active", "remote_vpc_unreachable"]).toContain(RuleSet.statusOf(decisive, context))
     }
-    const active = rs.filter((r) => RuleSet.statusOf(r, context) === "active")
-    expect(Evaluate.evaluate(active, context, f)).toEqual(verdict)
+    const enforced = rs.filter((r) => ["active", "remote_vpc_unreachable"].includes(RuleSet.statusOf(r, context)))
+    expect(Evaluate.evaluate(enforced, context, f)).toEqual(verdict)
   })
 
   it.prop("the compiled plan decides every packet flow as evaluate does", [rules, ipFlow], ([rs, f]) => {

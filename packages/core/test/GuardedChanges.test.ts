@@ -5,14 +5,22 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Guardrail, Ids, SecurityRule } from "@tenet/core"
-import { Invariants, Net, RuleSet, SecurityRuleStrategy, TenantState } from "@tenet/core"
+import { Invariants, Net, Paths, RuleSet, SecurityRuleStrategy, TenantState } from "@tenet/core"
 import { Fixtures } from "@tenet/core/testing"
 import { Reference } from "@tenet/core/testing"
 import { Either, FastCheck as fc } from "effect"
 
 const tenant = Fixtures.tenant()
 const vpc = Fixtures.vpc(tenant.id)
-const context = RuleSet.contextOf(vpc.id, { vpcs: [vpc], subnets: [], pods: [], addressSets: [], peeringCidr: null })
+const context = RuleSet.contextOf(vpc.id, {
+  vpcs: [vpc],
+  subnets: [],
+  pods: [],
+  tunnels: [],
+  addressSets: [],
+  connections: Paths.connections({ vpcs: [vpc], subnets: [], rules: [] }),
+  peeringCidr: null
+})
 const BLOCKS = ["0.0.0.0/0", "10.0.0.0/8", "10.1.0.0/16", "198.51.100.0/24", "203.0.113.0/24"]
 const ADDRESSES = ["10.1.2.3", "10.9.9.9", "198.51.100.7", "203.0.113.9", "8.8.8.8"].map(Net.ipv4Of)
 const PORTS = [null, "22", "80,443", "20-25"]

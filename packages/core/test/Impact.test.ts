@@ -86,7 +86,8 @@ const smaller: fc.Arbitrary<RuleSet.VpcContext> = fc.tuple(
     addressSets: context.addressSets,
     infrastructure: context.infrastructure.filter((c) =>
       c.prefix !== 32 || blocks.some(([, b]) => Net.broadcastOf(b) >= c.address && Net.networkOf(b) <= c.address)
-    )
+    ),
+    paths: context.paths
   }
 })
 

@@ -4,7 +4,7 @@
  * three address sets (one whose entries together, not singly, hold another VPC; one whose
  * entries overlap; one empty) and one gone; and generators of rules and flows over it.
  */
-import type { Ids } from "@tenet/core"
+import type { Ids, Paths } from "@tenet/core"
 import { Net, type RuleSet } from "@tenet/core"
 import { FastCheck as fc } from "effect"
 
@@ -33,8 +33,48 @@ export const context: RuleSet.VpcContext = {
     [addressSets[1]!, ["172.16.0.0/24", "192.168.0.0/16", "192.168.1.0/24", "10.0.1.0/24"].map(Net.cidrOf)],
     [addressSets[2]!, []]
   ]),
-  infrastructure: [Net.cidrOf("100.64.0.0/16"), Net.cidrOf("10.0.0.1/32")]
+  infrastructure: [Net.cidrOf("100.64.0.0/16"), Net.cidrOf("10.0.0.1/32")],
+  // Peered with the first other VPC only, so a rule naming the second can never match.
+  paths: {
+    name: "own",
+    internet: null,
+    peers: new Set([otherVpcs[0]!]),
+    overlaps: new Map(),
+    published: new Map()
+  }
 }
+
+/**
+ * Paths for the VPC and its peer (the first other VPC): each with the internet or not, peered or
+ * not, and some pods published on some ports.
+ */
+export const pathsOf = fc.record({
+  ownInternet: fc.boolean(),
+  peerInternet: fc.boolean(),
+  peered: fc.boolean(),
+  published: fc.subarray(pods),
+  tcp: fc.tuple(fc.integer({ min: 15, max: 40 }), fc.integer({ min: 0, max: 3 })),
+  udp: fc.tuple(fc.integer({ min: 15, max: 40 }), fc.integer({ min: 0, max: 3 }))
+}).map((p) => {
+  const of = (name: string, internet: boolean, peer: Ids.VpcId, published: Paths.VpcPaths["published"]) => ({
+    name,
+    internet: internet ? null : "enable_internet is false",
+    peers: new Set(p.peered ? [peer] : []),
+    overlaps: new Map(),
+    published
+  })
+  const open = new Map(p.published.map((pod) => [pod, {
+    name: pod,
+    tcp: [[p.tcp[0], p.tcp[0] + p.tcp[1]] as const],
+    udp: [[p.udp[0], p.udp[0] + p.udp[1]] as const]
+  }]))
+  return {
+    own: of("own", p.ownInternet, otherVpcs[0]!, open),
+    peer: of("peer", p.peerInternet, vpc, new Map()),
+    /** A port published pods are open on, for each protocol. */
+    ports: { tcp: p.tcp[0], udp: p.udp[0] + p.udp[1] }
+  }
+})
 
 export const addresses = [
   "10.0.0.5",

@@ -6,12 +6,17 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { adminLogin, raw, sshFromSet, testServer, uniqueName, workspace } from "./Harness.js"
+import { adminLogin, raw, setProviderConfig, sshFromSet, testServer, uniqueName, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
-/** A tenant with two VPCs (one subnet each) and a set of two office networks. */
+/**
+ * A tenant with two VPCs (one subnet each), a set of two office networks, and a bastion pod in the
+ * first VPC published to the internet on ssh (the offices reach nothing else).
+ */
 const offices = Effect.gen(function*() {
+  // The platform's uplink, through which the internet reaches what is published.
+  yield* setProviderConfig()
   const w = yield* workspace
   const other = yield* w.newVpc()
   const otherSubnet = yield* raw("POST", "/subnets", {
@@ -27,7 +32,14 @@ const offices = Effect.gen(function*() {
     }
   })
   expect(made.status).toBe(201)
-  return { ...w, other, set: made.body as Json }
+  const bastion = yield* w.createPod({
+    name: "bastion",
+    service_port: 22,
+    external_access: true,
+    external_inbound: true
+  })
+  expect(bastion.status, JSON.stringify(bastion.body)).toBe(200)
+  return { ...w, other, set: made.body as Json, bastion: bastion.body as Json }
 })
 
 layer(testServer(), { excludeTestServices: true })("rules naming address sets", (it) => {
@@ -49,7 +61,14 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
         Effect.map(
           raw("POST", "/security-rules/evaluate", {
             headers: w.headers,
-            body: { vpc_id: w.vpc.id, direction: "ingress", protocol: "tcp", port: 22, remote_ip }
+            body: {
+              vpc_id: w.vpc.id,
+              direction: "ingress",
+              protocol: "tcp",
+              port: 22,
+              remote_ip,
+              target_pod_id: w.bastion.id
+            }
           }),
           (r) => {
             const body = r.body as Json
@@ -61,7 +80,7 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
       expect(yield* judge("192.0.2.200")).toEqual(["denied", null])
       const explained = (yield* raw(
         "GET",
-        `/vpcs/${w.vpc.id}/explain?from=198.51.100.9&to=${w.subnet.id}&protocol=tcp&port=22`,
+        `/vpcs/${w.vpc.id}/explain?from=198.51.100.9&to=${w.bastion.id}&protocol=tcp&port=22`,
         { headers: w.headers }
       )).body as Json
       expect(explained.reach).toBe("allowed")
@@ -98,6 +117,21 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
         (yield* raw("POST", "/security-rules", { headers: w.headers, body: sshFromSet(w.vpc.id, w.set.id) })).status
       )
         .toBe(201)
+      // The other VPC's rule naming this one peers the two: its packets have a route here.
+      const peering = yield* raw("POST", "/security-rules", {
+        headers: w.headers,
+        body: {
+          vpc_id: w.other.id,
+          name: "to the apps",
+          direction: "egress",
+          action: "allow",
+          priority: 100,
+          protocol: "tcp",
+          remote_type: "vpc",
+          remote_vpc_id: w.vpc.id
+        }
+      })
+      expect(peering.status, JSON.stringify(peering.body)).toBe(201)
       /** The tcp ports every flow from the other VPC to the subnet gets through on. */
       const fromOther = Effect.map(
         raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }),

@@ -140,6 +140,48 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v
         yield* vpcReported(t, new RegExp(`Vpc ${Names.vpc(t.vpc.id)} was deleted outside Tenet`))
       }))
 
+    it.scoped("a peering: on both Vpc objects; removed behind Tenet's back, put back; gone with the other VPC", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant
+        const other = yield* t.newVpc()
+        const otherSubnet = yield* raw("POST", "/subnets", {
+          headers: t.headers,
+          body: { ...t.creds, vpc_id: other.id, name: "db", cidr: "10.0.2.0/24", gateway_ip: "10.0.2.1" }
+        })
+        expect(otherSubnet.status, otherSubnet.text).toBe(200)
+        // A rule of the VPC's naming the other peers the two: both routers hold it once answered.
+        const peering = yield* raw("POST", "/security-rules", {
+          headers: t.headers,
+          body: { ...httpsIn(t.vpc.id), name: "https from db", remote_type: "vpc", remote_vpc_id: other.id }
+        })
+        expect(peering.status, peering.text).toBe(201)
+        expect(peering.body).toMatchObject({ applied: true, apply_error: null })
+        const otherObject = ref("kubeovn.io/v1", "Vpc", Names.vpc(other.id))
+        const peered = (vpc: Obj | undefined, remote: string, blocks: ReadonlyArray<string>) => {
+          const link = (vpc?.spec.vpcPeerings ?? []).find((p: Json) => p.remoteVpc === Names.vpc(remote as never))
+          const routes = (vpc?.spec.staticRoutes ?? []).filter((r: Json) => blocks.includes(r.cidr))
+          return link !== undefined && routes.length === blocks.length
+        }
+        const here = yield* eventually(t.vpcObject, (v) => peered(v, other.id, ["10.0.2.0/24"]))
+        const there = yield* eventually(otherObject, (v) => peered(v, t.vpc.id, ["10.0.1.0/24"]))
+        // Each side's port is on the same /30, and each routes to the other's address on it.
+        const local = (v: Obj | undefined) => v!.spec.vpcPeerings[0].localConnectIP as string
+        expect(local(here).split(".").slice(0, 3)).toEqual(local(there).split(".").slice(0, 3))
+        expect(here!.spec.staticRoutes).toContainEqual({
+          cidr: "10.0.2.0/24",
+          nextHopIP: local(there).replace("/30", ""),
+          policy: "policyDst"
+        })
+
+        yield* patchAsAdmin({ ...otherObject, spec: { vpcPeerings: [], staticRoutes: [] } }, "kubectl-edit")
+        yield* eventually(otherObject, (v) => peered(v, t.vpc.id, ["10.0.1.0/24"]))
+
+        expect((yield* raw("DELETE", `/vpcs/${other.id}`, { headers: t.headers })).status).toBe(204)
+        yield* eventually(t.vpcObject, (v) =>
+          v !== undefined && (v.spec.vpcPeerings ?? []).length === 0 &&
+          !(v.spec.staticRoutes ?? []).some((r: Json) => r.cidr === "10.0.2.0/24"))
+      }))
+
     it.scoped("the pod's Deployment deleted, then its Service: both put back, the pod running again at its VIP", () =>
       Effect.gen(function*() {
         const t = yield* tenant

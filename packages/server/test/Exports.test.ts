@@ -4,7 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { raw, testServer, workspace } from "./Harness.js"
+import { raw, setProviderConfig, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -115,8 +115,11 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
 
   it.effect("reachability as CSV and DOT, the analysis as SARIF; JSON by default and for */*", () =>
     Effect.gen(function*() {
+      yield* setProviderConfig()
       const w = yield* workspace
-      const pod = (yield* w.createPod()).body as Json
+      // Published on 443: the internet reaches the pod there, and no other address of the subnet.
+      const pod = (yield* w.createPod({ service_port: 443, external_access: true, external_inbound: true }))
+        .body as Json
       yield* raw("POST", "/security-rules", {
         headers: w.headers,
         body: rule(w.vpc.id, "https", { remote_cidr: "0.0.0.0/0" })
@@ -154,8 +157,8 @@ layer(testServer(), { excludeTestServices: true })("exports", (it) => {
         "subnet",
         w.subnet.id,
         "apps",
-        "443",
         "",
+        "443",
         "",
         "",
         "denied"

@@ -296,7 +296,7 @@ layer(testServer(), { excludeTestServices: true })("pods", (it) => {
           direction: "ingress",
           protocol: "tcp",
           port: 80,
-          remote_ip: "198.51.100.7",
+          remote_ip: "10.0.1.50",
           target_pod_id: pod.id
         }
       })

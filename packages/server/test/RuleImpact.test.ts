@@ -5,7 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { adminLogin, raw, testServer, workspace } from "./Harness.js"
+import { adminLogin, raw, setProviderConfig, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -235,8 +235,11 @@ layer(testServer(), { excludeTestServices: true })("topology impact", (it) => {
 layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
   it.effect("the matrix says what reaches each endpoint end to end, and follows the rules", () =>
     Effect.gen(function*() {
+      yield* setProviderConfig()
       const w = yield* workspace
-      const pod = (yield* w.createPod({ service_port: 8080 })).body as Json
+      // Published to the internet on its service port (the internet reaches nothing else).
+      const pod = (yield* w.createPod({ service_port: 443, external_access: true, external_inbound: true }))
+        .body as Json
       const matrix = () =>
         Effect.map(
           raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: w.headers }),
@@ -281,7 +284,7 @@ layer(testServer(), { excludeTestServices: true })("reachability", (it) => {
         allowed: "",
         partial: "443",
         allowed_flow: { port: 443, destination: { pod_id: pod.id }, ingress: { action: "allow" } },
-        denied_flow: { port: 443, destination: { pod_id: null }, ingress: { action: "deny" } }
+        denied_flow: { port: 443, destination: { pod_id: null }, route: { reason: "not_published" } }
       })
       const other = yield* workspace
       expect((yield* raw("GET", `/vpcs/${w.vpc.id}/reachability?detail=pods`, { headers: other.headers })).status).toBe(

@@ -2,12 +2,14 @@ import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster } from "@tenet/adapters-memory"
 import { NetworkApplier } from "@tenet/core"
 import { Effect } from "effect"
-import { newTenant, raw, testServer, uniqueName } from "./Harness.js"
+import { newTenant, raw, setProviderConfig, testServer, uniqueName } from "./Harness.js"
 
 type Json = Record<string, any>
 
 /** A tenant with one VPC (and a subnet in it), and helpers for its rules. */
 const setup = Effect.gen(function*() {
+  // The platform's uplink: VPCs reach the internet, and the internet what is published.
+  yield* setProviderConfig()
   const t = yield* newTenant()
   const headers = { "x-auth-token": t.session.api_token }
   const creds = { token: t.session.api_token, tenant_id: t.tenant.id }
@@ -365,9 +367,29 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
       const s = yield* setup
       const https = ((yield* s.create()).body as Json).rule
       yield* s.create({ name: "block ssh", action: "deny", priority: 50, ports: "22" })
+      // The internet reaches only what is published: this pod's service port, tcp and udp.
+      const web = (yield* raw("POST", "/pods", {
+        headers: s.headers,
+        body: {
+          ...s.creds,
+          vpc_id: s.vpc.id,
+          subnet_id: s.subnet.id,
+          name: "web",
+          container_image: "nginx:1.27",
+          service_port: 443,
+          external_access: true,
+          external_inbound: true
+        }
+      })).body as Json
       const evaluate = (body: Json) =>
         raw("POST", "/security-rules/evaluate", { headers: s.headers, body: { vpc_id: s.vpc.id, ...body } })
-      const allowed = yield* evaluate({ direction: "ingress", protocol: "tcp", port: 443, remote_ip: "203.0.113.9" })
+      const allowed = yield* evaluate({
+        direction: "ingress",
+        protocol: "tcp",
+        port: 443,
+        remote_ip: "203.0.113.9",
+        target_pod_id: web.id
+      })
       expect(allowed.body).toMatchObject({
         reach: "allowed",
         allowed: true,
@@ -378,13 +400,44 @@ layer(testServer(), { excludeTestServices: true })("security rules", (it) => {
         },
         denied_flow: null
       })
-      const denied = yield* evaluate({ direction: "ingress", protocol: "tcp", port: 8080, remote_ip: "203.0.113.9" })
-      expect(denied.body).toMatchObject({
+      const unruled = yield* evaluate({
+        direction: "ingress",
+        protocol: "udp",
+        port: 443,
+        remote_ip: "203.0.113.9",
+        target_pod_id: web.id
+      })
+      expect(unruled.body).toMatchObject({
         reach: "denied",
         allowed: false,
         allowed_flow: null,
         denied_flow: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } }
       })
+      // Nothing is published on 8080: no packet from the internet gets there, whatever the rules.
+      const unpublished = yield* evaluate({
+        direction: "ingress",
+        protocol: "tcp",
+        port: 8080,
+        remote_ip: "203.0.113.9",
+        target_pod_id: web.id
+      })
+      expect(unpublished.body).toMatchObject({
+        reach: "denied",
+        denied_flow: {
+          action: "deny",
+          decided_by: { kind: "path", reason: "not_published", detail: "pod 'web' is published on tcp 443 only" }
+        }
+      })
+      // The subnet's other addresses are never published: some of its flows on 443 get there, some do not.
+      expect(
+        (yield* evaluate({
+          direction: "ingress",
+          protocol: "tcp",
+          port: 443,
+          remote_ip: "203.0.113.9",
+          target_subnet_id: s.subnet.id
+        })).body
+      ).toMatchObject({ reach: "partial", denied_flow: { decided_by: { kind: "path" } } })
       const internal = yield* evaluate({ direction: "ingress", protocol: "udp", port: 53, remote_vpc_id: s.vpc.id })
       expect(internal.body).toMatchObject({
         reach: "allowed",

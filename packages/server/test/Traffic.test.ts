@@ -6,7 +6,7 @@
  * three to the reference interpreter (`@tenet/core/testing`'s `Reference`).
  */
 import { expect, layer } from "@effect/vitest"
-import { Net, RuleSet } from "@tenet/core"
+import { Net, Paths, RuleSet } from "@tenet/core"
 import { Reference } from "@tenet/core/testing"
 import { Effect, FastCheck as fc } from "effect"
 import { raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
@@ -45,6 +45,9 @@ const World = fc.record({
   ),
   // A VPC made, named by rules, then deleted: their rules report remote_vpc_missing and are skipped.
   orphan: fc.boolean(),
+  // VPCs after the first without the internet; pods published to it on their service port.
+  offline: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+  published: fc.array(fc.option(fc.constantFrom(22, 53, 443), { nil: null }), { minLength: 6, maxLength: 6 }),
   guardrail: fc.boolean()
 })
 
@@ -57,7 +60,9 @@ const build = (world: WorldSpec) =>
     const post = (path: string, body: Json) => raw("POST", path, { headers: w.headers, body })
     // The workspace's own VPC holds 10.0.1.0/24 already: it stands as VPC 0's first subnet.
     const vpcs: Array<Json> = [w.vpc]
-    for (let i = 1; i < world.vpcs.length; i++) vpcs.push(yield* w.newVpc(`v${i}`))
+    for (let i = 1; i < world.vpcs.length; i++) {
+      vpcs.push((yield* post("/vpcs", { ...w.creds, name: `v${i}`, enable_internet: !world.offline[i]! })).body as Json)
+    }
     const subnets: Array<Json> = [w.subnet]
     const pods: Array<Json> = []
     for (const [i, podCounts] of world.vpcs.entries()) {
@@ -71,8 +76,16 @@ const build = (world: WorldSpec) =>
         })).body as Json
         if (i !== 0 || j !== 0) subnets.push(subnet)
         for (let k = 0; k < count; k++) {
+          const published = world.published[pods.length % world.published.length]!
           pods.push(
-            (yield* w.createPod({ vpc_id: vpcs[i]!.id, subnet_id: subnet.id, name: uniqueName("p") })).body as Json
+            (yield* w.createPod({
+              vpc_id: vpcs[i]!.id,
+              subnet_id: subnet.id,
+              name: uniqueName("p"),
+              ...(published === null
+                ? {}
+                : { service_port: published, external_access: true, external_inbound: true })
+            })).body as Json
           )
         }
       }
@@ -122,10 +135,14 @@ const build = (world: WorldSpec) =>
 
     // The reference's view: each VPC's rules in evaluation order and its context, from what the API shows.
     const rulesOf = new Map<string, ReadonlyArray<RuleSet.Rule>>()
+    const records: Array<Json> = []
     for (const vpc of vpcs) {
       const list = (yield* raw("GET", `/security-rules?vpc_id=${vpc.id}`, { headers: w.headers })).body as Json
+      records.push(...list.rules)
       rulesOf.set(vpc.id, list.rules.map((r: Json, seq: number) => RuleSet.fromRecord({ ...r, seq } as never)))
     }
+    // Two VPCs are peered while an enabled allow rule of either names the other (none overlap here).
+    const connections = Paths.connections({ vpcs: vpcs as never, subnets: subnets as never, rules: records as never })
     const contextOf = new Map(
       vpcs.map((v) => [
         v.id as string,
@@ -133,7 +150,9 @@ const build = (world: WorldSpec) =>
           vpcs: vpcs as never,
           subnets: subnets as never,
           pods: pods as never,
+          tunnels: [],
           addressSets: [],
+          connections,
           peeringCidr: PEERING
         })
       ])
@@ -207,12 +226,22 @@ const expectHosts = (subnets: ReadonlyArray<Json>, path: Json | null) => {
   }
 }
 
-/** A witness end to end, checked flow by flow against the reference, half by half. */
+const localOf = (end: Json) =>
+  end.pod_id !== null ? { pod_id: end.pod_id } : end.subnet_id !== null ? { subnet_id: end.subnet_id } : {}
+
+/** A witness end to end, checked flow by flow against the reference: its path and each half. */
 const expectPath = (built: Built, path: Json | null, gets: boolean, half: "both" | "egress" | "ingress") => {
   if (path === null) return
   expectHosts(built.subnets, path)
-  const localOf = (end: Json) =>
-    end.pod_id !== null ? { pod_id: end.pod_id } : end.subnet_id !== null ? { subnet_id: end.subnet_id } : {}
+  const routed = Reference.carries(
+    built.reference,
+    path.source.vpc_id,
+    path.destination.vpc_id,
+    localOf(path.destination),
+    path.protocol,
+    path.port
+  )
+  expect(path.route === null, JSON.stringify(path)).toBe(routed)
   const egress = Reference.halfAction(
     built.reference,
     path.source.vpc_id,
@@ -237,13 +266,14 @@ const expectPath = (built: Built, path: Json | null, gets: boolean, half: "both"
     ? egress === "allow"
     : half === "ingress"
     ? ingress === "allow"
-    : egress === "allow" && ingress === "allow"
+    : routed && egress === "allow" && ingress === "allow"
   expect(through).toBe(gets)
 }
 
 /**
  * `evaluate` asked a witness's half as a question of its own (the local end as the API names
- * it: a pod, or a subnet's every endpoint): the reference's answer over that question's flows.
+ * it: a pod, or a subnet's every endpoint): the reference's answer over that question's flows,
+ * each carried by a path or stopped there.
  */
 const expectEvaluate = (built: Built, path: Json, direction: "egress" | "ingress") =>
   Effect.gen(function*() {
@@ -274,16 +304,22 @@ const expectEvaluate = (built: Built, path: Json, direction: "egress" | "ingress
         ...[...context.subnets.keys()].map((subnet_id) => ({ subnet_id })),
         ...[...context.pods.keys()].map((pod_id) => ({ pod_id }))
       ]
+    const routed = (local: Json) =>
+      direction === "egress"
+        ? Reference.carries(built.reference, here.vpc_id, there.vpc_id, {}, path.protocol, path.port)
+        : Reference.carries(built.reference, there.vpc_id, here.vpc_id, local, path.protocol, path.port)
     const actions = locals.map((local) =>
-      Reference.halfAction(
-        built.reference,
-        here.vpc_id,
-        direction,
-        path.protocol,
-        path.port,
-        local,
-        Net.ipv4Of(there.ip)
-      )
+      routed(local)
+        ? Reference.halfAction(
+          built.reference,
+          here.vpc_id,
+          direction,
+          path.protocol,
+          path.port,
+          local,
+          Net.ipv4Of(there.ip)
+        )
+        : "deny"
     )
     const allowed = actions.filter((a) => a === "allow").length
     expect(answer.reach).toBe(allowed === 0 ? "denied" : allowed < actions.length ? "partial" : "allowed")
@@ -336,6 +372,10 @@ layer(testServer(), { excludeTestServices: true, timeout: 120_000 })("what gets 
           expect(explained.reach).toBe(protocol === "icmp" ? pair.icmp.reach : cellReach(pair[protocol], port!))
           expectPath(built, explained.allowed_flow, true, "both")
           expectPath(built, explained.denied_flow, false, "both")
+          expect(explained.route.reach).toBe(
+            Reference.reach(built.reference, cuts, from, to, protocol, port, "route").reach
+          )
+          expect(explained.route.blocked_by === null).toBe(explained.route.reach === "allowed")
           for (const half of ["egress", "ingress"] as const) {
             const h = explained[half]
             expect(h.reach).toBe(Reference.reach(built.reference, cuts, from, to, protocol, port, half).reach)

@@ -170,7 +170,7 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
-        "Create a rule (201); 409 when the VPC already has 200 rules. dry_run=true: 200 with the traffic it would open and close"
+        "Create a rule (201); 409 when the VPC already has 200 rules, or when it names a VPC whose blocks overlap this one's (the rule would peer them). dry_run=true: 200 with the traffic it would open and close"
       )
   )
   .add(
@@ -184,12 +184,13 @@ export class SecurityRulesApi extends HttpApiGroup.make("securityRules")
       .addSuccess(RuleImpact)
       .addError(GuardrailViolated.Wire)
       .addError(NotFound.Wire)
+      .addError(Conflict.Wire)
       .addError(PreconditionFailed.Wire)
       .addError(RuleValidation.Wire)
       .annotate(
         OpenApi.Summary,
         "Change the fields present; vpc_id cannot change; 412 when If-Match is not the rule's ETag (the answer's ETag " +
-          "is the new one). dry_run=true: the change's impact"
+          "is the new one); 409 when it would peer two VPCs whose blocks overlap. dry_run=true: the change's impact"
       )
   )
   .add(

@@ -1,6 +1,7 @@
 /**
  * What holds across a tenant's rows whatever writes it: every guardrail that holds in a VPC, no
- * two blocks of one VPC overlapping each other or the peering block, at most
+ * two blocks of one VPC overlapping each other or the peering block, no block of a VPC
+ * overlapping one of a VPC an allow rule would peer it with (`Paths`), at most
  * `MAX_RULES_PER_VPC` rules in a VPC. `Pipeline` checks them on the state a decision leaves,
  * on exactly the VPCs its writes can move (`reachOf`), and commits only while what the check
  * read (`dependenciesOf`) is unchanged: a promise made on a state read before the decision,
@@ -16,7 +17,7 @@ import * as Quota from "../domain/Quota.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { GuardrailViolation, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
 import { Conflict, GuardrailViolated } from "../Errors.js"
-import { vpcContextOf } from "../readmodel/Derived.js"
+import { connectionsOf, vpcContextOf } from "../readmodel/Derived.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as GuardrailCheck from "../rules/GuardrailCheck.js"
 import * as RuleSet from "../rules/RuleSet.js"
@@ -246,6 +247,25 @@ const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null)
   return undefined
 }
 
+/**
+ * The first pair of VPCs, one of them with blocks or rules the change writes, that an enabled
+ * allow rule peers on `after` though their blocks overlap and did not on `before`: no route could
+ * tell the two apart.
+ */
+const overlapPeered = (before: TenantState, after: TenantState, reach: Reach): string | undefined => {
+  const found = connectionsOf(after).overlaps
+  if (found.size === 0) return undefined
+  const held = connectionsOf(before).overlaps
+  for (const vpc of new Set([...reach.blocks, ...reach.rules])) {
+    for (const [other, detail] of found.get(vpc) ?? []) {
+      if (held.get(vpc)?.has(other)) continue
+      return `cidr ${detail}: a rule naming another VPC peers the two, and peered VPCs must not overlap ` +
+        "(no route could tell them apart)"
+    }
+  }
+  return undefined
+}
+
 /** What a tenant's quotas count, as `state` holds it. */
 export const countsOf = (state: TenantState): Quota.Counts => ({
   vpcs: state.vpcs.length,
@@ -277,6 +297,8 @@ export const check = (
       return Either.left(new Conflict({ detail: `cidr ${overlap}` }))
     }
   }
+  const peerOverlap = overlapPeered(before, after, reach)
+  if (peerOverlap !== undefined) return Either.left(new Conflict({ detail: peerOverlap }))
   for (const vpc of reach.rules) {
     const count = after.rulesOf(vpc).length
     if (count > MAX_RULES_PER_VPC && count > before.rulesOf(vpc).length) {

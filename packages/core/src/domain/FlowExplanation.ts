@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { intBetween } from "./Common.js"
-import { PathFlow, Reach } from "./FlowReach.js"
+import { PathBlock, PathFlow, Reach } from "./FlowReach.js"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
 import { FlowProtocol } from "./SecurityRule.js"
 
@@ -49,6 +49,16 @@ export class ExplainedHalf extends Schema.Class<ExplainedHalf>("ExplainedHalf")(
   denied_flow: Schema.NullOr(PathFlow)
 }) {}
 
+/**
+ * The path alone over the same flows: whether a route carries them (within a VPC, a peering,
+ * the internet both ways, the core network), and what stops those it does not.
+ */
+export class ExplainedRoute extends Schema.Class<ExplainedRoute>("ExplainedRoute")({
+  reach: Reach,
+  /** What stops a flow on its path; null when a route carries every flow. */
+  blocked_by: Schema.NullOr(PathBlock)
+}) {}
+
 export class FlowExplanation extends Schema.Class<FlowExplanation>("FlowExplanation")({
   vpc_id: VpcId,
   from: ExplainEndpoint,
@@ -57,12 +67,13 @@ export class FlowExplanation extends Schema.Class<FlowExplanation>("FlowExplanat
   port: Schema.NullOr(Schema.Int),
   /** Over every flow from `from` to `to` on the port, end to end. */
   reach: Reach,
-  /** A flow both halves let through (null when denied). */
+  /** A flow a route carries and both halves let through (null when denied). */
   allowed_flow: Schema.NullOr(PathFlow),
-  /** A flow a half stops (null when allowed), with what stops it. */
+  /** A flow its path or a half stops (null when allowed), with what stops it. */
   denied_flow: Schema.NullOr(PathFlow),
   egress: ExplainedHalf,
   ingress: ExplainedHalf,
+  route: ExplainedRoute,
   /** Why there is no flow at all, when there is none (an end without addresses). */
   note: Schema.NullOr(Schema.String)
 }) {}

@@ -8,7 +8,7 @@
  */
 import { Schema } from "effect"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
-import { Decision, FlowProtocol, WitnessFlow } from "./SecurityRule.js"
+import { DecidedBy, Decision, FlowProtocol, RuleAction, WitnessFlow } from "./SecurityRule.js"
 
 export const Reach = Schema.Literal("allowed", "partial", "denied").annotations({
   identifier: "Reach",
@@ -25,10 +25,25 @@ export const PathEnd = Schema.Struct({
   pod_id: Schema.NullOr(PodId)
 }).annotations({ identifier: "PathEnd" })
 
+export const PathReason = Schema.Literal("no_route", "no_internet", "not_published").annotations({
+  identifier: "PathReason",
+  description: "no_route: the two VPCs are not peered (or overlap); no_internet: the VPC has no route to the " +
+    "internet (enable_internet false, or no provider configuration); not_published: nothing is published to " +
+    "the internet on that protocol and port"
+})
+
+/** What stops a flow on its path, before any rule judges it. */
+export const PathBlock = Schema.Struct({
+  reason: PathReason,
+  detail: Schema.String
+}).annotations({ identifier: "PathBlock" })
+export type PathBlock = typeof PathBlock.Type
+
 /**
- * One flow end to end, and what each half decides of it: `egress` where it leaves (the
- * source's VPC), `ingress` where it arrives (the destination's); null where the end is outside
- * the tenant's VPCs, which no rule of Tenet's judges.
+ * One flow end to end, and what decides it: `route` the path (null where a route carries it),
+ * `egress` where it leaves (the source's VPC), `ingress` where it arrives (the destination's);
+ * a half is null where the end is outside the tenant's VPCs, which no rule of Tenet's judges. A
+ * flow gets through when a route carries it and both halves allow it.
  */
 export const PathFlow = Schema.Struct({
   protocol: FlowProtocol,
@@ -36,21 +51,30 @@ export const PathFlow = Schema.Struct({
   source: PathEnd,
   destination: PathEnd,
   egress: Schema.NullOr(Decision),
-  ingress: Schema.NullOr(Decision)
+  ingress: Schema.NullOr(Decision),
+  route: Schema.NullOr(PathBlock)
 }).annotations({ identifier: "PathFlow" })
 export type PathFlow = typeof PathFlow.Type
+
+/** What decides a half's flow: a rule, an implied rule, or its path (where no route carries it). */
+export const FlowDecidedBy = Schema.Union(
+  DecidedBy,
+  Schema.Struct({ kind: Schema.Literal("path"), ...PathBlock.fields })
+).annotations({ identifier: "FlowDecidedBy" })
 
 /** One half's flow (`evaluate`): the flow as the VPC sees it, and what decides it. */
 export const DecidedFlow = Schema.Struct({
   flow: WitnessFlow,
-  ...Decision.fields
+  action: RuleAction,
+  decided_by: FlowDecidedBy
 }).annotations({ identifier: "DecidedFlow" })
 export type DecidedFlow = typeof DecidedFlow.Type
 
 /**
  * `POST /security-rules/evaluate`: the flows of one half (one VPC's rules, one direction)
  * between its local end (a pod, a subnet: its pods and its other endpoints, or the whole VPC)
- * and a remote end (an address, or every address of a VPC), with a flow of each side.
+ * and a remote end (an address, or every address of a VPC), on the paths that carry them (a flow
+ * no route carries is denied by its path), with a flow of each side.
  */
 export class FlowVerdict extends Schema.Class<FlowVerdict>("FlowVerdict")({
   reach: Reach,

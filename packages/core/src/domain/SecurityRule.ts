@@ -171,10 +171,20 @@ export const SecurityRulePatch = Schema.Struct({
 })
 export type SecurityRulePatch = typeof SecurityRulePatch.Type
 
-export const RuleStatus = Schema.Literal("active", "disabled", "remote_vpc_missing", "target_missing").annotations({
+export const RuleStatus = Schema.Literal(
+  "active",
+  "disabled",
+  "remote_vpc_missing",
+  "target_missing",
+  "remote_vpc_overlaps",
+  "remote_vpc_unreachable"
+).annotations({
   identifier: "RuleStatus",
   description: "active: enforced; disabled: kept, not enforced; remote_vpc_missing / target_missing: " +
-    "what it references was deleted, so enforcement skips it"
+    "what it references was deleted, so enforcement skips it; remote_vpc_overlaps: its remote VPC has a " +
+    "block overlapping one of this VPC's, so no route joins them, it can never match and enforcement skips it; " +
+    "remote_vpc_unreachable: no route joins its remote VPC to this one (no enabled allow rule of either " +
+    "names the other), so no packet of that VPC's arrives to match it; it is enforced as written"
 })
 export type RuleStatus = typeof RuleStatus.Type
 

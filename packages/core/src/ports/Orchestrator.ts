@@ -26,6 +26,19 @@ export interface VpcSpec {
   readonly enable_internet: boolean
   /** Where the VPC reaches the outside (from the provider configuration); null until configured. */
   readonly uplink: VpcUplink | null
+  /** The VPCs peered with this one (`Paths`): its routes to their blocks, over the pair's link. */
+  readonly peerings: ReadonlyArray<VpcPeering>
+}
+
+/** A peering of two VPCs' routers, as one side holds it. */
+export interface VpcPeering {
+  readonly remote_vpc_id: VpcId
+  /** This router's address on the pair's link, with the link's prefix (`169.254.0.1/30`). */
+  readonly local_connect_ip: string
+  /** The other router's address on the link (no prefix): the next hop of the routes to its blocks. */
+  readonly remote_connect_ip: string
+  /** The other VPC's subnet blocks. */
+  readonly remote_blocks: ReadonlyArray<string>
 }
 
 /** The provider network a VPC's router attaches to: its gateway and the core services' block. */

@@ -7,6 +7,7 @@
 import type { VpcId } from "../domain/Ids.js"
 import * as Analysis from "../rules/Analysis.js"
 import * as Evaluate from "../rules/Evaluate.js"
+import * as Paths from "../rules/Paths.js"
 import * as Plan from "../rules/Plan.js"
 import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
@@ -17,14 +18,30 @@ interface OfVpc {
   readonly peeringCidr: string | null
 }
 
-/** A VPC's context: its inputs are the tenant's VPCs, subnets and address sets, the VPC's pods, the peering block. */
+/** Which of the tenant's VPCs are peered: its inputs are the tenant's VPCs, subnets and rules. */
+const Connections: Derivation<null, Paths.Connections> = {
+  key: () => "",
+  inputs: (state) => [state.entryOf("vpcs"), state.entryOf("subnets"), state.entryOf("rules")],
+  compute: (state) => Paths.connections({ vpcs: state.vpcs, subnets: state.subnets, rules: state.list("rules") })
+}
+
+/** Which of the tenant's VPCs are peered (`Paths.connections`). */
+export const connectionsOf = (state: TenantState): Paths.Connections => state.memo(Connections, null)
+
+/**
+ * A VPC's context: its inputs are the tenant's VPCs, subnets and address sets, the VPC's pods and
+ * tunnels, its connections (by what identifies them: a rule elsewhere that peers nothing new
+ * leaves the context as it was), the peering block.
+ */
 const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
   key: ({ vpcId }) => vpcId,
   inputs: (state, { peeringCidr, vpcId }) => [
     state.entryOf("vpcs"),
     state.entryOf("subnets"),
     state.entryOf("pods", { vpc: vpcId }),
+    state.entryOf("tunnels", { vpc: vpcId }),
     state.entryOf("addressSets"),
+    Paths.connectionKeyOf(connectionsOf(state), vpcId),
     peeringCidr
   ],
   compute: (state, { peeringCidr, vpcId }) =>
@@ -32,7 +49,9 @@ const VpcContext: Derivation<OfVpc, RuleSet.VpcContext> = {
       vpcs: state.vpcs,
       subnets: state.subnets,
       pods: state.podsOf(vpcId),
+      tunnels: state.tunnels.filter((t) => t.vpc_id === vpcId),
       addressSets: state.addressSets,
+      connections: connectionsOf(state),
       peeringCidr
     })
 }

@@ -2,9 +2,10 @@
  * What gets from one end to another, one way for every question. An end stands for a set of
  * local endpoints (atoms, as in `Analysis`), each with its addresses; a flow is one source
  * endpoint and address, one destination endpoint and address, and one port. It gets through
- * when the source's VPC lets it leave (egress) and the destination's lets it arrive (ingress);
- * an end outside the tenant's VPCs (the internet, an address in no subnet) has no rules of
- * Tenet's on its side. Over the flows of two ends the answer has three values: `allowed`
+ * when a path carries it (`Paths`: within a VPC, a peering, the internet, what is published) and
+ * the source's VPC lets it leave (egress) and the destination's lets it arrive (ingress); an end
+ * outside the tenant's VPCs (the internet, an address in no subnet) has no rules of Tenet's on
+ * its side. Where no path carries a flow, the path is what stops it, whatever the rules say. Over the flows of two ends the answer has three values: `allowed`
  * (every flow gets through), `partial` (some do, some do not) or `denied` (none does, or there
  * is no flow at all: an end without addresses), with a concrete flow for each side of it.
  *
@@ -20,6 +21,7 @@ import type { Direction, FlowProtocol } from "../domain/SecurityRule.js"
 import * as Analysis from "./Analysis.js"
 import type { Verdict } from "./Evaluate.js"
 import * as Impact from "./Impact.js"
+import * as Paths from "./Paths.js"
 import type { Flow, Rule, VpcContext } from "./RuleSet.js"
 
 export type Interval = readonly [number, number]
@@ -33,9 +35,10 @@ export interface Local {
   readonly addresses: ReadonlyArray<Interval>
 }
 
-/** An end of a flow: the VPC whose rules judge it (null: none of the tenant's) and what it stands for. */
+/** An end of a flow: the VPC whose rules judge it (null: none of the tenant's), where it is, and what it stands for. */
 export interface End {
   readonly vpc: VpcId | null
+  readonly network: Paths.Network
   readonly locals: ReadonlyArray<Local>
 }
 
@@ -60,6 +63,8 @@ export interface Path {
   readonly destination: { readonly vpc: VpcId | null; readonly atom: string; readonly ip: number }
   readonly egress: Verdict | null
   readonly ingress: Verdict | null
+  /** What stops the flow on its path (null: a path carries it). */
+  readonly route: Paths.Blocked | null
 }
 
 /** The answer for the flows of two ends: its reach, a flow that gets through and one that does not. */
@@ -69,10 +74,11 @@ export interface Answer {
   readonly denied: Path | null
 }
 
-/** Each half alone over the same flows, and the whole. */
+/** Each half alone over the same flows, the path alone, and the whole. */
 export interface Explained extends Answer {
   readonly egress: Answer
   readonly ingress: Answer
+  readonly route: Answer
 }
 
 // Interval sets: sorted, disjoint, not touching.
@@ -161,30 +167,48 @@ const subnetLocals = (context: VpcContext, subnet: SubnetId): Array<Local> => [
   ...[...context.pods].filter(([, s]) => s === subnet).map(([pod]) => podLocal(context, pod))
 ]
 
+/** Where the VPC of `context` is, with its paths. */
+const inVpc = (context: VpcContext): Paths.Network => ({ kind: "vpc", vpc: context.vpc_id, paths: context.paths })
+
+const INTERNET: Paths.Network = { kind: "internet" }
+const CORE: Paths.Network = { kind: "core" }
+
 /** The ends of the API, each from the context of the VPC it is in. */
 export const ends = {
   /** Every address outside the tenant's VPCs and the core network. */
   internet: (context: VpcContext): End => ({
     vpc: null,
+    network: INTERNET,
     locals: [{ atom: "", addresses: internetAddresses(context) }]
   }),
-  /** One address outside the tenant's subnets. */
-  outside: (ip: number): End => ({ vpc: null, locals: [{ atom: "", addresses: [[ip, ip]] }] }),
+  /** One address outside the tenant's subnets: on the core network of `context`'s VPC, or on the internet. */
+  outside: (context: VpcContext, ip: number): End => ({
+    vpc: null,
+    network: context.infrastructure.some((c) => Net.contains(c, ip)) ? CORE : INTERNET,
+    locals: [{ atom: "", addresses: [[ip, ip]] }]
+  }),
   /** One address in a subnet of the VPC: an endpoint of the subnet that is none of its pods. */
   address: (context: VpcContext, subnet: SubnetId, ip: number): End => ({
     vpc: context.vpc_id,
+    network: inVpc(context),
     locals: [{ atom: `subnet:${subnet}`, addresses: [[ip, ip]] }]
   }),
   /** A pod: any host address of its subnet, as the cluster gives pods theirs. */
-  pod: (context: VpcContext, pod: PodId): End => ({ vpc: context.vpc_id, locals: [podLocal(context, pod)] }),
+  pod: (context: VpcContext, pod: PodId): End => ({
+    vpc: context.vpc_id,
+    network: inVpc(context),
+    locals: [podLocal(context, pod)]
+  }),
   /** A subnet: its pods and every other endpoint in it. */
   subnet: (context: VpcContext, subnet: SubnetId): End => ({
     vpc: context.vpc_id,
+    network: inVpc(context),
     locals: subnetLocals(context, subnet)
   }),
   /** A VPC: every endpoint of its subnets (a VPC without subnets has no address to send from or to). */
   vpc: (context: VpcContext): End => ({
     vpc: context.vpc_id,
+    network: inVpc(context),
     locals: [...context.subnets.keys()].flatMap((subnet) => subnetLocals(context, subnet))
   })
 }
@@ -324,6 +348,9 @@ interface PairFacts {
   readonly destination: Local
   readonly egress: HalfPorts
   readonly ingress: HalfPorts
+  /** Where a path carries their flows, and what stops the rest. */
+  readonly route: HalfPorts
+  readonly blocked: Paths.Blocked | null
   readonly regions: () => { readonly egress: ReadonlyArray<Region>; readonly ingress: ReadonlyArray<Region> }
 }
 
@@ -375,8 +402,8 @@ const classOf = (judged: Judge, atom: string): number => {
 }
 
 /**
- * An end's local endpoints with one of each class and address set kept (the first): every flow
- * of another is judged as the same flow of the one kept, so a question's answer, and the first
+ * An end's local endpoints with one of each class, address set and path kept (the first): every
+ * flow of another is judged and carried as the same flow of the one kept, so a question's answer, and the first
  * flow found of each side, are the same over the locals kept as over all of them. A subnet of
  * 500 alike pods is two locals (its other endpoints, its pods), not 501.
  */
@@ -389,8 +416,11 @@ const distinct = (judged: Judge | undefined, locals: ReadonlyArray<Local>): Read
   let kept = byJudge.get(judged)
   if (kept === undefined) {
     const seen = new Set<string>()
+    const published = judged.context.paths.published
     kept = locals.filter((local) => {
-      const key = `${classOf(judged, local.atom)}|${idOf(addressIds, local.addresses)}`
+      // A published pod has paths of its own (from the internet): it is a class of its own.
+      const own = local.atom.startsWith("pod:") && published.has(local.atom.slice(4) as PodId) ? local.atom : ""
+      const key = `${classOf(judged, local.atom)}|${idOf(addressIds, local.addresses)}|${own}`
       if (seen.has(key)) return false
       seen.add(key)
       return true
@@ -416,9 +446,12 @@ const ask = (
     if (source.addresses.length === 0) continue
     for (const destination of destinations) {
       if (destination.addresses.length === 0) continue
+      const carried = Paths.route(from.network, to.network, destination.atom, protocol, ports)
       facts.push({
         source,
         destination,
+        route: { allow: carried.ports, deny: minus([ports], carried.ports) },
+        blocked: carried.blocked,
         egress: halfOf(kept, leaving, "egress", source.atom, protocol, ports, destination.addresses),
         ingress: halfOf(kept, arriving, "ingress", destination.atom, protocol, ports, source.addresses),
         regions: () => ({
@@ -434,25 +467,43 @@ const ask = (
 /** The first address of a set that is a host of it where one is (a block's network address is not). */
 const hostIn = (r: Interval) => (r[1] - r[0] >= 2 ? r[0] + 1 : r[0])
 
-/** The flow of a pair of endpoints from one address to another on `port`, with what each half decides. */
+/** The flow of a pair of endpoints from one address to another on `port`, with what each half and the path decide. */
 const pathOf = (q: Question, fact: PairFacts, port: number, sourceIp: number, destinationIp: number): Path => ({
   protocol: q.protocol,
   port: portOf(q.protocol, port),
   source: { vpc: q.from.vpc, atom: fact.source.atom, ip: sourceIp },
   destination: { vpc: q.to.vpc, atom: fact.destination.atom, ip: destinationIp },
   egress: decide(judgeOf(q.judges, q.from), "egress", fact.source.atom, q.protocol, port, destinationIp),
-  ingress: decide(judgeOf(q.judges, q.to), "ingress", fact.destination.atom, q.protocol, port, sourceIp)
+  ingress: decide(judgeOf(q.judges, q.to), "ingress", fact.destination.atom, q.protocol, port, sourceIp),
+  route: contains(fact.route.allow, port) ? null : fact.blocked
 })
 
-/** A flow on `port` that `half` lets through (both halves, when `half` is "both"), if one is. */
-const passing = (q: Question, port: number, half: Direction | "both"): Path | null => {
+/**
+ * What a question judges: the path (`route`) and the halves it names. End to end is all three;
+ * explain also asks each alone; evaluate asks one half on the paths that carry it.
+ */
+interface Part {
+  readonly route: boolean
+  readonly egress: boolean
+  readonly ingress: boolean
+}
+
+const END_TO_END: Part = { route: true, egress: true, ingress: true }
+const ROUTE_ALONE: Part = { route: true, egress: false, ingress: false }
+const EGRESS_ALONE: Part = { route: false, egress: true, ingress: false }
+const INGRESS_ALONE: Part = { route: false, egress: false, ingress: true }
+
+/** A flow on `port` that what `part` judges lets through, if one is. */
+const passing = (q: Question, port: number, part: Part): Path | null => {
+  const at = (r: Region) => passes(r) && r.ports[0] <= port && port <= r.ports[1]
   for (const fact of q.facts) {
-    if (!contains(fact.egress.allow, port) && half !== "ingress") continue
-    if (!contains(fact.ingress.allow, port) && half !== "egress") continue
+    if (part.route && !contains(fact.route.allow, port)) continue
+    if (part.egress && !contains(fact.egress.allow, port)) continue
+    if (part.ingress && !contains(fact.ingress.allow, port)) continue
     const found = fact.regions()
-    const egress = found.egress.find((r) => passes(r) && r.ports[0] <= port && port <= r.ports[1])
-    const ingress = found.ingress.find((r) => passes(r) && r.ports[0] <= port && port <= r.ports[1])
-    if ((half !== "ingress" && egress === undefined) || (half !== "egress" && ingress === undefined)) continue
+    const egress = part.egress ? found.egress.find(at) : undefined
+    const ingress = part.ingress ? found.ingress.find(at) : undefined
+    if ((part.egress && egress === undefined) || (part.ingress && ingress === undefined)) continue
     const destinationIp = egress === undefined ? hostIn(fact.destination.addresses[0]!) : hostIn(egress.remote)
     const sourceIp = ingress === undefined ? hostIn(fact.source.addresses[0]!) : hostIn(ingress.remote)
     return pathOf(q, fact, port, sourceIp, destinationIp)
@@ -460,19 +511,29 @@ const passing = (q: Question, port: number, half: Direction | "both"): Path | nu
   return null
 }
 
-/** A flow on `port` that `half` stops (either half, when `half` is "both"), if one is. */
-const stopped = (q: Question, port: number, half: Direction | "both"): Path | null => {
+/**
+ * A flow on `port` that what `part` judges stops, if one is: where no path carries a flow, the
+ * path is what stops it (a packet without a route never meets the rules), then egress, then
+ * ingress.
+ */
+const stopped = (q: Question, port: number, part: Part): Path | null => {
+  if (part.route) {
+    const fact = q.facts.find((f) => contains(f.route.deny, port))
+    if (fact !== undefined) {
+      return pathOf(q, fact, port, hostIn(fact.source.addresses[0]!), hostIn(fact.destination.addresses[0]!))
+    }
+  }
+  const at = (r: Region) => !passes(r) && r.ports[0] <= port && port <= r.ports[1]
   for (const fact of q.facts) {
-    const stops = (half !== "ingress" && contains(fact.egress.deny, port)) ||
-      (half !== "egress" && contains(fact.ingress.deny, port))
+    const stops = (part.egress && contains(fact.egress.deny, port)) ||
+      (part.ingress && contains(fact.ingress.deny, port))
     if (!stops) continue
     const found = fact.regions()
-    const at = (r: Region) => !passes(r) && r.ports[0] <= port && port <= r.ports[1]
-    const egress = half === "ingress" ? undefined : found.egress.find(at)
+    const egress = part.egress ? found.egress.find(at) : undefined
     if (egress !== undefined) {
       return pathOf(q, fact, port, hostIn(fact.source.addresses[0]!), hostIn(egress.remote))
     }
-    const ingress = half === "egress" ? undefined : found.ingress.find(at)
+    const ingress = part.ingress ? found.ingress.find(at) : undefined
     if (ingress !== undefined) {
       return pathOf(q, fact, port, hostIn(ingress.remote), hostIn(fact.destination.addresses[0]!))
     }
@@ -480,25 +541,13 @@ const stopped = (q: Question, port: number, half: Direction | "both"): Path | nu
   return null
 }
 
-/** The ports on which some flow gets through (by `half`, or both halves), and on which some does not. */
-const spread = (facts: ReadonlyArray<PairFacts>, half: Direction | "both") => {
+/** The ports on which some flow gets through end to end (the path and both halves), and on which some does not. */
+const spread = (facts: ReadonlyArray<PairFacts>) => {
   let allow: Array<Interval> = []
   let deny: Array<Interval> = []
   for (const fact of facts) {
-    const through = half === "egress"
-      ? fact.egress.allow
-      : half === "ingress"
-      ? fact.ingress.allow
-      : intersect(fact.egress.allow, fact.ingress.allow)
-    allow = union(allow, through)
-    deny = union(
-      deny,
-      half === "egress"
-        ? fact.egress.deny
-        : half === "ingress"
-        ? fact.ingress.deny
-        : union(fact.egress.deny, fact.ingress.deny)
-    )
+    allow = union(allow, intersect(fact.route.allow, intersect(fact.egress.allow, fact.ingress.allow)))
+    deny = union(deny, union(fact.route.deny, union(fact.egress.deny, fact.ingress.deny)))
   }
   return { allow, deny }
 }
@@ -507,9 +556,9 @@ const reachOf = (someAllowed: boolean, someDenied: boolean): Reach =>
   !someAllowed ? "denied" : someDenied ? "partial" : "allowed"
 
 /** The answer on one port (icmp: its one "port"), from the facts of its ports. */
-const answerAt = (q: Question, port: number, half: Direction | "both"): Answer => {
-  const allowed = passing(q, port, half)
-  const denied = stopped(q, port, half)
+const answerAt = (q: Question, port: number, part: Part): Answer => {
+  const allowed = passing(q, port, part)
+  const denied = stopped(q, port, part)
   return { reach: reachOf(allowed !== null, denied !== null), allowed, denied }
 }
 
@@ -526,7 +575,12 @@ export const explain = (
 ): Explained => {
   const at = protocol === "icmp" ? Analysis.NO_PORT[0] : port!
   const q = ask(judges, from, to, protocol, [at, at])
-  return { ...answerAt(q, at, "both"), egress: answerAt(q, at, "egress"), ingress: answerAt(q, at, "ingress") }
+  return {
+    ...answerAt(q, at, END_TO_END),
+    egress: answerAt(q, at, EGRESS_ALONE),
+    ingress: answerAt(q, at, INGRESS_ALONE),
+    route: answerAt(q, at, ROUTE_ALONE)
+  }
 }
 
 /** One protocol of a pair: the ports every flow gets through on, those some do, and a witness of each side of the first partial port. */
@@ -545,12 +599,12 @@ export const ports = (
   kept?: Memo
 ): Ports => {
   const q = ask(judges, from, to, protocol, portsFor(protocol), kept)
-  const { allow, deny } = spread(q.facts, "both")
+  const { allow, deny } = spread(q.facts)
   const partial = intersect(allow, deny)
   return {
     allowed: minus(allow, deny),
     partial,
-    witness: partial.length === 0 ? null : answerAt(q, partial[0]![0], "both")
+    witness: partial.length === 0 ? null : answerAt(q, partial[0]![0], END_TO_END)
   }
 }
 
@@ -560,23 +614,29 @@ export const reachAt = (answer: Ports, port: number): Reach =>
 
 /**
  * One half's question (`evaluate`): the flows of `direction` between a VPC's `local` end and
- * `remote`, judged by that VPC's rules alone.
+ * `remote` (where it is: `network`), judged by that VPC's rules, on the paths that carry them:
+ * where none does, the path is what stops them.
  */
 export const half = (
   judged: Judge,
   direction: Direction,
   local: ReadonlyArray<string>,
-  remote: ReadonlyArray<Interval>,
+  remote: { readonly network: Paths.Network; readonly addresses: ReadonlyArray<Interval> },
   protocol: FlowProtocol,
   port: number | null
 ): Answer => {
   const vpc = judged.context.vpc_id
   const judges = new Map([[vpc, judged]])
   const at = protocol === "icmp" ? Analysis.NO_PORT[0] : port!
-  const here: End = { vpc, locals: local.map((atom) => ({ atom, addresses: [[0, 0]] })) }
-  const there: End = { vpc: null, locals: [{ atom: "", addresses: remote }] }
+  const here: End = {
+    vpc,
+    network: inVpc(judged.context),
+    locals: local.map((atom) => ({ atom, addresses: [[0, 0]] }))
+  }
+  const there: End = { vpc: null, network: remote.network, locals: [{ atom: "", addresses: remote.addresses }] }
   const [from, to] = direction === "egress" ? [here, there] : [there, here]
-  return answerAt(ask(judges, from, to, protocol, [at, at]), at, direction)
+  const part = { route: true, egress: direction === "egress", ingress: direction === "ingress" }
+  return answerAt(ask(judges, from, to, protocol, [at, at]), at, part)
 }
 
 /** The local end of a half as a flow (`Flow.local`) names it. */

@@ -20,7 +20,9 @@ import type {
   SecurityRuleRecord
 } from "../domain/SecurityRule.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
+import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
+import * as Paths from "./Paths.js"
 
 export type RuleRemote =
   | { readonly kind: "cidr"; readonly cidr: Net.Cidr }
@@ -83,6 +85,8 @@ export interface VpcContext {
   readonly addressSets: ReadonlyMap<AddressSetId, ReadonlyArray<Net.Cidr>>
   /** Core network (platform DNS, gateways, tunnel connectors, load balancers): always allowed. */
   readonly infrastructure: ReadonlyArray<Net.Cidr>
+  /** What carries the VPC's traffic beside its rules: peerings, the internet, what it publishes. */
+  readonly paths: Paths.VpcPaths
 }
 
 /** A subnet's CIDR block. */
@@ -127,7 +131,12 @@ export interface Surroundings {
   readonly subnets: ReadonlyArray<SubnetRecord>
   /** The VPC's pods (others are ignored). */
   readonly pods: ReadonlyArray<PodRecord>
+  /** The VPC's tunnels (others are ignored): a udp tunnel publishes its pod. */
+  readonly tunnels: ReadonlyArray<TunnelRecord>
   readonly addressSets: ReadonlyArray<AddressSetRecord>
+  /** Which of the tenant's VPCs are peered (`Paths.connections`). */
+  readonly connections: Paths.Connections
+  /** The provider configuration's peering block; null: no provider configuration, so no uplink. */
   readonly peeringCidr: string | null
 }
 
@@ -154,7 +163,14 @@ export const contextOf = (vpcId: VpcId, of: Surroundings): VpcContext => {
     infrastructure: [
       ...(of.peeringCidr === null ? [] : [Net.cidrOf(of.peeringCidr)]),
       ...own.map((s) => ({ address: Net.ipv4Of(s.gateway_ip), prefix: 32 }))
-    ]
+    ],
+    paths: Paths.vpcPaths(
+      of.vpcs.find((v) => v.id === vpcId) ?? { id: vpcId, name: vpcId, enable_internet: false },
+      of.connections,
+      of.pods.filter((p) => p.vpc_id === vpcId),
+      of.tunnels.filter((t) => t.vpc_id === vpcId),
+      of.peeringCidr !== null
+    )
   }
 }
 
@@ -199,16 +215,30 @@ export const evaluationKey = (
 ]
 
 /**
- * Whether the rule can be enforced: what it references still exists. (A set a rule names is not
- * deleted while it does, so a set remote is never missing; were it, it would match nothing.)
+ * Whether the rule can be enforced: what it references still exists, and a VPC it names has no
+ * block overlapping this one's (it would stand for this VPC's own addresses). One naming a VPC
+ * no route joins to this one (`Paths`: not peered) is enforced as written, and reported, since
+ * no packet of that VPC's arrives to match it. A set a rule names is not deleted while it does,
+ * so a set remote is never missing; were it, it would match nothing.
  */
 export const statusOf = (rule: Rule, context: VpcContext): RuleStatus => {
-  if (rule.remote.kind === "vpc" && !context.vpcs.has(rule.remote.vpc_id)) return "remote_vpc_missing"
+  const remoteVpc = rule.remote.kind === "vpc" ? rule.remote.vpc_id : null
+  if (remoteVpc !== null && !context.vpcs.has(remoteVpc)) return "remote_vpc_missing"
   if (rule.target.kind === "subnet" && !context.subnets.has(rule.target.subnet_id)) return "target_missing"
   if (rule.target.kind === "pods" && !rule.target.pod_ids.every((id) => context.pods.has(id))) return "target_missing"
-  return rule.enabled ? "active" : "disabled"
+  if (!rule.enabled) return "disabled"
+  if (remoteVpc !== null && remoteVpc !== context.vpc_id) {
+    const own = [...context.subnets.values()]
+    const theirs = context.vpcs.get(remoteVpc)!
+    if (own.some((a) => theirs.some((b) => Net.overlaps(a, b)))) return "remote_vpc_overlaps"
+    if (!context.paths.peers.has(remoteVpc)) return "remote_vpc_unreachable"
+  }
+  return "active"
 }
+
+/** The statuses of the rules that take part in enforcement. */
+const ENFORCED: ReadonlySet<RuleStatus> = new Set(["active", "remote_vpc_unreachable"])
 
 /** The rules that take part in enforcement, in evaluation order. */
 export const enforced = <R extends Rule>(rules: ReadonlyArray<R>, context: VpcContext): Array<R> =>
-  sort(rules.filter((rule) => statusOf(rule, context) === "active"))
+  sort(rules.filter((rule) => ENFORCED.has(statusOf(rule, context))))

@@ -99,7 +99,8 @@ export const network = (tenantId: TenantId = TenantId.make(randomUuid())) => {
     vpc_id: VpcId.make(randomUuid()),
     name: label("vpc"),
     enable_internet: true,
-    uplink: { external_gateway: "203.0.113.1" as Ipv4Address, peering_subnet_cidr: "100.64.0.0/16" as Ipv4Network }
+    uplink: { external_gateway: "203.0.113.1" as Ipv4Address, peering_subnet_cidr: "100.64.0.0/16" as Ipv4Network },
+    peerings: []
   }
   const subnet: SubnetSpec = {
     tenant_id: tenantId,

@@ -13,6 +13,7 @@ const range = (c: Net.Cidr) => {
   return [start, start + size - 1] as const
 }
 const inBlock = (c: Net.Cidr, ip: number) => range(c)[0] <= ip && ip <= range(c)[1]
+const overlap = (a: Net.Cidr, b: Net.Cidr) => range(a)[0] <= range(b)[1] && range(b)[0] <= range(a)[1]
 
 /** How many addresses of `[from, to]` no range of `by` holds: cut at every range's ends, each piece looked up. */
 const uncovered = ([from, to]: readonly [number, number], by: ReadonlyArray<readonly [number, number]>) => {
@@ -33,8 +34,12 @@ export const verdict = (
   if (f.remote.kind === "ip" && context.infrastructure.some((c) => inBlock(c, (f.remote as { ip: number }).ip))) {
     return { action: "allow", decided_by: { kind: "implied", key: "implied-allow-infrastructure" } }
   }
+  // A rule naming another VPC whose blocks overlap this one's would stand for this VPC's own addresses.
+  const joined = (other: string) =>
+    other === context.vpc_id ||
+    !(context.vpcs.get(other as never) ?? []).some((b) => [...context.subnets.values()].some((a) => overlap(a, b)))
   const resolvable = (r: RuleSet.Rule) =>
-    (r.remote.kind !== "vpc" || context.vpcs.has(r.remote.vpc_id)) &&
+    (r.remote.kind !== "vpc" || (context.vpcs.has(r.remote.vpc_id) && joined(r.remote.vpc_id))) &&
     (r.target.kind !== "subnet" || context.subnets.has(r.target.subnet_id)) &&
     (r.target.kind !== "pods" || r.target.pod_ids.every((p) => context.pods.has(p)))
   const localSubnet = f.local.pod_id !== undefined ? context.pods.get(f.local.pod_id) : f.local.subnet_id
@@ -84,7 +89,7 @@ export interface Local {
   readonly addresses: ReadonlyArray<Interval>
 }
 
-/** An end of a flow: the VPC whose rules judge it (null: none of the tenant's), and its endpoints. */
+/** An end of a flow: the VPC whose rules judge it and it is in (null: the internet), and its endpoints. */
 export interface End {
   readonly vpc: string | null
   readonly locals: ReadonlyArray<Local>
@@ -200,9 +205,33 @@ export const halfAction = (
     }).action
 
 /**
- * The reference's answer over every flow between two ends on a port (end to end, or one half
- * alone): `allowed`, `partial` or `denied`, and how many flows there are. `cuts`: the edges of
- * every block anything is decided by (`edges`), which make the addresses tried cover every flow.
+ * Whether a route carries a flow from the end in `from` (a VPC; null: the internet) to the
+ * endpoint `local` of the end in `to`, as the README states it: within a VPC always; between two
+ * VPCs when they are peered; to the internet from a VPC with the internet; from the internet to
+ * a pod published on the protocol and port, in a VPC with the internet.
+ */
+export const carries = (
+  world: World,
+  from: string | null,
+  to: string | null,
+  local: RuleSet.Flow["local"],
+  protocol: "tcp" | "udp" | "icmp",
+  port: number | null
+): boolean => {
+  if (from !== null && to !== null) return from === to || world.context(from).paths.peers.has(to as never)
+  if (from !== null) return world.context(from).paths.internet === null
+  if (to === null) return true
+  const paths = world.context(to).paths
+  const published = local.pod_id === undefined ? undefined : paths.published.get(local.pod_id)
+  if (published === undefined || protocol === "icmp" || paths.internet !== null) return false
+  return published[protocol].some(([a, b]) => a <= port! && port! <= b)
+}
+
+/**
+ * The reference's answer over every flow between two ends on a port (end to end, or one half or
+ * the path alone): `allowed`, `partial` or `denied`, and how many flows there are. `cuts`: the
+ * edges of every block anything is decided by (`edges`), which make the addresses tried cover
+ * every flow.
  */
 export const reach = (
   world: World,
@@ -211,18 +240,25 @@ export const reach = (
   to: End,
   protocol: "tcp" | "udp" | "icmp",
   port: number | null,
-  half: "both" | "egress" | "ingress" = "both"
+  half: "both" | "egress" | "ingress" | "route" = "both"
 ): { readonly reach: "allowed" | "partial" | "denied"; readonly flows: number } => {
   let allowed = 0
   let denied = 0
   for (const s of from.locals) {
     for (const d of to.locals) {
       const destinations = samples(d.addresses, cuts)
+      const routed = carries(world, from.vpc, to.vpc, d.local, protocol, port)
       for (const a of samples(s.addresses, cuts)) {
         const arrives = halfAction(world, to.vpc, "ingress", protocol, port, d.local, a) === "allow"
         for (const b of destinations) {
           const leaves = halfAction(world, from.vpc, "egress", protocol, port, s.local, b) === "allow"
-          const through = half === "egress" ? leaves : half === "ingress" ? arrives : leaves && arrives
+          const through = half === "egress"
+            ? leaves
+            : half === "ingress"
+            ? arrives
+            : half === "route"
+            ? routed
+            : routed && leaves && arrives
           if (through) allowed++
           else denied++
         }

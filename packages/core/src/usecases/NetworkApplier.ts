@@ -18,7 +18,7 @@ import * as Metrics from "../observability/Metrics.js"
 import type { SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
-import { planOf, vpcContextOf } from "../readmodel/Derived.js"
+import { connectionsOf, planOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import type * as Plan from "../rules/Plan.js"
@@ -152,6 +152,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
           const vpc = tenant.vpc(vpcId)
           if (vpc === undefined || vpc.lifecycle === "deleting") return null
           const context = vpcContextOf(tenant, vpc.id, peeringOf(config))
+          const links = connectionsOf(tenant).links.get(vpc.id)
           const spec: VpcSpec = {
             tenant_id: vpc.tenant_id,
             vpc_id: vpc.id,
@@ -163,7 +164,13 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
                 external_gateway: c.external_subnet_gateway,
                 peering_subnet_cidr: c.peering_subnet_cidr
               })
-            })
+            }),
+            peerings: [...context.paths.peers].sort().map((remote) => ({
+              remote_vpc_id: remote,
+              local_connect_ip: links!.get(remote)!.local,
+              remote_connect_ip: links!.get(remote)!.remote.replace(/\/30$/, ""),
+              remote_blocks: tenant.subnetsOf(remote).map((s) => s.cidr)
+            }))
           }
           const subnets = tenant.subnetsOf(vpc.id).map((s): SubnetSpec => ({
             tenant_id: s.tenant_id,

@@ -42,7 +42,7 @@ import * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import { Fairness } from "./Fairness.js"
 import type { ApplyState } from "./NetworkApplier.js"
-import { NetworkApplier } from "./NetworkApplier.js"
+import { NetworkApplier, together } from "./NetworkApplier.js"
 import { found } from "./Ownership.js"
 import { findingOf, impactOf, ruleList, view } from "./RulePresentation.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
@@ -88,7 +88,7 @@ export interface SecurityRulesShape {
     ifMatch?: string
   ) => Effect.Effect<
     { readonly answer: RuleMutation | RuleImpact; readonly etag: string | null },
-    Failure | GuardrailViolated | PreconditionFailed
+    Failure | GuardrailViolated | PreconditionFailed | Conflict
   >
   readonly delete: (
     caller: TenantPrincipal,
@@ -153,24 +153,51 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           return ruleList(current, rules, yield* applier.context(current))
         })
 
-      /** Converges the VPC and reports the rule as it now stands, in the context the apply read. */
-      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord) =>
+      /**
+       * The other VPCs the rules name (`before` and after a change): a rule naming another VPC can
+       * peer the two, so the other side's router holds the peering too (`Paths`).
+       */
+      const namedBy = (vpc: VpcRecord, rules: ReadonlyArray<SecurityRuleRecord | undefined>) => [
+        ...new Set(
+          rules.flatMap((r) => r?.remote_vpc_id != null && r.remote_vpc_id !== vpc.id ? [r.remote_vpc_id] : [])
+        )
+      ]
+
+      /**
+       * Converges the VPC and `peers` (the other sides of the peerings a change can move) at once:
+       * the context the VPC's apply read, and whether every side is in force.
+       */
+      const applyWith = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
+        Effect.map(
+          Effect.zip(
+            applier.applyInContext(vpc.tenant_id, vpc.id),
+            Effect.forEach(peers, (peer) => applier.apply(vpc.tenant_id, peer), { concurrency: "unbounded" }),
+            { concurrent: true }
+          ),
+          ([{ context, state }, others]) => ({
+            context,
+            state: others.length === 0
+              ? state
+              : together([{ vpc: vpc.id, state }, ...others.map((other, i) => ({ vpc: peers[i]!, state: other }))])
+          })
+        )
+
+      /** Converges the VPC and its `peers`, and reports the rule as it now stands, in the context the apply read. */
+      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord, peers: ReadonlyArray<VpcId>) =>
         Effect.gen(function*() {
-          const { context, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id)
+          const { context, state } = yield* applyWith(vpc, peers)
           const described = view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
 
-      /** Applies the VPC without a rule it had, and reports whether it is in force so. */
-      const removal = (vpc: VpcRecord) =>
-        Effect.map(
-          applier.applyInContext(vpc.tenant_id, vpc.id),
-          ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED)
-        )
+      /** Applies the VPC without a rule it had (and the `peers` it may have peered), and reports whether it is in force so. */
+      const removal = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
+        Effect.map(applyWith(vpc, peers), ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED))
 
       /**
-       * What an invariant's `Conflict` would be after a patch, a delete or a reorder: none of
-       * them adds a rule or moves a block, so the pipeline has no conflict to refuse them with.
+       * What an invariant's `Conflict` would be after a delete or a reorder: neither adds a rule,
+       * moves a block or peers two VPCs, so the pipeline has no conflict to refuse them with. (A
+       * patch can peer two VPCs whose blocks overlap: its `Conflict` is the answer.)
        */
       const unchangedCount = (conflict: Conflict) => Effect.die(conflict)
 
@@ -199,7 +226,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           caller.tenant_id,
           (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.rule(RuleId.make(id))))
         )
-        if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value)
+        if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value, namedBy(vpc, [earlier.value]))
         const now = yield* DateTime.now
         const decide = Strategy.create({
           ...input,
@@ -216,7 +243,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        return yield* mutation(vpc, result.record)
+        return yield* mutation(vpc, result.record, namedBy(vpc, [result.record]))
       })
 
       const update = Effect.fn("SecurityRules.update")(
@@ -237,10 +264,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
           }
           const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die),
-            Effect.catchTag("Conflict", unchangedCount)
+            Effect.catchTag("UniqueViolation", Effect.die)
           )
-          return { answer: yield* mutation(vpc, result.saved), etag: etagOf(result.saved) }
+          return {
+            answer: yield* mutation(vpc, result.saved, namedBy(vpc, [first, result.saved])),
+            etag: etagOf(result.saved)
+          }
         }
       )
 
@@ -260,7 +289,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           Effect.catchTag("UniqueViolation", Effect.die),
           Effect.catchTag("Conflict", unchangedCount)
         )
-        return yield* removal(vpc)
+        return yield* removal(vpc, namedBy(vpc, [rule]))
       })
 
       const reorder = Effect.fn("SecurityRules.reorder")(
@@ -341,7 +370,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        const { context: applied, state } = yield* applier.applyInContext(vpc.tenant_id, vpc.id)
+        const { context: applied, state } = yield* applyWith(vpc, namedBy(vpc, [...result.before, ...result.next]))
         return answer(result, applied ?? context, state)
       })
 

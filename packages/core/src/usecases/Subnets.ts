@@ -20,6 +20,7 @@ import type {
   ServiceUnavailable,
   Unauthorized
 } from "../Errors.js"
+import { connectionsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import { storeUnavailable } from "./Failures.js"
@@ -89,10 +90,16 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
           (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.subnet(SubnetId.make(id))))
         )
         const subnet = Option.isSome(earlier) ? earlier.value : yield* insert(caller, input)
-        // This VPC gains a block, and so do the rules elsewhere that name it as their remote.
-        const referencing = (yield* stateOf(caller)).rulesNaming(subnet.vpc_id)
+        // This VPC gains a block, and so do the rules elsewhere that name it as their remote and
+        // the VPCs peered with it (their routes to its blocks).
+        const state = yield* stateOf(caller)
+        const referencing = state.rulesNaming(subnet.vpc_id)
         yield* Effect.forEach(
-          new Set([subnet.vpc_id, ...referencing.map((r) => r.vpc_id)]),
+          new Set([
+            subnet.vpc_id,
+            ...referencing.map((r) => r.vpc_id),
+            ...(connectionsOf(state).peers.get(subnet.vpc_id) ?? [])
+          ]),
           (vpcId) => applier.apply(caller.tenant_id, vpcId),
           { concurrency: "unbounded", discard: true }
         )

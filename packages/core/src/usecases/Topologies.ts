@@ -43,8 +43,10 @@ import type {
   TooManyRequests,
   Unauthorized
 } from "../Errors.js"
+import { connectionsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
+import * as Paths from "../rules/Paths.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as BodyCredentials from "./BodyCredentials.js"
 import * as Cooperative from "./Cooperative.js"
@@ -297,18 +299,28 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
           if (problems.length > 0) return yield* InvalidInput.of(inBodyOrder(problems))
 
           const addressSets = state.addressSets
+          const tunnels = state.tunnels
           const before = {
             vpcs: existingVpcs,
             subnets: existingSubnets,
             pods: existingPods,
+            tunnels,
             addressSets,
+            connections: connectionsOf(state),
             peeringCidr: peering
           }
+          // New VPCs come with their seeded rule only, which names themselves: they peer nothing.
           const after = {
             vpcs: [...existingVpcs, ...newVpcs],
             subnets: [...existingSubnets, ...newSubnets],
             pods: [...existingPods, ...newPods],
+            tunnels,
             addressSets,
+            connections: Paths.connections({
+              vpcs: [...existingVpcs, ...newVpcs],
+              subnets: [...existingSubnets, ...newSubnets],
+              rules: state.list("rules")
+            }),
             peeringCidr: peering
           }
           // Each VPC's rules after the post (a new VPC's: its seeded rule), in its grown context.
@@ -396,7 +408,17 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
             )
           )
 
-          const touched = new Set([...newVpcs.map((v) => v.id), ...newSubnets.map((s) => s.vpc_id)])
+          // The VPCs made or grown, and those whose rules name or whose routes reach the ones grown.
+          const grownVpcs = new Set(newSubnets.map((s) => s.vpc_id))
+          const committed = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
+          const touched = new Set([
+            ...newVpcs.map((v) => v.id),
+            ...grownVpcs,
+            ...[...grownVpcs].flatMap((vpc) => [
+              ...committed.rulesNaming(vpc).map((r) => r.vpc_id),
+              ...(connectionsOf(committed).peers.get(vpc) ?? [])
+            ])
+          ])
           yield* Effect.forEach(touched, (vpcId) => applier.apply(tenantId, vpcId), {
             concurrency: "unbounded",
             discard: true

@@ -9,10 +9,10 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { TRUSTED } from "../domain/Common.js"
 import type { ExplainEndpoint, ExplainQuery } from "../domain/FlowExplanation.js"
-import { ExplainedHalf, FlowExplanation } from "../domain/FlowExplanation.js"
+import { ExplainedHalf, ExplainedRoute, FlowExplanation } from "../domain/FlowExplanation.js"
 import type { DecidedFlow, PathFlow } from "../domain/FlowReach.js"
 import { FlowVerdict } from "../domain/FlowReach.js"
-import type { VpcId } from "../domain/Ids.js"
+import type { SubnetId, VpcId } from "../domain/Ids.js"
 import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
@@ -27,6 +27,7 @@ import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
 import type * as Evaluate from "../rules/Evaluate.js"
+import type * as Paths from "../rules/Paths.js"
 import * as Reach from "../rules/Reach.js"
 import * as Reachability from "../rules/Reachability.js"
 import * as RuleSet from "../rules/RuleSet.js"
@@ -107,9 +108,24 @@ const pathFlowOf = (state: TenantState, path: Reach.Path): PathFlow => {
       ...placeOf(state, path.destination.atom)
     },
     egress: path.egress === null ? null : decision(path.egress),
-    ingress: path.ingress === null ? null : decision(path.ingress)
+    ingress: path.ingress === null ? null : decision(path.ingress),
+    route: path.route
   }
 }
+
+/**
+ * The subnet of the tenant's that holds `ip`, those of `vpc` first: two VPCs that are not
+ * peered may use the same block, and from inside one its own is meant.
+ */
+const subnetHolding = (state: TenantState, vpc: VpcId, ip: number) =>
+  state.subnetsOf(vpc).find((s) => Net.contains(Net.cidrOf(s.cidr), ip)) ??
+    state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip))
+
+/** What stops a flow on its path, as a half's verdict names it. */
+const pathDecision = (blocked: Paths.Blocked) => ({
+  action: "deny" as const,
+  decided_by: { kind: "path" as const, reason: blocked.reason, detail: blocked.detail }
+})
 
 const pathOrNull = (state: TenantState, path: Reach.Path | null) => path === null ? null : pathFlowOf(state, path)
 
@@ -221,13 +237,23 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
           : query.target_subnet_id !== undefined
           ? Reach.ends.subnet(context, query.target_subnet_id).locals.map((l) => l.atom)
           : [...Analysis.universe(context)]
-        const remote = query.remote_ip !== undefined
-          ? [[Net.ipv4Of(query.remote_ip), Net.ipv4Of(query.remote_ip)] as const]
-          : Reach.ends.vpc(vpcContextOf(state, query.remote_vpc_id!, peering)).locals.flatMap((l) => l.addresses)
+        // The remote end, where it is: a VPC of the tenant's (every address of its subnets), or an address.
+        const remoteEnd = (): Reach.End => {
+          if (query.remote_vpc_id !== undefined) {
+            return Reach.ends.vpc(vpcContextOf(state, query.remote_vpc_id, peering))
+          }
+          const ip = Net.ipv4Of(query.remote_ip!)
+          const subnet = subnetHolding(state, vpc.id, ip)
+          return subnet === undefined
+            ? Reach.ends.outside(context, ip)
+            : Reach.ends.address(vpcContextOf(state, subnet.vpc_id, peering), subnet.id as SubnetId, ip)
+        }
+        const end = remoteEnd()
+        const remote = { network: end.network, addresses: end.locals.flatMap((l) => l.addresses) }
         const answer = Reach.half(judgeOf(state, vpc.id, context), query.direction, local, remote, query.protocol, port)
         const decided = (path: Reach.Path | null): DecidedFlow | null => {
           if (path === null) return null
-          const verdict = query.direction === "egress" ? path.egress! : path.ingress!
+          const judged = query.direction === "egress" ? path.egress! : path.ingress!
           const [here, there] = query.direction === "egress"
             ? [path.source, path.destination]
             : [path.destination, path.source]
@@ -239,7 +265,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
               remote_ip: Net.formatIpv4(there.ip),
               local: placeOf(state, here.atom)
             },
-            ...decisionIn(state)(verdict)
+            ...(path.route === null ? decisionIn(state)(judged) : pathDecision(path.route))
           }
         }
         return FlowVerdict.make({
@@ -270,7 +296,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
             }
             const ip = Net.parseIpv4(text)
             if (Option.isSome(ip)) {
-              const subnet = state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip.value))
+              const subnet = subnetHolding(state, vpc.id, ip.value)
               return Either.right({
                 endpoint: {
                   kind: "address",
@@ -279,7 +305,7 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
                   vpc_id: subnet?.vpc_id ?? null
                 } as ExplainEndpoint,
                 end: subnet === undefined
-                  ? Reach.ends.outside(ip.value)
+                  ? Reach.ends.outside(contextOf(vpc.id), ip.value)
                   : Reach.ends.address(contextOf(subnet.vpc_id), subnet.id, ip.value)
               })
             }
@@ -351,6 +377,10 @@ export class Traffic extends Context.Tag("@tenet/core/Traffic")<Traffic, Traffic
             denied_flow: pathOrNull(state, answer.denied),
             egress: half(from.end.vpc, answer.egress),
             ingress: half(to.end.vpc, answer.ingress),
+            route: ExplainedRoute.make(
+              { reach: answer.route.reach, blocked_by: answer.route.denied?.route ?? null },
+              TRUSTED
+            ),
             note
           }, TRUSTED)
         }

@@ -200,8 +200,8 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
 
       /**
        * A delete marked: the cluster lets the VPC go, its public hostnames are withdrawn, the
-       * store drops it with everything beneath, and rules elsewhere that named it are applied
-       * without it. Each step may be repeated: a removal another finisher made is done. A
+       * store drops it with everything beneath, and the VPCs whose rules named it or that its rules
+       * named are applied without it (and without a peering with it). Each step may be repeated: a removal another finisher made is done. A
        * request's delete (`marked`: the state its mark made, and the mark) that the cluster
        * fails, or does not answer within `DeleteMark.CLUSTER_WAIT`, takes its mark back (nothing
        * deleted in the store, the VPC applied again); the reconciler's keeps it and tries again
@@ -213,11 +213,16 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         marked?: { readonly state: TenantState | undefined; readonly since: DateTime.Utc | null }
       ) =>
         Effect.gen(function*() {
-          const referencing = new Set(
-            (marked?.state ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))).rulesNaming(id).map((r) =>
-              r.vpc_id
+          // The VPCs whose rules name this one, and those its rules name: either may be peered with it.
+          const known = marked?.state ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))
+          const referencing = new Set([
+            ...known.rulesNaming(id).map((r) => r.vpc_id),
+            ...known.rulesOf(id).flatMap((r) =>
+              r.remote_vpc_id !== null && r.remote_vpc_id !== id && known.vpc(r.remote_vpc_id) !== undefined
+                ? [r.remote_vpc_id]
+                : []
             )
-          )
+          ])
           yield* (marked === undefined
             ? orchestrator.deleteVpc(id)
             : clusterWaited("deleteVpc", orchestrator.deleteVpc(id))).pipe(
