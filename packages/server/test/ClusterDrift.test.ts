@@ -152,7 +152,13 @@ describe.skipIf(!LocalCluster.available(kubeOvnCrds))("drift on kube-apiserver v
         // A rule of the VPC's naming the other peers the two: both routers hold it once answered.
         const peering = yield* raw("POST", "/security-rules", {
           headers: t.headers,
-          body: { ...httpsIn(t.vpc.id), name: "https from db", remote_type: "vpc", remote_vpc_id: other.id }
+          body: {
+            ...httpsIn(t.vpc.id),
+            name: "https from db",
+            remote_type: "vpc",
+            remote_cidr: undefined,
+            remote_vpc_id: other.id
+          }
         })
         expect(peering.status, peering.text).toBe(201)
         expect(peering.body).toMatchObject({ applied: true, apply_error: null })

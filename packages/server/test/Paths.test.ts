@@ -107,7 +107,7 @@ layer(testServer(), { excludeTestServices: true })("paths", (it) => {
       })
       // Nothing is published in a: the rule opening 443 to the world opens it to no packet.
       const intoA = yield* t.explain("internet", a.subnet.id, 443)
-      expect(intoA).toMatchObject({ reach: "denied", ingress: { reach: "partial" }, route: { reach: "denied" } })
+      expect(intoA).toMatchObject({ reach: "denied", ingress: { reach: "allowed" }, route: { reach: "denied" } })
       expect(intoA.denied_flow.route.reason).toBe("not_published")
       // The same from an address: the internet, or the core network (which everything reaches).
       expect((yield* t.explain("198.51.100.7", a.pod.id, 443)).route.reach).toBe("denied")
@@ -139,11 +139,11 @@ layer(testServer(), { excludeTestServices: true })("paths", (it) => {
       })).body as Json
       expect(out.denied_flow.decided_by).toMatchObject({ kind: "path", reason: "no_internet" })
 
-      // Reachability: b reaches a on 8080 only; e reaches a on nothing.
+      // Reachability: b (peered) reaches a on 8080 and on 443 (open to every address); e on nothing.
       const matrix = (yield* raw("GET", `/vpcs/${a.vpc.id}/reachability`, { headers: t.w.headers })).body as Json
       const pair = (from: string, to: string) =>
         (matrix.pairs as Array<Json>).find((p) => p.from.vpc_id === from && p.to.subnet_id === to)!
-      expect(pair(b.vpc.id, a.subnet.id).tcp.allowed).toBe("8080")
+      expect(pair(b.vpc.id, a.subnet.id).tcp.allowed).toBe("443,8080")
       expect(pair(e.vpc.id, a.subnet.id).tcp).toMatchObject({ allowed: "", partial: "" })
       expect(pair(c.vpc.id, a.subnet.id).icmp.reach).toBe("denied")
     }))
