@@ -24,7 +24,8 @@ export const storeSpecific = [
  * Docs: the docs' commands and the contract; Traffic: the engine's answers through the API, held
  * to the reference interpreter (the stores hand the engine the same records); StrictInput:
  * unknown fields and parameters, refused before any store or cluster is asked; Endpoints: the
- * router; Deployment and Operations: files that ship (the manifests, the alert rules). The others
+ * router; Deployment and Operations: files that ship (the manifests, the alert rules); Packets:
+ * what the renderer makes, on OVN's data plane (the stores hand the renderer the same specs). The others
  * never build a server on the store or cluster under test, so every project would run them alike:
  * StartupFailure and MetricsAtStart start the binary with settings of their own; ProcessLifecycle
  * is the shutdown deadline alone.
@@ -38,7 +39,8 @@ export const storeAgnostic = [
   "test/StrictInput.test.ts",
   "test/Endpoints.test.ts",
   "test/Deployment.test.ts",
-  "test/Operations.test.ts"
+  "test/Operations.test.ts",
+  "test/Packets.test.ts"
 ]
 
 /** Tests that read or switch the simulated cluster, or bring a cluster of their own. */

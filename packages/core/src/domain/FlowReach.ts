@@ -58,7 +58,7 @@ export type PathFlow = typeof PathFlow.Type
 
 /** What decides a half's flow: a rule, an implied rule, or its path (where no route carries it). */
 export const FlowDecidedBy = Schema.Union(
-  DecidedBy,
+  ...DecidedBy.members,
   Schema.Struct({ kind: Schema.Literal("path"), ...PathBlock.fields })
 ).annotations({ identifier: "FlowDecidedBy" })
 
