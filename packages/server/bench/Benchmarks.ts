@@ -6,7 +6,8 @@
  *
  * The Kubernetes orchestrator's informer caches are measured per 1,000 pods on a real API
  * server (`Informers.ts`), and drift repaired by the controller (`Drift.ts`), where
- * `.ci/kube-apiserver` has built one.
+ * `.ci/kube-apiserver` has built one; a change's way to the first packet that obeys it, and the
+ * packet differential's run time, on OVN's real data plane (`Packets.ts`), where it is installed.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
  * follows the write path's, then an address set's edit across 20 VPCs (`AddressSets.ts`), then
@@ -35,6 +36,7 @@ import * as Drift from "./Drift.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
 import * as Neighbours from "./Neighbours.js"
+import * as Packets from "./Packets.js"
 import * as Pages from "./Pages.js"
 import * as Profile from "./Profile.js"
 import * as RequestPath from "./RequestPath.js"
@@ -165,6 +167,10 @@ const driftText = Drift.available()
   ? Drift.toMarkdown(await Effect.runPromise(Drift.run()))
   : "No kube-apiserver (`.ci/kube-apiserver`), etcd or Kube-OVN CRDs here: not measured."
 console.log(`\n${driftText}\n`)
+const packetsText = Packets.available()
+  ? Packets.toMarkdown(await Effect.runPromise(Packets.run()))
+  : "No OVN data plane here (openvswitch-switch, ovn-host, ethtool, root): not measured."
+console.log(`\n${packetsText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
@@ -344,6 +350,10 @@ writeFileSync(
     "## Drift repaired (Kubernetes)",
     "",
     driftText,
+    "",
+    "## A change in packets (OVN's data plane)",
+    "",
+    packetsText,
     "",
     "## Micro-benchmarks",
     "",
