@@ -34,7 +34,8 @@ export interface ChangeToPacket {
   readonly differential: number
 }
 
-type Json = Record<string, any>
+/** What the benchmark reads of an answer: ids, tokens, a created rule's id. */
+type Json = Readonly<Record<string, string>> & { readonly rule: { readonly id: string } }
 
 const call = (method: "GET" | "POST" | "DELETE", path: string, headers: Record<string, string>, body?: unknown) =>
   Effect.gen(function*() {
@@ -42,7 +43,7 @@ const call = (method: "GET" | "POST" | "DELETE", path: string, headers: Record<s
     let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(headers))
     if (body !== undefined) request = yield* HttpClientRequest.bodyJson(request, body)
     const response = yield* http.execute(request)
-    const json = response.status === 204 ? {} : (yield* response.json) as Json
+    const json = (response.status === 204 ? {} : yield* response.json) as Json
     if (response.status >= 300) return yield* Effect.die(new Error(`${method} ${path}: ${JSON.stringify(json)}`))
     return json
   }).pipe(Effect.scoped, Effect.orDie)
@@ -53,7 +54,7 @@ const quantile = (sorted: ReadonlyArray<number>, q: number) =>
 export const run = (rounds = 30) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(TestServer.layer())
-    const inServer = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, context) as Effect.Effect<A, E>
+    const inServer = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient>) => Effect.provide(effect, context)
     const admin = yield* inServer(call("POST", "/admin/login", {}, {
       username: TestServer.ADMIN_USERNAME,
       password: TestServer.ADMIN_PASSWORD
