@@ -34,8 +34,12 @@ export interface ChangeToPacket {
   readonly differential: number
 }
 
-/** What the benchmark reads of an answer: ids, tokens, a created rule's id. */
-type Json = Readonly<Record<string, string>> & { readonly rule: { readonly id: string } }
+/** What the benchmark reads of an answer: an id, a token, a created rule's id. */
+interface Json {
+  readonly id: string
+  readonly api_token: string
+  readonly rule: { readonly id: string }
+}
 
 const call = (method: "GET" | "POST" | "DELETE", path: string, headers: Record<string, string>, body?: unknown) =>
   Effect.gen(function*() {
