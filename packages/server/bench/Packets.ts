@@ -108,11 +108,23 @@ export const run = (rounds = 30) =>
       remote_vpc_id: a.vpc.id
     }))
     const hosts = [
-      { pod: a.pod, host: "bench-a", mac: "0a:00:00:00:01:0a", ip: "10.0.1.10", subnet: Names.subnet(a.subnet.id) },
-      { pod: b.pod, host: "bench-b", mac: "0a:00:00:00:02:0a", ip: "10.1.1.10", subnet: Names.subnet(b.subnet.id) }
+      {
+        pod: a.pod,
+        host: "bench-a",
+        mac: "0a:00:00:00:01:0a",
+        ip: "10.0.1.10",
+        subnet: Names.subnet(a.subnet.id as Ids.SubnetId)
+      },
+      {
+        pod: b.pod,
+        host: "bench-b",
+        mac: "0a:00:00:00:02:0a",
+        ip: "10.1.1.10",
+        subnet: Names.subnet(b.subnet.id as Ids.SubnetId)
+      }
     ]
     const addressOf = (id: Ids.PodId) => hosts.filter((h) => h.pod.id === id).map((h) => h.ip)
-    const snapshot = inServer(Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) => c.snapshot))
+    const snapshot = Effect.provide(Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) => c.snapshot), context)
     /** The Subnet objects' ACLs as the cluster now holds the plans. */
     const aclsNow = Effect.map(snapshot, (cluster) =>
       cluster.subnets.filter((s) =>
@@ -146,7 +158,7 @@ export const run = (rounds = 30) =>
       /** The changed ACLs of a's switch, as Kube-OVN applies a Subnet's update. */
       const applyAcls = Effect.flatMap(aclsNow, (now) => {
         const { acls } = now.find(({ spec }) => spec.subnet_id === a.subnet.id)!
-        const sw = Names.subnet(a.subnet.id)
+        const sw = Names.subnet(a.subnet.id as Ids.SubnetId)
         return Effect.promise(() =>
           plane.nbctl([
             ["acl-del", sw],
