@@ -182,23 +182,25 @@ const linksOf = (peers: ReadonlyMap<VpcId, ReadonlySet<VpcId>>) => {
     .sort(([a1, b1], [a2, b2]) => (a1 + b1 < a2 + b2 ? -1 : a1 + b1 > a2 + b2 ? 1 : 0))
   const taken = new Map<VpcId, Set<number>>()
   const links = new Map<VpcId, Map<VpcId, Link>>()
-  const of = <V>(map: Map<VpcId, V>, key: VpcId, make: () => V) => {
-    let found = map.get(key)
-    if (found === undefined) map.set(key, found = make())
-    return found
-  }
   for (const [a, b] of pairs) {
-    const usedA = of(taken, a, () => new Set())
-    const usedB = of(taken, b, () => new Set())
+    const usedA = entry(taken, a, () => new Set())
+    const usedB = entry(taken, b, () => new Set())
     let slot = fnv1a(`${a}|${b}`) % LINK_SLOTS
     while (usedA.has(slot) || usedB.has(slot)) slot = (slot + 1) % LINK_SLOTS
     usedA.add(slot)
     usedB.add(slot)
     const address = (n: number) => `${Net.formatIpv4(LINK_BLOCK + slot * 4 + n)}/30`
-    of(links, a, () => new Map()).set(b, { local: address(1), remote: address(2) })
-    of(links, b, () => new Map()).set(a, { local: address(2), remote: address(1) })
+    entry(links, a, () => new Map()).set(b, { local: address(1), remote: address(2) })
+    entry(links, b, () => new Map()).set(a, { local: address(2), remote: address(1) })
   }
   return links
+}
+
+/** `map`'s value for `key`, made (and kept) when it has none. */
+const entry = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
+  let found = map.get(key)
+  if (found === undefined) map.set(key, found = make())
+  return found
 }
 
 /** The first block of `a` that overlaps one of `b`, as the two blocks. */
@@ -221,19 +223,9 @@ export const overlapOf = (
 export const connections = (of: Surroundings): Connections => {
   const live = new Map(of.vpcs.filter((v) => v.lifecycle !== "deleting").map((v) => [v.id, v]))
   const blocks = new Map<VpcId, Array<string>>()
-  for (const s of of.subnets) {
-    if (!live.has(s.vpc_id)) continue
-    const list = blocks.get(s.vpc_id)
-    if (list === undefined) blocks.set(s.vpc_id, [s.cidr])
-    else list.push(s.cidr)
-  }
+  for (const s of of.subnets) if (live.has(s.vpc_id)) entry(blocks, s.vpc_id, () => []).push(s.cidr)
   const peers = new Map<VpcId, Set<VpcId>>()
   const overlaps = new Map<VpcId, Map<VpcId, string>>()
-  const add = <V>(map: Map<VpcId, V>, key: VpcId, make: () => V) => {
-    let found = map.get(key)
-    if (found === undefined) map.set(key, found = make())
-    return found
-  }
   for (const rule of of.rules) {
     const a = rule.vpc_id
     const b = rule.remote_vpc_id
@@ -243,17 +235,17 @@ export const connections = (of: Surroundings): Connections => {
     if (overlap !== undefined) {
       const nameA = live.get(a)!.name
       const nameB = live.get(b)!.name
-      add(overlaps, a, () => new Map()).set(
+      entry(overlaps, a, () => new Map()).set(
         b,
         `${overlap[0]} of VPC '${nameA}' overlaps ${overlap[1]} of VPC '${nameB}'`
       )
-      add(overlaps, b, () => new Map()).set(
+      entry(overlaps, b, () => new Map()).set(
         a,
         `${overlap[1]} of VPC '${nameB}' overlaps ${overlap[0]} of VPC '${nameA}'`
       )
     } else {
-      add(peers, a, () => new Set()).add(b)
-      add(peers, b, () => new Set()).add(a)
+      entry(peers, a, () => new Set()).add(b)
+      entry(peers, b, () => new Set()).add(a)
     }
   }
   return { peers, overlaps, links: linksOf(peers) }
@@ -285,20 +277,16 @@ export const vpcPaths = (
   const published = new Map<PodId, { name: string; tcp: Array<Interval>; udp: Array<Interval> }>()
   if (uplink) {
     const live = new Map(pods.filter((p) => p.lifecycle !== "deleting").map((p) => [p.id, p]))
-    const entry = (pod: PodId) => {
-      let found = published.get(pod)
-      if (found === undefined) published.set(pod, found = { name: live.get(pod)!.name, tcp: [], udp: [] })
-      return found
-    }
+    const openOf = (pod: PodId) => entry(published, pod, () => ({ name: live.get(pod)!.name, tcp: [], udp: [] }))
     for (const pod of live.values()) {
       if (!pod.external_inbound) continue
-      const open = entry(pod.id)
+      const open = openOf(pod.id)
       open.tcp.push([pod.service_port, pod.service_port])
       open.udp.push([pod.service_port, pod.service_port])
     }
     for (const tunnel of tunnels) {
       if (tunnel.protocol_type !== "udp" || !live.has(tunnel.pod_id)) continue
-      entry(tunnel.pod_id).udp.push([tunnel.service_port, tunnel.service_port])
+      openOf(tunnel.pod_id).udp.push([tunnel.service_port, tunnel.service_port])
     }
     for (const open of published.values()) {
       open.tcp = normalize(open.tcp)
