@@ -40,6 +40,9 @@ const vpcSpec: fc.Arbitrary<Orchestrator.VpcSpec> = fc.record({
       remote_blocks
     })),
     { maxLength: 3, selector: (p) => p.remote_vpc_id }
+  ).map((peerings) =>
+    // One router's links never share a /30.
+    peerings.filter((p, i) => peerings.findIndex((q) => q.local_connect_ip === p.local_connect_ip) === i)
   )
 })
 

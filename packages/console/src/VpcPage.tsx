@@ -28,7 +28,7 @@ const STATUS_TEXT: Record<SecurityRule.RuleStatus, string> = {
   remote_vpc_missing: "remote VPC missing",
   target_missing: "target missing",
   remote_vpc_overlaps: "remote VPC overlaps this one: never matches",
-  remote_vpc_unreachable: "remote VPC not peered: never matches"
+  remote_vpc_unreachable: "remote VPC not peered: none of its packets arrive"
 }
 
 export const VpcPage = ({ client, tenantId, vpcId }: { client: Client; tenantId: Ids.TenantId; vpcId: Ids.VpcId }) => {

@@ -81,10 +81,12 @@ describe("paths", () => {
       const links = [...peers].map((b) => {
         const here = found.links.get(a)!.get(b)!
         const there = found.links.get(b)!.get(a)!
-        expect([here.local, here.remote]).toEqual([there.remote, there.local])
+        expect([here.local, here.remote]).toEqual([`${there.remote}/30`, there.local.replace("/30", "")])
         expect(here.local).toMatch(/^169\.254\.\d+\.\d+\/30$/)
-        expect(linkOf(here.local)).toBe(linkOf(here.remote))
-        expect(here.local).not.toBe(here.remote)
+        expect(Net.contains(Net.cidrOf(here.local), Net.ipv4Of(here.remote))).toBe(true)
+        expect(here.local.replace("/30", "")).not.toBe(here.remote)
+        // Never the metadata address's /30, nor node-local DNS's.
+        expect(["169.254.169.252/30", "169.254.20.8/30"]).not.toContain(`${Net.formatIpv4(linkOf(here.local))}/30`)
         return linkOf(here.local)
       })
       expect(new Set(links).size).toBe(links.length)

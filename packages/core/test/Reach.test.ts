@@ -240,7 +240,11 @@ describe("one question, one answer", () => {
       const contexts = withPaths(paths)
       const context = contexts.get(World.vpc)!
       const world = worldOf(rules, [], contexts)
-      const port = flow.protocol === "icmp" ? null : flow.direction === "ingress" ? paths.ports.tcp : flow.port
+      const port = flow.protocol === "icmp"
+        ? null
+        : flow.direction === "ingress"
+        ? paths.ports[flow.protocol]
+        : flow.port
       const answer = Reach.half(
         Reach.judge(rules, context),
         flow.direction,

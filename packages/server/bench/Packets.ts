@@ -52,9 +52,6 @@ const call = (method: "GET" | "POST" | "DELETE", path: string, headers: Record<s
     return json
   }).pipe(Effect.scoped, Effect.orDie)
 
-const quantile = (sorted: ReadonlyArray<number>, q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
-
 export const run = (rounds = 30) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(TestServer.layer())
@@ -209,18 +206,21 @@ export const run = (rounds = 30) =>
     })
   )
 
+/** The middle of sorted samples. */
+const median = (sorted: ReadonlyArray<number>) => sorted[Math.floor(sorted.length / 2)]!
+
 export const toMarkdown = (result: ChangeToPacket) => {
   const sorted = [...result.millis].sort((x, y) => x - y)
   const nb = [...result.northbound].sort((x, y) => x - y)
   const ms = (n: number) => `${n.toFixed(0)} ms`
   return [
-    "| from a rule create's answer to | median | p99 | rounds |",
+    "| from a rule create's answer to | median | worst | rounds |",
     "|---|---:|---:|---:|",
-    `| its ACLs in OVN's flows (the northbound transaction, \`--wait=hv\`) | ${ms(quantile(nb, 0.5))} | ${
-      ms(quantile(nb, 0.99))
+    `| its ACLs in OVN's flows (the northbound transaction, \`--wait=hv\`) | ${ms(median(nb))} | ${
+      ms(nb.at(-1)!)
     } | ${nb.length} |`,
-    `| the first packet that obeys it (a tcp connect from the peered VPC) | ${ms(quantile(sorted, 0.5))} | ${
-      ms(quantile(sorted, 0.99))
+    `| the first packet that obeys it (a tcp connect from the peered VPC) | ${ms(median(sorted))} | ${
+      ms(sorted.at(-1)!)
     } | ${sorted.length} |`,
     "",
     `The packet differential (20 random tenants, 200 flows, \`test/Packets.test.ts\`): ${

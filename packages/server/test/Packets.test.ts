@@ -148,9 +148,11 @@ layer(testServer(), { excludeTestServices: true, timeout: 300_000 })("packets", 
               .toBe(fates[i])
             if (source.kind === "pod" && target.kind === "pod") {
               const matrix = built.matrices.get(source.pod.vpc_id) ?? (yield* matrixOf(built, source.pod.vpc_id))
+              // A VPC's matrix holds its own pods' pairs; another VPC's pods are in it as their VPC.
               const pair = (matrix.pairs as Array<Json>).find((p) =>
                 p.from.pod_id === source.pod.id && p.to.pod_id === target.pod.id
               )
+              expect(pair !== undefined, label).toBe(source.pod.vpc_id === target.pod.vpc_id)
               if (pair !== undefined) {
                 const cell = c.protocol === "icmp"
                   ? pair.icmp.reach === "allowed"
@@ -215,7 +217,7 @@ const build = (spec: TenantSpec) =>
     }
     for (const [n, r] of spec.rules.entries()) {
       const vpc = vpcs[r.vpc % vpcs.length]!
-      yield* post("/security-rules", {
+      const made = yield* post("/security-rules", {
         vpc_id: vpc.id,
         name: `r${n}`,
         direction: r.direction,
@@ -227,6 +229,7 @@ const build = (spec: TenantSpec) =>
           ? { remote_type: "cidr", remote_cidr: r.remote.cidr }
           : { remote_type: "vpc", remote_vpc_id: vpcs[r.remote.vpc % vpcs.length]!.id })
       })
+      expect(made.status, made.text).toBe(201)
     }
     const snapshot = yield* Effect.flatMap(SimulatedCluster.ClusterSwitches, (c) => c.snapshot)
     const ids = new Set(vpcs.map((v) => v.id as string))

@@ -187,6 +187,10 @@ layer(testServer(), { excludeTestServices: true })("paths", (it) => {
       )
       expect(clash.status).toBe(409)
       expect(clash.body.detail).toContain("10.0.1.128/25")
+      // Nor may b take d as a peer: a and d share a block, and b's router would route it twice.
+      const twice = yield* t.rule(b.vpc, "from d", { remote_type: "vpc", remote_vpc_id: d.vpc.id })
+      expect(twice.status).toBe(409)
+      expect(twice.body.detail).toContain("both would be peered with VPC 'b'")
       // Nothing changed: the rule is still disabled, b still has its one subnet.
       const kept = (yield* raw("GET", `/security-rules/${disabled.body.rule.id}`, { headers: t.w.headers }))
         .body as Json

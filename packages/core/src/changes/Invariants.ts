@@ -1,7 +1,8 @@
 /**
  * What holds across a tenant's rows whatever writes it: every guardrail that holds in a VPC, no
  * two blocks of one VPC overlapping each other or the peering block, no block of a VPC
- * overlapping one of a VPC an allow rule would peer it with (`Paths`), at most
+ * overlapping one of a VPC an allow rule would peer it with, nor two peers of one VPC
+ * overlapping (`Paths`), at most
  * `MAX_RULES_PER_VPC` rules in a VPC. `Pipeline` checks them on the state a decision leaves,
  * on exactly the VPCs its writes can move (`reachOf`), and commits only while what the check
  * read (`dependenciesOf`) is unchanged: a promise made on a state read before the decision,
@@ -20,6 +21,7 @@ import { Conflict, GuardrailViolated } from "../Errors.js"
 import { connectionsOf, vpcContextOf } from "../readmodel/Derived.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as GuardrailCheck from "../rules/GuardrailCheck.js"
+import * as Paths from "../rules/Paths.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import type { Write } from "./Change.js"
 import * as Change from "./Change.js"
@@ -253,14 +255,47 @@ const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null)
  * tell the two apart.
  */
 const overlapPeered = (before: TenantState, after: TenantState, reach: Reach): string | undefined => {
+  const changed = new Set([...reach.blocks, ...reach.rules])
   const found = connectionsOf(after).overlaps
-  if (found.size === 0) return undefined
   const held = connectionsOf(before).overlaps
-  for (const vpc of new Set([...reach.blocks, ...reach.rules])) {
+  for (const vpc of changed) {
     for (const [other, detail] of found.get(vpc) ?? []) {
       if (held.get(vpc)?.has(other)) continue
       return `cidr ${detail}: a rule naming another VPC peers the two, and peered VPCs must not overlap ` +
         "(no route could tell them apart)"
+    }
+  }
+  return peersOverlapping(before, after, changed)
+}
+
+/**
+ * Two peers of one VPC whose blocks overlap, one of them (or the VPC) among `changed`, where
+ * `before` had no such pair: the VPC's router would hold two routes to one block.
+ */
+const peersOverlapping = (
+  before: TenantState,
+  after: TenantState,
+  changed: ReadonlySet<VpcId>
+): string | undefined => {
+  const peersAfter = connectionsOf(after).peers
+  const peersBefore = connectionsOf(before).peers
+  const blocksOf = (state: TenantState, vpc: VpcId) => state.subnetsOf(vpc).map((s) => s.cidr)
+  const hubs = new Set([...changed].flatMap((v) => [v, ...(peersAfter.get(v) ?? [])]))
+  for (const hub of hubs) {
+    const peers = [...(peersAfter.get(hub) ?? [])]
+    for (const [i, a] of peers.entries()) {
+      for (const b of peers.slice(i + 1)) {
+        if (!changed.has(hub) && !changed.has(a) && !changed.has(b)) continue
+        const overlap = Paths.overlapOf(blocksOf(after, a), blocksOf(after, b))
+        if (overlap === undefined) continue
+        const was = peersBefore.get(hub)
+        if (was?.has(a) && was.has(b) && Paths.overlapOf(blocksOf(before, a), blocksOf(before, b)) !== undefined) {
+          continue
+        }
+        const name = (v: VpcId) => after.vpc(v)?.name ?? v
+        return `cidr ${overlap[0]} of VPC '${name(a)}' overlaps ${overlap[1]} of VPC '${name(b)}', and both ` +
+          `would be peered with VPC '${name(hub)}': its router could not tell them apart`
+      }
     }
   }
   return undefined

@@ -146,9 +146,11 @@ export interface Surroundings {
   >
 }
 
-/** The two routers' addresses on a peered pair's link, each with the link's prefix (`169.254.0.1/30`). */
+/** A peered pair's link, from one side: this router's address with the link's prefix, and the other's address. */
 export interface Link {
+  /** `169.254.0.1/30` */
   readonly local: string
+  /** `169.254.0.2`: the next hop of the routes to the other's blocks. */
   readonly remote: string
 }
 
@@ -163,6 +165,13 @@ export interface Connections {
 /** Where links are cut from: 169.254.0.0/16, link-local, which no route leaves a router for. */
 const LINK_BLOCK = Net.ipv4Of("169.254.0.0")
 const LINK_SLOTS = 16_384
+/**
+ * The /30s of link-local addresses a pod may ask for by name: the cloud metadata address
+ * (169.254.169.254) and node-local DNS (169.254.20.10). No link takes them.
+ */
+const RESERVED_SLOTS: ReadonlySet<number> = new Set(
+  ["169.254.169.254", "169.254.20.10"].map((ip) => Math.floor((Net.ipv4Of(ip) - LINK_BLOCK) / 4))
+)
 
 /** A string's FNV-1a hash: where a pair's link is looked for first, the same on every replica. */
 const fnv1a = (text: string) => {
@@ -174,8 +183,9 @@ const fnv1a = (text: string) => {
 /**
  * A /30 for each peered pair, as Kube-OVN's peering needs one (a router port each side), none
  * shared by two pairs of one router. A pair's /30 is where its ids hash to, or the next free one
- * for both routers: adding or removing a peering moves no other pair's link unless it took its
- * place, and every replica cuts the same links from the same pairs.
+ * for both routers, so every replica cuts the same links from the same pairs. A pair that moved
+ * on past another of its routers' pairs moves back when that one goes: a change to a VPC's
+ * peerings is applied to its peers' peers too (`SecurityRules`, `Vpcs`).
  */
 const linksOf = (peers: ReadonlyMap<VpcId, ReadonlySet<VpcId>>) => {
   const pairs = [...peers].flatMap(([a, others]) => [...others].filter((b) => a < b).map((b) => [a, b] as const))
@@ -186,12 +196,12 @@ const linksOf = (peers: ReadonlyMap<VpcId, ReadonlySet<VpcId>>) => {
     const usedA = entry(taken, a, () => new Set())
     const usedB = entry(taken, b, () => new Set())
     let slot = fnv1a(`${a}|${b}`) % LINK_SLOTS
-    while (usedA.has(slot) || usedB.has(slot)) slot = (slot + 1) % LINK_SLOTS
+    while (usedA.has(slot) || usedB.has(slot) || RESERVED_SLOTS.has(slot)) slot = (slot + 1) % LINK_SLOTS
     usedA.add(slot)
     usedB.add(slot)
-    const address = (n: number) => `${Net.formatIpv4(LINK_BLOCK + slot * 4 + n)}/30`
-    entry(links, a, () => new Map()).set(b, { local: address(1), remote: address(2) })
-    entry(links, b, () => new Map()).set(a, { local: address(2), remote: address(1) })
+    const address = (n: number) => Net.formatIpv4(LINK_BLOCK + slot * 4 + n)
+    entry(links, a, () => new Map()).set(b, { local: `${address(1)}/30`, remote: address(2) })
+    entry(links, b, () => new Map()).set(a, { local: `${address(2)}/30`, remote: address(1) })
   }
   return links
 }

@@ -168,7 +168,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
             peerings: [...context.paths.peers].sort().map((remote) => ({
               remote_vpc_id: remote,
               local_connect_ip: links!.get(remote)!.local,
-              remote_connect_ip: links!.get(remote)!.remote.replace(/\/30$/, ""),
+              remote_connect_ip: links!.get(remote)!.remote,
               remote_blocks: tenant.subnetsOf(remote).map((s) => s.cidr)
             }))
           }

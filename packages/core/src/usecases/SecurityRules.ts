@@ -34,7 +34,7 @@ import type {
   PreconditionFailed,
   ServiceUnavailable
 } from "../Errors.js"
-import { findingsOf } from "../readmodel/Derived.js"
+import { connectionsOf, findingsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Declaration from "../rules/Declaration.js"
@@ -164,10 +164,24 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
       ]
 
       /**
-       * Converges the VPC and `peers` (the other sides of the peerings a change can move) at once:
-       * the context the VPC's apply read, and whether every side is in force.
+       * Converges the VPC and the other VPCs a change can move the peerings of at once: those
+       * its rules `named` (before and after it), and the peers of each side as committed now (a
+       * link moved back into the slot a removed peering freed: `Paths`). Answers the context the
+       * VPC's apply read, and whether every VPC is in force.
        */
-      const applyWith = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
+      const applyWith = (vpc: VpcRecord, named: ReadonlyArray<VpcId>) =>
+        named.length === 0 ?
+          applyTogether(vpc, []) :
+          Effect.flatMap(readModel.stateOf(vpc.tenant_id).pipe(storeUnavailable), (now) => {
+            const peers = connectionsOf(now).peers
+            const others = [
+              ...new Set([...named, ...[vpc.id, ...named].flatMap((v) => [...(peers.get(v) ?? [])])])
+            ].filter((v) => v !== vpc.id && now.vpc(v) !== undefined)
+            return applyTogether(vpc, others)
+          })
+
+      /** Converges the VPC and `peers` at once: the context the VPC's apply read, and whether every one is in force. */
+      const applyTogether = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
         Effect.map(
           Effect.zip(
             applier.applyInContext(vpc.tenant_id, vpc.id),

@@ -22,7 +22,7 @@ import type { FlowQuery } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { InvalidInput, RuleValidation } from "../Errors.js"
 import type { NotFound, ServiceUnavailable, TooManyRequests } from "../Errors.js"
-import { judgeOf, vpcContextOf } from "../readmodel/Derived.js"
+import { connectionsOf, judgeOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Analysis from "../rules/Analysis.js"
@@ -114,12 +114,17 @@ const pathFlowOf = (state: TenantState, path: Reach.Path): PathFlow => {
 }
 
 /**
- * The subnet of the tenant's that holds `ip`, those of `vpc` first: two VPCs that are not
- * peered may use the same block, and from inside one its own is meant.
+ * The subnet of the tenant's that holds `ip`: one of `vpc`'s, else of a VPC peered with it, else
+ * any. VPCs that are not peered may use the same block; from inside one, its own is meant, and
+ * then the one a route leads to.
  */
-const subnetHolding = (state: TenantState, vpc: VpcId, ip: number) =>
-  state.subnetsOf(vpc).find((s) => Net.contains(Net.cidrOf(s.cidr), ip)) ??
-    state.subnets.find((s) => Net.contains(Net.cidrOf(s.cidr), ip))
+const subnetHolding = (state: TenantState, vpc: VpcId, ip: number) => {
+  const holds = (s: { readonly cidr: string }) => Net.contains(Net.cidrOf(s.cidr), ip)
+  const peers = connectionsOf(state).peers.get(vpc) ?? []
+  return state.subnetsOf(vpc).find(holds) ??
+    [...peers].flatMap((peer) => state.subnetsOf(peer)).find(holds) ??
+    state.subnets.find(holds)
+}
 
 /** What stops a flow on its path, as a half's verdict names it. */
 const pathDecision = (blocked: Paths.Blocked) => ({

@@ -19,6 +19,7 @@ import { Conflict, NotFound, PreconditionFailed, ServiceUnavailable } from "../E
 import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
+import { connectionsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as BodyCredentials from "./BodyCredentials.js"
@@ -213,16 +214,21 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         marked?: { readonly state: TenantState | undefined; readonly since: DateTime.Utc | null }
       ) =>
         Effect.gen(function*() {
-          // The VPCs whose rules name this one, and those its rules name: either may be peered with it.
+          // The VPCs whose rules name this one, those its rules name (either may be peered with
+          // it), and their peers (a link may move back into the slot one of its peerings frees).
           const known = marked?.state ?? (yield* readModel.stateOf(tenantId).pipe(storeUnavailable))
-          const referencing = new Set([
+          const named = [
             ...known.rulesNaming(id).map((r) => r.vpc_id),
             ...known.rulesOf(id).flatMap((r) =>
               r.remote_vpc_id !== null && r.remote_vpc_id !== id && known.vpc(r.remote_vpc_id) !== undefined
                 ? [r.remote_vpc_id]
                 : []
             )
-          ])
+          ]
+          const peers = connectionsOf(known).peers
+          const referencing = new Set(
+            [...named, ...named.flatMap((v) => [...(peers.get(v) ?? [])])].filter((v) => v !== id)
+          )
           yield* (marked === undefined
             ? orchestrator.deleteVpc(id)
             : clusterWaited("deleteVpc", orchestrator.deleteVpc(id))).pipe(
@@ -230,8 +236,14 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
                 marked === undefined
                   ? Effect.void
                   : pipeline.commit(tenantId, unmarking(id, marked.since)).pipe(
+                    // Back with its peerings: the VPC, and the others that let them go meanwhile.
                     Effect.flatMap(({ result }) =>
-                      result === undefined ? Effect.void : Effect.asVoid(applier.apply(tenantId, id))
+                      result === undefined ?
+                        Effect.void :
+                        Effect.forEach([id, ...referencing], (vpc) => applier.apply(tenantId, vpc), {
+                          concurrency: "unbounded",
+                          discard: true
+                        })
                     ),
                     Effect.ignore
                   )
