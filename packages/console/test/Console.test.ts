@@ -151,6 +151,27 @@ describe.skipIf(!available)("the console in a real browser", () => {
       await page.getByRole("cell", { name: cidr!, exact: true }).waitFor()
     }
 
+    // A partners' VPC, peered with prod by its rule naming it: its packets have a route in.
+    const api = await PromiseClient.loginTenant({ baseUrl: server.url, ...TENANT })
+    const prod = (await api.vpcs.list()).find((v) => v.name === "prod")!
+    const partnersVpc = await api.vpcs.create({ payload: { name: "partners", enable_internet: false } })
+    await api.subnets.create({
+      payload: { vpc_id: partnersVpc.id, name: "edge", cidr: "10.9.0.0/24", gateway_ip: "10.9.0.1" }
+    })
+    await api.securityRules.create({
+      payload: {
+        vpc_id: partnersVpc.id,
+        name: "to prod",
+        direction: "egress",
+        action: "allow",
+        priority: 100,
+        protocol: "tcp",
+        remote_type: "vpc",
+        remote_vpc_id: prod.id
+      }
+    })
+    await api.close()
+
     // A rule, previewed before it is saved.
     const addRule = async (
       fields: { name: string; ports: string; block: string; priority: string },
@@ -185,9 +206,9 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await partners.locator(".badge.shadowed").waitFor()
     expect(await partners.textContent()).toContain("never matches: earlier rules 'web-in'")
 
-    // Reachability from the internet to the web subnet: port 443 only.
-    const internetToWeb = page.locator("td[title^=\"internet → subnet web:\"]")
-    expect(await internetToWeb.textContent()).toBe("tcp 443")
+    // Reachability from the partners' VPC to the web subnet: port 443 only.
+    const partnersToWeb = page.locator("td[title^=\"VPC partners → subnet web:\"]")
+    expect(await partnersToWeb.textContent()).toBe("tcp 443")
 
     // An edit previewed: it would open 8443 too, decided now by the default, after by the rule.
     await page.getByRole("button", { name: "Edit web-in" }).click()
@@ -204,12 +225,12 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await editor.getByRole("button", { name: "Save rule" }).click()
     await page.getByRole("row").filter({ hasText: "web-in" }).filter({ hasText: "tcp 443,8443" }).waitFor()
     // ... and the reachability follows.
-    await page.locator("td[title^=\"internet → subnet web:\"]", { hasText: "tcp 443,8443" }).waitFor()
+    await page.locator("td[title^=\"VPC partners → subnet web:\"]", { hasText: "tcp 443,8443" }).waitFor()
 
     // The flow checker agrees.
     const checker = page.getByRole("form", { name: "Flow checker" })
     await checker.getByLabel("Port").fill("8443")
-    await checker.getByLabel("Remote address or VPC").fill("198.51.100.7")
+    await checker.getByLabel("Remote address or VPC").fill("10.9.0.5")
     await checker.getByLabel("Local end").selectOption({ label: "subnet web" })
     await checker.getByRole("button", { name: "Check flow" }).click()
     expect(await checker.getByRole("status").textContent()).toBe("Allowed by rule 'web-in'")

@@ -73,6 +73,15 @@ describe.skipIf(url === undefined)("reads from the read model, two processes on 
           const vpc =
             (await call(servers[0], "POST", "/vpcs", { ...creds, name: "shared", enable_internet: false }, headers))
               .body as Json
+          // The evaluated flows come from inside the VPC: a route carries them, the rules decide.
+          const subnet = await call(servers[0], "POST", "/subnets", {
+            ...creds,
+            vpc_id: vpc.id,
+            name: "inside",
+            cidr: "10.1.0.0/16",
+            gateway_ip: "10.1.0.1"
+          }, headers)
+          expect(subnet.status, subnet.text).toBe(200)
           for (const port of servers) expect((await call(port, "GET", "/vpcs", undefined, headers)).status).toBe(200)
 
           /** Writes on one process; each acknowledged write is read back at once on the other. */
