@@ -183,7 +183,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
           direction: "ingress",
           protocol: "tcp",
           port: 443,
-          remote_ip: "198.51.100.7"
+          // From inside the VPC: a route carries it, and the rule lets it in.
+          remote_ip: "10.0.0.9"
         }
       })
       expect(verdict).toMatchObject({ reach: "allowed", allowed: true, denied_flow: null })
@@ -317,7 +318,8 @@ layer(TestServer.layer(), { excludeTestServices: true })("the client covers the 
         path: { vpc_id: vpc.id },
         urlParams: { from: "internet", to: pod.id, protocol: "tcp", port: 443 }
       })
-      expect(explained.reach).toBe("allowed")
+      // The rule lets it in, but nothing publishes the pod: no route from the internet carries it.
+      expect([explained.reach, explained.route.blocked_by?.reason]).toEqual(["denied", "not_published"])
       expect(explained.ingress.allowed_flow?.ingress?.decided_by).toEqual({
         kind: "rule",
         rule_id: rule.id,
