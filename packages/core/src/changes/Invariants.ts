@@ -118,7 +118,8 @@ export const reachOf = (before: TenantState, after: TenantState, writes: Readonl
 
 /**
  * What a check of `reach` read on `before`: the VPCs reached, the VPCs their rules name (whose
- * blocks the verdicts depend on) and the VPCs of the rows removed; each that `before` holds.
+ * blocks the verdicts depend on), the VPCs of the rows removed, and the peers (and their peers)
+ * of the VPCs whose blocks or rules change; each that `before` holds.
  */
 export const dependenciesOf = (before: TenantState, after: TenantState, reach: Reach): ReadonlyArray<VpcId> => {
   const read = new Set<VpcId>()
@@ -128,6 +129,17 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
   }
   for (const vpc of reach.blocks) read.add(vpc)
   for (const vpc of reach.rules) read.add(vpc)
+  // The peering checks read the blocks of each changed VPC's peers, and of their peers (two
+  // peers of one VPC may not overlap): a subnet added to one of them meanwhile must be seen.
+  for (const state of [before, after]) {
+    const peers = connectionsOf(state).peers
+    for (const vpc of [...reach.blocks, ...reach.rules]) {
+      for (const peer of peers.get(vpc) ?? []) {
+        read.add(peer)
+        for (const next of peers.get(peer) ?? []) read.add(next)
+      }
+    }
+  }
   return [...read].filter((vpc) => before.vpc(vpc) !== undefined)
 }
 
