@@ -6,7 +6,9 @@
  * - the same with 5,000 rules in 40 other VPCs of the tenant (a create must not cost more as
  *   the tenant grows);
  * - 8 tenants at once, each request another tenant's (writes of different tenants must not
- *   wait for each other).
+ *   wait for each other);
+ * - one tenant whose 40 VPCs are peered in a ring, each create an allow rule naming the next
+ *   VPC (a rule that names another VPC converges both sides and their peers).
  *
  * On PostgreSQL, pgbench then runs the statements a create makes (a read standing in for the
  * authentication, BEGIN, the statement holding the VPC, the one making the writes with the
@@ -73,6 +75,7 @@ export const VPCS = 40
 export const ONE_TENANT = "one tenant, about 100 rules"
 export const LARGE_TENANT = "one tenant, 5,000 rules"
 export const EIGHT_TENANTS = "8 tenants at once"
+export const PEERED = "one tenant, 40 VPCs peered in a ring"
 export const READ_VPCS = 20
 export const BULK = { vpcs: 10, subnetsPerVpc: 2, pods: 50, rounds: 3 } as const
 
@@ -125,6 +128,32 @@ export const creating = (
   },
   headers: (n) => writers[n % writers.length]!.writer.headers
 })
+
+/** An allow rule in the `i`-th of `vpcs` naming the next one: what peers them (`Paths`). */
+const naming = (vpcs: ReadonlyArray<string>, i: number, n: number) => ({
+  ...Load.rule(vpcs[i % vpcs.length]!, n),
+  action: "allow",
+  remote_type: "vpc",
+  remote_cidr: undefined,
+  remote_vpc_id: vpcs[(i + 1) % vpcs.length]!
+})
+
+/** Creates into `vpcs` in turn, each naming the next VPC of the ring (`ring`) the setup peered. */
+export const peering = (name: string, writer: Writer, vpcs: ReadonlyArray<string>): Load.Endpoint => ({
+  name,
+  method: "POST",
+  path: "/security-rules",
+  body: (n) => JSON.stringify(naming(vpcs, n, 100_000 + n)),
+  headers: () => writer.headers
+})
+
+/** A tenant with `VPCS` VPCs, each peered with the next by a rule naming it. */
+const ring = async (port: number, admin: Record<string, string>) => {
+  const writer = await newTenant(port, admin, "peered")
+  const vpcs = await vpcsOf(port, writer, "p", VPCS)
+  await inBatches(vpcs.length, (i) => Load.must(port, "POST", "/security-rules", writer.headers, naming(vpcs, i, i)))
+  return { writer, vpcs }
+}
 
 /** `GET /vpcs` of a fresh tenant holding `READ_VPCS` VPCs, warmed up, then measured. */
 const reading = async (port: number, admin: Record<string, string>, seconds: number) => {
@@ -261,10 +290,12 @@ const onStore = async (store: Load.StoreKind, seconds: number) => {
       const writer = await newTenant(port, admin, `parallel${i}`)
       return { writer, vpcs: await vpcsOf(port, writer, "v", 10) }
     }))
+    const peered = await ring(port, admin)
     const shapes = [
       creating(ONE_TENANT, [{ writer: small, vpcs: smallVpcs }]),
       creating(LARGE_TENANT, [{ writer: large, vpcs: largeVpcs }]),
-      creating(EIGHT_TENANTS, many)
+      creating(EIGHT_TENANTS, many),
+      peering(PEERED, peered.writer, peered.vpcs)
     ]
     const rows: Array<WriteRow> = []
     for (const shape of shapes) {
