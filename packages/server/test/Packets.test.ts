@@ -1,7 +1,7 @@
 /**
  * Tenet's answers held to real packets. Random tenants are built through the API (VPCs with and
- * without the internet, peered by rules naming each other or not, pods published or not, rules
- * of every shape); what Tenet renders for Kube-OVN (`Manifests`, `OvnAcl`, from the specs and
+ * without the internet and with one or two subnets, peered by rules naming each other or not,
+ * pods published or not, address sets, rules of every shape and target); what Tenet renders for Kube-OVN (`Manifests`, `OvnAcl`, from the specs and
  * plans the cluster was asked to hold) becomes the OVN northbound objects Kube-OVN makes of it
  * (`KubeOvnNorthbound`), on OVN's real data plane (`DataPlane`): every pod a network namespace,
  * the internet a namespace behind the external network. For random flows between pods and the
@@ -26,15 +26,27 @@ const PORTS = [80, 443, 8080] as const
 const CLIENT = "198.51.100.7"
 const SERVER = "8.8.8.8"
 
-/** A tenant to build: VPCs (internet or not) with one subnet and pods (published or not), and rules. */
+/** What an address set of the tenant's may hold: the internet's hosts, a pod subnet, a block around them all. */
+const SET_ENTRIES = [`${CLIENT}/32`, `${SERVER}/32`, "10.0.1.0/24", "10.1.2.0/24", "10.0.0.0/8"] as const
+
+/**
+ * A tenant to build: VPCs (internet or not) with one or two subnets and pods (published or not,
+ * each in one of its VPC's subnets), address sets, and rules naming blocks, VPCs or sets, aimed
+ * at a whole VPC, a subnet or some of its pods.
+ */
 const Tenant = fc.record({
   vpcs: fc.array(
     fc.record({
       internet: fc.boolean(),
-      pods: fc.array(fc.option(fc.constantFrom(80, 443), { nil: null }), { minLength: 1, maxLength: 2 })
+      subnets: fc.integer({ min: 1, max: 2 }),
+      pods: fc.array(
+        fc.record({ published: fc.option(fc.constantFrom(80, 443), { nil: null }), subnet: fc.nat() }),
+        { minLength: 1, maxLength: 2 }
+      )
     }),
     { minLength: 2, maxLength: 3 }
   ),
+  sets: fc.array(fc.subarray([...SET_ENTRIES], { minLength: 1 }), { maxLength: 2 }),
   rules: fc.array(
     fc.record({
       vpc: fc.nat(),
@@ -48,7 +60,13 @@ const Tenant = fc.record({
           kind: "cidr" as const,
           cidr
         })),
-        fc.nat().map((vpc) => ({ kind: "vpc" as const, vpc }))
+        fc.nat().map((vpc) => ({ kind: "vpc" as const, vpc })),
+        fc.nat().map((set) => ({ kind: "set" as const, set }))
+      ),
+      target: fc.oneof(
+        fc.constant({ kind: "vpc" as const }),
+        fc.nat().map((subnet) => ({ kind: "subnet" as const, subnet })),
+        fc.nat().map((pod) => ({ kind: "pod" as const, pod }))
       )
     }),
     { minLength: 2, maxLength: 8 }
@@ -94,7 +112,7 @@ type End = { readonly kind: "pod"; readonly pod: Json; readonly host: string; re
 
 const endText = (end: End) => end.kind === "pod" ? `pod ${end.pod.name} (${end.ip})` : "the internet"
 
-layer(testServer(), { excludeTestServices: true, timeout: 300_000 })("packets", (it) => {
+layer(testServer(), { excludeTestServices: true, timeout: 900_000 })("packets", (it) => {
   let tenants = 0
   let flows = 0
   let runs = 0
@@ -167,7 +185,9 @@ layer(testServer(), { excludeTestServices: true, timeout: 300_000 })("packets", 
           yield* Effect.promise(() => teardown(placed))
         }
       }),
-    { timeout: 240_000, fastCheck: { numRuns: 20, endOnFailure: true } }
+    // About 4 s a tenant alone, most of it the kernel making and taking down namespaces; three
+    // times that under the whole suite's load (15 tenants in 240 s on a 2-core machine).
+    { timeout: 900_000, fastCheck: { numRuns: 20, endOnFailure: true } }
   )
 
   it.skipIf(!available)("the run crossed at least 20 tenants and 200 flows", () => {
@@ -195,19 +215,23 @@ const build = (spec: TenantSpec) =>
       const vpc = i === 0 && v.internet
         ? w.vpc
         : (yield* post("/vpcs", { ...w.creds, name: `v${i}`, enable_internet: v.internet })).body as Json
-      const subnet = i === 0 && v.internet ? w.subnet : (yield* post("/subnets", {
-        ...w.creds,
-        vpc_id: vpc.id,
-        name: `s${i}`,
-        cidr: `10.${i}.1.0/24`,
-        gateway_ip: `10.${i}.1.1`
-      })).body as Json
       vpcs.push(vpc)
-      subnets.push(subnet)
-      for (const published of v.pods) {
+      const own: Array<Json> = []
+      for (let j = 0; j < v.subnets; j++) {
+        const subnet = i === 0 && v.internet && j === 0 ? w.subnet : (yield* post("/subnets", {
+          ...w.creds,
+          vpc_id: vpc.id,
+          name: `s${i}-${j}`,
+          cidr: `10.${i}.${j + 1}.0/24`,
+          gateway_ip: `10.${i}.${j + 1}.1`
+        })).body as Json
+        own.push(subnet)
+      }
+      subnets.push(...own)
+      for (const { published, subnet } of v.pods) {
         const made = yield* w.createPod({
           vpc_id: vpc.id,
-          subnet_id: subnet.id,
+          subnet_id: own[subnet % own.length]!.id,
           name: `p${pods.length}`,
           ...(published === null ? {} : { service_port: published, external_access: true, external_inbound: true })
         })
@@ -215,8 +239,16 @@ const build = (spec: TenantSpec) =>
         pods.push(made.body as Json)
       }
     }
+    const sets: Array<Json> = []
+    for (const [n, entries] of spec.sets.entries()) {
+      const made = yield* post("/address-sets", { name: `set${n}`, entries: entries.map((cidr) => ({ cidr })) })
+      expect(made.status, made.text).toBe(201)
+      sets.push(made.body as Json)
+    }
     for (const [n, r] of spec.rules.entries()) {
       const vpc = vpcs[r.vpc % vpcs.length]!
+      const ownSubnets = subnets.filter((s) => s.vpc_id === vpc.id)
+      const ownPods = pods.filter((p) => p.vpc_id === vpc.id)
       const made = yield* post("/security-rules", {
         vpc_id: vpc.id,
         name: `r${n}`,
@@ -225,9 +257,16 @@ const build = (spec: TenantSpec) =>
         priority: r.priority,
         protocol: r.protocol,
         ...(r.protocol === "tcp" || r.protocol === "udp" ? { ports: r.ports } : {}),
-        ...(r.remote.kind === "cidr"
-          ? { remote_type: "cidr", remote_cidr: r.remote.cidr }
-          : { remote_type: "vpc", remote_vpc_id: vpcs[r.remote.vpc % vpcs.length]!.id })
+        ...(r.remote.kind === "cidr" || (r.remote.kind === "set" && sets.length === 0)
+          ? { remote_type: "cidr", remote_cidr: r.remote.kind === "cidr" ? r.remote.cidr : "0.0.0.0/0" }
+          : r.remote.kind === "set"
+          ? { remote_type: "address_set", remote_address_set_id: sets[r.remote.set % sets.length]!.id }
+          : { remote_type: "vpc", remote_vpc_id: vpcs[r.remote.vpc % vpcs.length]!.id }),
+        ...(r.target.kind === "subnet"
+          ? { target_type: "subnet", target_subnet_id: ownSubnets[r.target.subnet % ownSubnets.length]!.id }
+          : r.target.kind === "pod"
+          ? { target_type: "pods", target_pod_ids: [ownPods[r.target.pod % ownPods.length]!.id] }
+          : {})
       })
       expect(made.status, made.text).toBe(201)
     }
