@@ -55,7 +55,14 @@ const context: RuleSet.VpcContext = {
   ]),
   infrastructure: [Net.cidrOf("100.64.0.0/16"), ...subnets.map((s) => Net.cidrOf(`${s.gateway}/32`))],
   // Rules that name the first other VPC can match (it is peered); those naming the second cannot.
-  paths: { name: "v", internet: null, peers: new Set([otherVpcs[0]]), overlaps: new Map(), published: new Map() }
+  paths: {
+    name: "v",
+    internet: null,
+    peers: new Set([otherVpcs[0]]),
+    overlaps: new Map(),
+    published: new Map(),
+    names: new Map()
+  }
 }
 
 const ports: ReadonlyArray<Port> = pods.map((p, i) => ({

@@ -60,7 +60,16 @@ const region = (r: SecurityRule.ImpactRegion, names: Names) => {
     r.direction === "ingress" ? "from" : "to"
   } ${r.remote_summary} at ${local}: ${r.before.action} by ${decider(r.before.decided_by)} -> ${r.after.action} by ${
     decider(r.after.decided_by)
-  }`
+  }${unrouted(r)}`
+}
+
+/**
+ * What no path carries of a region, where it matters: what a change opens that no route carries
+ * after it (no packet uses it yet), what it closes that none carried before (none used it).
+ */
+const unrouted = (r: SecurityRule.ImpactRegion) => {
+  const blocked = r.after.action === "allow" ? r.route.after : r.route.before
+  return blocked === null ? "" : ` (no path ${r.after.action === "allow" ? "after" : "before"}: ${blocked.detail})`
 }
 
 const flowText = (f: typeof SecurityRule.WitnessFlow.Type, names: Names) => {
@@ -78,7 +87,7 @@ const flowText = (f: typeof SecurityRule.WitnessFlow.Type, names: Names) => {
 export const violation = (v: SecurityRule.GuardrailViolation, names: Names) =>
   `'${v.name}' in VPC ${named(names, v.vpc_id)}: ${flowText(v.flow, names)} would be decided by ${
     decider(v.decided_by)
-  }`
+  }${v.route === null ? "" : ` (no path carries it today: ${v.route.detail})`}`
 
 /** A VPC's impact, indented under its heading: what opens and closes, new findings, guardrails broken. */
 const impactLines = (impact: SecurityRule.RuleImpact, names: Names): Array<string> => [

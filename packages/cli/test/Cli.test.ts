@@ -129,6 +129,10 @@ layer(TestServer.layer(), { excludeTestServices: true })("the tenet command", (i
       expect(planned.code, planned.stderr).toBe(2)
       expect(planned.stdout).toContain("+ create 'https': allow ingress tcp 443 from 0.0.0.0/0, priority 100")
       expect(planned.stdout).toContain("opens   ingress tcp 443")
+      // What the rule opens to the internet reaches nothing published: the plan says so.
+      expect(planned.stdout).toMatch(
+        /opens {3}ingress tcp 443 from 0\.0\.0\.0\/0 except .* \(no path after: nothing published/
+      )
       const etag = /rules at ("[0-9a-f]+")/.exec(planned.stdout)![1]!
       const asJson = yield* tenet(["rules", "plan", "-f", file, "--output", "json"])
       expect(JSON.parse(asJson.stdout)).toMatchObject({ dry_run: true, etag })

@@ -30,8 +30,23 @@ const Region = ({ names, region }: { region: SecurityRule.ImpactRegion; names: N
     <div class="muted">
       now {region.before.action} by {decider(region.before)}, after {region.after.action} by {decider(region.after)}
     </div>
+    <Unrouted region={region} />
   </li>
 )
+
+/**
+ * What no path carries of a region, where it matters: opened flows no route carries after the
+ * change (no packet uses them yet), closed flows none carried before (none used them).
+ */
+const Unrouted = ({ region }: { region: SecurityRule.ImpactRegion }) => {
+  const opens = region.after.action === "allow"
+  const blocked = opens ? region.route.after : region.route.before
+  return blocked === null ? null : (
+    <div class="muted unrouted">
+      No path {opens ? "carries these flows after the change" : "carried these flows before"}: {blocked.detail}
+    </div>
+  )
+}
 
 export const ImpactView = ({ impact, names }: { impact: SecurityRule.RuleImpact; names: Names }) => {
   const nothing = impact.opened.length === 0 && impact.closed.length === 0
@@ -67,6 +82,7 @@ export const ImpactView = ({ impact, names }: { impact: SecurityRule.RuleImpact;
                   : "an address outside the subnets"} would be {v.decided_by.kind === "rule"
                   ? `decided by rule '${v.decided_by.name}'`
                   : `decided by ${v.decided_by.key}`}
+                {v.route !== null && <div class="muted unrouted">No path carries it today: {v.route.detail}</div>}
               </li>
             ))}
           </ul>

@@ -188,12 +188,16 @@ describe.skipIf(!available)("the console in a real browser", () => {
       if (preview) {
         await editor.getByRole("button", { name: "Preview impact" }).click()
         const impact = editor.getByRole("region", { name: "Impact of the change" })
-        // Everywhere but the VPC's own blocks, which its seeded rule already lets in: one
-        // region, its addresses as a block minus its exceptions.
-        await impact.getByRole("heading", { name: "Opens (1)" }).waitFor()
-        expect(await impact.textContent()).toContain(
-          "ingress tcp 443 from 0.0.0.0/0 except 10.0.1.0/24, 10.0.2.0/24 into subnet web"
+        // Everywhere but the VPC's own blocks, which its seeded rule already lets in: the
+        // partners' block (10.9.0.0/24), which their peering carries, and the internet's, as a
+        // block minus its exceptions, which nothing published lets in yet.
+        await impact.getByRole("heading", { name: "Opens (2)" }).waitFor()
+        const opened = await impact.textContent()
+        expect(opened).toContain("ingress tcp 443 from 10.9.0.0/24 into subnet web")
+        expect(opened).toContain(
+          "ingress tcp 443 from 0.0.0.0/0 except 10.0.1.0/24, 10.0.2.0/24, 10.9.0.0/24 into subnet web"
         )
+        expect(opened).toContain("No path carries these flows after the change: nothing published")
       }
       await editor.getByRole("button", { name: "Save rule" }).click()
       await page.getByRole("row").filter({ hasText: fields.name }).first().waitFor()
@@ -216,9 +220,12 @@ describe.skipIf(!available)("the console in a real browser", () => {
     await editor.getByLabel("Ports").fill("443,8443")
     await editor.getByRole("button", { name: "Preview impact" }).click()
     const impact = editor.getByRole("region", { name: "Impact of the change" })
-    await impact.getByRole("heading", { name: "Opens (1)" }).waitFor()
+    await impact.getByRole("heading", { name: "Opens (2)" }).waitFor()
     const preview = await impact.textContent()
-    expect(preview).toContain("ingress tcp 8443 from 0.0.0.0/0 except 10.0.1.0/24, 10.0.2.0/24 into subnet web")
+    expect(preview).toContain("ingress tcp 8443 from 10.9.0.0/24 into subnet web")
+    expect(preview).toContain(
+      "ingress tcp 8443 from 0.0.0.0/0 except 10.0.1.0/24, 10.0.2.0/24, 10.9.0.0/24 into subnet web"
+    )
     expect(preview).toContain("now deny by implied-deny-ingress, after allow by rule 'web-in'")
     await accessible(page)
     await shoot(page, "rule-impact")

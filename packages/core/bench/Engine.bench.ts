@@ -20,7 +20,14 @@ const context: RuleSet.VpcContext = {
   vpcs: new Map([[vpc, subnets.map((_, i) => Net.cidrOf(`10.0.${i}.0/24`))]]),
   addressSets: new Map(),
   infrastructure: [Net.cidrOf("100.64.0.0/16")],
-  paths: { name: "bench", internet: null, peers: new Set(), overlaps: new Map(), published: new Map() }
+  paths: {
+    name: "bench",
+    internet: null,
+    peers: new Set(),
+    overlaps: new Map(),
+    published: new Map(),
+    names: new Map()
+  }
 }
 
 // A deterministic pseudo-random 200-rule VPC, so runs compare.

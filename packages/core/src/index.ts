@@ -45,6 +45,7 @@ export * as Vpc from "./domain/Vpc.js"
 
 export * as PortRanges from "./domain/PortRanges.js"
 export * as Analysis from "./rules/Analysis.js"
+export * as Carriage from "./rules/Carriage.js"
 export * as Declaration from "./rules/Declaration.js"
 export * as Evaluate from "./rules/Evaluate.js"
 export * as GuardrailCheck from "./rules/GuardrailCheck.js"

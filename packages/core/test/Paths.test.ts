@@ -161,7 +161,8 @@ describe("paths", () => {
     expect(blocked(internet, at(c, 2), `pod:${id<Ids.PodId>(22)}`, "tcp", 443)?.reason).toBe("no_internet")
     expect(blocked(internet, at(a, 0), `subnet:${id<Ids.SubnetId>(11)}`, "tcp", 443)).toEqual({
       reason: "not_published",
-      detail: "nothing published: the internet reaches only published pods, never a subnet's other addresses"
+      detail:
+        "nothing published: the internet reaches only published pods (a pod's external_inbound port, a udp tunnel's)"
     })
     expect(blocked(internet, at(a, 0), `pod:${pod}`, "tcp", 443)).toBeNull()
     expect(blocked(internet, at(a, 0), `pod:${pod}`, "udp", 27015)).toBeNull()

@@ -40,7 +40,8 @@ export const context: RuleSet.VpcContext = {
     internet: null,
     peers: new Set([otherVpcs[0]!]),
     overlaps: new Map(),
-    published: new Map()
+    published: new Map(),
+    names: new Map([[vpc, "own"], [otherVpcs[0]!, "peer"], [otherVpcs[1]!, "other"]])
   }
 }
 
@@ -61,7 +62,8 @@ export const pathsOf = fc.record({
     internet: internet ? null : "enable_internet is false",
     peers: new Set(p.peered ? [peer] : []),
     overlaps: new Map(),
-    published
+    published,
+    names: context.paths.names
   })
   const open = new Map(p.published.map((pod) => [pod, {
     name: pod,

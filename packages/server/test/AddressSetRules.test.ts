@@ -262,11 +262,20 @@ layer(testServer(), { excludeTestServices: true })("rules naming address sets", 
       expect(body.address_set.entries.map((e: Json) => e.cidr)).toEqual(["198.51.100.0/24", "203.0.113.0/24"])
       expect(body.vpcs.map((v: Json) => v.vpc_id)).toEqual([w.vpc.id, w.other.id])
       for (const impact of body.vpcs) {
-        expect(impact.opened.map((r: Json) => [r.protocol, r.ports, r.remote_summary])).toEqual([
-          ["tcp", "22", "203.0.113.0/24"]
+        // From the internet, a path carries only what is published: the bastion's port 22 (in the
+        // first VPC), never a subnet's other addresses.
+        const regions = (of: ReadonlyArray<Json>) =>
+          of.map((
+            r: Json
+          ) => [r.protocol, r.ports, r.remote_summary, r.local.pod_ids.length > 0, r.route.after?.reason])
+        const bastion = (cidr: string) => impact.vpc_id === w.vpc.id ? [["tcp", "22", cidr, true, undefined]] : []
+        expect(regions(impact.opened)).toEqual([
+          ["tcp", "22", "203.0.113.0/24", false, "not_published"],
+          ...bastion("203.0.113.0/24")
         ])
-        expect(impact.closed.map((r: Json) => [r.protocol, r.ports, r.remote_summary])).toEqual([
-          ["tcp", "22", "192.0.2.0/25"]
+        expect(regions(impact.closed)).toEqual([
+          ["tcp", "22", "192.0.2.0/25", false, "not_published"],
+          ...bastion("192.0.2.0/25")
         ])
         expect(impact.violations).toEqual([])
       }

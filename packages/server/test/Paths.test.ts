@@ -4,7 +4,8 @@
  * paths measured them. Every traffic answer (explain, evaluate, reachability) says `denied` with
  * the component that stops a flow where no route exists: two VPCs nothing peers, a VPC without
  * the internet, the internet into what is not published. Peering two VPCs whose blocks overlap is
- * refused (409, naming both blocks), by a rule's create, its patch and a subnet's create.
+ * refused (409, naming both blocks), by a rule's create, its dry run, its patch and a subnet's
+ * create. A change's impact and a guardrail's witness say whether a path carries their flows.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -197,6 +198,80 @@ layer(testServer(), { excludeTestServices: true })("paths", (it) => {
       expect(kept).toMatchObject({ enabled: false, status: "disabled" })
       const subnets = (yield* raw("GET", "/subnets", { headers: t.w.headers })).body as Array<Json>
       expect(subnets.filter((s) => s.vpc_id === b.vpc.id).map((s) => s.cidr)).toEqual(["10.0.2.0/24"])
+    }))
+
+  it.effect("a change's impact and a guardrail's witness say whether a path carries them", () =>
+    Effect.gen(function*() {
+      const t = yield* tenant
+      const { a, b, c, d } = t
+      const preview = (vpc: Json, name: string, fields: Json) =>
+        Effect.map(
+          t.post("/security-rules?dry_run=true", {
+            vpc_id: vpc.id,
+            name,
+            direction: "ingress",
+            action: "allow",
+            priority: 100,
+            protocol: "tcp",
+            ...fields
+          }),
+          (r) => ({ status: r.status, body: r.body as Json })
+        )
+      // A rule naming b opens 8080 from b's block, and the peering it makes carries it: before, no route did.
+      const fromB = yield* preview(a.vpc, "8080 from b", { ports: "8080", remote_type: "vpc", remote_vpc_id: b.vpc.id })
+      expect(fromB.status).toBe(200)
+      expect(fromB.body.opened).toEqual([
+        expect.objectContaining({
+          remote_cidrs: ["10.0.2.0/24"],
+          route: {
+            before: {
+              reason: "no_route",
+              detail: `no route from VPC 'b' to VPC '${a.vpc.name}': they are not peered ` +
+                "(no enabled allow rule of either names the other)"
+            },
+            after: null
+          }
+        })
+      ])
+      // c publishes nothing and is peered with nothing: a rule opening 443 to the world opens it to
+      // no packet (its own block was let in already), and each region says what stops it.
+      const world = yield* preview(c.vpc, "https in", { ports: "443", remote_type: "cidr", remote_cidr: "0.0.0.0/0" })
+      const regions = (world.body.opened as Array<Json>).map((r) => [r.remote_summary, r.route.after?.reason ?? null])
+      expect(regions.sort()).toEqual([
+        ["0.0.0.0/0 except 10.0.1.0/24, 10.0.2.0/23, 10.0.5.0/24, 100.64.0.0/16", "not_published"],
+        ["10.0.1.0/24", "no_route"],
+        ["10.0.2.0/24", "no_route"],
+        ["10.0.5.0/24", "no_route"]
+      ])
+      // A dry run is refused as the real call is: naming d would peer two VPCs on one block.
+      const overlapping = yield* preview(a.vpc, "9090 from d", {
+        ports: "9090",
+        remote_type: "vpc",
+        remote_vpc_id: d.vpc.id
+      })
+      expect(overlapping.status).toBe(409)
+      expect(overlapping.body.detail).toContain(`10.0.1.0/24 of VPC '${a.vpc.name}' overlaps 10.0.1.0/24 of VPC 'd'`)
+      expect(overlapping.body).toEqual(
+        (yield* t.rule(a.vpc, "9090 from d", { ports: "9090", remote_type: "vpc", remote_vpc_id: d.vpc.id })).body
+      )
+      // A guardrail holds whatever is routed; its witness says that nothing publishes it today.
+      const guardrail = yield* t.post(`/vpcs/${c.vpc.id}/guardrails`, {
+        name: "no ssh from the internet",
+        require: "deny",
+        direction: "ingress",
+        protocol: "tcp",
+        ports: "22",
+        remote_cidr: "198.51.100.0/24"
+      })
+      expect(guardrail.status).toBe(201)
+      const ssh = yield* t.rule(c.vpc, "ssh", { ports: "22", remote_type: "cidr", remote_cidr: "0.0.0.0/0" })
+      expect(ssh.status).toBe(409)
+      expect(ssh.body.violations).toEqual([
+        expect.objectContaining({
+          flow: expect.objectContaining({ port: 22, remote_ip: expect.stringMatching(/^198\.51\.100\./) }),
+          route: expect.objectContaining({ reason: "not_published" })
+        })
+      ])
     }))
 
   it.effect("the internet reaches what is published: a pod's external_inbound port, a udp tunnel's port", () =>

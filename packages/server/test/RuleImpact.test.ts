@@ -22,6 +22,11 @@ const httpsRule = (vpcId: string, overrides: Json = {}) => ({
   ...overrides
 })
 
+const unpublished = {
+  reason: "not_published",
+  detail: "nothing published: the internet reaches only published pods (a pod's external_inbound port, a udp tunnel's)"
+}
+
 layer(testServer(), { excludeTestServices: true })("rule impact", (it) => {
   it.effect("a create previewed opens exactly its traffic, changes nothing, and leaves no audit entry", () =>
     Effect.gen(function*() {
@@ -43,7 +48,9 @@ layer(testServer(), { excludeTestServices: true })("rule impact", (it) => {
           remote_summary: "203.0.113.0/24",
           local: { pod_ids: [], subnet_ids: [w.subnet.id], outside_subnets: true },
           before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
-          after: { action: "allow", decided_by: { kind: "rule", rule_id: expect.any(String), name: "https" } }
+          after: { action: "allow", decided_by: { kind: "rule", rule_id: expect.any(String), name: "https" } },
+          // Nothing is published in the VPC: the rule opens the port to no packet from the internet yet.
+          route: { before: unpublished, after: unpublished }
         }
       ])
       const rulesAfter = (yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body as Json
@@ -184,7 +191,9 @@ layer(testServer(), { excludeTestServices: true })("topology impact", (it) => {
           remote_cidrs: ["10.1.5.0/24"],
           local: { pod_ids: [], subnet_ids: [w.subnet.id], outside_subnets: true },
           before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
-          after: { action: "allow", decided_by: { kind: "rule", rule_id: fromData.id, name: "from-data" } }
+          after: { action: "allow", decided_by: { kind: "rule", rule_id: fromData.id, name: "from-data" } },
+          // The block is the internet's until the post makes it the data VPC's, which the rule peers.
+          route: { before: unpublished, after: null }
         }]
       })
       // The data VPC's seeded rule takes in its new subnet's traffic; the new gateway is core network.
@@ -206,10 +215,9 @@ layer(testServer(), { excludeTestServices: true })("topology impact", (it) => {
       // The new VPC: its seeded rule opens its internal traffic, to its new subnet and pod too.
       const edge = of(created.vpcs[0].id)!
       expect(edge.opened.length).toBeGreaterThan(0)
-      expect(edge.opened[0].local).toEqual({
-        pod_ids: [created.pods[0].id],
-        subnet_ids: [created.subnets[1].id],
-        outside_subnets: true
+      expect(edge.opened[0]).toMatchObject({
+        local: { pod_ids: [created.pods[0].id], subnet_ids: [created.subnets[1].id], outside_subnets: true },
+        route: { after: null }
       })
       expect(impact.vpcs).toHaveLength(3)
       // Nothing was created; the same body then deploys, and is refused alike when invalid.

@@ -185,7 +185,7 @@ export const violationsOf = (
   const found = GuardrailCheck.violations(guardrails, rules.map(RuleSet.fromRecord), context)
   if (found.length === 0) return []
   const names = new Map(rules.map((r) => [r.id as string, r.name]))
-  return found.map(({ flow, guardrail, verdict }) =>
+  return found.map(({ flow, guardrail, route, verdict }) =>
     GuardrailViolation.make({
       guardrail_id: guardrail.id,
       name: guardrail.name,
@@ -199,7 +199,8 @@ export const violationsOf = (
       },
       decided_by: verdict.decided_by.kind === "rule"
         ? { kind: "rule", rule_id: verdict.decided_by.rule_id, name: names.get(verdict.decided_by.rule_id) ?? "" }
-        : verdict.decided_by
+        : verdict.decided_by,
+      route
     })
   )
 }
@@ -321,10 +322,44 @@ export const countsOf = (state: TenantState): Quota.Counts => ({
 })
 
 /**
- * The change from `before` to `after` refused when, in what it reaches, it leaves blocks that
- * overlap, more rules than a VPC may hold, guardrail violations it brought (a violation
- * `before` already held is not this change's to answer for), or, given the tenant's `limits`
- * (for a change that adds what they count), more than a quota allows.
+ * The conflict the change from `before` to `after` leaves in what it reaches, if any: blocks
+ * that overlap, peered VPCs that overlap, more rules than a VPC may hold, or, given the tenant's
+ * `limits` (for a change that adds what they count), more than a quota allows. What `check`
+ * refuses but the guardrails, which a preview answers as part of its impact instead.
+ */
+export const conflictOf = (
+  before: TenantState,
+  after: TenantState,
+  reach: Reach,
+  peeringCidr: string | null,
+  limits?: Quota.Limits
+): Conflict | undefined => {
+  if (limits !== undefined) {
+    const passed = Quota.passed(limits, countsOf(before), countsOf(after))
+    if (passed !== undefined) return new Conflict({ detail: passed })
+  }
+  for (const vpc of reach.blocks) {
+    if (after.vpc(vpc) === undefined) continue
+    const overlap = overlapIn(after, vpc, peeringCidr)
+    if (overlap !== undefined && overlapIn(before, vpc, peeringCidr) === undefined) {
+      return new Conflict({ detail: `cidr ${overlap}` })
+    }
+  }
+  const peerOverlap = overlapPeered(before, after, reach)
+  if (peerOverlap !== undefined) return new Conflict({ detail: peerOverlap })
+  for (const vpc of reach.rules) {
+    const count = after.rulesOf(vpc).length
+    if (count > MAX_RULES_PER_VPC && count > before.rulesOf(vpc).length) {
+      return new Conflict({ detail: `VPC ${vpc} would hold ${count} rules; it may have at most ${MAX_RULES_PER_VPC}` })
+    }
+  }
+  return undefined
+}
+
+/**
+ * The change from `before` to `after` refused when it leaves a conflict (`conflictOf`) or, in
+ * what it reaches, guardrail violations it brought (a violation `before` already held is not
+ * this change's to answer for).
  */
 export const check = (
   before: TenantState,
@@ -333,27 +368,8 @@ export const check = (
   peeringCidr: string | null,
   limits?: Quota.Limits
 ): Either.Either<void, Conflict | GuardrailViolated> => {
-  if (limits !== undefined) {
-    const passed = Quota.passed(limits, countsOf(before), countsOf(after))
-    if (passed !== undefined) return Either.left(new Conflict({ detail: passed }))
-  }
-  for (const vpc of reach.blocks) {
-    if (after.vpc(vpc) === undefined) continue
-    const overlap = overlapIn(after, vpc, peeringCidr)
-    if (overlap !== undefined && overlapIn(before, vpc, peeringCidr) === undefined) {
-      return Either.left(new Conflict({ detail: `cidr ${overlap}` }))
-    }
-  }
-  const peerOverlap = overlapPeered(before, after, reach)
-  if (peerOverlap !== undefined) return Either.left(new Conflict({ detail: peerOverlap }))
-  for (const vpc of reach.rules) {
-    const count = after.rulesOf(vpc).length
-    if (count > MAX_RULES_PER_VPC && count > before.rulesOf(vpc).length) {
-      return Either.left(
-        new Conflict({ detail: `VPC ${vpc} would hold ${count} rules; it may have at most ${MAX_RULES_PER_VPC}` })
-      )
-    }
-  }
+  const conflict = conflictOf(before, after, reach, peeringCidr, limits)
+  if (conflict !== undefined) return Either.left(conflict)
   const violations = [...reach.vpcs].flatMap((vpc) => violationsBrought(before, after, vpc, peeringCidr))
   return violations.length === 0 ? Either.void : Either.left(violated(violations))
 }

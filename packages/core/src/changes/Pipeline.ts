@@ -164,11 +164,18 @@ export interface PipelineShape {
     change: Effect.Effect<A, E>,
     subject: (result: A) => string | null
   ) => Effect.Effect<A, Exclude<E, Store.StoreUnavailable> | ServiceUnavailable>
-  /** The decision on the request's state, and that state: nothing is written. */
+  /**
+   * The decision on the request's state, that state and the one the decision would leave: nothing
+   * is written. Refused by the same `Conflict` as its commit would be (`Invariants.conflictOf`);
+   * the guardrails it would break are not checked: a preview answers them in its impact.
+   */
   readonly preview: <A, E>(
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-  ) => Effect.Effect<{ readonly decision: Decision<A>; readonly state: TenantState }, E | ServiceUnavailable>
+  ) => Effect.Effect<
+    { readonly decision: Decision<A>; readonly state: TenantState; readonly after: TenantState },
+    E | Conflict | ServiceUnavailable
+  >
 }
 
 /** How many times a decision the store found stale is made again before the request gives up (503). */
@@ -192,6 +199,12 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           )
         )
 
+      /** The provider configuration's peering block, null without one: what the invariants check blocks against. */
+      const peeringOf = Effect.map(
+        readModel.providerConfig.pipe(storeUnavailable),
+        Option.match({ onNone: () => null, onSome: (config) => config.peering_subnet_cidr })
+      )
+
       /**
        * `claim` is what records the key; `claimed`, what a key held by another request is;
        * `refuse`, what a change an invariant refuses is.
@@ -205,10 +218,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       ): Effect.Effect<Committed<A>, E | K | R | Store.UniqueViolation | ServiceUnavailable> =>
         Effect.gen(function*() {
           const pending = yield* FiberRef.get(Audit.CurrentEntry)
-          const peeringCidr = Option.match(yield* readModel.providerConfig.pipe(storeUnavailable), {
-            onNone: () => null,
-            onSome: (config) => config.peering_subnet_cidr
-          })
+          const peeringCidr = yield* peeringOf
           /** The decision on `state`, checked, committed with the request's entry and key. */
           const attempt = (state: TenantState) =>
             Effect.gen(function*() {
@@ -290,10 +300,16 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
         })
 
       const preview: PipelineShape["preview"] = (tenant, decide) =>
-        Effect.flatMap(
-          readModel.stateOf(tenant).pipe(storeUnavailable),
-          (state) => Effect.map(decide(state), (decision) => ({ decision, state }))
-        )
+        Effect.gen(function*() {
+          const state = yield* readModel.stateOf(tenant).pipe(storeUnavailable)
+          const decision = yield* decide(state)
+          const after = state.apply(decision.writes, state.revision)
+          const limits = Change.addsCounted(decision.writes) ? yield* limitsOf(tenant) : undefined
+          const reach = Invariants.reachOf(state, after, decision.writes)
+          const conflict = Invariants.conflictOf(state, after, reach, yield* peeringOf, limits)
+          if (conflict !== undefined) return yield* conflict
+          return { decision, state, after }
+        })
 
       const commitGlobal: PipelineShape["commitGlobal"] = (change, subject) =>
         Effect.flatMap(FiberRef.get(Audit.CurrentEntry), (pending) =>

@@ -8,7 +8,9 @@
  */
 import { Schema } from "effect"
 import { PodId, SubnetId, VpcId } from "./Ids.js"
-import { DecidedBy, Decision, FlowProtocol, RuleAction, WitnessFlow } from "./SecurityRule.js"
+import { DecidedBy, Decision, FlowProtocol, PathBlock, RuleAction, WitnessFlow } from "./SecurityRule.js"
+
+export { PathBlock, PathReason } from "./SecurityRule.js"
 
 export const Reach = Schema.Literal("allowed", "partial", "denied").annotations({
   identifier: "Reach",
@@ -24,20 +26,6 @@ export const PathEnd = Schema.Struct({
   subnet_id: Schema.NullOr(SubnetId),
   pod_id: Schema.NullOr(PodId)
 }).annotations({ identifier: "PathEnd" })
-
-export const PathReason = Schema.Literal("no_route", "no_internet", "not_published").annotations({
-  identifier: "PathReason",
-  description: "no_route: the two VPCs are not peered (or overlap); no_internet: the VPC has no route to the " +
-    "internet (enable_internet false, or no provider configuration); not_published: nothing is published to " +
-    "the internet on that protocol and port"
-})
-
-/** What stops a flow on its path, before any rule judges it. */
-export const PathBlock = Schema.Struct({
-  reason: PathReason,
-  detail: Schema.String
-}).annotations({ identifier: "PathBlock" })
-export type PathBlock = typeof PathBlock.Type
 
 /**
  * One flow end to end, and what decides it: `route` the path (null where a route carries it),

@@ -364,6 +364,20 @@ export const Decision = Schema.Struct({ action: RuleAction, decided_by: DecidedB
   identifier: "Decision"
 })
 
+export const PathReason = Schema.Literal("no_route", "no_internet", "not_published").annotations({
+  identifier: "PathReason",
+  description: "no_route: the two VPCs are not peered (or overlap); no_internet: the VPC has no route to the " +
+    "internet (enable_internet false, or no provider configuration); not_published: nothing is published to " +
+    "the internet on that protocol and port"
+})
+
+/** What stops a flow on its path, before any rule judges it. */
+export const PathBlock = Schema.Struct({
+  reason: PathReason,
+  detail: Schema.String
+}).annotations({ identifier: "PathBlock" })
+export type PathBlock = typeof PathBlock.Type
+
 /**
  * A set of flows whose verdict a change flips: every combination of its protocol, ports,
  * remote addresses and local endpoints, decided as `before` says now and as `after` says after.
@@ -384,7 +398,13 @@ export class ImpactRegion extends Schema.Class<ImpactRegion>("ImpactRegion")({
     outside_subnets: Schema.Boolean
   }),
   before: Decision,
-  after: Decision
+  after: Decision,
+  /**
+   * What stops the region's flows on their path before the change and after it (null: a path
+   * carries them): an opened region that no route carries after the change opens nothing a
+   * packet can use yet, a closed one that none carried before closed nothing in use.
+   */
+  route: Schema.Struct({ before: Schema.NullOr(PathBlock), after: Schema.NullOr(PathBlock) })
 }) {}
 
 /** The local end of a witness flow: a pod, another endpoint of a subnet, or an address in no subnet (both null). */
@@ -408,7 +428,9 @@ export class GuardrailViolation extends Schema.Class<GuardrailViolation>("Guardr
   name: Schema.String,
   vpc_id: VpcId,
   flow: WitnessFlow,
-  decided_by: DecidedBy
+  decided_by: DecidedBy,
+  /** What stops the witness on its path today (null: a path carries it). A guardrail holds whatever is routed. */
+  route: Schema.NullOr(PathBlock)
 }) {}
 
 /** A dry run's answer: the traffic the change opens and closes, and the findings it brings. */
@@ -431,14 +453,15 @@ export class RuleImpact extends Schema.Class<RuleImpact>("RuleImpact")({
       direction: "ingress",
       protocol: "tcp",
       ports: "443",
-      remote_cidrs: ["203.0.113.0/24"],
-      remote_summary: "203.0.113.0/24",
+      remote_cidrs: ["10.20.0.0/16"],
+      remote_summary: "10.20.0.0/16",
       local: { pod_ids: [], subnet_ids: ["8b2d4f61-0a3c-4e5b-8d7f-1a2b3c4d5e6f"], outside_subnets: false },
       before: { action: "deny", decided_by: { kind: "implied", key: "implied-deny-ingress" } },
       after: {
         action: "allow",
-        decided_by: { kind: "rule", rule_id: "c4e8a2b6-1d3f-4a5c-9e7b-0f1a2b3c4d5e", name: "https in" }
-      }
+        decided_by: { kind: "rule", rule_id: "c4e8a2b6-1d3f-4a5c-9e7b-0f1a2b3c4d5e", name: "https from web" }
+      },
+      route: { before: null, after: null }
     }],
     closed: [],
     new_findings: [],

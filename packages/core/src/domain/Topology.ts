@@ -138,6 +138,15 @@ export class TopologyImpact extends Schema.Class<TopologyImpact>("TopologyImpact
         after: {
           action: "allow",
           decided_by: { kind: "rule", rule_id: "c4e8a2b6-1d3f-4a5c-9e7b-0f1a2b3c4d5e", name: "Allow internal traffic" }
+        },
+        // Before the post, the new subnet's addresses were the internet's, which reaches nothing unpublished.
+        route: {
+          before: {
+            reason: "not_published",
+            detail: "nothing published: the internet reaches only published pods (a pod's external_inbound port, " +
+              "a udp tunnel's)"
+          },
+          after: null
         }
       }],
       closed: [],

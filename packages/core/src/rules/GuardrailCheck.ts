@@ -3,7 +3,9 @@
  * through the VPC's rules in evaluation order, over the same boxes as the analysis and the
  * impact. The first rule (or implied default) that decides a part of the region with the
  * verdict the guardrail forbids is the violation, with a concrete flow of that part as its
- * witness. Core-network traffic is outside every region: no rule can change its verdict. Pure.
+ * witness. Core-network traffic is outside every region: no rule can change its verdict. Paths
+ * do not decide a violation (a guardrail holds whatever is routed today); each says whether one
+ * carries its witness (`Carriage`). Pure.
  */
 import { Either } from "effect"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
@@ -12,16 +14,24 @@ import * as Net from "../domain/Net.js"
 import * as PortRanges from "../domain/PortRanges.js"
 import type { Box } from "./Analysis.js"
 import * as Analysis from "./Analysis.js"
+import * as Carriage from "./Carriage.js"
 import type { Verdict } from "./Evaluate.js"
 import { intersection } from "./Impact.js"
+import type * as Paths from "./Paths.js"
 import type { Flow, Rule, VpcContext } from "./RuleSet.js"
 import { enforced } from "./RuleSet.js"
 
-/** A guardrail broken: a flow of its region, and the verdict it gets instead. */
+/**
+ * A guardrail broken: a flow of its region, the verdict the rules give it instead, and what stops
+ * it on its path (null: a path carries it today). A guardrail holds in depth, whatever is routed
+ * or published now, so the rules alone choose the witness: a peering made or a pod published
+ * elsewhere never makes an old violation look new.
+ */
 export interface Violation {
   readonly guardrail: GuardrailRecord
   readonly flow: Flow
   readonly verdict: Verdict
+  readonly route: Paths.Blocked | null
 }
 
 /** The local atoms a guardrail covers in `context`: a subnet covers its other endpoints and its pods. */
@@ -86,11 +96,10 @@ const firstViolation = (
   context: VpcContext
 ): Violation | null => {
   let remaining = regionOf(g, context)
-  const broken = (box: Box, verdict: Verdict): Violation => ({
-    guardrail: g,
-    flow: Analysis.witness(box, g.direction),
-    verdict
-  })
+  const broken = (box: Box, verdict: Verdict): Violation => {
+    const flow = Analysis.witness(box, g.direction)
+    return { guardrail: g, flow, verdict, route: Carriage.ofFlow(context, flow) }
+  }
   for (const { boxes, rule, verdict } of deciders) {
     if (remaining.length === 0) return null
     if (rule.direction !== g.direction) continue

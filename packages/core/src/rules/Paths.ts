@@ -52,6 +52,8 @@ export interface VpcPaths {
   readonly overlaps: ReadonlyMap<VpcId, string>
   /** The VPC's published pods. */
   readonly published: ReadonlyMap<PodId, Published>
+  /** The tenant's VPCs' names (those in force), for what says which VPC no route reaches. */
+  readonly names: ReadonlyMap<VpcId, string>
 }
 
 /** Where an end of a flow is: in a VPC of the tenant's, on the core network, or on the internet. */
@@ -79,6 +81,10 @@ const intersect = (a: ReadonlyArray<Interval>, b: Interval): Array<Interval> =>
 const formatPorts = (ports: ReadonlyArray<Interval>) =>
   ports.map(([from, to]) => (from === to ? `${from}` : `${from}-${to}`)).join(",")
 
+/** Why the internet reaches no endpoint but a published pod: one reason for all, so answers over many endpoints group them. */
+const UNPUBLISHED =
+  "nothing published: the internet reaches only published pods (a pod's external_inbound port, a udp tunnel's)"
+
 /** What is published into `to` (an endpoint `atom` of its VPC) from the internet on `protocol` and `ports`. */
 const published = (to: VpcPaths, atom: string, protocol: FlowProtocol, ports: Interval): Carried => {
   const pod = atom.startsWith("pod:") ? to.published.get(atom.slice(4) as PodId) : undefined
@@ -89,9 +95,7 @@ const published = (to: VpcPaths, atom: string, protocol: FlowProtocol, ports: In
   }
   if (carried.length === 1 && carried[0]![0] === ports[0] && carried[0]![1] === ports[1]) return ALL(ports)
   const detail = pod === undefined
-    ? atom.startsWith("pod:")
-      ? `nothing published: the internet reaches a pod only through external_inbound or a udp tunnel`
-      : `nothing published: the internet reaches only published pods, never a subnet's other addresses`
+    ? UNPUBLISHED
     : open.length === 0
     ? `nothing published on ${protocol} for pod '${pod.name}'`
     : `pod '${pod.name}' is published on ${protocol} ${formatPorts(open)} only`
@@ -111,23 +115,65 @@ export const route = (
 ): Carried => {
   if (from.kind === "core" || to.kind === "core") return ALL(ports)
   if (from.kind === "vpc" && to.kind === "vpc") {
-    if (from.vpc === to.vpc || from.paths.peers.has(to.vpc)) return ALL(ports)
-    const overlap = from.paths.overlaps.get(to.vpc)
-    return NONE(
-      "no_route",
-      overlap === undefined
-        ? `no route from VPC '${from.paths.name}' to VPC '${to.paths.name}': they are not peered ` +
-          "(no enabled allow rule of either names the other)"
-        : `no route from VPC '${from.paths.name}' to VPC '${to.paths.name}': ${overlap}, so they cannot be peered`
-    )
+    return from.vpc === to.vpc ? ALL(ports) : acrossVpcs(from.paths, to.vpc, from.paths.name, to.paths.name, ports)
   }
-  if (from.kind === "vpc") {
-    return from.paths.internet === null
-      ? ALL(ports)
-      : NONE("no_internet", `VPC '${from.paths.name}' has no internet (${from.paths.internet})`)
-  }
+  if (from.kind === "vpc") return outToInternet(from.paths, ports)
   if (to.kind === "vpc") return published(to.paths, toAtom, protocol, ports)
   return ALL(ports)
+}
+
+/**
+ * Between two VPCs (`paths` of either: peerings and overlaps are the same from both sides), from
+ * the one named `from` to the one named `to`.
+ */
+const acrossVpcs = (paths: VpcPaths, other: VpcId, from: string, to: string, ports: Interval): Carried => {
+  if (paths.peers.has(other)) return ALL(ports)
+  const overlap = paths.overlaps.get(other)
+  return NONE(
+    "no_route",
+    overlap === undefined
+      ? `no route from VPC '${from}' to VPC '${to}': they are not peered ` +
+        "(no enabled allow rule of either names the other)"
+      : `no route from VPC '${from}' to VPC '${to}': ${overlap}, so they cannot be peered`
+  )
+}
+
+const outToInternet = (paths: VpcPaths, ports: Interval): Carried =>
+  paths.internet === null ? ALL(ports) : NONE("no_internet", `VPC '${paths.name}' has no internet (${paths.internet})`)
+
+/** Where the remote end of a VPC's flow is, seen from the VPC: one of the tenant's VPCs (itself too), the core network, the internet. */
+export type Place =
+  | { readonly kind: "vpc"; readonly vpc: VpcId }
+  | { readonly kind: "core" }
+  | { readonly kind: "internet" }
+
+/**
+ * `route` seen from one VPC (`vpc`, with its `paths`): the flows of `direction` between its
+ * endpoint `atom` and an address at `place`. What a VPC's own answers (impact, guardrails) ask,
+ * knowing the other end only by where it is.
+ */
+export const fromVpc = (
+  vpc: VpcId,
+  paths: VpcPaths,
+  direction: "ingress" | "egress",
+  atom: string,
+  place: Place,
+  protocol: FlowProtocol,
+  ports: Interval
+): Carried => {
+  switch (place.kind) {
+    case "core":
+      return ALL(ports)
+    case "vpc": {
+      if (place.vpc === vpc) return ALL(ports)
+      const other = paths.names.get(place.vpc) ?? place.vpc
+      return direction === "egress"
+        ? acrossVpcs(paths, place.vpc, paths.name, other, ports)
+        : acrossVpcs(paths, place.vpc, other, paths.name, ports)
+    }
+    case "internet":
+      return direction === "egress" ? outToInternet(paths, ports) : published(paths, atom, protocol, ports)
+  }
 }
 
 /** The tenant's records the paths are made of. */
@@ -160,6 +206,8 @@ export interface Connections {
   readonly overlaps: ReadonlyMap<VpcId, ReadonlyMap<VpcId, string>>
   /** Each peered pair's link, from either side: `links.get(a).get(b).local` is a's address. */
   readonly links: ReadonlyMap<VpcId, ReadonlyMap<VpcId, Link>>
+  /** The names of the VPCs in force. */
+  readonly names: ReadonlyMap<VpcId, string>
 }
 
 /** Where links are cut from: 169.254.0.0/16, link-local, which no route leaves a router for. */
@@ -258,7 +306,7 @@ export const connections = (of: Surroundings): Connections => {
       entry(peers, b, () => new Set()).add(a)
     }
   }
-  return { peers, overlaps, links: linksOf(peers) }
+  return { peers, overlaps, links: linksOf(peers), names: new Map([...live].map(([id, v]) => [id, v.name])) }
 }
 
 const NO_PEERS: ReadonlySet<VpcId> = new Set()
@@ -312,7 +360,8 @@ export const vpcPaths = (
       : "the platform has no provider configuration, so no VPC has an uplink",
     peers: all.peers.get(vpc.id) ?? NO_PEERS,
     overlaps: all.overlaps.get(vpc.id) ?? NO_OVERLAPS,
-    published
+    published,
+    names: all.names
   }
 }
 

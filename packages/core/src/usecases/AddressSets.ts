@@ -162,11 +162,11 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
             const peering = yield* applier.peeringCidr
-            const { decision, state } = yield* pipeline.preview(
+            // A set's entries move no block, add no rule and peer no VPCs: no invariant can refuse its edit with a conflict.
+            const { after, decision, state } = yield* pipeline.preview(
               caller.tenant_id,
               AddressSetStrategy.update(id, patch, ifMatch, now)
-            )
-            const after = state.apply(decision.writes, state.revision)
+            ).pipe(Effect.catchTag("Conflict", Effect.die))
             const vpcs = vpcsUsing(state, id).map((vpc) => {
               const rules = state.rulesOf(vpc)
               const was = vpcContextOf(state, vpc, peering)

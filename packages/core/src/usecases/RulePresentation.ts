@@ -10,8 +10,10 @@ import type { GuardrailViolation, SecurityRuleRecord } from "../domain/SecurityR
 import { ImpactRegion, IMPLIED_RULES, RuleFinding, RuleImpact, RuleList, viewOf } from "../domain/SecurityRule.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import * as Analysis from "../rules/Analysis.js"
+import * as Carriage from "../rules/Carriage.js"
 import type * as Evaluate from "../rules/Evaluate.js"
 import * as Impact from "../rules/Impact.js"
+import type * as Paths from "../rules/Paths.js"
 import * as Reach from "../rules/Reach.js"
 import * as RuleSet from "../rules/RuleSet.js"
 
@@ -61,27 +63,50 @@ const decisionOf = (verdict: Evaluate.Verdict, names: ReadonlyMap<string, string
 const formatPorts = (intervals: ReadonlyArray<readonly [number, number]>) =>
   PortRanges.format(intervals.map(([from, to]) => ({ from, to })))
 
+/** A change's flows that one path decision holds: what stops them before the change and after it (null: a path carries them). */
+interface Routed {
+  readonly change: Impact.Change
+  readonly route: { readonly before: Paths.Blocked | null; readonly after: Paths.Blocked | null }
+}
+
+/** Each change split into parts a path carries whole or not at all, before (`context`) and after (`grownTo`). */
+const routed = (
+  changes: ReadonlyArray<Impact.Change>,
+  context: RuleSet.VpcContext,
+  grownTo: RuleSet.VpcContext
+): Array<Routed> =>
+  changes.flatMap((change) =>
+    Carriage.split(grownTo, change.direction, change.box).flatMap((after) =>
+      Carriage.split(context, change.direction, after.box).map((before) => ({
+        change: { ...change, box: before.box },
+        route: { before: before.blocked, after: after.blocked }
+      }))
+    )
+  )
+
 /**
  * The flows a change flips, as regions: the changes that differ only in their remote addresses
  * are one region, whose addresses are their union (so `0.0.0.0/0` minus a VPC's blocks is one
- * region, `0.0.0.0/0 except ...`, not one per gap).
+ * region, `0.0.0.0/0 except ...`, not one per gap), while the same path decides them.
  */
-const regionsOf = (changes: ReadonlyArray<Impact.Change>, names: ReadonlyMap<string, string>) => {
-  const merged = new Map<string, { change: Impact.Change; remotes: Array<readonly [number, number]> }>()
-  for (const change of changes) {
+const regionsOf = (changes: ReadonlyArray<Routed>, names: ReadonlyMap<string, string>) => {
+  const merged = new Map<string, { routed: Routed; remotes: Array<readonly [number, number]> }>()
+  for (const one of changes) {
+    const change = one.change
     const key = JSON.stringify([
       change.direction,
       change.box.protocol,
       change.box.ports,
       [...change.box.locals].sort(),
       change.before,
-      change.after
+      change.after,
+      one.route
     ])
     const found = merged.get(key)
-    if (found === undefined) merged.set(key, { change, remotes: [change.box.remote] })
+    if (found === undefined) merged.set(key, { routed: one, remotes: [change.box.remote] })
     else found.remotes.push(change.box.remote)
   }
-  return [...merged.values()].map(({ change, remotes }) => {
+  return [...merged.values()].map(({ remotes, routed: { change, route } }) => {
     const ranges = Reach.union([], remotes)
     const atoms = [...change.box.locals]
     const after = (prefix: string) =>
@@ -98,7 +123,8 @@ const regionsOf = (changes: ReadonlyArray<Impact.Change>, names: ReadonlyMap<str
         outside_subnets: change.box.locals.has(Analysis.ELSEWHERE)
       },
       before: decisionOf(change.before, names),
-      after: decisionOf(change.after, names)
+      after: decisionOf(change.after, names),
+      route
     })
   })
 }
@@ -119,7 +145,7 @@ export const impactOf = (
   const names = new Map([...before, ...after].map((r) => [r.id as string, r.name]))
   const then = before.map(RuleSet.fromRecord)
   const now = after.map(RuleSet.fromRecord)
-  const regions = regionsOf(Impact.diff(then, now, context, grownTo), names)
+  const regions = regionsOf(routed(Impact.diff(then, now, context, grownTo), context, grownTo), names)
   const known = new Set(Analysis.analyze(then, context).map((f) => `${f.kind}:${f.rule_id}`))
   return RuleImpact.make({
     dry_run: true,

@@ -34,7 +34,7 @@ import type {
   PreconditionFailed,
   ServiceUnavailable
 } from "../Errors.js"
-import { connectionsOf, findingsOf } from "../readmodel/Derived.js"
+import { connectionsOf, findingsOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Declaration from "../rules/Declaration.js"
@@ -209,8 +209,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         Effect.map(applyWith(vpc, peers), ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED))
 
       /**
-       * What an invariant's `Conflict` would be after a delete or a reorder: neither adds a rule,
-       * moves a block or peers two VPCs, so the pipeline has no conflict to refuse them with. (A
+       * What an invariant's `Conflict` would be after a delete or a reorder (or their previews):
+       * neither adds a rule, moves a block or peers two VPCs, so the pipeline has no conflict to
+       * refuse them with. (A
        * patch can peer two VPCs whose blocks overlap: its `Conflict` is the answer.)
        */
       const unchangedCount = (conflict: Conflict) => Effect.die(conflict)
@@ -224,11 +225,18 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         before: (result: A) => ReadonlyArray<SecurityRuleRecord>,
         after: (result: A) => ReadonlyArray<SecurityRuleRecord>
       ) =>
-        Effect.map(
-          pipeline.preview(caller.tenant_id, decide),
-          ({ decision: { result }, state }) =>
-            impactOf(vpcId, context, before(result), after(result), violationsOf(state, vpcId, after(result), context))
-        )
+        Effect.gen(function*() {
+          const { after: then, decision: { result }, state } = yield* pipeline.preview(caller.tenant_id, decide)
+          const grown = vpcContextOf(then, vpcId, yield* applier.peeringCidr)
+          return impactOf(
+            vpcId,
+            context,
+            before(result),
+            after(result),
+            violationsOf(state, vpcId, after(result), grown),
+            grown
+          )
+        })
 
       const create = Effect.fn("SecurityRules.create")(function*(
         caller: TenantPrincipal,
@@ -298,7 +306,11 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const decide = Strategy.remove(id, vpc.id, ifMatch)
         const context = yield* applier.context(vpc)
         const after = (before: ReadonlyArray<SecurityRuleRecord>) => before.filter((r) => r.id !== id)
-        if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (before) => before, after)
+        if (dryRun) {
+          return yield* previewed(caller, vpc.id, context, decide, (before) => before, after).pipe(
+            Effect.catchTag("Conflict", unchangedCount)
+          )
+        }
         yield* pipeline.commit(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die),
           Effect.catchTag("Conflict", unchangedCount)
@@ -313,7 +325,11 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const context = yield* applier.context(vpc)
           const decide = Strategy.reorder(vpc.id, ruleIds, now)
           const after = (result: { readonly next: ReadonlyArray<SecurityRuleRecord> }) => result.next
-          if (dryRun) return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after)
+          if (dryRun) {
+            return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after).pipe(
+              Effect.catchTag("Conflict", unchangedCount)
+            )
+          }
           const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
             Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("Conflict", unchangedCount)
@@ -344,7 +360,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           }),
           touch: (record) => ({ ...record, updated_at: now })
         })
-        const { decision: { result: planned }, state: planState } = yield* pipeline.preview(caller.tenant_id, decide)
+        const preview = yield* pipeline.preview(caller.tenant_id, decide)
+        const planned = preview.decision.result
         const changes = (outcome: Strategy.Replacement) => ({
           vpc_id: vpc.id,
           created: outcome.created.map((r) => view(r, context)),
@@ -355,6 +372,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         // The same declaration again changes nothing: it leaves no audit entry (a dry run opened none).
         if (!Declaration.changes(planned)) yield* Audit.dismiss
         if (options.dryRun === true) {
+          const grown = vpcContextOf(preview.after, vpc.id, yield* applier.peeringCidr)
           return RulesPlan.make({
             dry_run: true,
             ...changes(planned),
@@ -365,7 +383,8 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
               context,
               planned.before,
               planned.next,
-              violationsOf(planState, vpc.id, planned.next, context)
+              violationsOf(preview.state, vpc.id, planned.next, grown),
+              grown
             )
           }, TRUSTED)
         }
