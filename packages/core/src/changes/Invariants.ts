@@ -116,6 +116,18 @@ export const reachOf = (before: TenantState, after: TenantState, writes: Readonl
   return { vpcs, blocks, rules, tenant: Change.movesScope(writes) }
 }
 
+/** Whether the VPC's peers or overlapping named VPCs differ between two states (`Paths.connectionKeyOf`). */
+export const connectionsMoved = (before: TenantState, after: TenantState, vpc: VpcId): boolean =>
+  Paths.connectionKeyOf(connectionsOf(before), vpc) !== Paths.connectionKeyOf(connectionsOf(after), vpc)
+
+/**
+ * The VPCs whose peerings the peering checks look at: those whose blocks the change moves, and
+ * those whose rules it changes where that moves their connections. A rule that peers nothing
+ * new (a CIDR rule, one naming a VPC already peered) can break no peering invariant.
+ */
+const peeringsMoved = (before: TenantState, after: TenantState, reach: Reach): ReadonlySet<VpcId> =>
+  new Set([...reach.blocks, ...[...reach.rules].filter((vpc) => connectionsMoved(before, after, vpc))])
+
 /**
  * What a check of `reach` read on `before`: the VPCs reached, the VPCs their rules name (whose
  * blocks the verdicts depend on), the VPCs of the rows removed, and the peers (and their peers)
@@ -131,9 +143,11 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
   for (const vpc of reach.rules) read.add(vpc)
   // The peering checks read the blocks of each changed VPC's peers, and of their peers (two
   // peers of one VPC may not overlap): a subnet added to one of them meanwhile must be seen.
+  // They find something only where the change moves the VPC's blocks or its connections: a rule
+  // that peers nothing new reads no peer's blocks (and so does not wait on its neighbours).
   for (const state of [before, after]) {
     const peers = connectionsOf(state).peers
-    for (const vpc of [...reach.blocks, ...reach.rules]) {
+    for (const vpc of peeringsMoved(before, after, reach)) {
       for (const peer of peers.get(vpc) ?? []) {
         read.add(peer)
         for (const next of peers.get(peer) ?? []) read.add(next)
@@ -268,7 +282,7 @@ const overlapIn = (state: TenantState, vpcId: VpcId, peeringCidr: string | null)
  * tell the two apart.
  */
 const overlapPeered = (before: TenantState, after: TenantState, reach: Reach): string | undefined => {
-  const changed = new Set([...reach.blocks, ...reach.rules])
+  const changed = peeringsMoved(before, after, reach)
   const found = connectionsOf(after).overlaps
   const held = connectionsOf(before).overlaps
   for (const vpc of changed) {

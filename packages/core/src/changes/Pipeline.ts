@@ -120,6 +120,8 @@ export const updatingLatest = <P extends Change.Part>(
 export interface Committed<A> {
   readonly result: A
   readonly state: TenantState | undefined
+  /** The state the committed decision was made on. */
+  readonly before: TenantState
 }
 
 /** What refuses a change that would break an invariant (`Invariants.check`). */
@@ -294,7 +296,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 Effect.catchIf(isStale, decidedAgain(STALE_RETRIES))
               )
               const made = yield* readModel.committed(tenant, state, writes, step)
-              return { result: decision.result, state: made }
+              return { result: decision.result, state: made, before: state }
             })
           )
         })

@@ -7,8 +7,8 @@ import type { Either } from "effect"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Audit from "../changes/Audit.js"
 import { Idempotency } from "../changes/Idempotency.js"
-import { violationsOf } from "../changes/Invariants.js"
-import type { Decision } from "../changes/Pipeline.js"
+import { connectionsMoved, violationsOf } from "../changes/Invariants.js"
+import type { Committed, Decision } from "../changes/Pipeline.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
 import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
@@ -167,10 +167,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
        * Converges the VPC and the other VPCs a change can move the peerings of at once: those
        * its rules `named` (before and after it), and the peers of each side as committed now (a
        * link moved back into the slot a removed peering freed: `Paths`). Answers the context the
-       * VPC's apply read, and whether every VPC is in force.
+       * VPC's apply read, and whether every VPC is in force. A `committed` change that left the
+       * VPC's connections as they were moves no other VPC: the VPC alone is converged.
        */
-      const applyWith = (vpc: VpcRecord, named: ReadonlyArray<VpcId>) =>
-        named.length === 0 ?
+      const applyWith = (vpc: VpcRecord, named: ReadonlyArray<VpcId>, committed?: Committed<unknown>) =>
+        named.length === 0 || (committed?.state !== undefined &&
+            !connectionsMoved(committed.before, committed.state, vpc.id)) ?
           applyTogether(vpc, []) :
           Effect.flatMap(readModel.stateOf(vpc.tenant_id).pipe(storeUnavailable), (now) => {
             const peers = connectionsOf(now).peers
@@ -197,16 +199,21 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         )
 
       /** Converges the VPC and its `peers`, and reports the rule as it now stands, in the context the apply read. */
-      const mutation = (vpc: VpcRecord, rule: SecurityRuleRecord, peers: ReadonlyArray<VpcId>) =>
+      const mutation = (
+        vpc: VpcRecord,
+        rule: SecurityRuleRecord,
+        peers: ReadonlyArray<VpcId>,
+        committed?: Committed<unknown>
+      ) =>
         Effect.gen(function*() {
-          const { context, state } = yield* applyWith(vpc, peers)
+          const { context, state } = yield* applyWith(vpc, peers, committed)
           const described = view(rule, context ?? (yield* applier.context(vpc)))
           return RuleMutation.make({ rule: described, ...state }, TRUSTED)
         })
 
       /** Applies the VPC without a rule it had (and the `peers` it may have peered), and reports whether it is in force so. */
-      const removal = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
-        Effect.map(applyWith(vpc, peers), ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED))
+      const removal = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>, committed?: Committed<unknown>) =>
+        Effect.map(applyWith(vpc, peers, committed), ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED))
 
       /**
        * What an invariant's `Conflict` would be after a delete or a reorder (or their previews):
@@ -262,10 +269,10 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const context = yield* applier.context(vpc)
           return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
         }
-        const { result } = yield* pipeline.create(caller.tenant_id, decide).pipe(
+        const committed = yield* pipeline.create(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        return yield* mutation(vpc, result.record, namedBy(vpc, [result.record]))
+        return yield* mutation(vpc, committed.result.record, namedBy(vpc, [committed.result.record]), committed)
       })
 
       const update = Effect.fn("SecurityRules.update")(
@@ -285,12 +292,13 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           if (dryRun) {
             return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
           }
-          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+          const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
             Effect.catchTag("UniqueViolation", Effect.die)
           )
+          const saved = committed.result.saved
           return {
-            answer: yield* mutation(vpc, result.saved, namedBy(vpc, [first, result.saved])),
-            etag: etagOf(result.saved)
+            answer: yield* mutation(vpc, saved, namedBy(vpc, [first, saved]), committed),
+            etag: etagOf(saved)
           }
         }
       )
@@ -311,11 +319,11 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             Effect.catchTag("Conflict", unchangedCount)
           )
         }
-        yield* pipeline.commit(caller.tenant_id, decide).pipe(
+        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die),
           Effect.catchTag("Conflict", unchangedCount)
         )
-        return yield* removal(vpc, namedBy(vpc, [rule]))
+        return yield* removal(vpc, namedBy(vpc, [rule]), committed)
       })
 
       const reorder = Effect.fn("SecurityRules.reorder")(
@@ -400,10 +408,15 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (!Declaration.changes(planned)) {
           return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
         }
-        const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
+        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
           Effect.catchTag("UniqueViolation", Effect.die)
         )
-        const { context: applied, state } = yield* applyWith(vpc, namedBy(vpc, [...result.before, ...result.next]))
+        const result = committed.result
+        const { context: applied, state } = yield* applyWith(
+          vpc,
+          namedBy(vpc, [...result.before, ...result.next]),
+          committed
+        )
         return answer(result, applied ?? context, state)
       })
 
