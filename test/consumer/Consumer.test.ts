@@ -9,7 +9,9 @@
  *     with `skipLibCheck: false`;
  * (e) the tenant integration-test example, copied out of the repository, passes, and every
  *     entry point every package exports loads (inside vitest, as `@tenet/core/testing` needs).
- * (f) the `tenet` command, installed from its tarball, logs in, exports, plans and applies.
+ * (f) the `tenet` command, installed from its tarball, logs in, exports, plans and applies;
+ * (g) `tenet-server` started in the background by a script that then exits keeps serving until a
+ *     signal stops it.
  */
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -17,6 +19,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   ADMIN_PASSWORD,
+  freePort,
   install,
   installLines,
   npm,
@@ -274,6 +277,47 @@ describe("installed with npm outside the workspace", () => {
         await server.stop()
       }
     }, 300_000)
+
+    it("(g) started in the background by a script that exits at once, it serves until a signal stops it", async () => {
+      const port = await freePort()
+      const pidFile = join(work, "started-by-script.pid")
+      const script = join(work, "start-tenet.sh")
+      writeFileSync(
+        script,
+        `#!/bin/sh\n"${join(operatorProject(), "node_modules/.bin/tenet-server")}" >"${
+          join(work, "started-by-script.log")
+        }" 2>&1 &\necho $! >"${pidFile}"\n`
+      )
+      await run("sh", [script], {
+        cwd: operatorProject(),
+        env: { ...process.env, TENET_STORE: "memory", TENET_PORT: String(port), TENET_ADMIN_PASSWORD: ADMIN_PASSWORD }
+      })
+      const pid = Number(readFileSync(pidFile, "utf8").trim())
+      const alive = () => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      const healthy = () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false)
+      try {
+        const deadline = Date.now() + 60_000
+        while (!(await healthy()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+        expect(await healthy()).toBe(true)
+        // Its parent is gone; the server watched for that every second before, and stopped.
+        await new Promise((r) => setTimeout(r, 3_000))
+        expect([alive(), await healthy()]).toEqual([true, true])
+        process.kill(pid, "SIGTERM")
+        const stopping = Date.now() + 30_000
+        while (alive() && Date.now() < stopping) await new Promise((r) => setTimeout(r, 100))
+        expect(alive()).toBe(false)
+        expect(readFileSync(join(work, "started-by-script.log"), "utf8")).toContain("shutting down: received SIGTERM")
+      } finally {
+        if (alive()) process.kill(pid, "SIGKILL")
+      }
+    }, 120_000)
 
     // (b) and (c): the server starts on each store, and the Promise client runs the quick start on it.
     for (const store of ["memory", "embedded"] as const) {

@@ -93,7 +93,7 @@ export const install = (cwd: string, packed: ReadonlyArray<Packed>, line: string
   return npm(cwd, [...others, ...tarballsFor(packed, args.filter((a) => tenet.has(a)))])
 }
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((done) => {
     const probe = createServer().listen(0, "127.0.0.1", () => {
       const address = probe.address()

@@ -63,6 +63,7 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, byDefault: string, 
   ["TENET_MAX_BODY_BYTES", "1048576", "larger request bodies are refused with 413"],
   ["TENET_REQUEST_TIMEOUT", "30 seconds", "headers and body must arrive within this (408 otherwise)"],
   ["TENET_SHUTDOWN_GRACE", "10 seconds", "on SIGTERM/SIGINT, how long requests in flight may take"],
+  ["TENET_EXIT_WITH_PARENT", "false", "true: also stop when the process that started it exits (pnpm start)"],
   ["OTEL_EXPORTER_OTLP_ENDPOINT", "unset (off)", "exports traces over OTLP/HTTP"]
 ]
 

@@ -6,9 +6,11 @@
  *   wrappers and process-group signals deliver the same signal twice, and Node's default for a
  *   second one (what `NodeRuntime.runMain` leaves in place) kills the process with its requests
  *   in flight. The shutdown is bounded anyway (`deadline`), so nothing needs a second signal.
- * - When the process that started it goes away (`pnpm start` killed on its own, say), the
- *   server shuts down as on SIGTERM instead of running on orphaned, holding the port and the
- *   data directory.
+ * - It runs until a signal stops it, whoever started it: a script that starts it in the
+ *   background and exits leaves it serving (its parent becomes init), as a service manager or a
+ *   container runtime expects. Only the development runner asks otherwise (`exitWithParent`:
+ *   `pnpm start` sets `TENET_EXIT_WITH_PARENT`), so a server whose `pnpm start` was killed on its
+ *   own does not run on orphaned, holding the port and the data directory.
  * - The exit code is 0 after a shutdown that was asked for, 1 after a failure.
  */
 import { Cause, Duration, Effect, Exit, Layer } from "effect"
@@ -17,10 +19,11 @@ import * as JsonLogs from "./JsonLogs.js"
 /** How often the parent process is looked at. */
 const PARENT_CHECK = Duration.seconds(1)
 
-/** Runs the server program until a signal (or its parent's exit) stops it. */
+/** Runs the server program until a signal (or, with `exitWithParent`, its parent's exit) stops it. */
 export const runMain = <E>(
   program: Effect.Effect<never, E>,
-  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<void>
+  onFailure: (cause: Cause.Cause<E>) => Effect.Effect<void>,
+  options: { readonly exitWithParent?: boolean } = {}
 ) => {
   const fiber = Effect.runFork(program)
   let stopping: number | undefined
@@ -39,7 +42,7 @@ export const runMain = <E>(
 
   // A parent of pid 1 (or none) is init or a container runtime: it does not go away.
   const parent = process.ppid
-  const parentCheck = parent > 1
+  const parentCheck = options.exitWithParent === true && parent > 1
     ? setInterval(() => {
       if (process.ppid !== parent) stop(`the parent process ${parent} exited`)
     }, Duration.toMillis(PARENT_CHECK)).unref()

@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-/** `tenet-server`: runs until SIGTERM or SIGINT (or its parent exits), then shuts down gracefully. */
+/**
+ * `tenet-server`: runs until SIGTERM or SIGINT, then shuts down gracefully (with
+ * `TENET_EXIT_WITH_PARENT=true`, also once the process that started it exits).
+ */
 import { Layer } from "effect"
 import * as Cli from "./Cli.js"
 import { MainLive } from "./Main.js"
@@ -20,5 +23,7 @@ switch (command._tag) {
     process.exitCode = 2
     break
   case "Serve":
-    ProcessLifecycle.runMain(Layer.launch(MainLive), StartupFailure.report)
+    ProcessLifecycle.runMain(Layer.launch(MainLive), StartupFailure.report, {
+      exitWithParent: process.env.TENET_EXIT_WITH_PARENT === "true"
+    })
 }

@@ -2,7 +2,9 @@
  * Graceful shutdown of the server as operators run it (`tenet-server`, here through tsx): on
  * SIGTERM a request already in flight is answered and the process exits 0 once it is; a
  * repeated signal does not cut the drain short; the grace period is a limit whatever clients
- * do; no connection is accepted once draining starts; an orphaned server stops by itself.
+ * do; no connection is accepted once draining starts; under the development runner
+ * (`TENET_EXIT_WITH_PARENT`), an orphaned server stops by itself. (An installed server started
+ * by a script that exits keeps serving: the consumer test, (g).)
  */
 import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
@@ -231,7 +233,7 @@ describe("graceful shutdown", () => {
     expect(inFlight.received()).toMatch(/^HTTP\/1\.1 200/)
   }, LIMIT)
 
-  it("a server whose parent is killed (pnpm start, say) shuts down instead of running on orphaned", async () => {
+  it("under pnpm start (TENET_EXIT_WITH_PARENT), a server whose parent is killed shuts down", async () => {
     // A parent that starts the server, prints its pid, and waits.
     const port = await freePort()
     const parent = spawn(process.execPath, [
@@ -239,7 +241,7 @@ describe("graceful shutdown", () => {
       `const c = require("node:child_process").spawn(process.execPath, ["--conditions=@tenet/source", "--import", "tsx", ${
         JSON.stringify(bin)
       }], ` +
-      `{ stdio: "ignore", env: { ...process.env, TENET_STORE: "memory", TENET_PORT: "${port}", TENET_ADMIN_PASSWORD: "x-password" } });` +
+      `{ stdio: "ignore", env: { ...process.env, TENET_STORE: "memory", TENET_PORT: "${port}", TENET_ADMIN_PASSWORD: "x-password", TENET_EXIT_WITH_PARENT: "true" } });` +
       `console.log(c.pid); setInterval(() => {}, 1000)`
     ], { stdio: ["ignore", "pipe", "inherit"] })
     let out = ""
