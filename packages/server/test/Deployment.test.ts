@@ -98,6 +98,22 @@ describe("deploy/kubernetes", () => {
     expect(pod.serviceAccountName).toBe(account.metadata.name)
   })
 
+  it("deploy/README.md's RBAC table is the rendered ClusterRole, rule by rule", () => {
+    const role = one(render("base"), "ClusterRole")
+    const table = [
+      "| API group | Resources | Verbs |",
+      "|---|---|---|",
+      ...(role.rules as Array<Obj>).map((r) =>
+        `| ${r.apiGroups.map((g: string) => (g === "" ? "core" : g)).join(", ")} | ${r.resources.join(", ")} | ${
+          r.verbs.join(", ")
+        } |`
+      )
+    ].join("\n")
+    const readme = readFileSync(join(repo, "deploy/README.md"), "utf8")
+    const documented = /<!-- rbac-table:[^\n]*-->\n((?:\|[^\n]*\n)+)/.exec(readme)?.[1]?.trimEnd()
+    expect(documented).toBe(table)
+  })
+
   it("the pod runs as non-root on a read-only root filesystem, probed on /healthz, secrets from the Secret", () => {
     const deployment = one(render("base"), "Deployment")
     const pod = deployment.spec.template.spec
@@ -118,6 +134,9 @@ describe("deploy/kubernetes", () => {
       TENET_DATABASE_URL: { name: "tenet", key: SECRETS.TENET_DATABASE_URL },
       TENET_ADMIN_PASSWORD: { name: "tenet", key: "admin-password" }
     })
+    // A generated admin password would be written to the data directory, an emptyDir lost with
+    // the pod: the password is required input, never generated there.
+    expect(secretRefs.TENET_ADMIN_PASSWORD.optional).toBeUndefined()
     // Every writable path is a volume.
     expect(container.volumeMounts.map((m: Obj) => m.mountPath).sort()).toEqual(["/tmp", "/var/lib/tenet"])
   })
