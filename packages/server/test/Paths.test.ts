@@ -36,9 +36,10 @@ const tenant = Effect.gen(function*() {
   const c = yield* network("c", "10.0.3.0/24", false)
   const d = yield* network("d", "10.0.1.0/24", true)
   const e = yield* network("e", "10.0.5.0/24", true)
-  const rule = (vpc: Json, name: string, fields: Json) =>
+  /** A rule created (or, at `/security-rules?dry_run=true`, previewed) in `vpc`: tcp ingress allowed unless `fields` say otherwise. */
+  const rule = (vpc: Json, name: string, fields: Json, path = "/security-rules") =>
     Effect.map(
-      post("/security-rules", {
+      post(path, {
         vpc_id: vpc.id,
         name,
         direction: "ingress",
@@ -205,18 +206,7 @@ layer(testServer(), { excludeTestServices: true })("paths", (it) => {
       const t = yield* tenant
       const { a, b, c, d } = t
       const preview = (vpc: Json, name: string, fields: Json) =>
-        Effect.map(
-          t.post("/security-rules?dry_run=true", {
-            vpc_id: vpc.id,
-            name,
-            direction: "ingress",
-            action: "allow",
-            priority: 100,
-            protocol: "tcp",
-            ...fields
-          }),
-          (r) => ({ status: r.status, body: r.body as Json })
-        )
+        t.rule(vpc, name, fields, "/security-rules?dry_run=true")
       // A rule naming b opens 8080 from b's block, and the peering it makes carries it: before, no route did.
       const fromB = yield* preview(a.vpc, "8080 from b", { ports: "8080", remote_type: "vpc", remote_vpc_id: b.vpc.id })
       expect(fromB.status).toBe(200)
