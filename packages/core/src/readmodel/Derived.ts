@@ -18,11 +18,20 @@ interface OfVpc {
   readonly peeringCidr: string | null
 }
 
-/** Which of the tenant's VPCs are peered: its inputs are the tenant's VPCs, subnets and rules. */
+/**
+ * Which of the tenant's VPCs are peered: its inputs are the tenant's VPCs, subnets and rules. Only
+ * rules naming a VPC can peer, so only those are read (by the index of what rules name): every
+ * rule write makes it again, and a tenant's thousands of CIDR rules must not cost each write.
+ */
 const Connections: Derivation<null, Paths.Connections> = {
   key: () => "",
   inputs: (state) => [state.entryOf("vpcs"), state.entryOf("subnets"), state.entryOf("rules")],
-  compute: (state) => Paths.connections({ vpcs: state.vpcs, subnets: state.subnets, rules: state.list("rules") })
+  compute: (state) =>
+    Paths.connections({
+      vpcs: state.vpcs,
+      subnets: state.subnets,
+      rules: state.vpcs.flatMap((vpc) => state.rulesNaming(vpc.id))
+    })
 }
 
 /** Which of the tenant's VPCs are peered (`Paths.connections`). */
