@@ -182,9 +182,12 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
             return applyTogether(vpc, others)
           })
 
-      /** Converges the VPC and `peers` at once: the context the VPC's apply read, and whether every one is in force. */
+      /**
+       * Converges the VPC and `peers` at once: the context the VPC's apply read, and whether every
+       * one is in force. The VPC alone (nearly every write) is its apply, with no fibers forked.
+       */
       const applyTogether = (vpc: VpcRecord, peers: ReadonlyArray<VpcId>) =>
-        Effect.map(
+        peers.length === 0 ? applier.applyInContext(vpc.tenant_id, vpc.id) : Effect.map(
           Effect.zip(
             applier.applyInContext(vpc.tenant_id, vpc.id),
             Effect.forEach(peers, (peer) => applier.apply(vpc.tenant_id, peer), { concurrency: "unbounded" }),
@@ -192,9 +195,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           ),
           ([{ context, state }, others]) => ({
             context,
-            state: others.length === 0
-              ? state
-              : together([{ vpc: vpc.id, state }, ...others.map((other, i) => ({ vpc: peers[i]!, state: other }))])
+            state: together([{ vpc: vpc.id, state }, ...others.map((other, i) => ({ vpc: peers[i]!, state: other }))])
           })
         )
 
