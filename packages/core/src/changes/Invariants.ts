@@ -145,9 +145,10 @@ export const dependenciesOf = (before: TenantState, after: TenantState, reach: R
   // peers of one VPC may not overlap): a subnet added to one of them meanwhile must be seen.
   // They find something only where the change moves the VPC's blocks or its connections: a rule
   // that peers nothing new reads no peer's blocks (and so does not wait on its neighbours).
+  const moved = peeringsMoved(before, after, reach)
   for (const state of [before, after]) {
     const peers = connectionsOf(state).peers
-    for (const vpc of peeringsMoved(before, after, reach)) {
+    for (const vpc of moved) {
       for (const peer of peers.get(vpc) ?? []) {
         read.add(peer)
         for (const next of peers.get(peer) ?? []) read.add(next)
