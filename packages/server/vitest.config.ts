@@ -8,6 +8,7 @@ export const storeSpecific = [
   "test/Connections.test.ts",
   "test/Shutdown.test.ts",
   "test/PgOutage.test.ts",
+  "test/Failover.test.ts",
   "test/DataDirectory.test.ts",
   "test/FullDisk.test.ts",
   "test/ReadConsistency.test.ts",

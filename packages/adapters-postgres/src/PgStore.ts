@@ -4,8 +4,7 @@
  * cascades are the database's constraints, and the per-VPC lock is a row lock, so the rules
  * hold with many server processes writing at once.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import type { SqlError } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import type { Hostname } from "@tenet/core"
 import {
   AddressSet,
@@ -122,6 +121,11 @@ const AuthenticatedRow = Schema.Struct({
 /** A tenant's rows, each table as one JSON array, read in one statement (so at one instant). */
 /** The first key of the advisory lock on a tenant's scope (the second: the tenant's id, hashed). */
 const SCOPE_LOCK = 1413829443
+
+/** How often a held advisory lock's connection is checked: a lock lost with it stops its work within this. */
+const HELD_CHECK = "1 second"
+/** A check unanswered this long (a host cut off, no reset) counts as the lock lost. */
+const HELD_CHECK_TIMEOUT = "5 seconds"
 
 const SnapshotRow = Schema.Struct({
   revision: Schema.String,
@@ -532,7 +536,9 @@ export const make = (options: Options = {}) =>
     /**
      * A session advisory lock on a connection reserved for the duration: other processes on the
      * same database skip the work while it is held, and it is released with the connection even
-     * if this process dies.
+     * if this process dies. The connection is asked every `HELD_CHECK` whether it still lives:
+     * when it breaks (the primary died, a failover) the lock is gone, another replica may take
+     * it, and the work stops here, failing.
      */
     const advisory = <A, E, R>(key: string, self: Effect.Effect<A, E, R>) =>
       Effect.scoped(Effect.gen(function*() {
@@ -542,7 +548,15 @@ export const make = (options: Options = {}) =>
         yield* Effect.addFinalizer(() =>
           Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
         )
-        return Option.some(yield* self)
+        const lost = connection.execute("SELECT 1", [], undefined).pipe(
+          Effect.timeoutFail({
+            duration: HELD_CHECK_TIMEOUT,
+            onTimeout: () => new SqlError.SqlError({ message: "the advisory lock's connection stopped answering" })
+          }),
+          Effect.delay(HELD_CHECK),
+          Effect.forever
+        )
+        return Option.some(yield* Effect.raceFirst(self, lost))
       })).pipe(sqlFailureUnavailable<Option.Option<A>, E, R>)
 
     const findIdempotencyKey = one(

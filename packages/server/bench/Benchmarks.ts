@@ -7,7 +7,8 @@
  * The Kubernetes orchestrator's informer caches are measured per 1,000 pods on a real API
  * server (`Informers.ts`), and drift repaired by the controller (`Drift.ts`), where
  * `.ci/kube-apiserver` has built one; a change's way to the first packet that obeys it, and the
- * packet differential's run time, on OVN's real data plane (`Packets.ts`), where it is installed.
+ * packet differential's run time, on OVN's real data plane (`Packets.ts`), where it is installed;
+ * a PostgreSQL failover under write load (`Failover.ts`), where PostgreSQL's binaries are.
  *
  * Rules as code (`Declarations.ts`: a 200-rule plan and apply, a create with 10 guardrails)
  * follows the write path's, then an address set's edit across 20 VPCs (`AddressSets.ts`), then
@@ -33,6 +34,7 @@ import { fileURLToPath } from "node:url"
 import * as AddressSets from "./AddressSets.js"
 import * as Declarations from "./Declarations.js"
 import * as Drift from "./Drift.js"
+import * as Failover from "./Failover.js"
 import * as Informers from "./Informers.js"
 import * as Load from "./Load.js"
 import * as Neighbours from "./Neighbours.js"
@@ -171,6 +173,10 @@ const packetsText = Packets.available()
   ? Packets.toMarkdown(await Effect.runPromise(Packets.run()))
   : "No OVN data plane here (openvswitch-switch, ovn-host, ethtool, root): not measured."
 console.log(`\n${packetsText}\n`)
+const failoverText = Failover.available()
+  ? Failover.toMarkdown(await Failover.run())
+  : "No PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup) here: not measured."
+console.log(`\n${failoverText}\n`)
 const soak = await runSoak({ seconds: Number(process.env.TENET_SOAK_SECONDS ?? 60), tenants: 8 })
 const soakText = toMarkdown(soak)
 console.log(`\n${soakText}\n`)
@@ -354,6 +360,10 @@ writeFileSync(
     "## A change in packets (OVN's data plane)",
     "",
     packetsText,
+    "",
+    "## Failover (`bench/Failover.ts`, issue 66)",
+    "",
+    failoverText,
     "",
     "## Micro-benchmarks",
     "",

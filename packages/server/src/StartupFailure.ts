@@ -4,6 +4,7 @@
  * held data directory, a missing or invalid setting), not a stack trace. The pretty cause,
  * stack included, is added only for failures nobody foresaw.
  */
+import { PgPrimary } from "@tenet/adapters-postgres"
 import { Cause, Chunk, ConfigError, Console, Data } from "effect"
 import * as JsonLogs from "./JsonLogs.js"
 
@@ -83,15 +84,13 @@ export const cannotListen = (setting: string, host: string, port: number) => (er
   }
 }
 
-/** The database a URL names, without its password: `user@host:port/database`. */
+/** The database a URL names, without its password: `user@host:port/database` (every host, when several). */
 const whereIs = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    const user = parsed.username === "" ? "" : `${decodeURIComponent(parsed.username)}@`
-    return `${user}${parsed.host}${parsed.pathname}`
-  } catch {
-    return "the database TENET_DATABASE_URL names (not a valid URL)"
-  }
+  const parsed = PgPrimary.parseUrl(url)
+  if ("invalid" in parsed) return `the database TENET_DATABASE_URL names (${parsed.invalid})`
+  const first = new URL(parsed.target.url)
+  const user = first.username === "" ? "" : `${decodeURIComponent(first.username)}@`
+  return `${user}${parsed.target.hosts.map(PgPrimary.describeHost).join(",")}${first.pathname}`
 }
 
 /** Why the PostgreSQL store could not start. */

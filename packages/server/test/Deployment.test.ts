@@ -5,6 +5,7 @@
  * ConfigMap a configuration the server accepts, naming every setting of the README's table.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Cluster } from "@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1/Cluster"
 import { Permissions } from "@tenet/adapters-k8s"
 import { ConfigProvider, Effect } from "effect"
 import { Deployment } from "kubernetes-models/apps/v1/Deployment"
@@ -39,7 +40,8 @@ const models: Record<string, new(data: any) => { validate(): void }> = {
   ConfigMap,
   Deployment,
   Service,
-  PersistentVolumeClaim
+  PersistentVolumeClaim,
+  Cluster
 }
 
 const violations = (object: Obj): ReadonlyArray<string> => {
@@ -66,7 +68,7 @@ const documentedSettings = () =>
 const SECRETS = { TENET_ENCRYPTION_KEY: "encryption-key", TENET_DATABASE_URL: "database-url" } as const
 
 describe("deploy/kubernetes", () => {
-  for (const overlay of ["base", "example"]) {
+  for (const overlay of ["base", "example", "postgres-ha"]) {
     it(`${overlay}: every object is valid by its kind's published schema, in the tenet-system namespace`, () => {
       const objects = render(overlay)
       expect(objects.map((o) => ({ kind: o.kind, problems: violations(o) }))).toEqual(
@@ -166,6 +168,22 @@ describe("deploy/kubernetes", () => {
       )
     )
     expect(parsed).toMatchObject({ store: "embedded", dataDir: "/var/lib/tenet" })
+  })
+
+  it("the postgres-ha overlay runs the replicas on a CloudNativePG Cluster with a synchronous standby, through its read-write Service", () => {
+    const objects = render("postgres-ha")
+    const cluster = one(objects, "Cluster")
+    expect(cluster.spec.instances).toBeGreaterThanOrEqual(2)
+    expect(cluster.spec.postgresql.synchronous).toMatchObject({ number: 1, dataDurability: "required" })
+    const deployment = one(objects, "Deployment")
+    expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2)
+    const env = deployment.spec.template.spec.containers[0].env as ReadonlyArray<Obj>
+    // The Secret CloudNativePG writes for the Cluster's owner: its `uri` names the `-rw` Service.
+    expect(env.filter((e) => e.name === "TENET_DATABASE_URL")).toEqual([{
+      name: "TENET_DATABASE_URL",
+      valueFrom: { secretKeyRef: { name: `${cluster.metadata.name}-app`, key: "uri" } }
+    }])
+    expect(one(objects, "ConfigMap").data.TENET_STORE).toBe("postgres")
   })
 
   it("the image recipe is multi-stage and runs the installed server as a non-root user, with a health check", () => {

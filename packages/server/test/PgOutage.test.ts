@@ -7,68 +7,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeVault } from "@tenet/core/node"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
-import { execFileSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Main } from "../src/index.js"
 import { call, freePort } from "./Loopback.js"
-
-/** The PostgreSQL server binaries (initdb, pg_ctl), from Debian's layout or PATH. */
-const pgBin = (() => {
-  const root = "/usr/lib/postgresql"
-  if (existsSync(root)) {
-    for (const version of readdirSync(root).sort().reverse()) {
-      if (existsSync(join(root, version, "bin", "initdb"))) return join(root, version, "bin")
-    }
-  }
-  try {
-    return join(execFileSync("pg_config", ["--bindir"], { encoding: "utf8" }).trim())
-  } catch {
-    return undefined
-  }
-})()
-
-/** PostgreSQL refuses to run as root: as root, run its tools as the `postgres` user. */
-const asPostgres = (tool: string, args: ReadonlyArray<string>) => {
-  const isRoot = process.getuid?.() === 0
-  const [command, argv] = isRoot
-    ? ["runuser", ["-u", "postgres", "--", join(pgBin!, tool), ...args]]
-    : [join(pgBin!, tool), [...args]]
-  execFileSync(command, argv, { stdio: "pipe" })
-}
+import * as PgServers from "./PgServers.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("PostgreSQL outage", () => {
   // Outside CI a machine without PostgreSQL's server binaries skips this; CI must have them.
-  it.live.skipIf(pgBin === undefined && process.env.CI === undefined)(
+  it.live.skipIf(PgServers.pgBin === undefined && process.env.CI === undefined)(
     "requests answer 503 while the database is down, nothing acknowledged is lost, service resumes by itself",
     () =>
       Effect.promise(async () => {
-        const dir = mkdtempSync(join(tmpdir(), "tenet-pg-outage-"))
-        const data = join(dir, "data")
-        if (process.getuid?.() === 0) execFileSync("chown", ["-R", "postgres", dir])
-        const pgPort = await freePort()
-        const pgCtl = (action: "start" | "stop") =>
-          asPostgres("pg_ctl", [
-            "-D",
-            data,
-            "-w",
-            "-l",
-            join(dir, "log"),
-            ...(action === "start"
-              ? ["-o", `-p ${pgPort} -k ${dir} -c listen_addresses=127.0.0.1`, "start"]
-              : ["-m", "fast", "stop"])
-          ])
-        asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres"])
-        pgCtl("start")
+        const pg = await PgServers.initdb()
+        pg.start()
         const port = await freePort()
         const server = ManagedRuntime.make(
           Main.MainLive.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
             new Map([
               ["TENET_STORE", "postgres"],
-              ["TENET_DATABASE_URL", `postgres://postgres@127.0.0.1:${pgPort}/postgres`],
+              ["TENET_DATABASE_URL", pg.url],
               ["TENET_ENCRYPTION_KEY", NodeVault.generateKey()],
               ["TENET_PORT", String(port)],
               ["TENET_ADMIN_PASSWORD", "outage-admin-password"],
@@ -112,11 +70,11 @@ describe("PostgreSQL outage", () => {
           })()
 
           await sleep(500)
-          pgCtl("stop")
+          pg.stop()
           phase = "down"
           await sleep(1_500)
           healthWhileDown = (await call(port, "GET", "/healthz")).status
-          pgCtl("start")
+          pg.start()
           phase = "after"
           await traffic
 
@@ -138,12 +96,7 @@ describe("PostgreSQL outage", () => {
           expect(rules.every((r) => r.status === 200 && r.body.rules.length === 1)).toBe(true)
         } finally {
           await server.dispose()
-          try {
-            pgCtl("stop")
-          } catch {
-            // Already stopped when the test failed while it was down.
-          }
-          rmSync(dir, { recursive: true, force: true })
+          pg.remove()
         }
       }),
     { timeout: 120_000 }

@@ -1,51 +1,20 @@
 /** The server as a program of its own, for tests of what only a process shows (signals, locks). */
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { onTestFinished } from "vitest"
-import { freePort } from "./Loopback.js"
+import type { LaunchOptions } from "./Launch.js"
+import { launch, launchServer } from "./Launch.js"
 
-export const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+export { bin, SOURCE_BIN_ARGS } from "./Launch.js"
 
-/**
- * A program in a process of its own, what it writes collected; killed when the test ends if it
- * still runs (with its whole process group when `detached`, which gives it a group of its own).
- */
-export const spawnProcess = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly cwd?: string; readonly detached?: boolean } = {}
-) => {
-  const child = spawn(command, args, {
-    env: { ...process.env, ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: options.detached ?? false,
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
-  })
-  let stdout = ""
-  let stderr = ""
-  let output = ""
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk
-    output += chunk
-  })
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk
-    output += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  onTestFinished(() => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    if (options.detached === true) process.kill(-child.pid!, "SIGKILL")
-    else child.kill("SIGKILL")
-  })
-  return { child, exited, output: () => output, stdout: () => stdout, stderr: () => stderr }
+/** `Launch.launch`, killed when the test ends if it still runs. */
+export const spawnProcess = (command: string, args: ReadonlyArray<string>, options: LaunchOptions = {}) => {
+  const launched = launch(command, args, options)
+  onTestFinished(launched.kill)
+  return launched
 }
 
-/** The binary from its sources, through tsx (one node process: the pid is the server's). */
-export const SOURCE_BIN_ARGS = ["--conditions=@tenet/source", "--import", "tsx", bin] as const
-
-/** `tenet-server` in a process of its own, from its sources, on a free port. */
+/** `tenet-server` in a process of its own, from its sources, on a free port; killed when the test ends. */
 export const spawnServer = async (env: Record<string, string>) => {
-  const port = await freePort()
-  return { ...spawnProcess(process.execPath, SOURCE_BIN_ARGS, { env: { TENET_PORT: String(port), ...env } }), port }
+  const launched = await launchServer(env)
+  onTestFinished(launched.kill)
+  return launched
 }
