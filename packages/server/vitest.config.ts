@@ -9,6 +9,7 @@ export const storeSpecific = [
   "test/Shutdown.test.ts",
   "test/PgOutage.test.ts",
   "test/Failover.test.ts",
+  "test/InterruptedDelete.test.ts",
   "test/DataDirectory.test.ts",
   "test/FullDisk.test.ts",
   "test/ReadConsistency.test.ts",

@@ -544,6 +544,16 @@ const quotas = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       DEFAULT '{"vpcs":null,"subnets":null,"pods":null,"watchers":null}';
   `))
 
+/**
+ * Which server marked a VPC's delete (`ProcessIdentity`): a restarted server finishes its dead
+ * predecessor's deletes at once. Nullable, no default to compute: a server of the release before
+ * writes rows without it and reads past it (an expand step, README "Upgrading").
+ */
+const deleteMarkers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`
+    ALTER TABLE vpcs ADD COLUMN deleting_by text;
+  `))
+
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
@@ -562,5 +572,6 @@ export const loader = Migrator.fromRecord({
   "0014_address_sets": addressSets,
   "0015_rule_address_sets": ruleAddressSets,
   "0016_sessions": sessions,
-  "0017_tenant_quotas": quotas
+  "0017_tenant_quotas": quotas,
+  "0018_delete_markers": deleteMarkers
 })

@@ -62,6 +62,7 @@ export * as EdgeTunnels from "./ports/EdgeTunnels.js"
 export * as Leadership from "./ports/Leadership.js"
 export * as OperationsLog from "./ports/OperationsLog.js"
 export * as Orchestrator from "./ports/Orchestrator.js"
+export * as ProcessIdentity from "./ports/ProcessIdentity.js"
 export * as Store from "./ports/Store.js"
 export * as Vault from "./ports/Vault.js"
 

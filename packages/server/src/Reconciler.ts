@@ -1,6 +1,6 @@
 /**
- * The reconciler: a fiber that, every `interval`, finishes the VPC deletes a stopped process
- * left marked, applies again each VPC and pod whose last apply failed and publishes again each tunnel that is not active, until the cluster and the
+ * The reconciler: a fiber that, every `interval` (and those deletes once at start), finishes the
+ * VPC deletes a stopped process left marked, applies again each VPC and pod whose last apply failed and publishes again each tunnel that is not active, until the cluster and the
  * provider take them, and forgets the idempotency keys past their retention and the login
  * attempts past every throttling window and the change stream's events past its retention. It
  * stops with the server.
@@ -125,6 +125,23 @@ const registerInitial = Effect.suspend(() => {
   )
 })
 
+/**
+ * At start, the VPC deletes a stopped server left marked are finished at once (those whose
+ * server is known gone, as this one's predecessor on the host after a restart), not a pass later.
+ */
+const finishLeftDeletes = Effect.gen(function*() {
+  const vpcs = yield* Vpcs.Vpcs
+  const store = yield* Store.Store
+  const finished = yield* store.exclusive(RECONCILER_LOCK, vpcs.reconcile)
+  if (Option.getOrElse(finished, () => 0) > 0) {
+    yield* Effect.logInfo("finished the VPC deletes a stopped server left", Option.getOrThrow(finished))
+  }
+}).pipe(
+  Effect.catchAll((e) =>
+    Effect.logWarning("finishing the deletes a stopped server left failed; next pass retries", e.detail)
+  )
+)
+
 export const layer = (interval: Duration.DurationInput) => {
   const logged = measuredPass.pipe(
     Effect.tap(Option.match({
@@ -140,7 +157,7 @@ export const layer = (interval: Duration.DurationInput) => {
   return Layer.scopedDiscard(
     // Each pass's log lines share an id, as a request's do.
     Effect.zipRight(
-      registerInitial,
+      Effect.zipRight(registerInitial, Effect.forkScoped(finishLeftDeletes)),
       Effect.suspend(() => Effect.annotateLogs(logged, "reconcile_pass", crypto.randomUUID())).pipe(
         Effect.repeat(Schedule.spaced(interval)),
         Effect.delay(interval),

@@ -16,6 +16,7 @@ import {
   Quota,
   UseCases
 } from "@tenet/core"
+import { NodeProcessIdentity } from "@tenet/core/node"
 import { Cause, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type ServerResponse, STATUS_CODES } from "node:http"
@@ -242,7 +243,9 @@ export const layer = (options: Options) =>
         ? Layer.empty
         : Layer.succeed(Identity.SessionLifetime, Duration.decode(options.sessionTtl))
     ),
-    Layer.provide(options.quotas === undefined ? Layer.empty : Layer.succeed(Quota.Defaults, options.quotas))
+    Layer.provide(options.quotas === undefined ? Layer.empty : Layer.succeed(Quota.Defaults, options.quotas)),
+    // Which server marked a delete, so a restarted one finishes its dead predecessor's at once.
+    Layer.provide(NodeProcessIdentity.layer)
   )
 
 /** Writes a generated password where only this user can read it, replacing what was there. */

@@ -11,7 +11,7 @@ const markVpc = (tenantId: Ids.TenantId, id: Ids.VpcId, since: DateTime.Utc) =>
   Effect.flatMap(Pipeline.Pipeline, (pipeline) =>
     pipeline.record(tenantId, (state) =>
       Effect.succeed(Either.getOrElse(
-        Vpcs.marking(id, since)(state),
+        Vpcs.marking(id, since, null)(state),
         (): Pipeline.Decision<undefined> => ({ writes: [], decidedOn: [], subject: id, result: undefined })
       ))).pipe(
         // A decision on a state that does not hold the VPC yet writes nothing: made again until

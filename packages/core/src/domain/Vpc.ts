@@ -21,6 +21,12 @@ export const VpcCreate = Schema.Struct({
 })
 export type VpcCreate = typeof VpcCreate.Type
 
+/**
+ * Whether a delete is under way (`deleting`: committed before the cluster is asked, so a refused
+ * delete touches nothing; a VPC being deleted has left enforcement, and no write goes into it).
+ */
+export const Lifecycle = Schema.Literal("active", "deleting")
+
 /** What a user sees of a VPC. */
 const VpcFields = {
   id: VpcId,
@@ -31,18 +37,19 @@ const VpcFields = {
   applied: Schema.Boolean,
   /** Why the last apply failed; the platform retries on a schedule. */
   apply_error: Schema.NullOr(Schema.String),
+  /** `deleting` from the moment a delete is accepted until the VPC is gone (seconds). */
+  lifecycle: Lifecycle,
   created_at: Timestamp
 }
 
 /**
- * What the store keeps of a VPC: what a user sees, and whether a delete is under way
- * (`deleting`: committed before the cluster is asked, so a refused delete touches nothing; a
- * VPC being deleted has left enforcement, and no write goes into it) since when (`DeleteMark`).
+ * What the store keeps of a VPC: what a user sees, and since when a delete is under way and
+ * which server marked it (`DeleteMark`; `ProcessIdentity.self`, null where it cannot be told).
  */
 export const VpcRecord = Schema.Struct({
   ...VpcFields,
-  lifecycle: Schema.Literal("active", "deleting"),
-  deleting_since: Schema.NullOr(Timestamp)
+  deleting_since: Schema.NullOr(Timestamp),
+  deleting_by: Schema.NullOr(Schema.String)
 })
 export interface VpcRecord extends Schema.Schema.Type<typeof VpcRecord> {}
 
@@ -50,10 +57,10 @@ export class Vpc extends Schema.Class<Vpc>("Vpc")({ ...VpcFields, etag: Etag.Fie
 
 /** The VPC's version: what it declares, not whether it is applied. */
 export const etagOf = oncePerRecord((record: VpcRecord): string =>
-  Etag.of(record, ["applied", "apply_error", "lifecycle", "deleting_since"])
+  Etag.of(record, ["applied", "apply_error", "lifecycle", "deleting_since", "deleting_by"])
 )
 
 export const toVpc = oncePerRecord((record: VpcRecord): Vpc => {
-  const { deleting_since: _since, lifecycle: _lifecycle, ...view } = record
+  const { deleting_by: _by, deleting_since: _since, ...view } = record
   return Vpc.make({ ...view, etag: etagOf(record) }, TRUSTED)
 })

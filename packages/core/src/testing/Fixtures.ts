@@ -163,6 +163,7 @@ export const vpc = (tenantId: TenantId, overrides: Partial<VpcRecord> = {}): Vpc
   apply_error: null,
   lifecycle: "active",
   deleting_since: null,
+  deleting_by: null,
   created_at: at(),
   ...overrides
 })

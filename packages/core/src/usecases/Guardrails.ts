@@ -24,7 +24,7 @@ import type { TenantState } from "../readmodel/TenantState.js"
 import type * as RuleSet from "../rules/RuleSet.js"
 import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { found } from "./Ownership.js"
+import { found, liveVpc } from "./Ownership.js"
 
 type Failure = NotFound | RuleValidation | Conflict | GuardrailViolated | ServiceUnavailable
 
@@ -89,7 +89,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
 
       const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
-      const ownedVpc = (state: TenantState, vpcId: VpcId) => found(state.vpc(vpcId), `VPC ${vpcId}`)
+      const ownedVpc = (state: TenantState, vpcId: VpcId) => liveVpc(state, vpcId)
 
       /**
        * A guardrail added to `tenantId` (for `vpcId`, or tenant-wide): refused when the limit is

@@ -43,7 +43,7 @@ import { storeUnavailable } from "./Failures.js"
 import { Fairness } from "./Fairness.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier, together } from "./NetworkApplier.js"
-import { found } from "./Ownership.js"
+import { found, liveVpc } from "./Ownership.js"
 import { findingOf, impactOf, ruleList, view } from "./RulePresentation.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
 import { Vpcs } from "./Vpcs.js"
@@ -442,7 +442,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         list: (caller, vpcId) =>
           Effect.gen(function*() {
             const state = yield* stateOf(caller)
-            const vpc = yield* found(state.vpc(vpcId), `VPC ${vpcId}`)
+            const vpc = yield* liveVpc(state, vpcId)
             const context = yield* applier.context(vpc)
             let seqs: Map<string, number> | undefined
             return {

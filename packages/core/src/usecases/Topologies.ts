@@ -212,6 +212,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               apply_error: "not yet applied",
               lifecycle: "active",
               deleting_since: null,
+              deleting_by: null,
               created_at: now
             }
             newVpcs.push(record)

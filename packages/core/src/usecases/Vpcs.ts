@@ -18,6 +18,7 @@ import { etagOf, toVpc } from "../domain/Vpc.js"
 import { Conflict, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
+import { ProcessIdentity } from "../ports/ProcessIdentity.js"
 import { Store } from "../ports/Store.js"
 import { connectionsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
@@ -26,7 +27,7 @@ import * as BodyCredentials from "./BodyCredentials.js"
 import { clusterWaited, storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { found } from "./Ownership.js"
+import { liveVpc } from "./Ownership.js"
 import { Tunnels } from "./Tunnels.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
@@ -58,8 +59,11 @@ export const seededRule = (vpc: VpcRecord): SecurityRuleRecord => ({
 
 type Failure = ServiceUnavailable | Unauthorized | Forbidden
 
-/** The VPC as `state` holds it, marked for deletion at `now`: refused when it is not there (or already going), or when `ifMatch` does not name its version. */
-export const marking = (id: VpcId, now: DateTime.Utc, ifMatch?: string) =>
+/**
+ * The VPC as `state` holds it, marked for deletion at `now` by the server `by`: refused when it
+ * is not there (or already going), or when `ifMatch` does not name its version.
+ */
+export const marking = (id: VpcId, now: DateTime.Utc, by: string | null, ifMatch?: string) =>
 (
   state: TenantState
 ): Either.Either<Decision<VpcRecord | undefined>, NotFound | PreconditionFailed> => {
@@ -72,7 +76,8 @@ export const marking = (id: VpcId, now: DateTime.Utc, ifMatch?: string) =>
       const marked = updatingLatest("vpcs", id, vpc, (latest) => ({
         ...latest,
         lifecycle: "deleting" as const,
-        deleting_since: now
+        deleting_since: now,
+        deleting_by: by
       }))
       // The mark steps the VPC's version: what was decided on the VPC before it is stale.
       return { ...marked, writes: [...marked.writes, Change.touch(id)] }
@@ -93,7 +98,8 @@ export interface VpcsShape {
   ) => Effect.Effect<void, NotFound | PreconditionFailed | ServiceUnavailable | InternalError | GuardrailViolated>
   /**
    * Finishes the deletes a stopped process left marked (the cluster, the hostnames, the store):
-   * how many it finished, for the reconciler.
+   * those past their lease, and at once those whose marking server is known to be gone
+   * (`ProcessIdentity.gone`); how many it finished, for the reconciler.
    */
   readonly reconcile: Effect.Effect<number, ServiceUnavailable>
   /** The caller's VPC, or 404. */
@@ -112,15 +118,12 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const idempotency = yield* Idempotency
       const pipeline = yield* Pipeline
       const readModel = yield* ReadModel
+      const processes = yield* ProcessIdentity
 
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
-      /** A VPC being deleted takes no more writes: as far as they are concerned, it is gone. */
       const owned = (caller: TenantPrincipal, id: VpcId) =>
-        Effect.flatMap(stateOf(caller), (state) => {
-          const vpc = state.vpc(id)
-          return found(vpc?.lifecycle === "active" ? vpc : undefined, `VPC ${id}`)
-        })
+        Effect.flatMap(stateOf(caller), (state) => liveVpc(state, id))
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
@@ -140,6 +143,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           apply_error: "not yet applied",
           lifecycle: "active",
           deleting_since: null,
+          deleting_by: null,
           created_at: yield* DateTime.now
         }
         // The tenant-wide guardrails hold in the new VPC from its first rule: the pipeline checks
@@ -173,7 +177,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
             writes: mine === undefined ? [] : [
               Change.update({
                 part: "vpcs",
-                record: { ...mine, ...reapplied, lifecycle: "active", deleting_since: null }
+                record: { ...mine, ...reapplied, lifecycle: "active", deleting_since: null, deleting_by: null }
               }),
               ...state.podsOf(id).map((pod) => Change.update({ part: "pods", record: { ...pod, ...reapplied } })),
               Change.touch(id)
@@ -190,7 +194,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         // the cluster is touched; of concurrent deletes one marks, the others find it gone.
         const { result, state } = yield* pipeline.commit(
           caller.tenant_id,
-          marking(id, yield* DateTime.now, ifMatch)
+          marking(id, yield* DateTime.now, processes.self, ifMatch)
         ).pipe(
           Effect.catchTag("UniqueViolation", Effect.die),
           // A mark adds no rule and no block: no limit or overlap can refuse it.
@@ -269,9 +273,9 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
 
       const reconcile = Effect.gen(function*() {
         const now = yield* DateTime.now
-        // A mark within its lease is its request's to finish.
+        // A mark within its lease is its request's to finish, unless the server that made it is gone.
         const marked = (yield* store.vpcs.listDeleting.pipe(storeUnavailable)).filter((vpc) =>
-          DeleteMark.abandoned(vpc.deleting_since, now)
+          DeleteMark.abandoned(vpc.deleting_since, now) || (vpc.deleting_by !== null && processes.gone(vpc.deleting_by))
         )
         const finished = yield* Effect.forEach(
           marked,
