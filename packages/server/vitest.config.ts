@@ -10,6 +10,7 @@ export const storeSpecific = [
   "test/PgOutage.test.ts",
   "test/Failover.test.ts",
   "test/InterruptedDelete.test.ts",
+  "test/RollingUpgrade.test.ts",
   "test/DataDirectory.test.ts",
   "test/FullDisk.test.ts",
   "test/ReadConsistency.test.ts",

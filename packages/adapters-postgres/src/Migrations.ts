@@ -555,7 +555,7 @@ const deleteMarkers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   `))
 
 /** Every migration, in order. Add new ones as `NNNN_name`; never edit one that has run. */
-export const loader = Migrator.fromRecord({
+const all = {
   "0001_initial": initial,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_revisions": revisions,
@@ -574,4 +574,9 @@ export const loader = Migrator.fromRecord({
   "0016_sessions": sessions,
   "0017_tenant_quotas": quotas,
   "0018_delete_markers": deleteMarkers
-})
+}
+
+export const loader = Migrator.fromRecord(all)
+
+/** The newest migration this release knows: a database past it was migrated by a newer release. */
+export const LATEST = Math.max(...Object.keys(all).map((name) => Number(name.slice(0, 4))))

@@ -53,6 +53,22 @@ export const layerClient = (options: Options) =>
 /** Runs the migrations that have not run yet (no schema dumps, so no shell or files needed). */
 export const layerMigrations = Layer.effectDiscard(Migrator.make({})({ loader: Migrations.loader }))
 
+/**
+ * A database a newer release has migrated: this server serves on (a release's migrations only
+ * expand, so the one before reads and writes its rows; README, "Upgrading"), and says so once.
+ */
+const warnIfNewer = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM effect_sql_migrations`
+  const latest = row?.latest ?? 0
+  if (latest > Migrations.LATEST) {
+    yield* Effect.logWarning(
+      `the database's schema is at migration ${latest}, newer than this server's ${Migrations.LATEST}: ` +
+        "serving on it, as a rolling update of one release does; finish the update to the newer release"
+    )
+  }
+})
+
 /** The advisory lock replicas starting together take in turn to migrate (its two keys: "TNET", "MIGR"). */
 const MIGRATION_LOCK = [1414417748, 1296648018] as const
 
@@ -70,6 +86,7 @@ const layerMigrationsInTurn = Layer.effectDiscard(Effect.scoped(Effect.gen(funct
     () => Effect.ignore(held.executeRaw("SELECT pg_advisory_unlock($1, $2)", MIGRATION_LOCK))
   )
   yield* Migrator.make({})({ loader: Migrations.loader })
+  yield* warnIfNewer
 })))
 
 /**
