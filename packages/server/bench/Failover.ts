@@ -41,7 +41,9 @@ export const toMarkdown = (rounds: ReadonlyArray<Round>) =>
     "| round | kill to first write | promotion to first write | requests | answered 503 | acknowledged | lost |",
     "|---:|---:|---:|---:|---:|---:|---:|",
     ...rounds.map((r, i) =>
-      `| ${i + 1} | ${r.killToWrite} ms | ${r.promoteToWrite} ms | ${r.requests} | ${r.refused} | ${r.acknowledged} | ${r.lost} |`
+      `| ${
+        i + 1
+      } | ${r.killToWrite} ms | ${r.promoteToWrite} ms | ${r.requests} | ${r.refused} | ${r.acknowledged} | ${r.lost} |`
     ),
     "",
     "The standby is promoted about 1 s after `/healthz` first answers 503, as a failover manager",
