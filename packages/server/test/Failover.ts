@@ -8,10 +8,9 @@
  * `Failover.test.ts` to judge and `bench/Failover.ts` to time.
  */
 import { NodeVault } from "@tenet/core/node"
-import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { launchServer } from "./Launch.js"
-import { call, until } from "./Loopback.js"
+import { call, tenantOver, until } from "./Loopback.js"
 import * as PgServers from "./PgServers.js"
 import * as Sse from "./Sse.js"
 
@@ -52,20 +51,6 @@ const attempt = async (port: number, method: string, path: string, body: unknown
   }
 }
 
-const syncState = (port: number) =>
-  execFileSync("psql", [
-    "-h",
-    "127.0.0.1",
-    "-p",
-    String(port),
-    "-U",
-    "postgres",
-    "-Atc",
-    "SELECT sync_state FROM pg_stat_replication"
-  ], {
-    encoding: "utf8"
-  }).trim()
-
 const leadingLines = (output: string) => (output.match(/leading the cluster controller"/g) ?? []).length
 
 export const available = PgServers.pgBin !== undefined
@@ -79,7 +64,11 @@ export const run = async () => {
   const replicas: Array<Awaited<ReturnType<typeof launchServer>>> = []
   try {
     standby.start()
-    await until(() => syncState(primary.port) === "sync", "the standby streaming synchronously", 30_000)
+    await until(
+      () => primary.query("SELECT sync_state FROM pg_stat_replication") === "sync",
+      "the standby streaming synchronously",
+      30_000
+    )
 
     const env = {
       TENET_STORE: "postgres",
@@ -99,17 +88,7 @@ export const run = async () => {
       }
     }
     const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]]
-    const admin = (await call(a.port, "POST", "/admin/login", {
-      username: "admin",
-      password: "failover-admin-password"
-    })).body.api_token
-    await call(a.port, "POST", "/tenants", { name: "steady", password: "steady-password" }, {
-      "x-admin-token": admin
-    })
-    const session = (await call(b.port, "POST", "/tenants/login", { name: "steady", password: "steady-password" }))
-      .body
-    await call(a.port, "PUT", `/tenants/${session.id}/quotas`, { vpcs: 10_000 }, { "x-admin-token": admin })
-    const headers = { "x-auth-token": session.api_token }
+    const { headers, session } = await tenantOver(a.port, "failover-admin-password", "steady", { vpcs: 10_000 })
 
     // The change stream, held across the failover as the SDK holds it: reopened from its last
     // revision whenever the server ends it.

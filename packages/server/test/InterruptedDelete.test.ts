@@ -9,8 +9,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeVault } from "@tenet/core/node"
 import { Effect } from "effect"
-import { execFileSync, spawn } from "node:child_process"
-import { call, until } from "./Loopback.js"
+import { spawn } from "node:child_process"
+import { call, tenantOver, until } from "./Loopback.js"
 import * as PgServers from "./PgServers.js"
 import { spawnServer } from "./ServerProcess.js"
 
@@ -37,18 +37,7 @@ describe("a VPC delete interrupted halfway", () => {
             return server
           }
           const first = await started()
-          const admin = (await call(first.port, "POST", "/admin/login", {
-            username: "admin",
-            password: "interrupted-admin-password"
-          })).body.api_token
-          await call(first.port, "POST", "/tenants", { name: "leaving", password: "leaving-password" }, {
-            "x-admin-token": admin
-          })
-          const session = (await call(first.port, "POST", "/tenants/login", {
-            name: "leaving",
-            password: "leaving-password"
-          })).body
-          const headers = { "x-auth-token": session.api_token }
+          const { headers, session } = await tenantOver(first.port, "interrupted-admin-password", "leaving")
           const vpc = (await call(first.port, "POST", "/vpcs", {
             token: session.api_token,
             tenant_id: session.id,
@@ -82,16 +71,7 @@ describe("a VPC delete interrupted halfway", () => {
           // The server dies mid-removal, and its connections with it.
           first.child.kill("SIGKILL")
           await first.exited
-          execFileSync("psql", [
-            "-h",
-            "127.0.0.1",
-            "-p",
-            String(pg.port),
-            "-U",
-            "postgres",
-            "-c",
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tenet'"
-          ])
+          pg.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tenet'")
           holder.stdin.end("ROLLBACK;\n")
           await deleting
 

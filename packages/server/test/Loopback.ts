@@ -45,3 +45,28 @@ export const until = (check: () => boolean, what: string, ms = 120_000) =>
       }
     }, 20)
   })
+
+/**
+ * A tenant made by the admin (signing in with `adminPassword`) on the server at `port` and signed
+ * into, its VPC quota raised to `vpcs` when given: the admin's token, the session (`id`,
+ * `api_token`) and the headers that authenticate as it.
+ */
+export const tenantOver = async (
+  port: number,
+  adminPassword: string,
+  name: string,
+  options: { readonly vpcs?: number } = {}
+) => {
+  const admin = (await call(port, "POST", "/admin/login", { username: "admin", password: adminPassword })).body
+    .api_token as string
+  const password = `${name}-password`
+  await call(port, "POST", "/tenants", { name, password }, { "x-admin-token": admin })
+  const session = (await call(port, "POST", "/tenants/login", { name, password })).body as {
+    readonly id: string
+    readonly api_token: string
+  }
+  if (options.vpcs !== undefined) {
+    await call(port, "PUT", `/tenants/${session.id}/quotas`, { vpcs: options.vpcs }, { "x-admin-token": admin })
+  }
+  return { admin, session, headers: { "x-auth-token": session.api_token } }
+}

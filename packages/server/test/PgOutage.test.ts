@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { NodeVault } from "@tenet/core/node"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { Main } from "../src/index.js"
-import { call, freePort } from "./Loopback.js"
+import { call, freePort, tenantOver } from "./Loopback.js"
 import * as PgServers from "./PgServers.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -36,16 +36,7 @@ describe("PostgreSQL outage", () => {
         )
         try {
           await server.runPromise(Effect.void)
-          const admin = (await call(port, "POST", "/admin/login", {
-            username: "admin",
-            password: "outage-admin-password"
-          })).body.api_token
-          await call(port, "POST", "/tenants", { name: "steady", password: "steady-password" }, {
-            "x-admin-token": admin
-          })
-          const session = (await call(port, "POST", "/tenants/login", { name: "steady", password: "steady-password" }))
-            .body
-          const headers = { "x-auth-token": session.api_token }
+          const { headers, session } = await tenantOver(port, "outage-admin-password", "steady")
 
           const acknowledged: Array<string> = []
           const statuses: Array<number> = []

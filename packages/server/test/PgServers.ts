@@ -44,6 +44,8 @@ export interface PgServer {
   readonly kill: () => void
   /** A standby made the primary, as a failover manager does. */
   readonly promote: () => void
+  /** One statement through psql, its rows as psql prints them unaligned (`-At`). */
+  readonly query: (statement: string) => string
   /** A standby streaming from this one (`pg_basebackup -R`), not started. */
   readonly standby: () => Promise<PgServer>
   readonly remove: () => void
@@ -74,6 +76,10 @@ const serverAt = (dir: string, port: number): PgServer => {
       process.kill(pid, "SIGKILL")
     },
     promote: () => pgCtl("promote"),
+    query: (statement) =>
+      execFileSync("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-Atc", statement], {
+        encoding: "utf8"
+      }).trim(),
     standby: async () => {
       const standby = await fresh()
       asPostgres("pg_basebackup", [

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { launch } from "./Launch.js"
-import { call, freePort, until } from "./Loopback.js"
+import { call, freePort, tenantOver, until } from "./Loopback.js"
 import * as PgServers from "./PgServers.js"
 import { spawnServer } from "./ServerProcess.js"
 
@@ -29,7 +29,9 @@ const git = (...args: Array<string>) => execFileSync("git", args, { cwd: repo, e
 /** The commit before the one that added the newest migration, when the history is here. */
 const previous = (() => {
   try {
-    return git("rev-parse", `${git("log", "-1", "--format=%H", "--", MIGRATIONS)}^`)
+    const newest = Migrations.LATEST.toString().padStart(4, "0")
+    const added = git("log", "-1", "--format=%H", `-S"${newest}_`, "--", MIGRATIONS)
+    return added === "" ? undefined : git("rev-parse", `${added}^`)
   } catch {
     return undefined
   }
@@ -51,17 +53,7 @@ describe("a rolling update through a migration", () => {
         const before = mkdtempSync(join(tmpdir(), "tenet-before-"))
         const pg = await PgServers.initdb()
         pg.start()
-        const migrated = () =>
-          Number(execFileSync("psql", [
-            "-h",
-            "127.0.0.1",
-            "-p",
-            String(pg.port),
-            "-U",
-            "postgres",
-            "-Atc",
-            "SELECT max(migration_id) FROM effect_sql_migrations"
-          ], { encoding: "utf8" }))
+        const migrated = () => Number(pg.query("SELECT max(migration_id) FROM effect_sql_migrations"))
         try {
           execSync(`git -C ${repo} archive ${previous} | tar -x -C ${before}`)
           execFileSync("pnpm", ["install", "--frozen-lockfile", "--prefer-offline", "--ignore-scripts"], {
@@ -82,32 +74,23 @@ describe("a rolling update through a migration", () => {
             ["--conditions=@tenet/source", "--import", "tsx", join(before, "packages/server/src/bin.ts")],
             { cwd: before, env: { ...env, TENET_PORT: String(oldPort) } }
           )
+          let writing = true
           try {
             await until(() => old.output().includes("listening"), "the previous release to listen", 90_000)
               .catch((e) => Promise.reject(new Error(`${e}: ${old.output()}`)))
-            const admin = (await call(oldPort, "POST", "/admin/login", {
-              username: "admin",
-              password: "upgrade-admin-password"
-            })).body.api_token
-            await call(oldPort, "POST", "/tenants", { name: "upgrading", password: "upgrading-password" }, {
-              "x-admin-token": admin
+            const { headers, session } = await tenantOver(oldPort, "upgrade-admin-password", "upgrading", {
+              vpcs: 10_000
             })
-            const session = (await call(oldPort, "POST", "/tenants/login", {
-              name: "upgrading",
-              password: "upgrading-password"
-            })).body
-            await call(oldPort, "PUT", `/tenants/${session.id}/quotas`, { vpcs: 10_000 }, { "x-admin-token": admin })
-            const headers = { "x-auth-token": session.api_token }
 
             const ports = [oldPort]
             const statuses: Array<{ readonly status: number; readonly what: string; readonly detail?: string }> = []
-            let writing = true
             /** A request retried with its key while it answers 503; its last answer. */
             const send = async (method: string, path: string, body?: unknown) => {
               const key = randomUUID()
               for (let i = 0;; i++) {
                 const port = ports[Math.floor(Math.random() * ports.length)]!
                 const answer = await call(port, method, path, body, { ...headers, "idempotency-key": key })
+                  .catch((error) => ({ status: 0, body: { detail: String(error) } }))
                 statuses.push({
                   status: answer.status,
                   what: `${method} ${path} on ${port === oldPort ? "the previous release" : "HEAD"}`,
@@ -180,6 +163,7 @@ describe("a rolling update through a migration", () => {
               }
             }
           } finally {
+            writing = false
             old.kill()
           }
         } finally {
