@@ -109,8 +109,13 @@ export const TopologyGraph = (
             <a href={`#/vpcs/${vpc.id}`} aria-label={`VPC ${vpc.name}`}>
               <text x={x + 14} y={TOP + 26} class="vpc-name">{truncate(vpc.name, 24)}</text>
             </a>
-            <text x={x + COLUMN - 12} y={TOP + 26} text-anchor="end" class={vpc.applied ? "state ok" : "state bad"}>
-              {vpc.applied ? "applied" : "not applied"}
+            <text
+              x={x + COLUMN - 12}
+              y={TOP + 26}
+              text-anchor="end"
+              class={vpc.applied && vpc.lifecycle === "active" ? "state ok" : "state bad"}
+            >
+              {vpc.lifecycle === "deleting" ? "being deleted" : vpc.applied ? "applied" : "not applied"}
               {vpc.enable_internet ? " · internet" : ""}
             </text>
             {vpc.subnets.map((subnet) => {

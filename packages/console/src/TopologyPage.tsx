@@ -34,6 +34,7 @@ export const TopologyPage = ({ client, tenantId }: { client: Client; tenantId: I
                 <a href={`#/vpcs/${v.id}`}>{v.name}</a>{" "}
                 <span class="muted">
                   {count(v.subnets.length, "subnet")}, {count(v.subnets.reduce((n, s) => n + s.pods.length, 0), "pod")}
+                  {v.lifecycle === "deleting" ? ", being deleted" : ""}
                 </span>
               </li>
             ))}
