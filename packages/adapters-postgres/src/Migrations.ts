@@ -547,10 +547,13 @@ const quotas = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 /**
  * Which server marked a VPC's delete (`ProcessIdentity`): a restarted server finishes its dead
  * predecessor's deletes at once. Nullable, no default to compute: a server of the release before
- * writes rows without it and reads past it (an expand step, README "Upgrading").
+ * writes rows without it and reads past it (an expand step, README "Upgrading"). A migration
+ * that fails for its lock timeout fails the start; the next start tries again.
  */
 const deleteMarkers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.unsafe(`
+    -- Beside a serving release: give up rather than queue its writes behind this one's lock.
+    SET LOCAL lock_timeout = '5s';
     ALTER TABLE vpcs ADD COLUMN deleting_by text;
   `))
 

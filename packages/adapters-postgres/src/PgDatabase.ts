@@ -16,6 +16,7 @@ export interface Options extends PgStore.Options {
    * (`postgres://user@db-1:5432,db-2:5432/database`): connections go to the one that accepts writes.
    */
   readonly url: Redacted.Redacted<string> | string
+  /** 10 by default; at least 2 for `layer` (one is held while migrating, under a lock). */
   readonly maxConnections?: number
   readonly applicationName?: string
 }
@@ -36,7 +37,7 @@ export const layerClient = (options: Options) =>
         const pool = PgPrimary.makePool(parsed.target, {
           max: options.maxConnections ?? 10,
           application_name: options.applicationName ?? "tenet",
-          connectionTimeoutMillis: CONNECT_TIMEOUT_MS
+          connectTimeoutMillis: CONNECT_TIMEOUT_MS
         })
         // An idle connection that breaks is dropped by the pool; the next one finds the primary.
         pool.on("error", () => {})
@@ -83,7 +84,10 @@ const layerMigrationsInTurn = Layer.effectDiscard(Effect.scoped(Effect.gen(funct
   const held = yield* sql.reserve
   yield* Effect.acquireRelease(
     held.executeRaw("SELECT pg_advisory_lock($1, $2)", MIGRATION_LOCK),
-    () => Effect.ignore(held.executeRaw("SELECT pg_advisory_unlock($1, $2)", MIGRATION_LOCK))
+    () =>
+      Effect.ignore(
+        held.executeRaw("SELECT pg_advisory_unlock($1, $2)", MIGRATION_LOCK).pipe(Effect.timeout("5 seconds"))
+      )
   )
   yield* Migrator.make({})({ loader: Migrations.loader })
   yield* warnIfNewer

@@ -52,7 +52,9 @@ export const parseUrl = (url: string): { readonly target: Target } | { readonly 
   const hosts: Array<Host> = []
   for (const part of authority === "" ? [] : authority.split(",")) {
     const host = /^(?:\[([^\]]+)\]|([^:[\]]*))(?::(\d*))?$/.exec(part)
-    const name = host?.[1] ?? host?.[2]
+    const encoded = host?.[1] ?? host?.[2]
+    // A socket directory is written percent-encoded (`%2Fvar%2Frun%2Fpostgresql`).
+    const name = encoded === undefined ? undefined : decodeURIComponent(encoded)
     if (host === null || name === undefined || name === "") {
       return { invalid: `host "${part}" is not host or host:port` }
     }
@@ -88,9 +90,19 @@ export const makeLocator = (
   let known: Host | undefined
   let search: Promise<Host> | undefined
   const find = async (): Promise<Host> => {
-    const answers = await Promise.allSettled(hosts.map(isWritable))
-    const index = answers.findIndex((answer) => answer.status === "fulfilled" && answer.value)
-    if (index >= 0) return hosts[index]!
+    // Asked at once, answered in the URL's order: done as soon as a host and every one before
+    // it have answered, whatever the hosts after it are doing.
+    const asked = hosts.map((host) =>
+      isWritable(host).then(
+        (value) => ({ status: "fulfilled" as const, value }),
+        (reason: unknown) => ({ status: "rejected" as const, reason })
+      )
+    )
+    const answers: Array<Awaited<(typeof asked)[number]>> = []
+    for (const [i, answer] of asked.entries()) {
+      answers.push(await answer)
+      if (answers[i]!.status === "fulfilled" && (answers[i] as { value: boolean }).value) return hosts[i]!
+    }
     const why = answers.map((answer, i) =>
       `${describeHost(hosts[i]!)} ${
         answer.status === "fulfilled" ? "accepts no writes (a standby)" : `is out of reach (${String(answer.reason)})`
@@ -137,16 +149,25 @@ const writableOn = async (client: Pg.ClientBase) => {
   return result.rows[0]?.transaction_read_only === "off"
 }
 
+export interface PoolOptions extends Omit<Pg.PoolConfig, "connectionString" | "Client" | "connectionTimeoutMillis"> {
+  /**
+   * How long one connection may take to open (the search for the primary within half of it). A
+   * request waiting for a free connection is bounded by the request's own timeout, not this.
+   */
+  readonly connectTimeoutMillis?: number
+}
+
 /** A pool whose every connection goes to the primary (and is refused when it turns out read-only). */
-export const makePool = (target: Target, options: Omit<Pg.PoolConfig, "connectionString" | "Client">): Pg.Pool => {
-  const connectionTimeoutMillis = options.connectionTimeoutMillis ?? 5_000
-  // The search answers within the pool's connect timeout, with time left to connect.
-  const searchTimeoutMillis = Math.ceil(connectionTimeoutMillis / 2)
+export const makePool = (target: Target, options: PoolOptions): Pg.Pool => {
+  const { connectTimeoutMillis = 5_000, ...poolOptions } = options
+  // A host asked connects and answers within a quarter each: the search within half.
+  const askTimeoutMillis = Math.ceil(connectTimeoutMillis / 4)
   const locator = makeLocator(target.hosts, async (host) => {
     const client = clientAt(
       {
         connectionString: target.url,
-        connectionTimeoutMillis: searchTimeoutMillis,
+        connectionTimeoutMillis: askTimeoutMillis,
+        query_timeout: askTimeoutMillis,
         application_name: "tenet-primary-search"
       },
       host
@@ -164,6 +185,11 @@ export const makePool = (target: Target, options: Omit<Pg.PoolConfig, "connectio
   type Connected = ((err: Error) => void) | ((err: null, client: Pg.Client) => void)
 
   class PrimaryClient extends Pg.Client {
+    // The pool hands each client its own options: the connect timeout is the client's alone.
+    constructor(config: Pg.ClientConfig = {}) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMillis })
+    }
+
     override connect(): Promise<Pg.Client>
     override connect(callback: Connected): void
     override connect(callback?: Connected): Promise<Pg.Client> | void {
@@ -189,9 +215,8 @@ export const makePool = (target: Target, options: Omit<Pg.PoolConfig, "connectio
   }
 
   return new Pg.Pool({
-    ...options,
+    ...poolOptions,
     connectionString: target.url,
-    connectionTimeoutMillis,
     keepAlive: true,
     Client: PrimaryClient,
     // A host found writable can stop being so (demoted, or read-only by setting) before we use it.

@@ -545,8 +545,13 @@ export const make = (options: Options = {}) =>
         const connection = yield* sql.reserve
         const [row] = yield* connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS got", [key], undefined)
         if (row?.got !== true) return Option.none<A>()
+        // Bounded: on a connection that stopped answering, the unlock would wait as long.
         yield* Effect.addFinalizer(() =>
-          Effect.ignore(connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined))
+          Effect.ignore(
+            connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined).pipe(
+              Effect.timeout(HELD_CHECK_TIMEOUT)
+            )
+          )
         )
         const lost = connection.execute("SELECT 1", [], undefined).pipe(
           Effect.timeoutFail({

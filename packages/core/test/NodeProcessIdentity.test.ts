@@ -7,20 +7,28 @@ import { ProcessIdentity } from "@tenet/core"
 import { NodeProcessIdentity } from "@tenet/core/node"
 import { Context, Effect, FastCheck as fc, Layer } from "effect"
 
-const marker = (host: string, pid: number, incarnation: string) => JSON.stringify([host, pid, incarnation])
+const marker = (host: string, pids: string | null, pid: number, incarnation: string) =>
+  JSON.stringify([host, pids, pid, incarnation])
 
 describe("NodeProcessIdentity", () => {
-  it.prop("another host's server is never known gone; this host's is when its process does not run", [
-    fc.string({ minLength: 1 }),
-    fc.integer({ min: 2, max: 1 << 22 }),
-    fc.boolean()
-  ], ([host, pid, running]) => {
-    const self = { host: "here", pid: 1, incarnation: "self" }
-    const gone = NodeProcessIdentity.goneFrom(self, () => running)
-    expect(gone(marker(host === "here" ? "there" : host, pid, "x"))).toBe(false)
-    expect(gone(marker("here", pid, "x"))).toBe(!running)
-    expect(gone("not a marker")).toBe(false)
-  })
+  it.prop(
+    "another host's or pid namespace's server is never known gone; this namespace's is when its process does not run",
+    [fc.string({ minLength: 1 }), fc.integer({ min: 2, max: 1 << 22 }), fc.boolean()],
+    ([other, pid, running]) => {
+      const self = { host: "here", pids: "boot/pid:[1]", pid: 1, incarnation: "self" }
+      const gone = NodeProcessIdentity.goneFrom(self, () => running)
+      const elsewhere = other === "here" || other === self.pids ? `${other}!` : other
+      expect(gone(marker(elsewhere, self.pids, pid, "x"))).toBe(false)
+      // Containers sharing a host name, each with its own pids (pid 1 in both, as often).
+      expect(gone(marker("here", elsewhere, pid, "x"))).toBe(false)
+      expect(gone(marker("here", elsewhere, 1, "x"))).toBe(false)
+      expect(gone(marker("here", self.pids, pid, "x"))).toBe(!running)
+      expect(gone("not a marker")).toBe(false)
+      // Without /proc, only this process's own servers can be told of.
+      expect(NodeProcessIdentity.goneFrom({ ...self, pids: null }, () => running)(marker("here", null, pid, "x")))
+        .toBe(false)
+    }
+  )
 
   it.scoped("in one process: a server that stopped is gone, one that runs is not", () =>
     Effect.gen(function*() {

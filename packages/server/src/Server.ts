@@ -35,8 +35,8 @@ import * as WebConsole from "./WebConsole.js"
 /** The server's version, from its package.json (one level above both src/ and dist/). */
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
 
-/** The use-cases, over the ports. */
-export const UseCasesLive = UseCases.layer
+/** The use-cases, over the ports, as this Node process's server (`NodeProcessIdentity`). */
+export const UseCasesLive = UseCases.layer.pipe(Layer.provide(NodeProcessIdentity.layer))
 
 export interface HttpOptions {
   /** Larger request bodies are refused with 413. */

@@ -60,9 +60,10 @@ export const run = async () => {
   // The standby connects as `walreceiver` (pg_basebackup -R's primary_conninfo); naming it
   // makes every commit wait for it, so what is acknowledged is on both.
   primary.start({ synchronous_standby_names: "walreceiver" })
-  const standby = await primary.standby()
   const replicas: Array<Awaited<ReturnType<typeof launchServer>>> = []
+  let standby: PgServers.PgServer | undefined
   try {
+    standby = await primary.standby()
     standby.start()
     await until(
       () => primary.query("SELECT sync_state FROM pg_stat_replication") === "sync",
@@ -199,7 +200,7 @@ export const run = async () => {
   } finally {
     for (const replica of replicas) replica.kill()
     primary.remove()
-    standby.remove()
+    standby?.remove()
   }
 }
 

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeVault } from "@tenet/core/node"
 import { Effect } from "effect"
+import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import { spawn } from "node:child_process"
 import { call, tenantOver, until } from "./Loopback.js"
 import * as PgServers from "./PgServers.js"
@@ -23,6 +24,7 @@ describe("a VPC delete interrupted halfway", () => {
       Effect.promise(async () => {
         const pg = await PgServers.initdb()
         pg.start()
+        let holder: ChildProcessWithoutNullStreams | undefined
         try {
           const env = {
             TENET_STORE: "postgres",
@@ -49,7 +51,7 @@ describe("a VPC delete interrupted halfway", () => {
 
           // The removal of the VPC's rows waits on a lock held on its rule; the mark (the VPC's row
           // alone) does not.
-          const holder = spawn("psql", ["-h", "127.0.0.1", "-p", String(pg.port), "-U", "postgres", "-d", "postgres"], {
+          holder = spawn("psql", ["-h", "127.0.0.1", "-p", String(pg.port), "-U", "postgres", "-d", "postgres"], {
             stdio: ["pipe", "pipe", "pipe"]
           })
           let held = ""
@@ -87,6 +89,7 @@ describe("a VPC delete interrupted halfway", () => {
           expect(ruleAfter.status).toBe(404)
           expect(ruleAfter.body.detail).not.toContain("being deleted")
         } finally {
+          holder?.kill()
           pg.remove()
         }
       }),

@@ -37,8 +37,11 @@ const VpcFields = {
   applied: Schema.Boolean,
   /** Why the last apply failed; the platform retries on a schedule. */
   apply_error: Schema.NullOr(Schema.String),
-  /** `deleting` from the moment a delete is accepted until the VPC is gone (seconds). */
-  lifecycle: Lifecycle,
+  /**
+   * `deleting` from the moment a delete is accepted until the VPC is gone (seconds). Absent from
+   * the answers of servers before it, so read as `active` there (a client beside a rolling update).
+   */
+  lifecycle: Schema.optionalWith(Lifecycle, { default: () => "active" as const }),
   created_at: Timestamp
 }
 
