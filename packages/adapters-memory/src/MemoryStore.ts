@@ -61,9 +61,9 @@ const Subnets = Table.define<Subnet.SubnetRecord, "tenant" | "vpc" | "name">({
   indexes: { tenant: (n) => n.tenant_id, vpc: (n) => n.vpc_id, name: (n) => `${n.vpc_id}/${n.name}` },
   retained: ["tenant"]
 })
-const Rules = Table.define<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">({
+const Rules = Table.define<SecurityRule.SecurityRuleRecord, "tenant" | "vpc">({
   key: (r) => r.id,
-  indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id, remote: (r) => r.remote_vpc_id },
+  indexes: { tenant: (r) => r.tenant_id, vpc: (r) => r.vpc_id },
   retained: ["tenant"]
 })
 const Pods = Table.define<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied" | "deleting">({
@@ -130,7 +130,7 @@ interface State {
   readonly serviceTunnels: HashMap.HashMap<Ids.ServiceTunnelId, ServiceTunnel.ServiceTunnelRecord>
   readonly vpcs: Table.Table<Vpc.VpcRecord, "tenant" | "name" | "unapplied" | "deleting">
   readonly subnets: Table.Table<Subnet.SubnetRecord, "tenant" | "vpc" | "name">
-  readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "tenant" | "vpc" | "remote">
+  readonly rules: Table.Table<SecurityRule.SecurityRuleRecord, "tenant" | "vpc">
   readonly pods: Table.Table<Pod.PodRecord, "tenant" | "vpc" | "name" | "unapplied" | "deleting">
   readonly tunnels: Table.Table<Tunnel.TunnelRecord, "tenant" | "vpc" | "pod" | "name" | "hostname" | "inactive">
   /** Keyed by `tenant_id/name`. */
@@ -540,8 +540,6 @@ export const make = Effect.gen(function*() {
   }
 
   const vpcs: Store.VpcRepository = {
-    find: (id) => read((s) => Table.get(s.vpcs, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.vpcs, "tenant", tenantId))),
     listUnapplied: read((s) => ordered(s, Table.lookup(s.vpcs, "unapplied", ""))),
     listDeleting: read((s) => ordered(s, Table.lookup(s.vpcs, "deleting", ""))),
     // Writers are already serialized, so holding a VPC is only a matter of it existing.
@@ -549,46 +547,18 @@ export const make = Effect.gen(function*() {
       transaction(read((s) => Option.map(Table.get(s.vpcs, id), (vpc) => revisions.tenant(s, vpc.tenant_id))))
   }
 
-  const subnets: Store.SubnetRepository = {
-    find: (id) => read((s) => Table.get(s.subnets, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.subnets, "tenant", tenantId))),
-    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.subnets, "vpc", vpcId)))
-  }
-
-  const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
-
-  const securityRules: Store.SecurityRuleRepository = {
-    find: (id) => read((s) => Table.get(s.rules, id)),
-    listByVpc: (vpcId) => read((s) => Table.lookup(s.rules, "vpc", vpcId).sort(bySeq)),
-    listByRemoteVpc: (vpcId) =>
-      read((s) => Table.lookup(s.rules, "remote", vpcId).filter((r) => r.vpc_id !== vpcId).sort(bySeq))
-  }
-
   const pods: Store.PodRepository = {
-    find: (id) => read((s) => Table.get(s.pods, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.pods, "tenant", tenantId))),
-    listByVpc: (vpcId) => read((s) => ordered(s, Table.lookup(s.pods, "vpc", vpcId))),
     listUnapplied: read((s) => ordered(s, Table.lookup(s.pods, "unapplied", ""))),
     listDeleting: read((s) => ordered(s, Table.lookup(s.pods, "deleting", "")))
   }
 
   const tunnels: Store.TunnelRepository = {
-    find: (id) => read((s) => Table.get(s.tunnels, id)),
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.tunnels, "tenant", tenantId))),
-    listByPod: (podId) => read((s) => ordered(s, Table.lookup(s.tunnels, "pod", podId))),
     listInactive: read((s) => ordered(s, Table.lookup(s.tunnels, "inactive", ""))),
     countByStatus: read((s) => {
       const counts = { active: 0, pending: 0, error: 0 }
       for (const t of Table.values(s.tunnels)) counts[t.status]++
       return counts
     })
-  }
-
-  const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
-
-  const registryCredentials: Store.RegistryCredentialRepository = {
-    listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(s.credentials, "tenant", tenantId))),
-    find: (tenantId, name) => read((s) => Table.get(s.credentials, credentialKey(tenantId, name)))
   }
 
   const idempotencyKeys: Store.IdempotencyKeyRepository = {
@@ -684,7 +654,10 @@ export const make = Effect.gen(function*() {
       })
   }
 
+  const bySeq = (a: SecurityRule.SecurityRuleRecord, b: SecurityRule.SecurityRuleRecord) => a.seq - b.seq
   const bySeqOf = (rules: Array<SecurityRule.SecurityRuleRecord>) => rules.sort(bySeq)
+
+  const credentialKey = (tenantId: string, name: string) => `${tenantId}/${name}`
 
   const snapshots: Store.SnapshotRepository = {
     authenticate: (hash) =>
@@ -959,11 +932,8 @@ export const make = Effect.gen(function*() {
     serviceTunnels,
     hostnames,
     vpcs,
-    subnets,
-    securityRules,
     pods,
     tunnels,
-    registryCredentials,
     idempotencyKeys,
     loginAttempts,
     sessions,

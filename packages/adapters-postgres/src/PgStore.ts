@@ -414,12 +414,6 @@ export const make = (options: Options = {}) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      find: one(Schema.String, VpcRow, (id) => sql`SELECT * FROM vpcs WHERE id = ${id}`),
-      listByTenant: all(
-        Schema.String,
-        VpcRow,
-        (tenantId) => sql`SELECT * FROM vpcs WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
       listUnapplied: all(Schema.Void, VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(
         undefined
       ),
@@ -438,46 +432,7 @@ export const make = (options: Options = {}) =>
         ))
     }
 
-    const subnets: Store.SubnetRepository = {
-      find: one(Schema.String, SubnetRow, (id) => sql`SELECT * FROM subnets WHERE id = ${id}`),
-      listByTenant: all(
-        Schema.String,
-        SubnetRow,
-        (tenantId) => sql`SELECT * FROM subnets WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
-      listByVpc: all(
-        Schema.String,
-        SubnetRow,
-        (vpcId) => sql`SELECT * FROM subnets WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
-      )
-    }
-
-    const securityRules: Store.SecurityRuleRepository = {
-      find: one(Schema.String, RuleRow, (id) => sql`SELECT * FROM security_rules WHERE id = ${id}`),
-      listByVpc: all(
-        Schema.String,
-        RuleRow,
-        (vpcId) => sql`SELECT * FROM security_rules WHERE vpc_id = ${vpcId} ORDER BY seq`
-      ),
-      listByRemoteVpc: all(
-        Schema.String,
-        RuleRow,
-        (vpcId) => sql`SELECT * FROM security_rules WHERE remote_vpc_id = ${vpcId} AND vpc_id <> ${vpcId} ORDER BY seq`
-      )
-    }
-
     const pods: Store.PodRepository = {
-      find: one(Schema.String, PodRow, (id) => sql`SELECT * FROM pods WHERE id = ${id}`),
-      listByTenant: all(
-        Schema.String,
-        PodRow,
-        (tenantId) => sql`SELECT * FROM pods WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
-      listByVpc: all(
-        Schema.String,
-        PodRow,
-        (vpcId) => sql`SELECT * FROM pods WHERE vpc_id = ${vpcId} ORDER BY created_at, seq`
-      ),
       listUnapplied: all(Schema.Void, PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(
         undefined
       ),
@@ -489,17 +444,6 @@ export const make = (options: Options = {}) =>
     }
 
     const tunnels: Store.TunnelRepository = {
-      find: one(Schema.String, TunnelRow, (id) => sql`SELECT * FROM tunnels WHERE id = ${id}`),
-      listByTenant: all(
-        Schema.String,
-        TunnelRow,
-        (tenantId) => sql`SELECT * FROM tunnels WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
-      listByPod: all(
-        Schema.String,
-        TunnelRow,
-        (podId) => sql`SELECT * FROM tunnels WHERE pod_id = ${podId} ORDER BY created_at, seq`
-      ),
       listInactive: all(
         Schema.Void,
         TunnelRow,
@@ -516,21 +460,6 @@ export const make = (options: Options = {}) =>
         for (const row of rows) counts[row.status] = row.count
         return counts
       }))
-    }
-
-    const findCredential = one(
-      Schema.Struct({ tenant_id: Schema.String, name: Schema.String }),
-      CredentialRow,
-      ({ name, tenant_id }) => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenant_id} AND name = ${name}`
-    )
-
-    const registryCredentials: Store.RegistryCredentialRepository = {
-      listByTenant: all(
-        Schema.String,
-        CredentialRow,
-        (tenantId) => sql`SELECT * FROM registry_credentials WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
-      find: (tenantId, name) => findCredential({ tenant_id: tenantId, name })
     }
 
     /**
@@ -1046,11 +975,8 @@ export const make = (options: Options = {}) =>
       serviceTunnels,
       hostnames,
       vpcs,
-      subnets,
-      securityRules,
       pods,
       tunnels,
-      registryCredentials,
       idempotencyKeys,
       loginAttempts,
       sessions,

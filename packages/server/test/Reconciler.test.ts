@@ -110,7 +110,7 @@ layer(testServer({ reconcileInterval: "50 millis" }), { excludeTestServices: tru
         Effect.repeat({ until: Option.isSome, schedule: Schedule.spaced("10 millis") }),
         Effect.repeat({ times: 1 })
       )
-      expect(Option.map(yield* store.vpcs.find(vpc.id), (v) => v.lifecycle)).toEqual(Option.some("deleting"))
+      expect((yield* store.vpcs.listDeleting).map((v) => v.id)).toContain(vpc.id)
       expect((yield* cluster.snapshot).vpcs.map((v) => v.vpc_id)).toContain(vpc.id)
     }))
 

@@ -24,7 +24,7 @@ import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type * as Hostname from "../domain/Hostname.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
-import type { PodId, SecurityRuleId, ServiceTunnelId, SubnetId, TenantId, TunnelId, VpcId } from "../domain/Ids.js"
+import type { ServiceTunnelId, TenantId, VpcId } from "../domain/Ids.js"
 import type * as LoginThrottle from "../domain/LoginThrottle.js"
 import type * as Page from "../domain/Page.js"
 import type { PodRecord } from "../domain/Pod.js"
@@ -146,9 +146,6 @@ export interface HostnameRepository {
 }
 
 export interface VpcRepository {
-  readonly find: (id: VpcId) => Read<Option.Option<VpcRecord>>
-  /** The tenant's VPCs, oldest first. */
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<VpcRecord>>
   /** VPCs whose last apply failed, for the reconciler. */
   readonly listUnapplied: Read<ReadonlyArray<VpcRecord>>
   /** VPCs marked `deleting`, for the reconciler to finish what a stopped process left. */
@@ -162,28 +159,7 @@ export interface VpcRepository {
   readonly lock: (id: VpcId) => Read<Option.Option<Revision>>
 }
 
-export interface SubnetRepository {
-  readonly find: (id: SubnetId) => Read<Option.Option<SubnetRecord>>
-  /** Oldest first. */
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<SubnetRecord>>
-  /** Oldest first. */
-  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<SubnetRecord>>
-}
-
-export interface SecurityRuleRepository {
-  readonly find: (id: SecurityRuleId) => Read<Option.Option<SecurityRuleRecord>>
-  /** The VPC's rules, in creation order. */
-  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
-  /** Rules of other VPCs whose remote is this VPC. */
-  readonly listByRemoteVpc: (vpcId: VpcId) => Read<ReadonlyArray<SecurityRuleRecord>>
-}
-
 export interface PodRepository {
-  readonly find: (id: PodId) => Read<Option.Option<PodRecord>>
-  /** Oldest first. */
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<PodRecord>>
-  /** Oldest first. */
-  readonly listByVpc: (vpcId: VpcId) => Read<ReadonlyArray<PodRecord>>
   /** Pods whose last apply failed, for the reconciler. */
   readonly listUnapplied: Read<ReadonlyArray<PodRecord>>
   /** Pods marked `deleting`, for the reconciler to finish what a stopped process left. */
@@ -191,21 +167,10 @@ export interface PodRepository {
 }
 
 export interface TunnelRepository {
-  readonly find: (id: TunnelId) => Read<Option.Option<TunnelRecord>>
-  /** Oldest first. */
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<TunnelRecord>>
-  /** Oldest first. */
-  readonly listByPod: (podId: PodId) => Read<ReadonlyArray<TunnelRecord>>
   /** Tunnels not active at the provider, for the reconciler. */
   readonly listInactive: Read<ReadonlyArray<TunnelRecord>>
   /** Every tenant's tunnels, counted by status (0 for a status none has): for the metrics. */
   readonly countByStatus: Read<Readonly<Record<TunnelStatus, number>>>
-}
-
-export interface RegistryCredentialRepository {
-  /** Oldest first. */
-  readonly listByTenant: (tenantId: TenantId) => Read<ReadonlyArray<RegistryCredentialRecord>>
-  readonly find: (tenantId: TenantId, name: string) => Read<Option.Option<RegistryCredentialRecord>>
 }
 
 export interface IdempotencyKeyRepository {
@@ -421,11 +386,8 @@ export interface StoreShape {
   readonly serviceTunnels: ServiceTunnelRepository
   readonly hostnames: HostnameRepository
   readonly vpcs: VpcRepository
-  readonly subnets: SubnetRepository
-  readonly securityRules: SecurityRuleRepository
   readonly pods: PodRepository
   readonly tunnels: TunnelRepository
-  readonly registryCredentials: RegistryCredentialRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly loginAttempts: LoginAttemptRepository
   readonly sessions: SessionRepository

@@ -8,7 +8,7 @@ import { DateTime, Deferred, Effect, FastCheck, Fiber, Option } from "effect"
 import * as Change from "../changes/Change.js"
 import type { NewEvent } from "../domain/ChangeEvent.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
-import type { TenantId } from "../domain/Ids.js"
+import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import { Constraints, KeyClaimed, StaleDecision, Store, UniqueViolation } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
@@ -22,6 +22,10 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     const live = freshEachLive(makeStore)
 
     /** Two fresh tenants, inserted in order. */
+    /** The tenant's rows, as the read model loads them. */
+    const rowsOf = (tenant: TenantId) =>
+      Effect.map(Effect.flatMap(Store, (store) => store.snapshots.tenant(tenant)), Option.getOrThrow)
+
     const twoTenants = Effect.gen(function*() {
       const store = yield* Store
       const first = Fixtures.tenant()
@@ -97,7 +101,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* expectRevision(true)
         // Another tenant's change, a read, a rolled-back transaction: the same revision.
         yield* insert({ part: "vpcs", record: Fixtures.vpc(b.id) })
-        yield* store.vpcs.listByTenant(a.id)
+        yield* store.snapshots.tenant(a.id)
         yield* Effect.either(store.transaction(
           Effect.zipRight(insert({ part: "vpcs", record: Fixtures.vpc(a.id) }), Effect.fail("rolled back"))
         ))
@@ -367,21 +371,22 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
-      "a snapshot holds what the tenant's lists hold, and authentication reads the same revisions",
+      "a snapshot holds what the tenant owns, in order, and authentication reads the same revisions",
       Effect.gen(function*() {
         const store = yield* Store
         const [a, b] = yield* twoTenants
         const vpc = Fixtures.vpc(a.id)
+        const second = Fixtures.vpc(a.id)
         yield* insert({ part: "vpcs", record: vpc })
-        yield* insert({ part: "vpcs", record: Fixtures.vpc(a.id) })
+        yield* insert({ part: "vpcs", record: second })
         yield* insert({ part: "vpcs", record: Fixtures.vpc(b.id) })
-        yield* insert({ part: "rules", record: Fixtures.rule(vpc, 2) })
-        yield* insert({ part: "rules", record: Fixtures.rule(vpc, 1) })
+        const rules = [Fixtures.rule(vpc, 2), Fixtures.rule(vpc, 1)]
+        for (const rule of rules) yield* insert({ part: "rules", record: rule })
         const domain = Fixtures.domain(a.id)
         yield* insert({ part: "domains", record: domain })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
-        expect(snapshot.vpcs).toEqual(yield* store.vpcs.listByTenant(a.id))
-        expect(snapshot.securityRules).toEqual(yield* store.securityRules.listByVpc(vpc.id))
+        expect(snapshot.vpcs).toEqual([vpc, second])
+        expect(snapshot.securityRules).toEqual([rules[1], rules[0]])
         expect(snapshot.securityRules.map((r) => r.seq)).toEqual([1, 2])
         expect(snapshot.subnets).toEqual([])
         expect(snapshot.domains).toEqual([domain])
@@ -507,7 +512,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
-      "VPCs and rules are listed per tenant and VPC, follow their apply state, and go with their VPC",
+      "VPCs and rules are held per tenant and VPC, follow their apply state, and go with their VPC",
       Effect.gen(function*() {
         const store = yield* Store
         const [a, b] = yield* twoTenants
@@ -517,17 +522,24 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         for (const vpc of [a1, a2, b1]) yield* insert({ part: "vpcs", record: vpc })
         const clash = yield* Effect.flip(insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) }))
         expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.vpcName })
-        expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a1.id, a2.id])
-        expect((yield* store.vpcs.listByTenant(b.id)).map((v) => v.id)).toEqual([b1.id])
+        expect((yield* rowsOf(a.id)).vpcs.map((v) => v.id)).toEqual([a1.id, a2.id])
+        expect((yield* rowsOf(b.id)).vpcs.map((v) => v.id)).toEqual([b1.id])
+        const rulesOf = (vpc: VpcId) =>
+          Effect.map(rowsOf(a.id), (rows) => rows.securityRules.filter((r) => r.vpc_id === vpc).map((r) => r.id))
+        const naming = (vpc: VpcId) =>
+          Effect.map(
+            rowsOf(a.id),
+            (rows) => rows.securityRules.filter((r) => r.remote_vpc_id === vpc && r.vpc_id !== vpc).map((r) => r.id)
+          )
 
         const r1 = Fixtures.rule(a1, 2)
         const r2 = Fixtures.rule(a1, 1, { remote_type: "vpc", remote_cidr: null, remote_vpc_id: a2.id })
         const r3 = Fixtures.rule(a2, 1)
         for (const rule of [r1, r2, r3]) yield* insert({ part: "rules", record: rule })
-        expect((yield* store.securityRules.listByVpc(a1.id)).map((r) => r.id)).toEqual([r2.id, r1.id])
-        expect((yield* store.securityRules.listByRemoteVpc(a2.id)).map((r) => r.id)).toEqual([r2.id])
+        expect(yield* rulesOf(a1.id)).toEqual([r2.id, r1.id])
+        expect(yield* naming(a2.id)).toEqual([r2.id])
         yield* update({ part: "rules", record: { ...r2, remote_vpc_id: b1.id } })
-        expect(yield* store.securityRules.listByRemoteVpc(a2.id)).toEqual([])
+        expect(yield* naming(a2.id)).toEqual([])
 
         expect(yield* store.vpcs.listUnapplied).toEqual([])
         yield* update({ part: "vpcs", record: { ...a2, applied: false, apply_error: "cluster unreachable" } })
@@ -538,13 +550,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(yield* store.vpcs.listUnapplied).toEqual([])
 
         yield* commitWrites(a.id, Change.remove("vpcs", a1.id))
-        expect(yield* store.securityRules.listByVpc(a1.id)).toEqual([])
-        expect(yield* store.securityRules.find(r1.id)).toEqual(Option.none())
-        expect((yield* store.vpcs.listByTenant(a.id)).map((v) => v.id)).toEqual([a2.id])
+        expect(yield* rulesOf(a1.id)).toEqual([])
+        expect((yield* rowsOf(a.id)).securityRules.map((r) => r.id)).toEqual([r3.id])
+        expect((yield* rowsOf(a.id)).vpcs.map((v) => v.id)).toEqual([a2.id])
         // The name is free again.
         yield* insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) })
         expect(Option.isSome(yield* store.tenants.delete(b.id))).toBe(true)
-        expect(yield* store.vpcs.listByTenant(b.id)).toEqual([])
+        expect(yield* store.snapshots.tenant(b.id)).toEqual(Option.none())
       })
     )
 
@@ -728,12 +740,12 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // Each writer counts, waits, then inserts below a limit of 5: only a lock keeps the count true.
         const writer = store.transaction(Effect.gen(function*() {
           yield* store.vpcs.lock(vpc.id)
-          const rules = yield* store.securityRules.listByVpc(vpc.id)
+          const rules = (yield* rowsOf(tenant.id)).securityRules
           yield* Effect.sleep("20 millis")
           if (rules.length < 5) yield* insert({ part: "rules", record: Fixtures.rule(vpc, rules.length + 1) })
         }))
         yield* Effect.all(Array.from({ length: 12 }, () => writer), { concurrency: "unbounded" })
-        expect(yield* store.securityRules.listByVpc(vpc.id)).toHaveLength(5)
+        expect((yield* rowsOf(tenant.id)).securityRules).toHaveLength(5)
       })
     )
 
