@@ -3,6 +3,43 @@
 import * as effectEslint from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
+/** Imports no package may make: Effect's internals, and another package's sources. */
+const RESTRICTED = [{
+  group: ["@effect/*/internal/*", "effect/internal/*"],
+  message: "Effect's internal modules are not its API and change without notice"
+}, {
+  group: ["@tenet/*/src/*"],
+  message: "import another package by its exports, as its users do"
+}]
+
+/**
+ * `@tenet/core` in layers, bottom up: domain, rules, ports and the read model, the write path
+ * (`changes`), observability, the use cases, the API. A folder imports nothing from a layer
+ * above it. One exception stands until the kinds' registry moves to the bottom (issue 67):
+ * `changes/Kind` and `changes/Change`, which ports and the read model still import.
+ */
+const CORE_ABOVE = {
+  domain: ["rules", "ports", "readmodel", "changes", "observability", "usecases", "api"],
+  rules: ["ports", "readmodel", "changes", "observability", "usecases", "api"],
+  ports: ["readmodel", "observability", "usecases", "api"],
+  readmodel: ["observability", "usecases", "api"],
+  changes: ["observability", "usecases", "api"],
+  observability: ["readmodel", "changes", "usecases", "api"],
+  usecases: ["api"]
+}
+
+const coreLayers = Object.entries(CORE_ABOVE).map(([folder, above]) => ({
+  files: [`packages/core/src/${folder}/**/*.ts`],
+  rules: {
+    "no-restricted-imports": ["error", {
+      patterns: [...RESTRICTED, {
+        group: above.map((layer) => `../${layer}/*`),
+        message: `core/src/${folder} sits below ${above.join(", ")}: import downwards only`
+      }]
+    }]
+  }
+}))
+
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "**/.tenet/**"] },
   ...tseslint.configs.recommended,
@@ -40,17 +77,10 @@ export default tseslint.config(
         selector: "TSAsExpression[expression.type='TSAsExpression'][expression.typeAnnotation.type='TSUnknownKeyword']",
         message: "`as unknown as` claims a type the checker cannot see; narrow the value or type it properly"
       }],
-      "no-restricted-imports": ["error", {
-        patterns: [{
-          group: ["@effect/*/internal/*", "effect/internal/*"],
-          message: "Effect's internal modules are not its API and change without notice"
-        }, {
-          group: ["@tenet/*/src/*"],
-          message: "import another package by its exports, as its users do"
-        }]
-      }]
+      "no-restricted-imports": ["error", { patterns: RESTRICTED }]
     }
   },
+  ...coreLayers,
   {
     // Tests, test doubles and the test cluster's controllers read JSON bodies as plain records.
     files: ["**/test/**/*.ts", "**/src/testing/FakeApiServer.ts", "**/src/testing/LocalCluster.ts"],

@@ -10,8 +10,8 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Either, Schema } from "effect"
-import { Problem, summary } from "./api/InputProblems.js"
 import * as Etag from "./domain/Etag.js"
+import { Problem, summary } from "./domain/InputProblems.js"
 import { GuardrailViolation } from "./domain/SecurityRule.js"
 
 const Detail = Schema.Struct({ detail: Schema.String })

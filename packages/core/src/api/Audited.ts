@@ -5,18 +5,9 @@
  * endpoint and its audit subject cannot drift apart; an endpoint without one changes nothing.
  */
 import { Context } from "effect"
-import type { ResourceKind } from "../domain/AuditLog.js"
+import type { ResourceKind, Subject } from "../domain/AuditLog.js"
 
-/** Where an action's resource id comes from. */
-export type Subject =
-  /** A parameter of the request's path. */
-  | { readonly kind: ResourceKind; readonly from: "path"; readonly param: string }
-  /** The change the request commits: what it makes or the resource it is about (the pipeline names it). */
-  | { readonly kind: ResourceKind; readonly from: "change" }
-  /** The caller itself (logins, logouts, the admin's rotation). */
-  | { readonly kind: ResourceKind; readonly from: "actor" }
-  /** Nothing with an id (the provider configuration). */
-  | { readonly kind: ResourceKind; readonly from: "none" }
+export type { Subject } from "../domain/AuditLog.js"
 
 export class Audited extends Context.Tag("@tenet/core/api/Audited")<Audited, Subject>() {}
 

@@ -15,15 +15,14 @@
  */
 import { Context, DateTime, Effect, FiberRef, Layer } from "effect"
 import { globalValue } from "effect/GlobalValue"
-import type { Subject } from "../api/Audited.js"
-import type { ActorType, AuditFilter, AuditQuery } from "../domain/AuditLog.js"
+import type { ActorType, AuditFilter, AuditQuery, Subject } from "../domain/AuditLog.js"
 import { AuditPage } from "../domain/AuditLog.js"
 import type { Principal } from "../domain/Principal.js"
 import type { NotFound, ServiceUnavailable } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import type { StoreShape, StoreUnavailable } from "../ports/Store.js"
 import { Store } from "../ports/Store.js"
-import { storeUnavailable } from "../usecases/Failures.js"
-import { ownTenant } from "../usecases/Ownership.js"
+import { ownTenant } from "../readmodel/Ownership.js"
 
 export interface Actor {
   readonly type: ActorType

@@ -15,11 +15,11 @@ import { ADMIN_SCOPE, RETENTION } from "../domain/IdempotencyKey.js"
 import type { Principal } from "../domain/Principal.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import { Conflict, IdempotencyKeyReused } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import type * as Store from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import { Store as StoreTag } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
-import { storeUnavailable } from "../usecases/Failures.js"
 import * as Audit from "./Audit.js"
 
 /** The request being handled, when it carries an `Idempotency-Key`. */

@@ -33,6 +33,17 @@ export const ResourceKind = Schema.Literal(
 ).annotations({ identifier: "AuditResourceKind" })
 export type ResourceKind = typeof ResourceKind.Type
 
+/** Where an action's resource id comes from: an endpoint's `Audited` annotation (`api/Audited`). */
+export type Subject =
+  /** A parameter of the request's path. */
+  | { readonly kind: ResourceKind; readonly from: "path"; readonly param: string }
+  /** The change the request commits: what it makes or the resource it is about (the pipeline names it). */
+  | { readonly kind: ResourceKind; readonly from: "change" }
+  /** The caller itself (logins, logouts, the admin's rotation). */
+  | { readonly kind: ResourceKind; readonly from: "actor" }
+  /** Nothing with an id (the provider configuration). */
+  | { readonly kind: ResourceKind; readonly from: "none" }
+
 export class AuditEntry extends Schema.Class<AuditEntry>("AuditEntry")({
   /** Monotonic sequence number; newer entries have larger ones. */
   seq: Schema.Int,

@@ -1,8 +1,8 @@
 /** One-shot deployment of VPCs, subnets and pods referenced by name, and the nested view. */
 import { Schema } from "effect"
-import type { Problem } from "../api/InputProblems.js"
 import { BodyToken, wireExample } from "./Common.js"
 import { PodId, SubnetId, TenantId, VpcId } from "./Ids.js"
+import type { Problem } from "./InputProblems.js"
 import { DnsLabel, Ipv4Address, Ipv4Network } from "./Net.js"
 import { Pod, PodTopologyItem } from "./Pod.js"
 import { RuleImpact } from "./SecurityRule.js"

@@ -24,14 +24,14 @@ import type {
   ServiceUnavailable
 } from "../Errors.js"
 import { Conflict } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { vpcContextOf } from "../readmodel/Derived.js"
+import { found } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as RuleSet from "../rules/RuleSet.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
-import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier, together } from "./NetworkApplier.js"
-import { found } from "./Ownership.js"
 import { impactOf } from "./RulePresentation.js"
 
 type Failure = NotFound | ServiceUnavailable

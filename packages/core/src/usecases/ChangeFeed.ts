@@ -12,8 +12,8 @@ import type { StoredEvent } from "../domain/ChangeEvent.js"
 import * as Quota from "../domain/Quota.js"
 import { Gone, InvalidInput, TooManyRequests } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
-import { storeUnavailable } from "./Failures.js"
 
 /** What a watcher is sent: an event, or how far it has got (`revision`) when quiet. */
 export type Item =

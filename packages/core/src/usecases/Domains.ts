@@ -10,9 +10,9 @@ import type { DomainName } from "../domain/Net.js"
 import type { Principal } from "../domain/Principal.js"
 import { Conflict, NotFound } from "../Errors.js"
 import type { IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
-import { storeUnavailable } from "./Failures.js"
-import { ownTenant } from "./Ownership.js"
+import { ownTenant } from "../readmodel/Ownership.js"
 
 export interface DomainsShape {
   readonly assign: (

@@ -17,14 +17,14 @@ import { GuardrailId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { GuardrailViolated, IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Conflict, Forbidden, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
 import { vpcContextOf } from "../readmodel/Derived.js"
+import { found, liveVpc } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import type * as RuleSet from "../rules/RuleSet.js"
-import { storeUnavailable } from "./Failures.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { found, liveVpc } from "./Ownership.js"
 
 type Failure = NotFound | RuleValidation | Conflict | GuardrailViolated | ServiceUnavailable
 

@@ -20,11 +20,11 @@ import type { TenantRecord } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
 import type { InternalError, ServiceUnavailable } from "../Errors.js"
 import * as Metrics from "../observability/Metrics.js"
+import { storeUnavailable, vaultFailure } from "../ports/Failures.js"
 import { OperationsLog } from "../ports/OperationsLog.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel, readThrough } from "../readmodel/ReadModel.js"
-import { storeUnavailable, vaultFailure } from "./Failures.js"
 
 /** How failed logins are slowed (`LoginThrottle`), by what the attempts have in common. */
 export interface ThrottlePolicy {

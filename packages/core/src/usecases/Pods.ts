@@ -24,16 +24,16 @@ import type {
   PreconditionFailed,
   Unauthorized
 } from "../Errors.js"
+import { clusterWaited, storeUnavailable } from "../ports/Failures.js"
 import type { PodRuntime } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
+import { found } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
-import { clusterWaited, storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { found } from "./Ownership.js"
 import { PodConvergence } from "./PodConvergence.js"
 import { podOf, sameStatus, statusFrom, statusUnknown } from "./PodPresentation.js"
 import * as PodStrategy from "./PodStrategy.js"

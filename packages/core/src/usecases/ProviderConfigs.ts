@@ -8,10 +8,10 @@ import { InvalidInput, NotFound } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
 import type { InternalError } from "../Errors.js"
 import type { EdgeAccount } from "../ports/EdgeTunnels.js"
+import { storeUnavailable, vaultFailure } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import { storeUnavailable, vaultFailure } from "./Failures.js"
 
 /** Cross-field rules the schema cannot express alone. */
 export const validate = (input: ProviderConfigInput): Either.Either<void, InvalidInput> =>

@@ -11,9 +11,9 @@ import type { Principal } from "../domain/Principal.js"
 import * as Quota from "../domain/Quota.js"
 import { NotFound } from "../Errors.js"
 import type { ServiceUnavailable } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import { storeUnavailable } from "./Failures.js"
 
 export interface QuotasShape {
   /**

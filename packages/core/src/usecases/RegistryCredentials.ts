@@ -17,12 +17,12 @@ import type {
 import { etagOf, toRegistryCredential } from "../domain/RegistryCredential.js"
 import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
 import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
+import { storeUnavailable, vaultFailure } from "../ports/Failures.js"
 import type { OrchestratorError } from "../ports/Orchestrator.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { Vault } from "../ports/Vault.js"
+import { ownTenant } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import { storeUnavailable, vaultFailure } from "./Failures.js"
-import { ownTenant } from "./Ownership.js"
 
 type Failure = NotFound | ServiceUnavailable
 

@@ -34,16 +34,16 @@ import type {
   PreconditionFailed,
   ServiceUnavailable
 } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { connectionsOf, findingsOf, vpcContextOf } from "../readmodel/Derived.js"
+import { found, liveVpc } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
 import * as Declaration from "../rules/Declaration.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import { storeUnavailable } from "./Failures.js"
 import { Fairness } from "./Fairness.js"
 import type { ApplyState } from "./NetworkApplier.js"
 import { NetworkApplier, together } from "./NetworkApplier.js"
-import { found, liveVpc } from "./Ownership.js"
 import { findingOf, impactOf, ruleList, view } from "./RulePresentation.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
 import { Vpcs } from "./Vpcs.js"

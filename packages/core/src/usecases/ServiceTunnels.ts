@@ -18,8 +18,8 @@ import { Conflict, InvalidInput, NotFound, ServiceUnavailable } from "../Errors.
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import type { EdgeAccount, EdgeRoute } from "../ports/EdgeTunnels.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Constraints, Store } from "../ports/Store.js"
-import { storeUnavailable } from "./Failures.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import { ServerInfo } from "./ServerInfo.js"
 

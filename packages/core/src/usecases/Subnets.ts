@@ -20,10 +20,10 @@ import type {
   ServiceUnavailable,
   Unauthorized
 } from "../Errors.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { connectionsOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import * as BodyCredentials from "./BodyCredentials.js"
-import { storeUnavailable } from "./Failures.js"
 import { Identity } from "./Identity.js"
 import { NetworkApplier } from "./NetworkApplier.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"

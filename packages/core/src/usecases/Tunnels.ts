@@ -21,11 +21,11 @@ import { Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed, Servic
 import type { IdempotencyKeyReused, InternalError } from "../Errors.js"
 import type { EdgeRoute } from "../ports/EdgeTunnels.js"
 import { EdgeTunnels } from "../ports/EdgeTunnels.js"
+import { storeUnavailable } from "../ports/Failures.js"
 import { Constraints, Store } from "../ports/Store.js"
+import { found } from "../readmodel/Ownership.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
-import { storeUnavailable } from "./Failures.js"
-import { found } from "./Ownership.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 
 type Failure = NotFound | Conflict | Forbidden | InvalidInput | ServiceUnavailable | InternalError

@@ -2,9 +2,9 @@
 import { Duration, Effect } from "effect"
 import * as DeleteMark from "../domain/DeleteMark.js"
 import { InternalError, ServiceUnavailable } from "../Errors.js"
-import { OrchestratorError } from "../ports/Orchestrator.js"
-import type { StoreUnavailable } from "../ports/Store.js"
-import type { VaultError } from "../ports/Vault.js"
+import { OrchestratorError } from "./Orchestrator.js"
+import type { StoreUnavailable } from "./Store.js"
+import type { VaultError } from "./Vault.js"
 
 /** The store being down is the caller's 503: nothing was written and a retry may succeed. */
 export const storeUnavailable = <A, E, R>(

@@ -4,7 +4,7 @@ import type { VpcId } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { VpcRecord } from "../domain/Vpc.js"
 import { NotFound } from "../Errors.js"
-import type { TenantState } from "../readmodel/TenantState.js"
+import type { TenantState } from "./TenantState.js"
 
 /**
  * A row of the caller's own state, or 404: a tenant's state holds only its own rows, so
