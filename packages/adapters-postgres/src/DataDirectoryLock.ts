@@ -11,6 +11,7 @@
  * `STALE_AFTER` (a process on a shared volume that died without removing it). Within one
  * process, a directory is held once: a second `hold` fails like another process's would.
  */
+import { NodeProcessIdentity } from "@tenet/core/node"
 import { Duration, Effect, Option, Schedule, Schema } from "effect"
 import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs"
 import { hostname } from "node:os"
@@ -49,15 +50,7 @@ const heldHere = new Set<string>()
 
 const decodeOwner = Schema.decodeUnknownOption(Schema.parseJson(Owner))
 
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    // EPERM: it runs, as another user.
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
+const isRunning = NodeProcessIdentity.processRuns
 
 /** Whether the lock's owner may still be running. An unreadable lock is a crash mid-write: stale. */
 export const isHeld = (owner: Owner | undefined, ageMillis: number, self: Owner = me): boolean => {

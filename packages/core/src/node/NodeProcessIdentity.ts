@@ -16,7 +16,8 @@ import * as ProcessIdentity from "../ports/ProcessIdentity.js"
 /** The incarnations of servers running in this process. */
 const running = new Set<string>()
 
-const runs = (pid: number) => {
+/** Whether a process of this pid namespace runs (EPERM: it does, as another user). */
+export const processRuns = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
@@ -58,12 +59,13 @@ const decode = (text: string): Marker | undefined => {
 }
 
 /** Whether the server `marker` names is gone, seen from `self`: only what can be told for certain. */
-export const goneFrom = (self: Marker, isRunning: (pid: number) => boolean = runs) => (marker: string): boolean => {
-  const other = decode(marker)
-  if (other === undefined || other.host !== self.host || other.pids !== self.pids) return false
-  if (other.pid === self.pid) return !running.has(other.incarnation)
-  return self.pids !== null && !isRunning(other.pid)
-}
+export const goneFrom =
+  (self: Marker, isRunning: (pid: number) => boolean = processRuns) => (marker: string): boolean => {
+    const other = decode(marker)
+    if (other === undefined || other.host !== self.host || other.pids !== self.pids) return false
+    if (other.pid === self.pid) return !running.has(other.incarnation)
+    return self.pids !== null && !isRunning(other.pid)
+  }
 
 /** This server's identity, for as long as the layer lives. */
 export const layer = Layer.scoped(
