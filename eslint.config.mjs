@@ -1,6 +1,8 @@
 // Lint and format as the Effect monorepo does: typescript-eslint's recommended rules and
 // dprint (through @effect/eslint-plugin) for formatting. `pnpm lint:fix` formats.
 import * as effectEslint from "@effect/eslint-plugin"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import tseslint from "typescript-eslint"
 
 /** Imports no package may make: Effect's internals, and another package's sources. */
@@ -13,16 +15,17 @@ const RESTRICTED = [{
 }]
 
 /**
- * `@tenet/core` in layers, bottom up: domain, rules, ports and the read model, the write path
- * (`changes`), observability, the use cases, the API. A folder imports nothing from a layer
- * above it. One exception stands until the kinds' registry moves to the bottom (issue 67):
- * `changes/Kind` and `changes/Change`, which ports and the read model still import.
+ * `@tenet/core` in layers, bottom up: domain, rules (pure verdicts over the domain), kinds (the
+ * registry of what a tenant owns and changes to it: a kind's view speaks the rules' vocabulary),
+ * ports and the read model, the write path (`changes`), observability, the use cases, the API.
+ * A folder imports nothing from a layer above it; `tenet/no-import-cycle` refuses a circle within one.
  */
 const CORE_ABOVE = {
-  domain: ["rules", "ports", "readmodel", "changes", "observability", "usecases", "api"],
-  rules: ["ports", "readmodel", "changes", "observability", "usecases", "api"],
-  ports: ["readmodel", "observability", "usecases", "api"],
-  readmodel: ["observability", "usecases", "api"],
+  domain: ["rules", "kinds", "ports", "readmodel", "changes", "observability", "usecases", "api"],
+  rules: ["kinds", "ports", "readmodel", "changes", "observability", "usecases", "api"],
+  kinds: ["ports", "readmodel", "changes", "observability", "usecases", "api"],
+  ports: ["readmodel", "changes", "observability", "usecases", "api"],
+  readmodel: ["changes", "observability", "usecases", "api"],
   changes: ["observability", "usecases", "api"],
   observability: ["readmodel", "changes", "usecases", "api"],
   usecases: ["api"]
@@ -39,6 +42,54 @@ const coreLayers = Object.entries(CORE_ABOVE).map(([folder, above]) => ({
     }]
   }
 }))
+
+/** A module's relative imports (type-only ones too: a circle of types is a circle of concepts), as paths. */
+const importsOf = (() => {
+  const cache = new Map()
+  return (file) => {
+    let found = cache.get(file)
+    if (found === undefined) {
+      const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+      found = [...text.matchAll(/^(?:import|export)[^;]*?from\s+"(\.{1,2}\/[^"]+)"/gms)].map((m) =>
+        path.resolve(path.dirname(file), m[1].replace(/\.js$/, ".ts"))
+      )
+      cache.set(file, found)
+    }
+    return found
+  }
+})()
+
+/** Refuses an import that leads back to the importing module: the layers say where a module sits, this that none sits above itself. */
+const noImportCycle = {
+  meta: { type: "problem", schema: [], messages: { cycle: "import circle: {{cycle}}" } },
+  create: (context) => ({
+    ImportDeclaration: (node) => {
+      if (!node.source.value.startsWith(".")) return
+      const self = context.filename
+      const start = path.resolve(path.dirname(self), node.source.value.replace(/\.js$/, ".ts"))
+      const seen = new Set()
+      const walk = (file, trail) => {
+        if (file === self) return trail
+        if (seen.has(file)) return undefined
+        seen.add(file)
+        for (const next of importsOf(file)) {
+          const found = walk(next, [...trail, next])
+          if (found !== undefined) return found
+        }
+        return undefined
+      }
+      const cycle = walk(start, [start])
+      if (cycle !== undefined) {
+        const root = path.dirname(self)
+        context.report({
+          node,
+          messageId: "cycle",
+          data: { cycle: [self, ...cycle].map((f) => path.relative(root, f) || path.basename(f)).join(" -> ") }
+        })
+      }
+    }
+  })
+}
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "**/.tenet/**"] },
@@ -79,6 +130,11 @@ export default tseslint.config(
       }],
       "no-restricted-imports": ["error", { patterns: RESTRICTED }]
     }
+  },
+  {
+    files: ["packages/core/src/**/*.ts"],
+    plugins: { tenet: { rules: { "no-import-cycle": noImportCycle } } },
+    rules: { "tenet/no-import-cycle": "error" }
   },
   ...coreLayers,
   {

@@ -7,30 +7,22 @@
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import type { Hostname } from "@tenet/core"
 import {
-  AddressSet,
   Admin,
   AuditLog,
   Change,
   ChangeEvent,
-  Domain,
-  Guardrail,
   IdempotencyKey,
   Ids,
   Kind,
   LoginThrottle,
   OperationLog,
   OperationsLog,
-  Pod,
   ProviderConfig,
-  RegistryCredential,
-  SecurityRule,
   ServiceTunnel,
   Session,
   Store,
-  Subnet,
   Tenant,
-  Tunnel,
-  Vpc
+  Tunnel
 } from "@tenet/core"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ParseResult } from "effect"
@@ -52,55 +44,42 @@ const TenantRow = Schema.Struct({
 
 const AdminRow = Admin.AdminRecord
 
-const DomainRow = Schema.Struct({ ...Domain.DomainRecord.fields, created_at: Timestamp })
-
 const ProviderConfigRow = Schema.Struct({ ...ProviderConfig.ProviderConfigRecord.fields, updated_at: Timestamp })
 
 const ServiceTunnelRow = Schema.Struct({ ...ServiceTunnel.ServiceTunnelRecord.fields, created_at: Timestamp })
 
-const VpcRow = Schema.Struct({
-  ...Vpc.VpcRecord.fields,
-  deleting_since: Schema.NullOr(Timestamp),
-  created_at: Timestamp
-})
+/** A row as a kind's entry describes it: its columns by name. */
+type Columns = { readonly [column: string]: unknown }
 
-const SubnetRow = Schema.Struct({ ...Subnet.SubnetRecord.fields, created_at: Timestamp })
+/** A structured value kept as JSON text (`Kind.storage.jsonText`); a SQL NULL stays null. */
+const jsonTextColumn = (field: Schema.Schema.AnyNoContext) =>
+  Schema.is(Schema.typeSchema(field))(null)
+    ? Schema.NullOr(Schema.parseJson(field))
+    : Schema.parseJson(field)
 
-const RuleRow = Schema.Struct({
-  ...SecurityRule.SecurityRuleRecord.fields,
-  created_at: Timestamp,
-  updated_at: Timestamp
-})
+const anInstant = DateTime.unsafeMake(0)
 
-const PodRow = Schema.Struct({
-  ...Pod.PodRecord.fields,
-  deleting_since: Schema.NullOr(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp
-})
+/**
+ * A kind's row, from its entry (`Kind.Kind`): the record's fields, with its instants as
+ * PostgreSQL answers them and its `jsonText` columns parsed; rows are written through the same
+ * schema's encoder. Every kind's row is derived here: a kind's storage is said in its entry alone.
+ */
+const rowOf = (kind: Kind.Any): Schema.Schema<Columns, Columns> => {
+  const jsonText: ReadonlyArray<string> = kind.storage.jsonText
+  return Schema.Struct(Object.fromEntries(
+    Object.entries(kind.fields).map(([name, field]): [string, Kind.Fields[string]] => {
+      if (!Schema.isSchema(field)) return [name, field]
+      if (jsonText.includes(name)) return [name, jsonTextColumn(field)]
+      const type = Schema.is(Schema.typeSchema(field))
+      if (!type(anInstant)) return [name, field]
+      return [name, type(null) ? Schema.NullOr(Timestamp) : Timestamp]
+    })
+  ))
+}
 
-const TunnelRow = Schema.Struct({ ...Tunnel.TunnelRecord.fields, created_at: Timestamp })
+/** Each part's row schema (`rowOf`), as the records of its part. */
+const ROWS = Kind.byPart((part) => rowOf(Kind.KINDS[part]))
 const StatusCount = Schema.Struct({ status: Tunnel.TunnelStatus, count: Schema.Number })
-
-const CredentialRow = Schema.Struct({
-  ...RegistryCredential.RegistryCredentialRecord.fields,
-  created_at: Timestamp
-})
-
-/** `local` is kept as its JSON text. */
-const GuardrailRow = Schema.Struct({
-  ...Guardrail.GuardrailRecord.fields,
-  local: Schema.NullOr(Schema.parseJson(Guardrail.LocalEndpoints)),
-  created_at: Timestamp
-})
-
-/** `entries` are kept as their JSON text. */
-const AddressSetRow = Schema.Struct({
-  ...AddressSet.AddressSetRecord.fields,
-  entries: Schema.parseJson(AddressSet.AddressSetRecord.fields.entries),
-  created_at: Timestamp,
-  updated_at: Timestamp
-})
 
 const SessionRow = Schema.Struct({
   ...Session.SessionRecord.fields,
@@ -127,20 +106,18 @@ const HELD_CHECK = "1 second"
 /** A check unanswered this long (a host cut off, no reset) counts as the lock lost. */
 const HELD_CHECK_TIMEOUT = "5 seconds"
 
-const SnapshotRow = Schema.Struct({
-  revision: Schema.String,
-  vpcs: Schema.Array(VpcRow),
-  subnets: Schema.Array(SubnetRow),
-  security_rules: Schema.Array(RuleRow),
-  pods: Schema.Array(PodRow),
-  tunnels: Schema.Array(TunnelRow),
-  registry_credentials: Schema.Array(CredentialRow),
-  domains: Schema.Array(DomainRow),
-  guardrails: Schema.Array(GuardrailRow),
-  address_sets: Schema.Array(AddressSetRow),
-  vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  scope_version: Schema.Union(Schema.Number, Schema.NumberFromString)
-})
+/** A tenant's rows under a registry: each kind's as one JSON array, read in one statement (so at one instant). */
+const snapshotRowOf = (registry: Kind.Registry) => {
+  const lists: Readonly<Record<string, Schema.Array$<Schema.Schema<Columns, Columns>>>> = Object.fromEntries(
+    Object.entries(registry).map(([part, kind]) => [part, Schema.Array(rowOf(kind))])
+  )
+  return Schema.Struct({
+    revision: Schema.String,
+    vpc_versions: Schema.Record({ key: Schema.String, value: Schema.Number }),
+    scope_version: Schema.Union(Schema.Number, Schema.NumberFromString),
+    ...lists
+  })
+}
 
 const ProviderConfigSnapshotRow = Schema.Struct({
   revision: Schema.String,
@@ -237,6 +214,8 @@ const writing = <A, R>(
 type Execute<RI> = (request: RI) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
 
 export interface Options {
+  /** The kinds a tenant owns (`Kind.KINDS` unless given: a registry of more, a test's), each kept in its entry's table. */
+  readonly kinds?: Kind.Registry
   /** Reported by `/healthz` and the startup line. */
   readonly backend?: string
   /**
@@ -256,6 +235,7 @@ export interface Options {
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const registry = options.kinds ?? Kind.KINDS
 
     /*
      * Reads through `SqlSchema`: the request is encoded with its schema (lookup keys are plain
@@ -354,13 +334,25 @@ export const make = (options: Options = {}) =>
       )
     }
 
+    /** A part's rows matching `where` (a fixed condition, with `$1` the one parameter), oldest first. */
+    const rowsWhere = <P extends Kind.Part>(part: P, where: string, parameter?: string) =>
+      Effect.map(
+        all(
+          Schema.Void,
+          ROWS[part],
+          () =>
+            sql.unsafe(
+              `SELECT * FROM ${Kind.KINDS[part].storage.table} WHERE ${where} ORDER BY created_at, seq`,
+              parameter === undefined ? [] : [parameter]
+            )
+        )(undefined),
+        (rows) => rows as ReadonlyArray<Kind.RecordOf<P>>
+      )
+
     const domains: Store.DomainRepository = {
-      listByTenant: all(
-        Schema.String,
-        DomainRow,
-        (tenantId) => sql`SELECT * FROM domains WHERE tenant_id = ${tenantId} ORDER BY created_at, seq`
-      ),
-      findByDomain: one(Schema.String, DomainRow, (domain) => sql`SELECT * FROM domains WHERE domain = ${domain}`)
+      listByTenant: (tenantId) => rowsWhere("domains", "tenant_id = $1", tenantId),
+      findByDomain: (domain) =>
+        Effect.map(rowsWhere("domains", "domain = $1", domain), (rows) => Option.fromNullable(rows[0]))
     }
 
     const providerConfig: Store.ProviderConfigRepository = {
@@ -414,14 +406,8 @@ export const make = (options: Options = {}) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      listUnapplied: all(Schema.Void, VpcRow, () => sql`SELECT * FROM vpcs WHERE NOT applied ORDER BY created_at, seq`)(
-        undefined
-      ),
-      listDeleting: all(
-        Schema.Void,
-        VpcRow,
-        () => sql`SELECT * FROM vpcs WHERE lifecycle = 'deleting' ORDER BY created_at, seq`
-      )(undefined),
+      listUnapplied: rowsWhere("vpcs", "NOT applied"),
+      listDeleting: rowsWhere("vpcs", "lifecycle = 'deleting'"),
       lock: (id) =>
         unavailable(Effect.map(
           sql<{ revision: string }>`
@@ -433,24 +419,12 @@ export const make = (options: Options = {}) =>
     }
 
     const pods: Store.PodRepository = {
-      listUnapplied: all(Schema.Void, PodRow, () => sql`SELECT * FROM pods WHERE NOT applied ORDER BY created_at, seq`)(
-        undefined
-      ),
-      listDeleting: all(
-        Schema.Void,
-        PodRow,
-        () => sql`SELECT * FROM pods WHERE lifecycle = 'deleting' ORDER BY created_at, seq`
-      )(undefined)
+      listUnapplied: rowsWhere("pods", "NOT applied"),
+      listDeleting: rowsWhere("pods", "lifecycle = 'deleting'")
     }
 
     const tunnels: Store.TunnelRepository = {
-      listInactive: all(
-        Schema.Void,
-        TunnelRow,
-        () => sql`SELECT * FROM tunnels WHERE status <> 'active' ORDER BY created_at, seq`
-      )(
-        undefined
-      ),
+      listInactive: rowsWhere("tunnels", "status <> 'active'"),
       countByStatus: all(
         Schema.Void,
         StatusCount,
@@ -520,21 +494,16 @@ export const make = (options: Options = {}) =>
         ))
     }
 
-    /** The table's rows of the tenant `t`, oldest first, as a JSON array. */
-    const owned = (table: string, order = "created_at, seq") =>
-      `(SELECT coalesce(json_agg(r ORDER BY ${order}), '[]') FROM ${table} r WHERE r.tenant_id = t.id) AS ${table}`
+    /** A kind's rows of the tenant `t`, in its order (`Kind.order`), as a JSON array named by its part. */
+    const owned = (part: string, kind: Kind.Any) =>
+      `(SELECT coalesce(json_agg(r ORDER BY ${
+        kind.order === "seq" ? "seq" : "created_at, seq"
+      }), '[]') FROM ${kind.storage.table} r WHERE r.tenant_id = t.id) AS "${part}"`
 
+    const SnapshotRow = snapshotRowOf(registry)
     const snapshotQuery = `SELECT t.revision::text AS revision, t.scope_version, ${
       [
-        owned("vpcs"),
-        owned("subnets"),
-        owned("security_rules", "seq"),
-        owned("pods"),
-        owned("tunnels"),
-        owned("registry_credentials"),
-        owned("domains"),
-        owned("guardrails"),
-        owned("address_sets"),
+        ...Object.entries(registry).map(([part, kind]) => owned(part, kind)),
         "(SELECT coalesce(json_object_agg(v.id, v.version), '{}') FROM vpcs v WHERE v.tenant_id = t.id) AS vpc_versions"
       ].join(", ")
     } FROM tenants t WHERE t.id = $1`
@@ -557,20 +526,16 @@ export const make = (options: Options = {}) =>
       tenant: (id) =>
         Effect.map(
           one(Schema.String, SnapshotRow, (id) => sql.unsafe(snapshotQuery, [id]))(id),
-          Option.map((r) => ({
-            revision: r.revision,
-            vpcs: r.vpcs,
-            subnets: r.subnets,
-            securityRules: r.security_rules,
-            pods: r.pods,
-            tunnels: r.tunnels,
-            registryCredentials: r.registry_credentials,
-            domains: r.domains,
-            guardrails: r.guardrails,
-            addressSets: r.address_sets,
-            vpcVersions: r.vpc_versions,
-            scopeVersion: r.scope_version
-          }))
+          Option.map(({ revision, scope_version, vpc_versions, ...lists }) => {
+            // The lists are the registry's parts (`snapshotRowOf`), each a kind's rows.
+            const rows: Readonly<Record<string, ReadonlyArray<Columns>>> = lists
+            return {
+              revision,
+              rows: Kind.rowsIn(registry, (part) => rows[part] ?? []),
+              vpcVersions: vpc_versions,
+              scopeVersion: scope_version
+            }
+          })
         ),
       revisions: (id) =>
         Effect.map(
@@ -766,32 +731,22 @@ export const make = (options: Options = {}) =>
         ))
     }
 
-    /** Where each part of a tenant's state is kept; `fixed` are the columns an update never changes. */
-    const parts: {
-      readonly [P in Change.Part]: {
+    /** How each part of a tenant's state is written: its row's encoder (`fixed`: the columns an update never changes). */
+    const parts: Readonly<
+      Record<string, {
         readonly table: string
-        readonly encode: (record: Extract<Change.Row, { part: P }>["record"]) => Effect.Effect<Record<string, unknown>>
+        readonly encode: (record: Columns) => Effect.Effect<Columns>
         readonly fixed: ReadonlyArray<string>
-      }
-    } = {
-      vpcs: { table: "vpcs", encode: encoded(VpcRow), fixed: ["tenant_id", "created_at"] },
-      subnets: { table: "subnets", encode: encoded(SubnetRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
-      rules: { table: "security_rules", encode: encoded(RuleRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
-      pods: { table: "pods", encode: encoded(PodRow), fixed: ["tenant_id", "created_at"] },
-      tunnels: { table: "tunnels", encode: encoded(TunnelRow), fixed: ["tenant_id", "created_at"] },
-      credentials: {
-        table: "registry_credentials",
-        encode: encoded(CredentialRow),
-        fixed: ["tenant_id", "name", "created_at"]
-      },
-      domains: { table: "domains", encode: encoded(DomainRow), fixed: ["tenant_id", "created_at"] },
-      guardrails: { table: "guardrails", encode: encoded(GuardrailRow), fixed: ["tenant_id", "vpc_id", "created_at"] },
-      addressSets: { table: "address_sets", encode: encoded(AddressSetRow), fixed: ["tenant_id", "created_at"] }
-    }
+      }>
+    > = Object.fromEntries(
+      Object.entries(registry).map((
+        [part, kind]
+      ) => [part, { table: kind.storage.table, encode: encoded(rowOf(kind)), fixed: kind.storage.fixed }])
+    )
 
     /** A row's key as a condition: by its kind's key field (`Kind.keyField`), within its tenant. */
     const whereKey = (tenant: string, part: Change.Part, key: string) =>
-      sql`tenant_id = ${tenant} AND ${sql(Kind.KINDS[part].keyField)} = ${key}`
+      sql`tenant_id = ${tenant} AND ${sql(registry[part]!.keyField)} = ${key}`
 
     /** The data-modifying statement of one row's update or removal, for a `WITH` list. */
     const statementOf = (
@@ -800,13 +755,11 @@ export const make = (options: Options = {}) =>
       alsoStep: boolean
     ) =>
       Effect.gen(function*() {
-        const { fixed, table } = parts[w.part]
+        const { encode, fixed, table } = parts[w.part]!
         if (w._tag === "Remove") {
           return sql`DELETE FROM ${sql(table)} WHERE ${whereKey(tenant, w.part, w.key)} RETURNING 1`
         }
-        const row = yield* (parts[w.part].encode as (record: object) => Effect.Effect<Record<string, unknown>>)(
-          w.record
-        )
+        const row = yield* encode(w.record)
         const fields = Object.fromEntries(
           Object.entries(row).filter(([column]) => column !== "id" && !fixed.includes(column))
         )
@@ -842,7 +795,7 @@ export const make = (options: Options = {}) =>
       Effect.gen(function*() {
         const touched = Change.touchedVpcs(change.writes)
         const replaced = new Set(
-          change.writes.flatMap((w) => w._tag === "Update" && w.part === "vpcs" ? [w.record.id] : [])
+          change.writes.flatMap((w) => w._tag === "Update" && registry[w.part]!.versioned ? [Change.keyOf(w)] : [])
         )
         // Every VPC decided on or written into is held first, in id order: a commit locks VPCs,
         // then rows, then the tenant, so commits racing for the same rows never deadlock.
@@ -888,7 +841,7 @@ export const make = (options: Options = {}) =>
         // A touch writes no row: it is one of the version steps below. The inserts of one kind are
         // one statement (a topology's 2,000 pods are one INSERT, not 2,000 parts of the WITH list).
         const rowWrites = change.writes.filter((w) => w._tag !== "Touch")
-        const inserts = new Map<Change.Part, Array<object>>()
+        const inserts = new Map<Change.Part, Array<Columns>>()
         for (const w of rowWrites) {
           if (w._tag !== "Insert") continue
           const of = inserts.get(w.part)
@@ -901,12 +854,17 @@ export const make = (options: Options = {}) =>
         const statements = [
           ...(yield* Effect.forEach(inserts, ([part, records]) =>
             Effect.map(
-              Effect.forEach(records, parts[part].encode as (record: object) => Effect.Effect<Record<string, unknown>>),
-              (rows) => sql`INSERT INTO ${sql(parts[part].table)} ${sql.insert(rows)} RETURNING 1`
+              Effect.forEach(records, parts[part]!.encode),
+              (rows) => sql`INSERT INTO ${sql(parts[part]!.table)} ${sql.insert(rows)} RETURNING 1`
             ))),
           ...(yield* Effect.forEach(
             others,
-            (w) => statementOf(change.tenant, w, w._tag === "Update" && w.part === "vpcs" && touched.has(w.record.id))
+            (w) =>
+              statementOf(
+                change.tenant,
+                w,
+                w._tag === "Update" && registry[w.part]!.versioned && touched.has(Change.keyOf(w) as Ids.VpcId)
+              )
           ))
         ]
         const removals = others.flatMap((w, i) => w._tag === "Remove" ? [inserts.size + i] : [])

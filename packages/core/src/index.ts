@@ -4,10 +4,10 @@
  */
 export * as Errors from "./Errors.js"
 
-export * as Change from "./changes/Change.js"
 export * as Invariants from "./changes/Invariants.js"
-export * as Kind from "./changes/Kind.js"
 export * as Pipeline from "./changes/Pipeline.js"
+export * as Change from "./kinds/Change.js"
+export * as Kind from "./kinds/Kind.js"
 
 export * as AddressSet from "./domain/AddressSet.js"
 export * as Admin from "./domain/Admin.js"

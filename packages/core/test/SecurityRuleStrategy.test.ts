@@ -15,7 +15,7 @@ const stateWith = (count: number) => {
     Fixtures.snapshot({
       revision: "1",
       vpcs: [vpc],
-      securityRules: rules,
+      rules,
       vpcVersions: { [vpc.id]: 0 }
     })
   )

@@ -65,7 +65,7 @@ describe("TenantState", () => {
         Fixtures.snapshot({
           revision,
           vpcs: [...vpcRows.values()],
-          securityRules: [...ruleRows.values()],
+          rules: [...ruleRows.values()],
           vpcVersions: Object.fromEntries([...vpcRows.keys()].map((id) => [id, 0]))
         })
       let state = TenantState.TenantState.fromSnapshot(tenant.id, snapshotOf("0"))

@@ -70,14 +70,14 @@ const write =
     Effect.gen(function*() {
       const store = yield* Store.Store
       const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
-      const vpcs = state.vpcs.filter((v) => v.lifecycle === "active")
+      const vpcs = state.rows.vpcs.filter((v) => v.lifecycle === "active")
       const vpc = vpcs[pick % Math.max(1, vpcs.length)]
       const other = vpcs[(pick + 1) % Math.max(1, vpcs.length)]
-      const rules = vpc === undefined ? [] : state.securityRules.filter((r) => r.vpc_id === vpc.id)
+      const rules = vpc === undefined ? [] : state.rows.rules.filter((r) => r.vpc_id === vpc.id)
       const rule = rules[Math.floor(pick / 7) % Math.max(1, rules.length)]
       const block = BLOCKS[Math.floor(pick / 3) % BLOCKS.length]!
-      const subnet = state.subnets.find((s) => s.vpc_id === vpc?.id)
-      const pod = state.pods[pick % Math.max(1, state.pods.length)]
+      const subnet = state.rows.subnets.find((s) => s.vpc_id === vpc?.id)
+      const pod = state.rows.pods[pick % Math.max(1, state.rows.pods.length)]
       const ruleOf = (port: string) => ({
         name: `r${round}-${pick}`,
         direction: "ingress",
@@ -91,7 +91,7 @@ const write =
       })
       const port = pick % 4 === 0 ? "443" : "22"
       const name = `w${round}x${pick}`
-      const set = state.addressSets[0]
+      const set = state.rows.addressSets[0]
       switch (vpc === undefined ? 4 : pick % 15) {
         case 0:
         case 1:
@@ -270,7 +270,7 @@ const race = (processes: ReadonlyArray<Process>, rounds: ReadonlyArray<readonly 
               caller,
               Schema.decodeUnknownSync(Subnet.SubnetCreate)({
                 ...tenant.creds,
-                vpc_id: state.vpcs[i]!.id,
+                vpc_id: state.rows.vpcs[i]!.id,
                 name: `s${i}`,
                 cidr,
                 gateway_ip: gatewayOf(cidr)
@@ -382,7 +382,7 @@ const writer = (tenant: Tenant, process: Process) => {
           const state = Option.getOrThrow(
             yield* Effect.flatMap(Store.Store, (s) => s.snapshots.tenant(caller.tenant_id))
           )
-          for (const r of state.securityRules.filter((r) => r.vpc_id === vpcId)) yield* rules.delete(caller, r.id)
+          for (const r of state.rows.rules.filter((r) => r.vpc_id === vpcId)) yield* rules.delete(caller, r.id)
         })
       ),
     guardrail: (vpcId: string, body: Guardrail.GuardrailCreate) =>

@@ -56,11 +56,11 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
         Effect.gen(function*() {
           const store = yield* Store.Store
           const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
-          const vpc = state.vpcs[pick % Math.max(1, state.vpcs.length)]
-          const rules = vpc === undefined ? [] : state.securityRules.filter((r) => r.vpc_id === vpc.id)
+          const vpc = state.rows.vpcs[pick % Math.max(1, state.rows.vpcs.length)]
+          const rules = vpc === undefined ? [] : state.rows.rules.filter((r) => r.vpc_id === vpc.id)
           const rule = rules[pick % Math.max(1, rules.length)]
-          const subnet = vpc === undefined ? undefined : state.subnets.find((s) => s.vpc_id === vpc.id)
-          const pod = state.pods[pick % Math.max(1, state.pods.length)]
+          const subnet = vpc === undefined ? undefined : state.rows.subnets.find((s) => s.vpc_id === vpc.id)
+          const pod = state.rows.pods[pick % Math.max(1, state.rows.pods.length)]
           switch (vpc === undefined ? 0 : pick % 12) {
             case 0:
               return yield* Effect.flatMap(Vpcs.Vpcs, (v) =>
@@ -117,7 +117,7 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
                 (s) => s.reorder(caller, vpc.id, [...rules].reverse().map((r) => r.id))
               )
             case 7:
-              if (vpc === undefined || state.vpcs.length < 3) return
+              if (vpc === undefined || state.rows.vpcs.length < 3) return
               return yield* Effect.flatMap(Vpcs.Vpcs, (v) => v.delete(caller, vpc.id))
             case 8:
               if (vpc === undefined || subnet === undefined) return

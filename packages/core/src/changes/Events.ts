@@ -8,14 +8,16 @@
 import { Schema } from "effect"
 import type { EventType, NewEvent } from "../domain/ChangeEvent.js"
 import * as Tenant from "../domain/Tenant.js"
+import type * as Change from "../kinds/Change.js"
+import * as Kind from "../kinds/Kind.js"
+import { vpcContextOf } from "../readmodel/Derived.js"
 import type { TenantState } from "../readmodel/TenantState.js"
-import type * as Change from "./Change.js"
-import * as Kind from "./Kind.js"
 
 const encodeTenant = Schema.encodeSync(Tenant.Tenant)
 
 /** A row's view as JSON (`Kind.view`), on the state the change was decided on. */
-export const objectOf = (row: Change.Row, state: TenantState): unknown => Kind.of(row.part).view(row.record, state)
+export const objectOf = (row: Change.Row, state: TenantState): unknown =>
+  Kind.of(row.part).view(row.record, { vpcContext: (vpc) => vpcContextOf(state, vpc, null) })
 
 /** A tenant's own event (the admin's stream): the tenant as the API shows it. */
 export const ofTenant = (type: EventType, record: Tenant.TenantRecord): NewEvent => ({

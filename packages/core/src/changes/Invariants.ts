@@ -18,13 +18,14 @@ import * as Quota from "../domain/Quota.js"
 import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import { GuardrailViolation, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
 import { Conflict, GuardrailViolated } from "../Errors.js"
+import type { Write } from "../kinds/Change.js"
+import * as Change from "../kinds/Change.js"
+import * as Kind from "../kinds/Kind.js"
 import { connectionsOf, vpcContextOf } from "../readmodel/Derived.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as GuardrailCheck from "../rules/GuardrailCheck.js"
 import * as Paths from "../rules/Paths.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import type { Write } from "./Change.js"
-import * as Change from "./Change.js"
 
 /** What a change can move: the VPCs whose verdicts, blocks or rule counts it changes. */
 export interface Reach {
@@ -46,18 +47,70 @@ const vpcOfRow = (record: object): VpcId | null => (record as { readonly vpc_id?
 /** The VPC of a written row, in the state before (a removal, an update) or after (an insert). */
 const vpcOf = (write: Write, before: TenantState, after: TenantState): VpcId | null => {
   if (write._tag === "Touch") return write.vpc_id
-  if (write._tag !== "Remove") return write.part === "vpcs" ? write.record.id : vpcOfRow(write.record)
-  if (write.part === "vpcs") return write.key as VpcId
+  if (Kind.KINDS[write.part].versioned) return (write._tag === "Remove" ? write.key : Change.keyOf(write)) as VpcId
+  if (write._tag !== "Remove") return vpcOfRow(write.record)
   if (write.vpc_id !== undefined) return write.vpc_id
   const row = before.row(write.part, write.key) ?? after.row(write.part, write.key)
   return row === undefined ? null : vpcOfRow(row)
 }
 
-/** Whether a pod's write changes what rules resolve against (its presence, subnet or lifecycle). */
-const podMoves = (write: Write, before: TenantState): boolean => {
-  if (write._tag !== "Update" || write.part !== "pods") return true
-  const was = before.pod(write.record.id)
-  return was === undefined || was.subnet_id !== write.record.subnet_id || was.lifecycle !== write.record.lifecycle
+/** A write of one part's rows, as `reachOf` reads it. */
+type WriteOf<P extends Kind.Part> = Extract<Write, { readonly part: P }> | Extract<Write, { readonly _tag: "Remove" }>
+
+/** What a reach is being gathered into, with the states around the change. */
+interface Reaching {
+  readonly before: TenantState
+  readonly after: TenantState
+  readonly vpcs: Set<VpcId>
+  readonly blocks: Set<VpcId>
+  readonly rules: Set<VpcId>
+  /** A VPC's blocks moved: so do the verdicts of every rule elsewhere that names it. */
+  readonly blocksMoved: (vpc: VpcId) => void
+}
+
+/**
+ * How each kind's writes can move verdicts, blocks and rule counts, given the written row's VPC
+ * (null: none). A kind without an entry is a type error: a new kind says what it moves.
+ */
+const REACH: { readonly [P in Kind.Part]: (write: WriteOf<P>, vpc: VpcId | null, r: Reaching) => void } = {
+  vpcs: (write, vpc, r) => {
+    // A VPC's apply status moves no verdict; adding one, removing one or marking it deleted does.
+    if (vpc === null) return
+    if (write._tag !== "Update") {
+      r.blocksMoved(vpc)
+      r.rules.add(vpc)
+    } else if (r.before.vpc(vpc)?.lifecycle !== write.record.lifecycle) r.blocksMoved(vpc)
+  },
+  subnets: (_, vpc, r) => {
+    if (vpc !== null) r.blocksMoved(vpc)
+  },
+  rules: (_, vpc, r) => {
+    if (vpc === null) return
+    r.vpcs.add(vpc)
+    r.rules.add(vpc)
+  },
+  pods: (write, vpc, r) => {
+    // Pods are in their own VPC's context only: their presence, subnet or lifecycle.
+    if (vpc === null) return
+    const was = write._tag === "Update" ? r.before.pod(write.record.id) : undefined
+    if (
+      write._tag !== "Update" || was === undefined || was.subnet_id !== write.record.subnet_id ||
+      was.lifecycle !== write.record.lifecycle
+    ) r.vpcs.add(vpc)
+  },
+  // A tunnel publishes a pod: the cluster's and the edge's concern, no verdict's.
+  tunnels: () => {},
+  credentials: () => {},
+  domains: () => {},
+  guardrails: (_, vpc, r) => {
+    if (vpc !== null) r.vpcs.add(vpc)
+    else for (const v of r.after.vpcs) r.vpcs.add(v.id)
+  },
+  addressSets: (write, _, r) => {
+    // A set's entries are the remote of every rule that names it, in whichever VPC.
+    const key = write._tag === "Remove" ? write.key : Change.keyOf(write)
+    for (const state of [r.before, r.after]) for (const rule of state.rulesUsing(key)) r.vpcs.add(rule.vpc_id)
+  }
 }
 
 /** What `writes`, made on `before` to give `after`, can move. */
@@ -65,53 +118,23 @@ export const reachOf = (before: TenantState, after: TenantState, writes: Readonl
   const vpcs = new Set<VpcId>()
   const blocks = new Set<VpcId>()
   const rules = new Set<VpcId>()
-  /** A VPC's blocks moved: so do the verdicts of every rule elsewhere that names it. */
-  const blocksMoved = (vpc: VpcId) => {
-    blocks.add(vpc)
-    vpcs.add(vpc)
-    for (const state of [before, after]) for (const rule of state.rulesNaming(vpc)) vpcs.add(rule.vpc_id)
+  const reaching: Reaching = {
+    before,
+    after,
+    vpcs,
+    blocks,
+    rules,
+    blocksMoved: (vpc) => {
+      blocks.add(vpc)
+      vpcs.add(vpc)
+      for (const state of [before, after]) for (const rule of state.rulesNaming(vpc)) vpcs.add(rule.vpc_id)
+    }
   }
   for (const write of writes) {
     const vpc = vpcOf(write, before, after)
-    if (write._tag === "Touch") {
-      vpcs.add(write.vpc_id)
-      continue
-    }
-    switch (write.part) {
-      case "vpcs":
-        // A VPC's apply status moves no verdict; adding one, removing one or marking it deleted does.
-        if (vpc === null) break
-        if (write._tag !== "Update") {
-          blocksMoved(vpc)
-          rules.add(vpc)
-        } else if (before.vpc(vpc)?.lifecycle !== write.record.lifecycle) blocksMoved(vpc)
-        break
-      case "subnets":
-        if (vpc !== null) blocksMoved(vpc)
-        break
-      case "rules":
-        if (vpc !== null) {
-          vpcs.add(vpc)
-          rules.add(vpc)
-        }
-        break
-      case "pods":
-        // Pods are in their own VPC's context only.
-        if (vpc !== null && podMoves(write, before)) vpcs.add(vpc)
-        break
-      case "guardrails":
-        if (vpc !== null) vpcs.add(vpc)
-        else for (const v of after.vpcs) vpcs.add(v.id)
-        break
-      case "addressSets": {
-        // A set's entries are the remote of every rule that names it, in whichever VPC.
-        const key = write._tag === "Remove" ? write.key : Change.keyOf(write)
-        for (const state of [before, after]) for (const rule of state.rulesUsing(key)) vpcs.add(rule.vpc_id)
-        break
-      }
-      default:
-        break
-    }
+    if (write._tag === "Touch") vpcs.add(write.vpc_id)
+    // The part's entry takes the part's writes; TypeScript cannot relate them through `write.part`.
+    else (REACH[write.part] as (write: Write, vpc: VpcId | null, r: Reaching) => void)(write, vpc, reaching)
   }
   return { vpcs, blocks, rules, tenant: Change.movesScope(writes) }
 }

@@ -18,17 +18,17 @@ import type { TenantId, VpcId } from "../domain/Ids.js"
 import * as Quota from "../domain/Quota.js"
 import type { Conflict, GuardrailViolated } from "../Errors.js"
 import { NotFound, ServiceUnavailable } from "../Errors.js"
+import * as Change from "../kinds/Change.js"
+import * as Kind from "../kinds/Kind.js"
 import { storeUnavailable } from "../ports/Failures.js"
 import type * as Store from "../ports/Store.js"
 import { StaleDecision, Store as StoreTag } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
 import * as Audit from "./Audit.js"
-import * as Change from "./Change.js"
 import * as Events from "./Events.js"
 import { Idempotency, keyInUse } from "./Idempotency.js"
 import * as Invariants from "./Invariants.js"
-import * as Kind from "./Kind.js"
 
 /** What a decision made on a state is: the writes, what they were decided on, and the answer. */
 export interface Decision<A> {
@@ -88,7 +88,7 @@ export const removing = <P extends Change.Part, E = never>(
 
 /** The VPC whose version a row's writes are judged by: a VPC's own, a VPC's contents' VPC, else none. */
 const versionedBy = (part: Change.Part, key: string, record: object): ReadonlyArray<VpcId> => {
-  if (part === "vpcs") return [key as VpcId]
+  if (Kind.KINDS[part].versioned) return [key as VpcId]
   const vpc = Kind.KINDS[part].contents ? (record as { readonly vpc_id?: VpcId | null }).vpc_id : undefined
   return vpc === undefined || vpc === null ? [] : [vpc]
 }

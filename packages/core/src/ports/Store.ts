@@ -15,13 +15,10 @@
  */
 import type { DateTime } from "effect"
 import { Context, Effect, Option, Schema } from "effect"
-import type * as Change from "../changes/Change.js"
-import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { AuditEntry, AuditFilter, NewAuditEntry } from "../domain/AuditLog.js"
 import type { NewEvent, StoredEvent } from "../domain/ChangeEvent.js"
 import type { DomainRecord } from "../domain/Domain.js"
-import type { GuardrailRecord } from "../domain/Guardrail.js"
 import type * as Hostname from "../domain/Hostname.js"
 import type { IdempotencyKeyRecord, Scope } from "../domain/IdempotencyKey.js"
 import type { ServiceTunnelId, TenantId, VpcId } from "../domain/Ids.js"
@@ -30,15 +27,14 @@ import type * as Page from "../domain/Page.js"
 import type { PodRecord } from "../domain/Pod.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { QuotaOverrides } from "../domain/Quota.js"
-import type { RegistryCredentialRecord } from "../domain/RegistryCredential.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { ServiceTunnelRecord } from "../domain/ServiceTunnel.js"
 import type * as Session from "../domain/Session.js"
 import type { SessionRecord } from "../domain/Session.js"
-import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord, TunnelStatus } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
+import type * as Change from "../kinds/Change.js"
+import type * as Kind from "../kinds/Kind.js"
 
 /** A uniqueness rule would be broken; `constraint` names it (see `Constraints`). */
 export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
@@ -64,19 +60,7 @@ export class StaleDecision extends Schema.TaggedError<StaleDecision>()("StaleDec
 export class KeyClaimed extends Schema.TaggedError<KeyClaimed>()("KeyClaimed", {}) {}
 
 /** The names of the uniqueness rules every Store implements. */
-export const Constraints = {
-  tenantName: "tenants_name_key",
-  domainName: "domains_domain_key",
-  serviceTunnelService: "service_tunnels_service_key",
-  /** One index of every hostname routed for Tenet: tenants' tunnels and service tunnels alike. */
-  routedHostname: "routed_hostnames_pkey",
-  vpcName: "vpcs_tenant_id_name_key",
-  subnetName: "subnets_vpc_id_name_key",
-  podName: "pods_vpc_id_name_key",
-  tunnelName: "tunnels_tenant_id_tunnel_name_key",
-  registryCredentialName: "registry_credentials_tenant_id_name_key",
-  addressSetName: "address_sets_tenant_id_name_key"
-} as const
+export { Constraints } from "../kinds/Constraints.js"
 
 type Read<A> = Effect.Effect<A, StoreUnavailable>
 type Write<A = void> = Effect.Effect<A, StoreUnavailable | UniqueViolation>
@@ -272,17 +256,11 @@ export type Revision = string
 /** Everything a tenant owns, read at one instant, with the revision that instant had. */
 export interface TenantSnapshot {
   readonly revision: Revision
-  /** Each list oldest first; rules in creation order (`seq`). */
-  readonly vpcs: ReadonlyArray<VpcRecord>
-  readonly subnets: ReadonlyArray<SubnetRecord>
-  readonly securityRules: ReadonlyArray<SecurityRuleRecord>
-  readonly pods: ReadonlyArray<PodRecord>
-  readonly tunnels: ReadonlyArray<TunnelRecord>
-  readonly registryCredentials: ReadonlyArray<RegistryCredentialRecord>
-  readonly domains: ReadonlyArray<DomainRecord>
-  /** Tenant-wide guardrails and every VPC's. */
-  readonly guardrails: ReadonlyArray<GuardrailRecord>
-  readonly addressSets: ReadonlyArray<AddressSetRecord>
+  /**
+   * Each kind's rows (`Kind.KINDS`), oldest first; a VPC's rules in creation order (`seq`);
+   * guardrails tenant-wide and every VPC's.
+   */
+  readonly rows: Kind.Rows
   /** Each VPC's version (`changes/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
   /**

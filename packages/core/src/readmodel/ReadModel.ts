@@ -18,11 +18,11 @@
  * derived from a state are kept with it (`Derived.ts`).
  */
 import { Context, Deferred, Effect, FiberId, FiberRef, Layer, Option } from "effect"
-import type * as Change from "../changes/Change.js"
-import * as Kind from "../changes/Kind.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { ProviderConfigRecord } from "../domain/ProviderConfig.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import type * as Change from "../kinds/Change.js"
+import * as Kind from "../kinds/Kind.js"
 import type {
   Authenticated,
   ProviderConfigSnapshot,
@@ -142,7 +142,7 @@ export interface ReadModelShape {
 export class ReadModel extends Context.Tag("@tenet/core/ReadModel")<ReadModel, ReadModelShape>() {}
 
 /** A tenant that is gone. */
-const EMPTY: TenantSnapshot = { revision: "gone", ...Kind.emptyLists(), vpcVersions: {}, scopeVersion: 0 }
+const EMPTY: TenantSnapshot = { revision: "gone", rows: Kind.emptyRows(), vpcVersions: {}, scopeVersion: 0 }
 
 /** A map that forgets its least recently used entries beyond `capacity`. */
 class Lru<K, V> {

@@ -11,8 +11,6 @@
  * change to their inputs, not once per request or per revision of the whole tenant.
  */
 import { HashMap, Option } from "effect"
-import * as Change from "../changes/Change.js"
-import * as Kind from "../changes/Kind.js"
 import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { DomainRecord } from "../domain/Domain.js"
 import type { GuardrailRecord } from "../domain/Guardrail.js"
@@ -23,6 +21,8 @@ import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
 import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
+import * as Change from "../kinds/Change.js"
+import * as Kind from "../kinds/Kind.js"
 import type { Revision, TenantSnapshot } from "../ports/Store.js"
 import * as Table from "./Table.js"
 
@@ -136,7 +136,7 @@ export class TenantState {
     let next = 0
     const tables = Kind.byPart((part) => {
       let table = Table.empty(DEFINITIONS[part])
-      for (const row of snapshot[Kind.KINDS[part].snapshot]) {
+      for (const row of snapshot.rows[part]) {
         table = Table.put(DEFINITIONS[part], table, row)
         order = HashMap.set(order, DEFINITIONS[part].key(row), next++)
       }
@@ -173,7 +173,7 @@ export class TenantState {
       // What a removal takes along goes with its owner's lists: nothing to carry row by row.
       if (!cascaded) carryLists({ part, key, before: row, after: undefined }, from, tables[part])
       order = HashMap.remove(order, key)
-      if (part === "vpcs") versions = HashMap.remove(versions, key)
+      if (Kind.KINDS[part].versioned) versions = HashMap.remove(versions, key)
     }
     const put = (part: Part, record: object) => {
       const key = DEFINITIONS[part].key(record)
@@ -181,7 +181,7 @@ export class TenantState {
       const before = Option.getOrUndefined(Table.get(from, key))
       if (before === undefined) {
         order = HashMap.set(order, key, next++)
-        if (part === "vpcs") versions = HashMap.set(versions, key, 0)
+        if (Kind.KINDS[part].versioned) versions = HashMap.set(versions, key, 0)
       }
       tables[part] = Table.put(DEFINITIONS[part], from, record)
       carryLists({ part, key, before, after: record }, from, tables[part])
@@ -380,10 +380,8 @@ export class TenantState {
    * states hold the same rows exactly when their snapshots are equal.
    */
   toSnapshot(): TenantSnapshot {
-    const lists: Partial<Record<Kind.SnapshotList, ReadonlyArray<unknown>>> = {}
-    for (const part of Kind.PARTS) lists[Kind.KINDS[part].snapshot] = this.list(part)
     return {
-      ...(lists as Pick<TenantSnapshot, Kind.SnapshotList>),
+      rows: Kind.byPart((part) => this.list(part)) as Kind.Rows,
       revision: this.revision,
       vpcVersions: Object.fromEntries(this.vpcs.map((v) => [v.id, this.vpcVersion(v.id)!])),
       scopeVersion: this.scopeVersion

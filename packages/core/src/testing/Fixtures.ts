@@ -1,6 +1,5 @@
 /** Valid domain records for contract suites, unique per call. */
 import { DateTime } from "effect"
-import * as Kind from "../changes/Kind.js"
 import type { AddressSetRecord } from "../domain/AddressSet.js"
 import type { AdminRecord } from "../domain/Admin.js"
 import type { DomainRecord } from "../domain/Domain.js"
@@ -28,6 +27,7 @@ import type { SubnetRecord } from "../domain/Subnet.js"
 import type { TenantRecord } from "../domain/Tenant.js"
 import type { TunnelRecord } from "../domain/Tunnel.js"
 import type { VpcRecord } from "../domain/Vpc.js"
+import * as Kind from "../kinds/Kind.js"
 import type { PodSpec, RegistrySecretSpec, SubnetSpec, VpcSpec } from "../ports/Orchestrator.js"
 import type { TenantSnapshot } from "../ports/Store.js"
 import type { SecurityPlan } from "../rules/Plan.js"
@@ -194,13 +194,11 @@ export const rule = (vpc: VpcRecord, seq: number, overrides: Partial<SecurityRul
 })
 
 /** A tenant's snapshot holding what `overrides` gives it and nothing else. */
-export const snapshot = (overrides: Partial<TenantSnapshot> = {}): TenantSnapshot => ({
-  revision: "0",
-  ...Kind.emptyLists(),
-  vpcVersions: {},
-  scopeVersion: 0,
-  ...overrides
-})
+export const snapshot = (
+  { revision = "0", scopeVersion = 0, vpcVersions = {}, ...rows }:
+    & Partial<Kind.Rows>
+    & Partial<Pick<TenantSnapshot, "revision" | "vpcVersions" | "scopeVersion">> = {}
+): TenantSnapshot => ({ revision, rows: { ...Kind.emptyRows(), ...rows }, vpcVersions, scopeVersion })
 
 /** An address set of the tenant's: two office networks. */
 export const addressSet = (tenant: TenantId, overrides: Partial<AddressSetRecord> = {}): AddressSetRecord => ({

@@ -5,11 +5,11 @@
 import { describe, expect } from "@effect/vitest"
 import type { Layer } from "effect"
 import { DateTime, Deferred, Effect, FastCheck, Fiber, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import type { NewEvent } from "../domain/ChangeEvent.js"
 import type { IdempotencyKeyRecord } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import type { TenantRecord } from "../domain/Tenant.js"
+import * as Change from "../kinds/Change.js"
 import { Constraints, KeyClaimed, StaleDecision, Store, UniqueViolation } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import * as TenantState from "../readmodel/TenantState.js"
@@ -136,14 +136,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         )
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(snapshot.revision).not.toBe(before)
-        expect(snapshot.guardrails).toEqual([own, wide])
+        expect(snapshot.rows.guardrails).toEqual([own, wide])
         // A touch steps the VPC's version and writes no row.
         yield* commitWrites(a.id, Change.touch(vpc.id))
         const touched = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(touched.vpcVersions[vpc.id]).toBe(snapshot.vpcVersions[vpc.id]! + 1)
         expect({ ...touched, revision: "", vpcVersions: {} }).toEqual({ ...snapshot, revision: "", vpcVersions: {} })
         yield* commitWrites(a.id, Change.remove("vpcs", vpc.id))
-        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).guardrails).toEqual([wide])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).rows.guardrails).toEqual([wide])
       })
     )
 
@@ -157,8 +157,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         yield* insert({ part: "addressSets", record: offices })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(snapshot.revision).not.toBe(before)
-        expect(snapshot.addressSets).toEqual([offices])
-        expect(Option.getOrThrow(yield* store.snapshots.tenant(b.id)).addressSets).toEqual([])
+        expect(snapshot.rows.addressSets).toEqual([offices])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(b.id)).rows.addressSets).toEqual([])
 
         const clash = yield* Effect.flip(
           insert({ part: "addressSets", record: Fixtures.addressSet(a.id, { name: offices.name }) })
@@ -168,14 +168,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
 
         const changed = { ...offices, entries: [], description: "none left" }
         yield* update({ part: "addressSets", record: changed })
-        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([changed])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).rows.addressSets).toEqual([changed])
         yield* commitWrites(a.id, Change.remove("addressSets", offices.id))
-        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).rows.addressSets).toEqual([])
 
         yield* insert({ part: "addressSets", record: offices })
         yield* store.tenants.delete(a.id)
         yield* store.tenants.insert(a)
-        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).addressSets).toEqual([])
+        expect(Option.getOrThrow(yield* store.snapshots.tenant(a.id)).rows.addressSets).toEqual([])
       })
     )
 
@@ -207,9 +207,9 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           let seq = 0
           for (const pick of picks) {
             const now = Option.getOrThrow(yield* store.snapshots.tenant(tenant.id))
-            const vpc = now.vpcs[pick % Math.max(1, now.vpcs.length)]
-            const rule = now.securityRules[pick % Math.max(1, now.securityRules.length)]
-            const domain = now.domains[pick % Math.max(1, now.domains.length)]
+            const vpc = now.rows.vpcs[pick % Math.max(1, now.rows.vpcs.length)]
+            const rule = now.rows.rules[pick % Math.max(1, now.rows.rules.length)]
+            const domain = now.rows.domains[pick % Math.max(1, now.rows.domains.length)]
             const write = ((): Change.Write | undefined => {
               switch (pick % 8) {
                 case 0:
@@ -220,7 +220,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
                     record: { ...vpc, applied: !vpc.applied, apply_error: vpc.applied ? "failed" : null }
                   })
                 case 2:
-                  return vpc === undefined || now.vpcs.length < 2 ? undefined : Change.remove("vpcs", vpc.id)
+                  return vpc === undefined || now.rows.vpcs.length < 2 ? undefined : Change.remove("vpcs", vpc.id)
                 case 3:
                 case 4:
                   return vpc === undefined
@@ -303,7 +303,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         expect(step.before).toBe(before.revision)
         const after = yield* snapshotNow
         expect(step.after).toBe(after.revision)
-        expect(after.securityRules).toEqual([first])
+        expect(after.rows.rules).toEqual([first])
         expect(after.vpcVersions).toEqual({ [vpc.id]: 1, [other.id]: 0 })
         expect(TenantState.TenantState.fromSnapshot(tenant.id, before).apply(writes, after.revision).toSnapshot())
           .toEqual(TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot())
@@ -356,7 +356,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           claim: null
         })
         const removed = yield* snapshotNow
-        expect(removed.securityRules).toEqual([])
+        expect(removed.rows.rules).toEqual([])
         expect(removed.vpcVersions).toEqual({ [other.id]: 0 })
         const duplicate = yield* Effect.flip(store.commit({
           tenant: tenant.id,
@@ -385,14 +385,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         const domain = Fixtures.domain(a.id)
         yield* insert({ part: "domains", record: domain })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
-        expect(snapshot.vpcs).toEqual([vpc, second])
-        expect(snapshot.securityRules).toEqual([rules[1], rules[0]])
-        expect(snapshot.securityRules.map((r) => r.seq)).toEqual([1, 2])
-        expect(snapshot.subnets).toEqual([])
-        expect(snapshot.domains).toEqual([domain])
-        expect(snapshot.pods).toEqual([])
-        expect(snapshot.tunnels).toEqual([])
-        expect(snapshot.registryCredentials).toEqual([])
+        expect(snapshot.rows.vpcs).toEqual([vpc, second])
+        expect(snapshot.rows.rules).toEqual([rules[1], rules[0]])
+        expect(snapshot.rows.rules.map((r) => r.seq)).toEqual([1, 2])
+        expect(snapshot.rows.subnets).toEqual([])
+        expect(snapshot.rows.domains).toEqual([domain])
+        expect(snapshot.rows.pods).toEqual([])
+        expect(snapshot.rows.tunnels).toEqual([])
+        expect(snapshot.rows.credentials).toEqual([])
         const authenticated = Option.getOrThrow(yield* store.snapshots.authenticate(a.token_hash))
         expect(authenticated.tenant).toEqual(a)
         expect(authenticated.revision).toBe(snapshot.revision)
@@ -522,14 +522,14 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         for (const vpc of [a1, a2, b1]) yield* insert({ part: "vpcs", record: vpc })
         const clash = yield* Effect.flip(insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) }))
         expect(clash).toMatchObject({ _tag: "UniqueViolation", constraint: Constraints.vpcName })
-        expect((yield* rowsOf(a.id)).vpcs.map((v) => v.id)).toEqual([a1.id, a2.id])
-        expect((yield* rowsOf(b.id)).vpcs.map((v) => v.id)).toEqual([b1.id])
+        expect((yield* rowsOf(a.id)).rows.vpcs.map((v) => v.id)).toEqual([a1.id, a2.id])
+        expect((yield* rowsOf(b.id)).rows.vpcs.map((v) => v.id)).toEqual([b1.id])
         const rulesOf = (vpc: VpcId) =>
-          Effect.map(rowsOf(a.id), (rows) => rows.securityRules.filter((r) => r.vpc_id === vpc).map((r) => r.id))
+          Effect.map(rowsOf(a.id), (rows) => rows.rows.rules.filter((r) => r.vpc_id === vpc).map((r) => r.id))
         const naming = (vpc: VpcId) =>
           Effect.map(
             rowsOf(a.id),
-            (rows) => rows.securityRules.filter((r) => r.remote_vpc_id === vpc && r.vpc_id !== vpc).map((r) => r.id)
+            (rows) => rows.rows.rules.filter((r) => r.remote_vpc_id === vpc && r.vpc_id !== vpc).map((r) => r.id)
           )
 
         const r1 = Fixtures.rule(a1, 2)
@@ -551,8 +551,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
 
         yield* commitWrites(a.id, Change.remove("vpcs", a1.id))
         expect(yield* rulesOf(a1.id)).toEqual([])
-        expect((yield* rowsOf(a.id)).securityRules.map((r) => r.id)).toEqual([r3.id])
-        expect((yield* rowsOf(a.id)).vpcs.map((v) => v.id)).toEqual([a2.id])
+        expect((yield* rowsOf(a.id)).rows.rules.map((r) => r.id)).toEqual([r3.id])
+        expect((yield* rowsOf(a.id)).rows.vpcs.map((v) => v.id)).toEqual([a2.id])
         // The name is free again.
         yield* insert({ part: "vpcs", record: Fixtures.vpc(a.id, { name: a1.name }) })
         expect(Option.isSome(yield* store.tenants.delete(b.id))).toBe(true)
@@ -740,12 +740,12 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         // Each writer counts, waits, then inserts below a limit of 5: only a lock keeps the count true.
         const writer = store.transaction(Effect.gen(function*() {
           yield* store.vpcs.lock(vpc.id)
-          const rules = (yield* rowsOf(tenant.id)).securityRules
+          const rules = (yield* rowsOf(tenant.id)).rows.rules
           yield* Effect.sleep("20 millis")
           if (rules.length < 5) yield* insert({ part: "rules", record: Fixtures.rule(vpc, rules.length + 1) })
         }))
         yield* Effect.all(Array.from({ length: 12 }, () => writer), { concurrency: "unbounded" })
-        expect((yield* rowsOf(tenant.id)).securityRules).toHaveLength(5)
+        expect((yield* rowsOf(tenant.id)).rows.rules).toHaveLength(5)
       })
     )
 
@@ -954,8 +954,8 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
         }))
         yield* store.commit({ tenant: a.id, decidedOn: [], writes, events, audit: [], claim: null })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
-        expect(snapshot.pods).toHaveLength(2000)
-        expect(snapshot.subnets).toHaveLength(4)
+        expect(snapshot.rows.pods).toHaveLength(2000)
+        expect(snapshot.rows.subnets).toHaveLength(4)
         expect((yield* store.events.after(0, a.id, 5000)).events).toHaveLength(2000)
       })
     )

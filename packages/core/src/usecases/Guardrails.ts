@@ -5,7 +5,6 @@
  * the violations, found by the pipeline (`Invariants`) on the state the change commits on.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing } from "../changes/Pipeline.js"
@@ -17,6 +16,7 @@ import { GuardrailId, randomUuid } from "../domain/Ids.js"
 import type { TenantPrincipal } from "../domain/Principal.js"
 import type { GuardrailViolated, IdempotencyKeyReused, ServiceUnavailable } from "../Errors.js"
 import { Conflict, Forbidden, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
+import * as Change from "../kinds/Change.js"
 import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
 import { vpcContextOf } from "../readmodel/Derived.js"

@@ -7,7 +7,6 @@
  * already exist as asked are left alone, so posting the same topology again is a no-op.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import { countsOf, violationsOf } from "../changes/Invariants.js"
 import { Pipeline } from "../changes/Pipeline.js"
 import { TRUSTED } from "../domain/Common.js"
@@ -43,6 +42,7 @@ import type {
   TooManyRequests,
   Unauthorized
 } from "../Errors.js"
+import * as Change from "../kinds/Change.js"
 import { storeUnavailable } from "../ports/Failures.js"
 import { connectionsOf } from "../readmodel/Derived.js"
 import { ownTenant } from "../readmodel/Ownership.js"

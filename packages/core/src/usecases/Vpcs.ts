@@ -4,7 +4,6 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import * as Change from "../changes/Change.js"
 import { Idempotency } from "../changes/Idempotency.js"
 import type { Decision } from "../changes/Pipeline.js"
 import { creating, Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
@@ -17,6 +16,7 @@ import type { Vpc, VpcCreate, VpcRecord } from "../domain/Vpc.js"
 import { etagOf, toVpc } from "../domain/Vpc.js"
 import { Conflict, NotFound, PreconditionFailed, ServiceUnavailable } from "../Errors.js"
 import type { Forbidden, GuardrailViolated, IdempotencyKeyReused, InternalError, Unauthorized } from "../Errors.js"
+import * as Change from "../kinds/Change.js"
 import { clusterWaited, storeUnavailable } from "../ports/Failures.js"
 import { Orchestrator } from "../ports/Orchestrator.js"
 import { ProcessIdentity } from "../ports/ProcessIdentity.js"

@@ -47,9 +47,9 @@ export const CASCADES = Kind.CASCADES
 /** The key of a row within its tenant: a registry credential's name, every other row's id. */
 export const keyOf = Kind.keyOf
 
-/** Whether `writes` add something a tenant's quotas count (`Quota`): a VPC, a subnet, a pod. */
+/** Whether `writes` add something a tenant's quotas count (`Quota`; `Kind.counted`): a VPC, a subnet, a pod. */
 export const addsCounted = (writes: ReadonlyArray<Write>): boolean =>
-  writes.some((w) => w._tag === "Insert" && (w.part === "vpcs" || w.part === "subnets" || w.part === "pods"))
+  writes.some((w) => w._tag === "Insert" && Kind.KINDS[w.part].counted)
 
 /**
  * Whether `writes` change the tenant's scope: add or remove a VPC, add a subnet or a pod (the
@@ -59,14 +59,7 @@ export const addsCounted = (writes: ReadonlyArray<Write>): boolean =>
  * decided one after another).
  */
 export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
-  addsCounted(writes) ||
-  writes.some((w) => {
-    if (w._tag === "Touch") return false
-    if (w.part === "addressSets") return true
-    if (w.part === "vpcs") return w._tag !== "Update"
-    if (w.part !== "guardrails") return false
-    return w._tag === "Remove" ? w.vpc_id === undefined : w.record.vpc_id === null
-  })
+  addsCounted(writes) || writes.some((w) => w._tag !== "Touch" && Kind.of(w.part).movesScope(w))
 
 /**
  * The VPCs whose contents `writes` change and that existed before them (a VPC the change
@@ -81,7 +74,7 @@ export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> =>
       vpcs.add(write.vpc_id)
       continue
     }
-    if (write._tag === "Insert" && write.part === "vpcs") inserted.add(write.record.id)
+    if (write._tag === "Insert" && Kind.KINDS[write.part].versioned) inserted.add(Kind.keyOf(write))
     if (!Kind.KINDS[write.part].contents) continue
     // A tenant-wide guardrail (no VPC) is in no VPC's contents.
     const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
