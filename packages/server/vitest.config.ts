@@ -35,6 +35,7 @@ export const storeSpecific = [
  */
 export const storeAgnostic = [
   "test/Docs.test.ts",
+  "test/NewKind.test.ts",
   "test/Traffic.test.ts",
   "test/StartupFailure.test.ts",
   "test/MetricsAtStart.test.ts",

@@ -737,14 +737,14 @@ export const makeWith = (registry: Kind.Registry) =>
         }
       }
       let versions = next.vpcVersions
-      for (const vpc of Change.touchedVpcs(change.writes)) {
+      for (const vpc of Change.touchedVpcs(change.writes, registry)) {
         const version = HashMap.get(versions, vpc)
         if (Option.isSome(version)) versions = HashMap.set(versions, vpc, version.value + 1)
       }
       next = {
         ...next,
         vpcVersions: versions,
-        scopeVersions: Change.movesScope(change.writes)
+        scopeVersions: Change.movesScope(change.writes, registry)
           ? HashMap.set(next.scopeVersions, change.tenant, scope + 1)
           : next.scopeVersions
       }

@@ -600,11 +600,12 @@ export const make = (options: Options = {}) =>
         )
     }
 
+    // The kinds the registry names: the API's (`ChangeEvent.EventKind`) over `Kind.KINDS`.
     const StoredEvents = Schema.parseJson(Schema.Array(Schema.Struct({
       revision: Schema.Number,
       tenant_id: Schema.String,
       type: ChangeEvent.EventType,
-      kind: ChangeEvent.EventKind,
+      kind: Schema.Union(ChangeEvent.EventKind, Schema.Literal(...Object.values(registry).map((kind) => kind.event))),
       id: Schema.String,
       object: Schema.Unknown
     })))
@@ -627,7 +628,7 @@ export const make = (options: Options = {}) =>
               greatest((SELECT max(revision) FROM events), h.compacted_through)::float8 AS latest
             FROM event_horizon h`
           return {
-            events: yield* Schema.decode(StoredEvents)(row!.events),
+            events: (yield* Schema.decode(StoredEvents)(row!.events)) as ReadonlyArray<ChangeEvent.StoredEvent>,
             horizon: Number(row!.horizon),
             latest: Number(row!.latest)
           }
@@ -766,7 +767,7 @@ export const make = (options: Options = {}) =>
         // A VPC stepped by this change and replaced by it too: one statement may change a row once.
         const step = alsoStep ? sql`, version = version + 1` : sql``
         return sql`UPDATE ${sql(table)} SET ${sql.update(fields)}${step} WHERE ${
-          whereKey(tenant, w.part, Change.keyOf(w))
+          whereKey(tenant, w.part, Kind.keyIn(registry[w.part]!, w.record))
         } RETURNING 1`
       })
 
@@ -793,9 +794,11 @@ export const make = (options: Options = {}) =>
 
     const commit: Store.StoreShape["commit"] = (change) =>
       Effect.gen(function*() {
-        const touched = Change.touchedVpcs(change.writes)
+        const touched = Change.touchedVpcs(change.writes, registry)
         const replaced = new Set(
-          change.writes.flatMap((w) => w._tag === "Update" && registry[w.part]!.versioned ? [Change.keyOf(w)] : [])
+          change.writes.flatMap((w) =>
+            w._tag === "Update" && registry[w.part]!.versioned ? [Kind.keyIn(registry[w.part]!, w.record)] : []
+          )
         )
         // Every VPC decided on or written into is held first, in id order: a commit locks VPCs,
         // then rows, then the tenant, so commits racing for the same rows never deadlock.
@@ -804,7 +807,7 @@ export const make = (options: Options = {}) =>
           row: yield* encodeIdempotencyKey(change.claim.record),
           liveSince: DateTime.toDateUtc(change.claim.liveSince)
         }
-        const movesScope = Change.movesScope(change.writes)
+        const movesScope = Change.movesScope(change.writes, registry)
         const scoped = change.scope !== undefined || movesScope
         const hold = Effect.gen(function*() {
           // The scope first: a commit decided on it holds it before any VPC, as the stale retry does.
@@ -863,7 +866,8 @@ export const make = (options: Options = {}) =>
               statementOf(
                 change.tenant,
                 w,
-                w._tag === "Update" && registry[w.part]!.versioned && touched.has(Change.keyOf(w) as Ids.VpcId)
+                w._tag === "Update" && registry[w.part]!.versioned &&
+                  touched.has(Kind.keyIn(registry[w.part]!, w.record) as Ids.VpcId)
               )
           ))
         ]

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import * as PgDatabase from "./PgDatabase.js"
 
-export const layerFreshDatabase = (serverUrl: string) =>
+export const layerFreshDatabase = (serverUrl: string, options: Omit<PgDatabase.Options, "url"> = {}) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const name = `tenet_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
     const admin = yield* Layer.build(PgDatabase.layerClient({ url: serverUrl, maxConnections: 1 }))
@@ -16,5 +16,5 @@ export const layerFreshDatabase = (serverUrl: string) =>
     yield* Effect.addFinalizer(() => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.orDie))
     const target = new URL(serverUrl)
     target.pathname = `/${name}`
-    return PgDatabase.layer({ url: target.toString(), maxConnections: 4 })
+    return PgDatabase.layer({ maxConnections: 4, ...options, url: target.toString() })
   })).pipe(Layer.orDie)

@@ -48,8 +48,8 @@ export const CASCADES = Kind.CASCADES
 export const keyOf = Kind.keyOf
 
 /** Whether `writes` add something a tenant's quotas count (`Quota`; `Kind.counted`): a VPC, a subnet, a pod. */
-export const addsCounted = (writes: ReadonlyArray<Write>): boolean =>
-  writes.some((w) => w._tag === "Insert" && Kind.KINDS[w.part].counted)
+export const addsCounted = (writes: ReadonlyArray<Write>, registry: Kind.Registry = Kind.KINDS): boolean =>
+  writes.some((w) => w._tag === "Insert" && registry[w.part]!.counted)
 
 /**
  * Whether `writes` change the tenant's scope: add or remove a VPC, add a subnet or a pod (the
@@ -58,15 +58,15 @@ export const addsCounted = (writes: ReadonlyArray<Write>): boolean =>
  * tenant-wide) or an address set (one list for every VPC of the tenant: writes of it are
  * decided one after another).
  */
-export const movesScope = (writes: ReadonlyArray<Write>): boolean =>
-  addsCounted(writes) || writes.some((w) => w._tag !== "Touch" && Kind.of(w.part).movesScope(w))
+export const movesScope = (writes: ReadonlyArray<Write>, registry: Kind.Registry = Kind.KINDS): boolean =>
+  addsCounted(writes, registry) || writes.some((w) => w._tag !== "Touch" && registry[w.part]!.movesScope(w))
 
 /**
  * The VPCs whose contents `writes` change and that existed before them (a VPC the change
  * itself inserts starts at version 0): each store steps their versions in the commit, and the
  * read model in the state it makes.
  */
-export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> => {
+export const touchedVpcs = (writes: ReadonlyArray<Write>, registry: Kind.Registry = Kind.KINDS): ReadonlySet<VpcId> => {
   const vpcs = new Set<VpcId>()
   const inserted = new Set<string>()
   for (const write of writes) {
@@ -74,8 +74,9 @@ export const touchedVpcs = (writes: ReadonlyArray<Write>): ReadonlySet<VpcId> =>
       vpcs.add(write.vpc_id)
       continue
     }
-    if (write._tag === "Insert" && Kind.KINDS[write.part].versioned) inserted.add(Kind.keyOf(write))
-    if (!Kind.KINDS[write.part].contents) continue
+    const kind = registry[write.part]!
+    if (write._tag === "Insert" && kind.versioned) inserted.add(Kind.keyIn(kind, write.record))
+    if (!kind.contents) continue
     // A tenant-wide guardrail (no VPC) is in no VPC's contents.
     const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
     if (vpc !== undefined && vpc !== null && !inserted.has(vpc)) vpcs.add(vpc)

@@ -56,11 +56,11 @@ type AnyProperty = Schema.PropertySignature<
 /** A record's fields, each decoded and encoded with no context: what any store can run. */
 export type Fields = { readonly [name: string]: Schema.Schema.AnyNoContext | AnyProperty }
 
-export interface Kind<R, I extends string> {
+export interface Kind<R, I extends string, E extends string = EventKind> {
   /** The fields of the record's schema: what a store reads and writes (its table's columns). */
   readonly fields: Fields
-  /** Its name in the change stream and the audit trail. */
-  readonly event: EventKind
+  /** Its name in the change stream and the audit trail (`EventKind`: the API's names). */
+  readonly event: E
   /** The field that keys it within its tenant. */
   readonly keyField: "id" | "name"
   /** What owns it, by the field naming the owner (`vpc_id`: a VPC, `pod_id`: a pod). */
@@ -85,7 +85,9 @@ export interface Kind<R, I extends string> {
 /** A kind of rows of `schema`'s records. */
 export const define =
   <F extends Fields>(schema: { readonly fields: F }) =>
-  <I extends string>(kind: Omit<Kind<Schema.Struct.Type<F>, I>, "fields">): Kind<Schema.Struct.Type<F>, I> => ({
+  <I extends string, E extends string = EventKind>(
+    kind: Omit<Kind<Schema.Struct.Type<F>, I, E>, "fields">
+  ): Kind<Schema.Struct.Type<F>, I, E> => ({
     fields: schema.fields,
     ...kind
   })

@@ -38,7 +38,7 @@ export type Kinds = typeof KINDS
 
 /** Kinds by part, owners before what they own: `KINDS`, or a store's registry of more (a test's). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- kinds of every record type
-export type Registry = { readonly [part: string]: Kind<any, string> }
+export type Registry = { readonly [part: string]: Kind<any, string, string> }
 
 /** A row of any kind, by its fields: what code generic over the registry (a store) holds. */
 export type AnyRecord = { readonly [field: string]: unknown }
