@@ -210,6 +210,20 @@ const writing = <A, R>(
     })
   )
 
+/**
+ * A write no uniqueness rule can refuse (a random token's digest, the one configuration row): a
+ * unique violation is a defect, as a broken foreign key is.
+ */
+const unbound = <A, R>(
+  self: Effect.Effect<A, Store.UniqueViolation | Store.StoreUnavailable, R>
+): Effect.Effect<A, Store.StoreUnavailable, R> =>
+  self.pipe(
+    Effect.catchTag(
+      "UniqueViolation",
+      (e) => Effect.dieMessage(`a write no uniqueness rule binds broke ${e.constraint}`)
+    )
+  )
+
 /** A statement answering rows for a request (its encoded side). */
 type Execute<RI> = (request: RI) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
 
@@ -280,13 +294,13 @@ export const make = (options: Options = {}) =>
       findByTokenHash: one(Schema.String, AdminRow, (hash) => sql`SELECT * FROM admins WHERE token_hash = ${hash}`),
       put: (record) =>
         Effect.flatMap(encodeAdmin(record), (row) =>
-          writing(sql`
+          unbound(writing(sql`
         INSERT INTO admins ${sql.insert(row)}
         ON CONFLICT (username) DO UPDATE SET
           password_hash = EXCLUDED.password_hash,
           token_hash = EXCLUDED.token_hash,
           token_ciphertext = EXCLUDED.token_ciphertext
-      `.pipe(Effect.asVoid)))
+      `.pipe(Effect.asVoid))))
     }
 
     const tenants: Store.TenantRepository = {
@@ -359,7 +373,7 @@ export const make = (options: Options = {}) =>
       get: one(Schema.Void, ProviderConfigRow, () => sql`SELECT * FROM provider_config`)(undefined),
       put: (record) =>
         Effect.flatMap(encodeProviderConfig(record), (row) =>
-          writing(Effect.asVoid(sql`
+          unbound(writing(Effect.asVoid(sql`
         INSERT INTO provider_config ${sql.insert({ singleton: true, ...row })}
         ON CONFLICT (singleton) DO UPDATE SET
           revision = provider_config.revision + 1,
@@ -372,7 +386,7 @@ export const make = (options: Options = {}) =>
           edge_api_token_ciphertext = EXCLUDED.edge_api_token_ciphertext,
           edge_domain = EXCLUDED.edge_domain,
           updated_at = EXCLUDED.updated_at
-      `)))
+      `))))
     }
 
     const serviceTunnels: Store.ServiceTunnelRepository = {
@@ -711,7 +725,7 @@ export const make = (options: Options = {}) =>
     )
 
     const sessions: Store.SessionRepository = {
-      insert: insertRow("sessions", SessionRow),
+      insert: (record) => unbound(insertRow("sessions", SessionRow)(record)),
       find: (hash, now) =>
         Effect.map(
           findSession({ hash, now }),

@@ -127,36 +127,57 @@ export interface Committed<A> {
 /** What refuses a change that would break an invariant (`Invariants.check`). */
 export type Refused = Conflict | GuardrailViolated
 
+/** What may refuse a commit beyond its decision's own errors: an invariant, or a uniqueness rule a write breaks. */
+export type Refusal = Refused | Store.UniqueViolation
+
+/**
+ * The refusals of `tags`: what a caller declares its decision can meet, so its error union has
+ * them and no other (one it did not declare is a defect, raised here rather than narrowed by each caller).
+ */
+export type Answerable<T extends Refusal["_tag"]> = Extract<Refusal, { readonly _tag: T }>
+
+/** What `commit` and `create` answer when the caller declares nothing: the invariants' refusals. */
+const INVARIANTS: ReadonlyArray<Refusal["_tag"]> = ["Conflict", "GuardrailViolated"]
+
 export interface PipelineShape {
-  /** The decision, checked (`Refused`) and committed. */
-  readonly commit: <A, E>(
+  /**
+   * The decision, checked and committed; refused by what `refusals` declares it can meet (the
+   * invariants' `Refused` when not given: a write that can break a uniqueness rule declares it).
+   */
+  readonly commit: <A, E, T extends Refusal["_tag"] = Refused["_tag"]>(
     tenant: TenantId,
-    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-  ) => Effect.Effect<Committed<A>, E | Refused | Store.UniqueViolation | ServiceUnavailable>
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+    refusals?: ReadonlyArray<T>
+  ) => Effect.Effect<Committed<A>, E | Answerable<T> | ServiceUnavailable>
   /**
    * `commit` for a decision whose writes move no invariant (a status recorded, a tunnel, a
-   * credential, a domain): checked all the same, and a refusal is a defect, not an answer.
+   * credential, a domain): checked all the same, and a refusal is a defect, not an answer; one
+   * that inserts a row bound by a uniqueness rule declares it.
    */
   readonly record: {
-    <A, E>(
-      tenant: TenantId,
-      decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-    ): Effect.Effect<Committed<A>, E | Store.UniqueViolation | ServiceUnavailable>
-    /** Keyed like `create`. */
-    <A, E>(
+    <A, E, T extends "UniqueViolation" = never>(
       tenant: TenantId,
       decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-      keyed: "keyed"
-    ): Effect.Effect<Committed<A>, E | Conflict | Store.UniqueViolation | ServiceUnavailable>
+      keyed?: undefined,
+      refusals?: ReadonlyArray<T>
+    ): Effect.Effect<Committed<A>, E | Answerable<T> | ServiceUnavailable>
+    /** Keyed like `create`. */
+    <A, E, T extends "UniqueViolation" = never>(
+      tenant: TenantId,
+      decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+      keyed: "keyed",
+      refusals?: ReadonlyArray<T>
+    ): Effect.Effect<Committed<A>, E | Conflict | Answerable<T> | ServiceUnavailable>
   }
   /**
    * `commit` for a decision that makes something (`made`): the request's idempotency key
    * records it, and another request holding the key is a `Conflict`.
    */
-  readonly create: <A, E>(
+  readonly create: <A, E, T extends Refusal["_tag"] = Refused["_tag"]>(
     tenant: TenantId,
-    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
-  ) => Effect.Effect<Committed<A>, E | Refused | Store.UniqueViolation | ServiceUnavailable>
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+    refusals?: ReadonlyArray<T>
+  ) => Effect.Effect<Committed<A>, E | Conflict | Answerable<T> | ServiceUnavailable>
   /**
    * A change to what no tenant's state holds (tenants' records, the admin, the provider
    * configuration, service tunnels): `change` runs as one store transaction, committed with
@@ -171,12 +192,13 @@ export interface PipelineShape {
    * is written. Refused by the same `Conflict` as its commit would be (`Invariants.conflictOf`);
    * the guardrails it would break are not checked: a preview answers them in its impact.
    */
-  readonly preview: <A, E>(
+  readonly preview: <A, E, T extends "Conflict" = "Conflict">(
     tenant: TenantId,
-    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+    decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+    refusals?: ReadonlyArray<T>
   ) => Effect.Effect<
     { readonly decision: Decision<A>; readonly state: TenantState; readonly after: TenantState },
-    E | Conflict | ServiceUnavailable
+    E | Answerable<T> | ServiceUnavailable
   >
 }
 
@@ -209,16 +231,18 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
 
       /**
        * `claim` is what records the key; `claimed`, what a key held by another request is;
-       * `refuse`, what a change an invariant refuses is.
+       * `answerable`, the refusals the caller declared: one it did not is a defect.
        */
-      const run = <A, E, K, R>(
+      const run = <A, E, K>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
         claim: (decision: Decision<A>) => Effect.Effect<Store.Commit["claim"]>,
         claimed: Effect.Effect<never, K>,
-        refuse: (refused: Refused) => Effect.Effect<never, R>
-      ): Effect.Effect<Committed<A>, E | K | R | Store.UniqueViolation | ServiceUnavailable> =>
+        answerable: ReadonlyArray<Refusal["_tag"]>
+      ): Effect.Effect<Committed<A>, E | K | Refusal | ServiceUnavailable> =>
         Effect.gen(function*() {
+          const refuse = (refused: Refusal): Effect.Effect<never, Refusal> =>
+            answerable.includes(refused._tag) ? Effect.fail(refused) : Effect.die(refused)
           const pending = yield* FiberRef.get(Audit.CurrentEntry)
           const peeringCidr = yield* peeringOf
           /** The decision on `state`, checked, committed with the request's entry and key. */
@@ -252,7 +276,11 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 events: Events.of(tenant, writes, state),
                 audit,
                 claim: yield* claim(decision)
-              }).pipe(Effect.catchTag("KeyClaimed", () => claimed), storeUnavailable)
+              }).pipe(
+                Effect.catchTag("UniqueViolation", refuse),
+                Effect.catchTag("KeyClaimed", () => claimed),
+                storeUnavailable
+              )
               if (audit.length > 0) pending!.recorded = true
               return { decision, state, step, writes }
             })
@@ -301,7 +329,11 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           )
         })
 
-      const preview: PipelineShape["preview"] = (tenant, decide) =>
+      const preview = <A, E>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        refusals: ReadonlyArray<Refusal["_tag"]> = ["Conflict"]
+      ) =>
         Effect.gen(function*() {
           const state = yield* readModel.stateOf(tenant).pipe(storeUnavailable)
           const decision = yield* decide(state)
@@ -309,7 +341,9 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           const limits = Change.addsCounted(decision.writes) ? yield* limitsOf(tenant) : undefined
           const reach = Invariants.reachOf(state, after, decision.writes)
           const conflict = Invariants.conflictOf(state, after, reach, yield* peeringOf, limits)
-          if (conflict !== undefined) return yield* conflict
+          if (conflict !== undefined) {
+            return yield* (refusals.includes(conflict._tag) ? Effect.fail(conflict) : Effect.die(conflict))
+          }
           return { decision, state, after }
         })
 
@@ -335,18 +369,31 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const record = <A, E>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-        keyed?: "keyed"
+        keyed?: "keyed",
+        refusals: ReadonlyArray<Refusal["_tag"]> = []
       ) =>
         keyed === undefined
-          ? run(tenant, decide, () => Effect.succeed(null), unkeyed, Effect.die)
-          : run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), Effect.die)
+          ? run(tenant, decide, () => Effect.succeed(null), unkeyed, refusals)
+          : run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), refusals)
 
+      const commit = <A, E>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        refusals: ReadonlyArray<Refusal["_tag"]> = INVARIANTS
+      ) => run(tenant, decide, () => Effect.succeed(null), unkeyed, refusals)
+      const create = <A, E>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        refusals: ReadonlyArray<Refusal["_tag"]> = INVARIANTS
+      ) => run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), refusals)
+
+      // Each is typed by the refusals its caller declares: `run` refuses with those alone.
       return Pipeline.of({
         commitGlobal,
-        commit: (tenant, decide) => run(tenant, decide, () => Effect.succeed(null), unkeyed, Effect.fail),
+        commit: commit as PipelineShape["commit"],
         record: record as PipelineShape["record"],
-        create: (tenant, decide) => run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), Effect.fail),
-        preview
+        create: create as PipelineShape["create"],
+        preview: preview as PipelineShape["preview"]
       })
     })
   )

@@ -68,8 +68,11 @@ type Write<A = void> = Effect.Effect<A, StoreUnavailable | UniqueViolation>
 export interface AdminRepository {
   readonly find: (username: string) => Read<Option.Option<AdminRecord>>
   readonly findByTokenHash: (tokenHash: string) => Read<Option.Option<AdminRecord>>
-  /** Creates or replaces the admin record. */
-  readonly put: (record: AdminRecord) => Write
+  /**
+   * Creates or replaces the admin record. Its token's digest is a random token's, which no other
+   * holds: a clash would be a defect, not an answer.
+   */
+  readonly put: (record: AdminRecord) => Read<void>
 }
 
 export interface TenantRepository {
@@ -108,7 +111,8 @@ export interface DomainRepository {
 
 export interface ProviderConfigRepository {
   readonly get: Read<Option.Option<ProviderConfigRecord>>
-  readonly put: (record: ProviderConfigRecord) => Write
+  /** Creates or replaces the one configuration: no uniqueness rule binds it. */
+  readonly put: (record: ProviderConfigRecord) => Read<void>
 }
 
 export interface ServiceTunnelRepository {
@@ -194,7 +198,8 @@ export interface LoginAttemptRepository {
 
 /** Sign-in sessions (`domain/Session.ts`), by their token's digest. */
 export interface SessionRepository {
-  readonly insert: (record: SessionRecord) => Write
+  /** Keyed by a random token's digest, which no other session holds: a clash would be a defect. */
+  readonly insert: (record: SessionRecord) => Read<void>
   /**
    * The session of this digest live at `now` (ms), with the API token digest of its principal
    * (the tenant's; the admin's), which authenticates it from then on as that token would.

@@ -107,9 +107,12 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
             created_at: now,
             updated_at: now
           }
-          const { result } = yield* pipeline.create(caller.tenant_id, AddressSetStrategy.create(record)).pipe(
-            // A new set is in no rule yet: no verdict, so no guardrail, can move with it.
-            Effect.catchTag("GuardrailViolated", Effect.die),
+          // A new set is in no rule yet: no verdict, so no guardrail, can move with it.
+          const { result } = yield* pipeline.create(
+            caller.tenant_id,
+            AddressSetStrategy.create(record),
+            ["Conflict", "UniqueViolation"]
+          ).pipe(
             Effect.catchTag(
               "UniqueViolation",
               () => new Conflict({ detail: `an address set named '${input.name}' exists` })
@@ -136,12 +139,11 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
         update: Effect.fn("AddressSets.update")(
           function*(caller: TenantPrincipal, id: AddressSetId, patch: AddressSetPatch, ifMatch?: string) {
             const now = yield* DateTime.now
+            // An edit adds no rule and moves no block; the store's names do not change.
             const { result, state } = yield* pipeline.commit(
               caller.tenant_id,
-              AddressSetStrategy.update(id, patch, ifMatch, now)
-            ).pipe(
-              // An edit adds no rule and moves no block; the store's names do not change.
-              Effect.catchTags({ Conflict: Effect.die, UniqueViolation: Effect.die })
+              AddressSetStrategy.update(id, patch, ifMatch, now),
+              ["GuardrailViolated"]
             )
             // The state the commit made, or (when this process did not make it) the latest; a new
             // description or notes move no verdict, so there is nothing to converge.
@@ -165,8 +167,9 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
             // A set's entries move no block, add no rule and peer no VPCs: no invariant can refuse its edit with a conflict.
             const { after, decision, state } = yield* pipeline.preview(
               caller.tenant_id,
-              AddressSetStrategy.update(id, patch, ifMatch, now)
-            ).pipe(Effect.catchTag("Conflict", Effect.die))
+              AddressSetStrategy.update(id, patch, ifMatch, now),
+              []
+            )
             const vpcs = vpcsUsing(state, id).map((vpc) => {
               const rules = state.rulesOf(vpc)
               const was = vpcContextOf(state, vpc, peering)
@@ -177,10 +180,8 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
           }
         ),
         delete: Effect.fn("AddressSets.delete")(function*(caller: TenantPrincipal, id: AddressSetId, ifMatch?: string) {
-          yield* pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch)).pipe(
-            // A set no rule names moves no verdict; the store's names do not change.
-            Effect.catchTags({ GuardrailViolated: Effect.die, UniqueViolation: Effect.die })
-          )
+          // A set no rule names moves no verdict; the store's names do not change.
+          yield* pipeline.commit(caller.tenant_id, AddressSetStrategy.remove(id, ifMatch), [])
         })
       })
     })

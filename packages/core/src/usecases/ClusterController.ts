@@ -179,8 +179,7 @@ export class ClusterController extends Context.Tag("@tenet/core/ClusterControlle
                 ? updatingLatest("vpcs", owner.id, state.vpc(owner.id), drifted)
                 : updatingLatest("pods", owner.id, state.pod(owner.id), drifted)
             )).pipe(
-              Effect.locally(Audit.CurrentEntry, entry),
-              Effect.catchTag("UniqueViolation", Effect.die)
+              Effect.locally(Audit.CurrentEntry, entry)
             )
         }
 

@@ -60,7 +60,8 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
           tenantId,
           () =>
             Effect.succeed({ ...creating({ part: "domains", record: row }), subject: row.domain, scope: ADMIN_SCOPE }),
-          "keyed"
+          "keyed",
+          ["UniqueViolation"]
         ).pipe(
           Effect.catchTag(
             "UniqueViolation",
@@ -89,7 +90,7 @@ export class Domains extends Context.Tag("@tenet/core/Domains")<Domains, Domains
               removing(state, "domains", row.value.id, `domain ${domain} is not assigned to tenant ${tenantId}`),
               (decision) => ({ ...decision, subject: domain })
             )
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        )
       })
 
       return Domains.of({ assign, list, remove })

@@ -137,9 +137,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
               }
             })
           }
-          const { result } = yield* pipeline.create(tenantId, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          const { result } = yield* pipeline.create(tenantId, decide).pipe()
           return viewOf(result)
         })
 
@@ -161,7 +159,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
               `guardrail ${id} not found`,
               guardrail.vpc_id ?? undefined,
               (current) => PreconditionFailed.unmoved(`guardrail ${id}`, etagOf(current), ifMatch)
-            )).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            ))
         })
 
       const forTenant = (tenantId: TenantId) =>

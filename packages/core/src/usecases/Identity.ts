@@ -247,7 +247,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
               admin_username: "admin_username" in owner ? owner.admin_username : null,
               created_at: now,
               expires_at
-            }).pipe(Effect.catchTag("UniqueViolation", (e) => Effect.die(e))),
+            }),
             () => null
           )
           return { token, expires_at }
@@ -319,7 +319,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
           return true
         }),
         () => principal.username
-      ).pipe(Effect.catchTag("UniqueViolation", () => Effect.succeed(false)))
+      )
       if (!updated) return yield* new Unauthorized({ detail: "the admin no longer exists" })
       yield* record("admin.rotate_token", "success", principal.username, null, origin)
       return AdminSession.make({ username: principal.username, api_token: token, expires_at: null })
@@ -476,10 +476,7 @@ export class Identity extends Context.Tag("@tenet/core/Identity")<Identity, Iden
         if (Option.isSome(existing) && passwordHash !== existing.value.password_hash) {
           yield* store.sessions.deleteOf({ admin_username: username }).pipe(storeUnavailable)
         }
-        yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(
-          Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
-          storeUnavailable
-        )
+        yield* store.admins.put({ username, password_hash: passwordHash, ...tokenFields }).pipe(storeUnavailable)
         return { generatedPassword: generated }
       }
     )

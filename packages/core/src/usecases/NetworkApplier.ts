@@ -144,7 +144,7 @@ export class NetworkApplier extends Context.Tag("@tenet/core/NetworkApplier")<Ne
               return Effect.succeed(
                 updatingLatest("vpcs", vpcId, says(vpc, state) ? undefined : vpc, (v) => ({ ...v, ...state }))
               )
-            }).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            })
           })
 
         /** What the cluster is to hold for the VPC as `tenant` has it: none while it is gone or going. */

@@ -194,7 +194,7 @@ export class PodConvergence extends Context.Tag("@tenet/core/PodConvergence")<Po
                   }
                 }),
                 decidedOn: [current.vpc_id]
-              })).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+              }))
             // A pod deleted meanwhile had nothing to record.
             if (saved.result === undefined) return current
             if (saved.result.vip !== null && saved.result.vip !== current.vip) {

@@ -257,8 +257,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         const record = yield* prepare(caller, input)
         // A pod named by no rule yet takes the verdicts of its subnet: it moves no guardrail. It
         // is counted by the tenant's quota of pods (a `Conflict` naming it).
-        yield* pipeline.create(caller.tenant_id, PodStrategy.create(record)).pipe(
-          Effect.catchTag("GuardrailViolated", Effect.die),
+        yield* pipeline.create(caller.tenant_id, PodStrategy.create(record), ["Conflict", "UniqueViolation"]).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `VPC ${input.vpc_id} already has a pod named '${input.name}'` })
@@ -290,8 +289,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           return (keyed
             ? pipeline.record(caller.tenant_id, decide, "keyed")
             : pipeline.record(caller.tenant_id, decide)).pipe(
-              Effect.map((committed) => committed.result),
-              Effect.catchTag("UniqueViolation", Effect.die)
+              Effect.map((committed) => committed.result)
             )
         })
 
@@ -340,7 +338,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         const { result: marked } = yield* pipeline.commit(
           caller.tenant_id,
           PodStrategy.modify(id, first.vpc_id, PodStrategy.marked(yield* DateTime.now), false, ifMatch)
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        )
         yield* finish(marked, true)
       })
 
@@ -391,7 +389,6 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
           yield* tunnels.withdrawAll((yield* stateOf(tenantId)).tunnelsOf(id))
           // The pod left enforcement when it was marked: its removal is recorded.
           yield* pipeline.record(tenantId, (state) => removing(state, "pods", id, `pod ${id} not found`, vpcId)).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("NotFound", () => Effect.void)
           )
           // Rules that targeted the pod can no longer be enforced.

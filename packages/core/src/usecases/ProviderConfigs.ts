@@ -81,7 +81,7 @@ export class ProviderConfigs
             return record
           }),
           () => null
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        )
         return toProviderConfig(record)
       })
 

@@ -106,7 +106,12 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
             password_ciphertext: yield* vault.encrypt(input.password),
             created_at: yield* DateTime.now
           }
-          yield* pipeline.record(tenantId, () => Effect.succeed(creating({ part: "credentials", record })), "keyed")
+          yield* pipeline.record(
+            tenantId,
+            () => Effect.succeed(creating({ part: "credentials", record })),
+            "keyed",
+            ["UniqueViolation"]
+          )
             .pipe(
               Effect.catchTag(
                 "UniqueViolation",
@@ -130,7 +135,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
               `registry credential '${name}' not found`,
               undefined,
               (current) => PreconditionFailed.unmoved(`registry credential '${name}'`, etagOf(current), ifMatch)
-            )).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+            ))
           yield* orchestrator.deleteRegistrySecret(tenantId, name).pipe(
             Effect.catchAll((e) => Effect.logWarning("registry secret left in the cluster", name, e.message))
           )

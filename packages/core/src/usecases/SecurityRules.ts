@@ -217,24 +217,28 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         Effect.map(applyWith(vpc, peers, committed), ({ state }) => RuleRemoval.make({ rule: null, ...state }, TRUSTED))
 
       /**
-       * What an invariant's `Conflict` would be after a delete or a reorder (or their previews):
-       * neither adds a rule, moves a block or peers two VPCs, so the pipeline has no conflict to
-       * refuse them with. (A
-       * patch can peer two VPCs whose blocks overlap: its `Conflict` is the answer.)
+       * What a delete or a reorder (or their previews) can be refused by: neither adds a rule, moves
+       * a block or peers two VPCs, so no invariant's `Conflict`; a guardrail, yes. (A patch can peer
+       * two VPCs whose blocks overlap: its `Conflict` is the answer.)
        */
-      const unchangedCount = (conflict: Conflict) => Effect.die(conflict)
+      const UNCOUNTED = ["GuardrailViolated"] as const
 
       /** A rule change previewed: its impact, with the guardrails it would break. */
-      const previewed = <A, E>(
+      const previewed = <A, E, T extends "Conflict" = "Conflict">(
         caller: TenantPrincipal,
         vpcId: VpcId,
         context: RuleSet.VpcContext,
         decide: (state: TenantState) => Either.Either<Decision<A>, E>,
         before: (result: A) => ReadonlyArray<SecurityRuleRecord>,
-        after: (result: A) => ReadonlyArray<SecurityRuleRecord>
+        after: (result: A) => ReadonlyArray<SecurityRuleRecord>,
+        refusals?: ReadonlyArray<T>
       ) =>
         Effect.gen(function*() {
-          const { after: then, decision: { result }, state } = yield* pipeline.preview(caller.tenant_id, decide)
+          const { after: then, decision: { result }, state } = yield* pipeline.preview(
+            caller.tenant_id,
+            decide,
+            refusals
+          )
           const grown = vpcContextOf(then, vpcId, yield* applier.peeringCidr)
           return impactOf(
             vpcId,
@@ -270,9 +274,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const context = yield* applier.context(vpc)
           return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
         }
-        const committed = yield* pipeline.create(caller.tenant_id, decide).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
+        const committed = yield* pipeline.create(caller.tenant_id, decide).pipe()
         return yield* mutation(vpc, committed.result.record, namedBy(vpc, [committed.result.record]), committed)
       })
 
@@ -293,9 +295,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           if (dryRun) {
             return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
           }
-          const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die)
-          )
+          const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe()
           const saved = committed.result.saved
           return {
             answer: yield* mutation(vpc, saved, namedBy(vpc, [first, saved]), committed),
@@ -316,14 +316,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         const context = yield* applier.context(vpc)
         const after = (before: ReadonlyArray<SecurityRuleRecord>) => before.filter((r) => r.id !== id)
         if (dryRun) {
-          return yield* previewed(caller, vpc.id, context, decide, (before) => before, after).pipe(
-            Effect.catchTag("Conflict", unchangedCount)
-          )
+          return yield* previewed(caller, vpc.id, context, decide, (before) => before, after, [])
         }
-        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die),
-          Effect.catchTag("Conflict", unchangedCount)
-        )
+        const committed = yield* pipeline.commit(caller.tenant_id, decide, UNCOUNTED)
         return yield* removal(vpc, namedBy(vpc, [rule]), committed)
       })
 
@@ -335,14 +330,9 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const decide = Strategy.reorder(vpc.id, ruleIds, now)
           const after = (result: { readonly next: ReadonlyArray<SecurityRuleRecord> }) => result.next
           if (dryRun) {
-            return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after).pipe(
-              Effect.catchTag("Conflict", unchangedCount)
-            )
+            return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules, after, [])
           }
-          const { result } = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die),
-            Effect.catchTag("Conflict", unchangedCount)
-          )
+          const { result } = yield* pipeline.commit(caller.tenant_id, decide, UNCOUNTED)
           yield* applier.apply(vpc.tenant_id, vpc.id)
           // The order this reorder committed, whatever changed since.
           return yield* listOf(vpc, result.next)
@@ -409,9 +399,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (!Declaration.changes(planned)) {
           return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
         }
-        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die)
-        )
+        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe()
         const result = committed.result
         const { context: applied, state } = yield* applyWith(
           vpc,

@@ -74,7 +74,11 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
         }
         // The VPC's context grows, and so do the remotes of the rules elsewhere that name it: the
         // pipeline checks the guardrails of both.
-        yield* pipeline.create(caller.tenant_id, SubnetStrategy.create(subnet, peering)).pipe(
+        yield* pipeline.create(
+          caller.tenant_id,
+          SubnetStrategy.create(subnet, peering),
+          ["Conflict", "GuardrailViolated", "UniqueViolation"]
+        ).pipe(
           Effect.catchTag(
             "UniqueViolation",
             () => new Conflict({ detail: `this VPC already has a subnet named '${input.name}'` })

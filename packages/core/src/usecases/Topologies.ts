@@ -401,7 +401,7 @@ export class Topologies extends Context.Tag("@tenet/core/Topologies")<Topologies
               result: undefined
             })
           }
-          yield* pipeline.commit(tenantId, decide).pipe(
+          yield* pipeline.commit(tenantId, decide, ["Conflict", "GuardrailViolated", "UniqueViolation"]).pipe(
             // A concurrent request took a name between validation and the write: nothing was written.
             Effect.catchTag(
               "UniqueViolation",

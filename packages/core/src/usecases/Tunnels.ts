@@ -162,7 +162,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
                 updatingLatest("tunnels", tunnel.id, overtaken ? undefined : latest, (l) => ({ ...l, ...outcome }))
               )
             }
-          ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+          )
           // A tunnel deleted meanwhile had nothing to record; one overtaken reads as it was published.
           return saved.result ?? (yield* stateOf(tunnel.tenant_id)).tunnel(tunnel.id) ?? { ...tunnel, ...outcome }
         })
@@ -190,14 +190,16 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             : Effect.succeed(creating({ part: "tunnels", record }))
         return Effect.zipRight(
           refuseReserved(record.hostname),
-          (keyed ? pipeline.record(record.tenant_id, decide, "keyed") : pipeline.record(record.tenant_id, decide)).pipe(
-            Effect.catchTag("UniqueViolation", (e) =>
-              new Conflict({
-                detail: e.constraint === Constraints.tunnelName
-                  ? `you already have a tunnel named '${record.tunnel_name}'`
-                  : `hostname ${record.hostname} is in use`
-              }))
-          )
+          (keyed
+            ? pipeline.record(record.tenant_id, decide, "keyed", ["UniqueViolation"])
+            : pipeline.record(record.tenant_id, decide, undefined, ["UniqueViolation"])).pipe(
+              Effect.catchTag("UniqueViolation", (e) =>
+                new Conflict({
+                  detail: e.constraint === Constraints.tunnelName
+                    ? `you already have a tunnel named '${record.tunnel_name}'`
+                    : `hostname ${record.hostname} is in use`
+                }))
+            )
         )
       }
 
@@ -332,7 +334,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         yield* pipeline.record(
           caller.tenant_id,
           (state) => removing(state, "tunnels", id, `tunnel ${id} not found`, tunnel.vpc_id, unmoved)
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        )
       })
 
       const reconcile = Effect.gen(function*() {
@@ -349,7 +351,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
             Effect.succeed(
               updatingLatest("tunnels", tunnel.id, state.tunnel(tunnel.id), (latest) => ({ ...latest, ...drifted }))
             )
-        ).pipe(Effect.catchTag("UniqueViolation", Effect.die))
+        )
         // Deleted meanwhile (its delete withdrew it): nothing to publish.
         return saved.result === undefined ? { ...tunnel, ...drifted } : yield* publish(saved.result)
       })

@@ -150,7 +150,8 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         // them on the tenant's scope, so a guardrail added meanwhile is checked against it too.
         yield* pipeline.create(
           caller.tenant_id,
-          () => Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seededRule(vpc) }))
+          () => Effect.succeed(creating({ part: "vpcs", record: vpc }, { part: "rules", record: seededRule(vpc) })),
+          ["Conflict", "GuardrailViolated", "UniqueViolation"]
         ).pipe(
           Effect.catchTag(
             "UniqueViolation",
@@ -192,13 +193,11 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
         // The mark is the decision: a VPC being deleted has left enforcement (rules elsewhere that
         // name it match nothing), so the mark is refused when that breaks a guardrail, before
         // the cluster is touched; of concurrent deletes one marks, the others find it gone.
+        // A mark adds no rule and no block: no limit or overlap can refuse it.
         const { result, state } = yield* pipeline.commit(
           caller.tenant_id,
-          marking(id, yield* DateTime.now, processes.self, ifMatch)
-        ).pipe(
-          Effect.catchTag("UniqueViolation", Effect.die),
-          // A mark adds no rule and no block: no limit or overlap can refuse it.
-          Effect.catchTag("Conflict", Effect.die)
+          marking(id, yield* DateTime.now, processes.self, ifMatch),
+          ["GuardrailViolated"]
         )
         yield* finish(caller.tenant_id, id, { state, since: result?.deleting_since ?? null })
       })
@@ -262,7 +261,6 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
           const now = yield* readModel.stateOf(tenantId).pipe(storeUnavailable)
           yield* tunnels.withdrawAll(now.tunnels.filter((t) => t.vpc_id === id))
           yield* pipeline.record(tenantId, (state) => removing(state, "vpcs", id, `VPC ${id} not found`)).pipe(
-            Effect.catchTag("UniqueViolation", Effect.die),
             Effect.catchTag("NotFound", () => Effect.void)
           )
           yield* Effect.forEach(referencing, (vpcId) => applier.apply(tenantId, vpcId), {
