@@ -15,19 +15,34 @@ const RESTRICTED = [{
 }]
 
 /**
- * `@tenet/core` in layers, bottom up: domain, rules (pure verdicts over the domain), kinds (the
+ * `@tenet/core` in layers, bottom up: domain, rules (pure verdicts over the domain), the HTTP
+ * contract's shared parts (`contract`: auth, audit annotations, strict payloads), kinds (the
  * registry of what a tenant owns and changes to it: a kind's view speaks the rules' vocabulary),
- * ports and the read model, the write path (`changes`), observability, the use cases, the API.
+ * ports and the read model, the write path (`changes`), observability, the kinds' resources (a folder
+ * per kind: strategy, service, its endpoints' group) beside the use cases that span kinds, the API.
  * A folder imports nothing from a layer above it; `tenet/no-import-cycle` refuses a circle within one.
  */
 const CORE_ABOVE = {
-  domain: ["rules", "kinds", "ports", "readmodel", "changes", "observability", "usecases", "api"],
-  rules: ["kinds", "ports", "readmodel", "changes", "observability", "usecases", "api"],
-  kinds: ["ports", "readmodel", "changes", "observability", "usecases", "api"],
-  ports: ["readmodel", "changes", "observability", "usecases", "api"],
-  readmodel: ["changes", "observability", "usecases", "api"],
-  changes: ["observability", "usecases", "api"],
-  observability: ["readmodel", "changes", "usecases", "api"],
+  domain: [
+    "rules",
+    "contract",
+    "kinds",
+    "ports",
+    "readmodel",
+    "changes",
+    "observability",
+    "resources",
+    "usecases",
+    "api"
+  ],
+  rules: ["contract", "kinds", "ports", "readmodel", "changes", "observability", "resources", "usecases", "api"],
+  contract: ["kinds", "ports", "readmodel", "changes", "observability", "resources", "usecases", "api"],
+  kinds: ["contract", "ports", "readmodel", "changes", "observability", "resources", "usecases", "api"],
+  ports: ["contract", "readmodel", "changes", "observability", "resources", "usecases", "api"],
+  readmodel: ["contract", "changes", "observability", "resources", "usecases", "api"],
+  changes: ["contract", "observability", "resources", "usecases", "api"],
+  observability: ["contract", "readmodel", "changes", "resources", "usecases", "api"],
+  resources: ["api"],
   usecases: ["api"]
 }
 
@@ -36,7 +51,8 @@ const coreLayers = Object.entries(CORE_ABOVE).map(([folder, above]) => ({
   rules: {
     "no-restricted-imports": ["error", {
       patterns: [...RESTRICTED, {
-        group: above.map((layer) => `../${layer}/*`),
+        // A folder's modules sit one level down (`usecases/X.ts`) or two (`resources/<kind>/X.ts`).
+        group: above.flatMap((layer) => [`../${layer}/*`, `../../${layer}/*`]),
         message: `core/src/${folder} sits below ${above.join(", ")}: import downwards only`
       }]
     }]

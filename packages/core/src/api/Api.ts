@@ -4,6 +4,8 @@
  */
 import { HttpApi, type HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Context, Option, type Schema, SchemaAST as AST } from "effect"
+import * as Audited from "../contract/Audited.js"
+import * as Exports from "../contract/Exports.js"
 import {
   Conflict,
   Forbidden,
@@ -19,7 +21,8 @@ import {
   TooManyRequests,
   UnsupportedMediaType
 } from "../Errors.js"
-import { AddressSetsApi } from "./AddressSetApi.js"
+import { AddressSetsApi } from "../resources/addressSets/AddressSetApi.js"
+import { GuardrailsApi, TenantGuardrailsApi } from "../resources/guardrails/GuardrailApi.js"
 import {
   DomainsApi,
   OperationsLogApi,
@@ -29,10 +32,7 @@ import {
   TenantsApi
 } from "./AdminApi.js"
 import { AuditLogApi } from "./AuditApi.js"
-import * as Audited from "./Audited.js"
 import * as Deprecation from "./Deprecation.js"
-import * as Exports from "./Exports.js"
-import { GuardrailsApi, TenantGuardrailsApi } from "./GuardrailApi.js"
 import { AdminIdentityApi, TenantIdentityApi } from "./IdentityApi.js"
 import { MatchedEndpoint } from "./MatchedEndpoint.js"
 import { SecurityRulesApi, SubnetsApi, VpcsApi } from "./NetworkApi.js"
@@ -248,7 +248,7 @@ export const endpointsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Endpoint> =
 /** Every endpoint of the contract, in the order the groups declare them. */
 export const endpoints: ReadonlyArray<Endpoint> = endpointsOf(TenetApi)
 
-export { type PayloadKey, Payloads } from "./Payloads.js"
+export { type PayloadKey, Payloads } from "../contract/Payloads.js"
 
 /** The contract errors by their status, read from their own wire schemas. */
 const errorsByStatus: ReadonlyMap<number, string> = new Map(

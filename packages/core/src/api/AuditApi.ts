@@ -4,10 +4,10 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AdminAuth, AdminOrTenantAuth } from "../contract/Security.js"
 import { AuditPage, AuditQuery, TenantAuditQuery } from "../domain/AuditLog.js"
 import { TenantId } from "../domain/Ids.js"
 import { NotFound } from "../Errors.js"
-import { AdminAuth, AdminOrTenantAuth } from "./Security.js"
 
 export class AuditLogApi extends HttpApiGroup.make("auditLog")
   .add(

@@ -1,13 +1,13 @@
 /** Login, logout and token rotation for admins and tenants (spec section 5). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import * as Audited from "../contract/Audited.js"
+import { Payloads } from "../contract/Payloads.js"
+import { AdminAuth, AdminOrTenantAuth, TenantLogoutAuth } from "../contract/Security.js"
 import { AdminSession } from "../domain/Admin.js"
 import { TenantId } from "../domain/Ids.js"
 import { TenantSession } from "../domain/Tenant.js"
 import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../Errors.js"
-import * as Audited from "./Audited.js"
-import { Payloads } from "./Payloads.js"
-import { AdminAuth, AdminOrTenantAuth, TenantLogoutAuth } from "./Security.js"
 
 export class AdminIdentityApi extends HttpApiGroup.make("adminIdentity")
   .add(

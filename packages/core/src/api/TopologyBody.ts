@@ -5,11 +5,11 @@
  * whole body would read it (strict, guarded), so the problems are the same words.
  */
 import { Either, Schema } from "effect"
+import { Payloads, strict } from "../contract/Payloads.js"
 import { fromParseError, type Problem } from "../domain/InputProblems.js"
 import { PodTopologyItem } from "../domain/Pod.js"
 import type { Decoded } from "../domain/Topology.js"
 import { decodedOf, TopologySubnetItem, TopologyVpcItem } from "../domain/Topology.js"
-import { Payloads, strict } from "./Payloads.js"
 
 const decodeWhole = Schema.decodeUnknownEither(Payloads["topology.deploy"])
 

@@ -4,9 +4,9 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AdminOrTenantAuth } from "../contract/Security.js"
 import { WatchHeaders, WatchQuery } from "../domain/ChangeEvent.js"
 import { Gone, TooManyRequests } from "../Errors.js"
-import { AdminOrTenantAuth } from "./Security.js"
 
 /** The stream's text: `id: <revision>` and `data: <event JSON>` per event (a `WatchEvent` or a `Bookmark`). */
 export const EventStream = Schema.String.pipe(

@@ -26,8 +26,8 @@ import { Orchestrator } from "../ports/Orchestrator.js"
 import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { TenantState } from "../readmodel/TenantState.js"
+import { PodConvergence } from "../resources/pods/PodConvergence.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { PodConvergence } from "./PodConvergence.js"
 import * as Workqueue from "./Workqueue.js"
 
 export interface Options {

@@ -18,9 +18,9 @@ import { EdgeTunnels } from "../ports/EdgeTunnels.js"
 import { storeUnavailable } from "../ports/Failures.js"
 import { Store } from "../ports/Store.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
+import * as Tunnels from "../resources/tunnels/Tunnels.js"
 import { ProviderConfigs } from "./ProviderConfigs.js"
 import * as ServiceTunnels from "./ServiceTunnels.js"
-import * as Tunnels from "./Tunnels.js"
 
 export interface Options {
   /** How often the provider is compared with the committed tunnels (first at start); 10 minutes. */

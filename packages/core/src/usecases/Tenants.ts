@@ -23,8 +23,8 @@ import { Store } from "../ports/Store.js"
 import type { StoreUnavailable } from "../ports/Store.js"
 import { Vault } from "../ports/Vault.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
-import { Pods } from "./Pods.js"
-import { Tunnels } from "./Tunnels.js"
+import { Pods } from "../resources/pods/Pods.js"
+import { Tunnels } from "../resources/tunnels/Tunnels.js"
 
 export interface TenantsShape {
   readonly create: (input: TenantCreate) => Effect.Effect<Tenant, Conflict | IdempotencyKeyReused | ServiceUnavailable>

@@ -26,6 +26,7 @@ import { storeUnavailable } from "../ports/Failures.js"
 import { connectionsOf, judgeOf, vpcContextOf } from "../readmodel/Derived.js"
 import { ReadModel } from "../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../readmodel/TenantState.js"
+import { Vpcs } from "../resources/vpcs/Vpcs.js"
 import * as Analysis from "../rules/Analysis.js"
 import type * as Evaluate from "../rules/Evaluate.js"
 import type * as Paths from "../rules/Paths.js"
@@ -35,7 +36,6 @@ import * as RuleSet from "../rules/RuleSet.js"
 import * as Cooperative from "./Cooperative.js"
 import { Fairness } from "./Fairness.js"
 import { NetworkApplier } from "./NetworkApplier.js"
-import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
 

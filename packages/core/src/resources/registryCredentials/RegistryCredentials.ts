@@ -4,25 +4,25 @@
  * pull secret, applied again before every pod that uses it.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../changes/Idempotency.js"
-import { creating, Pipeline, removing } from "../changes/Pipeline.js"
-import type { TenantId } from "../domain/Ids.js"
-import type { DnsLabel } from "../domain/Net.js"
-import type { TenantPrincipal } from "../domain/Principal.js"
+import { Idempotency } from "../../changes/Idempotency.js"
+import { creating, Pipeline, removing } from "../../changes/Pipeline.js"
+import type { TenantId } from "../../domain/Ids.js"
+import type { DnsLabel } from "../../domain/Net.js"
+import type { TenantPrincipal } from "../../domain/Principal.js"
 import type {
   RegistryCredential,
   RegistryCredentialCreate,
   RegistryCredentialRecord
-} from "../domain/RegistryCredential.js"
-import { etagOf, toRegistryCredential } from "../domain/RegistryCredential.js"
-import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
-import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../Errors.js"
-import { storeUnavailable, vaultFailure } from "../ports/Failures.js"
-import type { OrchestratorError } from "../ports/Orchestrator.js"
-import { Orchestrator } from "../ports/Orchestrator.js"
-import { Vault } from "../ports/Vault.js"
-import { ownTenant } from "../readmodel/Ownership.js"
-import { ReadModel } from "../readmodel/ReadModel.js"
+} from "../../domain/RegistryCredential.js"
+import { etagOf, toRegistryCredential } from "../../domain/RegistryCredential.js"
+import { Conflict, NotFound, PreconditionFailed } from "../../Errors.js"
+import type { IdempotencyKeyReused, InternalError, ServiceUnavailable } from "../../Errors.js"
+import { storeUnavailable, vaultFailure } from "../../ports/Failures.js"
+import type { OrchestratorError } from "../../ports/Orchestrator.js"
+import { Orchestrator } from "../../ports/Orchestrator.js"
+import { Vault } from "../../ports/Vault.js"
+import { ownTenant } from "../../readmodel/Ownership.js"
+import { ReadModel } from "../../readmodel/ReadModel.js"
 
 type Failure = NotFound | ServiceUnavailable
 

@@ -1,15 +1,15 @@
 /** Address sets: a tenant's named lists of networks. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AddressSet, AddressSetChanged, AddressSetPlan, AddressSetUsage } from "../domain/AddressSet.js"
-import * as Etag from "../domain/Etag.js"
-import { AddressSetId } from "../domain/Ids.js"
-import { PageQuery } from "../domain/Page.js"
-import { DryRunQuery } from "../domain/SecurityRule.js"
-import { Conflict, GuardrailViolated, NotFound, PreconditionFailed } from "../Errors.js"
-import * as Audited from "./Audited.js"
-import { Payloads } from "./Payloads.js"
-import { TenantAuth } from "./Security.js"
+import * as Audited from "../../contract/Audited.js"
+import { Payloads } from "../../contract/Payloads.js"
+import { TenantAuth } from "../../contract/Security.js"
+import { AddressSet, AddressSetChanged, AddressSetPlan, AddressSetUsage } from "../../domain/AddressSet.js"
+import * as Etag from "../../domain/Etag.js"
+import { AddressSetId } from "../../domain/Ids.js"
+import { PageQuery } from "../../domain/Page.js"
+import { DryRunQuery } from "../../domain/SecurityRule.js"
+import { Conflict, GuardrailViolated, NotFound, PreconditionFailed } from "../../Errors.js"
 
 const AddressSetPath = Schema.Struct({ address_set_id: AddressSetId })
 

@@ -6,15 +6,15 @@
  * from the cluster each time it is shown (`PodPresentation`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import { Idempotency } from "../changes/Idempotency.js"
-import { Pipeline, removing, updatingLatest } from "../changes/Pipeline.js"
-import * as DeleteMark from "../domain/DeleteMark.js"
-import { PodId, randomUuid } from "../domain/Ids.js"
-import type { TenantId } from "../domain/Ids.js"
-import type { Pod, PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../domain/Pod.js"
-import { MIN_AUTOSCALE_REPLICAS, PodRestart } from "../domain/Pod.js"
-import type { TenantPrincipal } from "../domain/Principal.js"
-import { Conflict, InvalidInput, ServiceUnavailable } from "../Errors.js"
+import { Idempotency } from "../../changes/Idempotency.js"
+import { Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
+import * as DeleteMark from "../../domain/DeleteMark.js"
+import { PodId, randomUuid } from "../../domain/Ids.js"
+import type { TenantId } from "../../domain/Ids.js"
+import type { Pod, PodConfigPatch, PodCreate, PodRecord, PodStatus } from "../../domain/Pod.js"
+import { MIN_AUTOSCALE_REPLICAS, PodRestart } from "../../domain/Pod.js"
+import type { TenantPrincipal } from "../../domain/Principal.js"
+import { Conflict, InvalidInput, ServiceUnavailable } from "../../Errors.js"
 import type {
   Forbidden,
   GuardrailViolated,
@@ -23,23 +23,23 @@ import type {
   NotFound,
   PreconditionFailed,
   Unauthorized
-} from "../Errors.js"
-import { clusterWaited, storeUnavailable } from "../ports/Failures.js"
-import type { PodRuntime } from "../ports/Orchestrator.js"
-import { Orchestrator } from "../ports/Orchestrator.js"
-import { Store } from "../ports/Store.js"
-import { Vault } from "../ports/Vault.js"
-import { found } from "../readmodel/Ownership.js"
-import { ReadModel } from "../readmodel/ReadModel.js"
-import * as BodyCredentials from "./BodyCredentials.js"
-import { Identity } from "./Identity.js"
-import { NetworkApplier } from "./NetworkApplier.js"
+} from "../../Errors.js"
+import { clusterWaited, storeUnavailable } from "../../ports/Failures.js"
+import type { PodRuntime } from "../../ports/Orchestrator.js"
+import { Orchestrator } from "../../ports/Orchestrator.js"
+import { Store } from "../../ports/Store.js"
+import { Vault } from "../../ports/Vault.js"
+import { found } from "../../readmodel/Ownership.js"
+import { ReadModel } from "../../readmodel/ReadModel.js"
+import * as BodyCredentials from "../../usecases/BodyCredentials.js"
+import { Identity } from "../../usecases/Identity.js"
+import { NetworkApplier } from "../../usecases/NetworkApplier.js"
+import { ProviderConfigs } from "../../usecases/ProviderConfigs.js"
+import { Tunnels } from "../tunnels/Tunnels.js"
+import { Vpcs } from "../vpcs/Vpcs.js"
 import { PodConvergence } from "./PodConvergence.js"
 import { podOf, sameStatus, statusFrom, statusUnknown } from "./PodPresentation.js"
 import * as PodStrategy from "./PodStrategy.js"
-import { ProviderConfigs } from "./ProviderConfigs.js"
-import { Tunnels } from "./Tunnels.js"
-import { Vpcs } from "./Vpcs.js"
 
 export const DEFAULT_MOUNT_PATH = "/storage"
 

@@ -5,15 +5,15 @@
  */
 import type { Either } from "effect"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import * as Audit from "../changes/Audit.js"
-import { Idempotency } from "../changes/Idempotency.js"
-import { connectionsMoved, violationsOf } from "../changes/Invariants.js"
-import type { Committed, Decision } from "../changes/Pipeline.js"
-import { Pipeline } from "../changes/Pipeline.js"
-import { TRUSTED } from "../domain/Common.js"
-import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
-import { randomUuid, SecurityRuleId as RuleId } from "../domain/Ids.js"
-import type { TenantPrincipal } from "../domain/Principal.js"
+import * as Audit from "../../changes/Audit.js"
+import { Idempotency } from "../../changes/Idempotency.js"
+import { connectionsMoved, violationsOf } from "../../changes/Invariants.js"
+import type { Committed, Decision } from "../../changes/Pipeline.js"
+import { Pipeline } from "../../changes/Pipeline.js"
+import { TRUSTED } from "../../domain/Common.js"
+import type { SecurityRuleId, VpcId } from "../../domain/Ids.js"
+import { randomUuid, SecurityRuleId as RuleId } from "../../domain/Ids.js"
+import type { TenantPrincipal } from "../../domain/Principal.js"
 import type {
   RuleDeclaration,
   RuleImpact,
@@ -22,10 +22,10 @@ import type {
   SecurityRuleCreate,
   SecurityRulePatch,
   SecurityRuleRecord
-} from "../domain/SecurityRule.js"
-import { etagOf, RuleAnalysis, RuleMutation, RuleRemoval, RulesPlan, RulesReplaced } from "../domain/SecurityRule.js"
-import type { VpcRecord } from "../domain/Vpc.js"
-import type { RuleValidation, TooManyRequests } from "../Errors.js"
+} from "../../domain/SecurityRule.js"
+import { etagOf, RuleAnalysis, RuleMutation, RuleRemoval, RulesPlan, RulesReplaced } from "../../domain/SecurityRule.js"
+import type { VpcRecord } from "../../domain/Vpc.js"
+import type { RuleValidation, TooManyRequests } from "../../Errors.js"
 import type {
   Conflict,
   GuardrailViolated,
@@ -33,20 +33,20 @@ import type {
   NotFound,
   PreconditionFailed,
   ServiceUnavailable
-} from "../Errors.js"
-import { storeUnavailable } from "../ports/Failures.js"
-import { connectionsOf, findingsOf, vpcContextOf } from "../readmodel/Derived.js"
-import { found, liveVpc } from "../readmodel/Ownership.js"
-import { ReadModel } from "../readmodel/ReadModel.js"
-import type { Derivation, TenantState } from "../readmodel/TenantState.js"
-import * as Declaration from "../rules/Declaration.js"
-import * as RuleSet from "../rules/RuleSet.js"
-import { Fairness } from "./Fairness.js"
-import type { ApplyState } from "./NetworkApplier.js"
-import { NetworkApplier, together } from "./NetworkApplier.js"
+} from "../../Errors.js"
+import { storeUnavailable } from "../../ports/Failures.js"
+import { connectionsOf, findingsOf, vpcContextOf } from "../../readmodel/Derived.js"
+import { found, liveVpc } from "../../readmodel/Ownership.js"
+import { ReadModel } from "../../readmodel/ReadModel.js"
+import type { Derivation, TenantState } from "../../readmodel/TenantState.js"
+import * as Declaration from "../../rules/Declaration.js"
+import * as RuleSet from "../../rules/RuleSet.js"
+import { Fairness } from "../../usecases/Fairness.js"
+import type { ApplyState } from "../../usecases/NetworkApplier.js"
+import { NetworkApplier, together } from "../../usecases/NetworkApplier.js"
+import { Vpcs } from "../vpcs/Vpcs.js"
 import { findingOf, impactOf, ruleList, view } from "./RulePresentation.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
-import { Vpcs } from "./Vpcs.js"
 
 type Failure = NotFound | RuleValidation | ServiceUnavailable
 /** What a read fails with: it validates nothing of the rules' (its path and query are the platform's to check). */

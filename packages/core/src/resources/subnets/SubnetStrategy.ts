@@ -5,12 +5,12 @@
  * VPC, so two overlapping subnets created at once cannot both commit.
  */
 import { Either } from "effect"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating } from "../changes/Pipeline.js"
-import type { SubnetRecord } from "../domain/Subnet.js"
-import { checkBlock } from "../domain/Subnet.js"
-import { Conflict, InvalidInput, NotFound } from "../Errors.js"
-import type { TenantState } from "../readmodel/TenantState.js"
+import type { Decision } from "../../changes/Pipeline.js"
+import { creating } from "../../changes/Pipeline.js"
+import type { SubnetRecord } from "../../domain/Subnet.js"
+import { checkBlock } from "../../domain/Subnet.js"
+import { Conflict, InvalidInput, NotFound } from "../../Errors.js"
+import type { TenantState } from "../../readmodel/TenantState.js"
 
 export const create =
   (subnet: SubnetRecord, peeringCidr: string | null) =>

@@ -1,14 +1,14 @@
 /** Guardrails: a VPC's (the tenant's) and tenant-wide ones (the administrator's). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import * as Etag from "../domain/Etag.js"
-import { Guardrail } from "../domain/Guardrail.js"
-import { GuardrailId, TenantId, VpcId } from "../domain/Ids.js"
-import { PageQuery } from "../domain/Page.js"
-import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
-import * as Audited from "./Audited.js"
-import { Payloads } from "./Payloads.js"
-import { AdminAuth, TenantAuth } from "./Security.js"
+import * as Audited from "../../contract/Audited.js"
+import { Payloads } from "../../contract/Payloads.js"
+import { AdminAuth, TenantAuth } from "../../contract/Security.js"
+import * as Etag from "../../domain/Etag.js"
+import { Guardrail } from "../../domain/Guardrail.js"
+import { GuardrailId, TenantId, VpcId } from "../../domain/Ids.js"
+import { PageQuery } from "../../domain/Page.js"
+import { Conflict, Forbidden, GuardrailViolated, NotFound, PreconditionFailed, RuleValidation } from "../../Errors.js"
 
 const VpcPath = Schema.Struct({ vpc_id: VpcId })
 const TenantPath = Schema.Struct({ tenant_id: TenantId })

@@ -4,13 +4,13 @@
  * different VPCs may reuse the same blocks.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../changes/Idempotency.js"
-import { Pipeline } from "../changes/Pipeline.js"
-import { randomUuid, SubnetId } from "../domain/Ids.js"
-import type { TenantPrincipal } from "../domain/Principal.js"
-import type { Subnet, SubnetCreate, SubnetRecord } from "../domain/Subnet.js"
-import { toSubnet } from "../domain/Subnet.js"
-import { Conflict } from "../Errors.js"
+import { Idempotency } from "../../changes/Idempotency.js"
+import { Pipeline } from "../../changes/Pipeline.js"
+import { randomUuid, SubnetId } from "../../domain/Ids.js"
+import type { TenantPrincipal } from "../../domain/Principal.js"
+import type { Subnet, SubnetCreate, SubnetRecord } from "../../domain/Subnet.js"
+import { toSubnet } from "../../domain/Subnet.js"
+import { Conflict } from "../../Errors.js"
 import type {
   Forbidden,
   GuardrailViolated,
@@ -19,16 +19,16 @@ import type {
   NotFound,
   ServiceUnavailable,
   Unauthorized
-} from "../Errors.js"
-import { storeUnavailable } from "../ports/Failures.js"
-import { connectionsOf } from "../readmodel/Derived.js"
-import { ReadModel } from "../readmodel/ReadModel.js"
-import * as BodyCredentials from "./BodyCredentials.js"
-import { Identity } from "./Identity.js"
-import { NetworkApplier } from "./NetworkApplier.js"
-import { ProviderConfigs } from "./ProviderConfigs.js"
+} from "../../Errors.js"
+import { storeUnavailable } from "../../ports/Failures.js"
+import { connectionsOf } from "../../readmodel/Derived.js"
+import { ReadModel } from "../../readmodel/ReadModel.js"
+import * as BodyCredentials from "../../usecases/BodyCredentials.js"
+import { Identity } from "../../usecases/Identity.js"
+import { NetworkApplier } from "../../usecases/NetworkApplier.js"
+import { ProviderConfigs } from "../../usecases/ProviderConfigs.js"
+import { Vpcs } from "../vpcs/Vpcs.js"
 import * as SubnetStrategy from "./SubnetStrategy.js"
-import { Vpcs } from "./Vpcs.js"
 
 type Failure =
   | ServiceUnavailable

@@ -3,10 +3,10 @@
  * view, the record without what is hidden. Pure.
  */
 import { Option, Struct } from "effect"
-import { TRUSTED } from "../domain/Common.js"
-import type { PodRecord, PodStatus } from "../domain/Pod.js"
-import { etagOf, HIDDEN_FIELDS, Pod } from "../domain/Pod.js"
-import type { OrchestratorError, PodRuntime } from "../ports/Orchestrator.js"
+import { TRUSTED } from "../../domain/Common.js"
+import type { PodRecord, PodStatus } from "../../domain/Pod.js"
+import { etagOf, HIDDEN_FIELDS, Pod } from "../../domain/Pod.js"
+import type { OrchestratorError, PodRuntime } from "../../ports/Orchestrator.js"
 
 /** Statuses are flat: equal when every field is (a time by its value). */
 export const sameStatus = (a: PodStatus, b: PodStatus) =>

@@ -7,32 +7,32 @@
  * VPCs is converged after it. A dry run answers the edit's impact in each.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../changes/Idempotency.js"
-import * as Invariants from "../changes/Invariants.js"
-import { Pipeline } from "../changes/Pipeline.js"
-import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
-import { AddressSetChanged, AddressSetPlan, AddressSetUsage, viewOf } from "../domain/AddressSet.js"
-import { TRUSTED } from "../domain/Common.js"
-import type { VpcId } from "../domain/Ids.js"
-import { AddressSetId, randomUuid } from "../domain/Ids.js"
-import type { TenantPrincipal } from "../domain/Principal.js"
+import { Idempotency } from "../../changes/Idempotency.js"
+import * as Invariants from "../../changes/Invariants.js"
+import { Pipeline } from "../../changes/Pipeline.js"
+import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../../domain/AddressSet.js"
+import { AddressSetChanged, AddressSetPlan, AddressSetUsage, viewOf } from "../../domain/AddressSet.js"
+import { TRUSTED } from "../../domain/Common.js"
+import type { VpcId } from "../../domain/Ids.js"
+import { AddressSetId, randomUuid } from "../../domain/Ids.js"
+import type { TenantPrincipal } from "../../domain/Principal.js"
 import type {
   GuardrailViolated,
   IdempotencyKeyReused,
   NotFound,
   PreconditionFailed,
   ServiceUnavailable
-} from "../Errors.js"
-import { Conflict } from "../Errors.js"
-import { storeUnavailable } from "../ports/Failures.js"
-import { vpcContextOf } from "../readmodel/Derived.js"
-import { found } from "../readmodel/Ownership.js"
-import { ReadModel } from "../readmodel/ReadModel.js"
-import type { TenantState } from "../readmodel/TenantState.js"
-import * as RuleSet from "../rules/RuleSet.js"
+} from "../../Errors.js"
+import { Conflict } from "../../Errors.js"
+import { storeUnavailable } from "../../ports/Failures.js"
+import { vpcContextOf } from "../../readmodel/Derived.js"
+import { found } from "../../readmodel/Ownership.js"
+import { ReadModel } from "../../readmodel/ReadModel.js"
+import type { TenantState } from "../../readmodel/TenantState.js"
+import * as RuleSet from "../../rules/RuleSet.js"
+import { NetworkApplier, together } from "../../usecases/NetworkApplier.js"
+import { impactOf } from "../securityRules/RulePresentation.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
-import { NetworkApplier, together } from "./NetworkApplier.js"
-import { impactOf } from "./RulePresentation.js"
 
 type Failure = NotFound | ServiceUnavailable
 

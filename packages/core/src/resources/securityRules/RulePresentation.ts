@@ -2,20 +2,20 @@
  * How a VPC's rules read in the API: a rule with its status, the rule list, a finding in words,
  * and a change's impact as regions of flows it opens and closes. Pure.
  */
-import { TRUSTED } from "../domain/Common.js"
-import type { PodId, SubnetId, VpcId } from "../domain/Ids.js"
-import * as Net from "../domain/Net.js"
-import * as PortRanges from "../domain/PortRanges.js"
-import type { GuardrailViolation, SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { ImpactRegion, IMPLIED_RULES, RuleFinding, RuleImpact, RuleList, viewOf } from "../domain/SecurityRule.js"
-import type { VpcRecord } from "../domain/Vpc.js"
-import * as Analysis from "../rules/Analysis.js"
-import * as Carriage from "../rules/Carriage.js"
-import type * as Evaluate from "../rules/Evaluate.js"
-import * as Impact from "../rules/Impact.js"
-import type * as Paths from "../rules/Paths.js"
-import * as Reach from "../rules/Reach.js"
-import * as RuleSet from "../rules/RuleSet.js"
+import { TRUSTED } from "../../domain/Common.js"
+import type { PodId, SubnetId, VpcId } from "../../domain/Ids.js"
+import * as Net from "../../domain/Net.js"
+import * as PortRanges from "../../domain/PortRanges.js"
+import type { GuardrailViolation, SecurityRuleRecord } from "../../domain/SecurityRule.js"
+import { ImpactRegion, IMPLIED_RULES, RuleFinding, RuleImpact, RuleList, viewOf } from "../../domain/SecurityRule.js"
+import type { VpcRecord } from "../../domain/Vpc.js"
+import * as Analysis from "../../rules/Analysis.js"
+import * as Carriage from "../../rules/Carriage.js"
+import type * as Evaluate from "../../rules/Evaluate.js"
+import * as Impact from "../../rules/Impact.js"
+import type * as Paths from "../../rules/Paths.js"
+import * as Reach from "../../rules/Reach.js"
+import * as RuleSet from "../../rules/RuleSet.js"
 
 const describeFlow = (flow: RuleSet.Flow) =>
   `${flow.protocol}${flow.port === null ? "" : ` port ${flow.port}`} ${flow.direction === "ingress" ? "from" : "to"} ${

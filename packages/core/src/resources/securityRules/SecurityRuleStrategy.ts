@@ -5,19 +5,19 @@
  * order a reorder read hold exactly when it commits, whichever process commits what meanwhile.
  */
 import { Either } from "effect"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating, removing } from "../changes/Pipeline.js"
-import * as Etag from "../domain/Etag.js"
-import type { SecurityRuleId, VpcId } from "../domain/Ids.js"
-import type { RuleDeclaration, SecurityRulePatch, SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { etagOf, MAX_RULES_PER_VPC } from "../domain/SecurityRule.js"
-import { Conflict, NotFound, PreconditionFailed, RuleValidation } from "../Errors.js"
-import * as Change from "../kinds/Change.js"
-import { vpcContextOf } from "../readmodel/Derived.js"
-import type { TenantState } from "../readmodel/TenantState.js"
-import * as Declaration from "../rules/Declaration.js"
-import * as Reorder from "../rules/Reorder.js"
-import * as Validate from "../rules/Validate.js"
+import type { Decision } from "../../changes/Pipeline.js"
+import { creating, removing } from "../../changes/Pipeline.js"
+import * as Etag from "../../domain/Etag.js"
+import type { SecurityRuleId, VpcId } from "../../domain/Ids.js"
+import type { RuleDeclaration, SecurityRulePatch, SecurityRuleRecord } from "../../domain/SecurityRule.js"
+import { etagOf, MAX_RULES_PER_VPC } from "../../domain/SecurityRule.js"
+import { Conflict, NotFound, PreconditionFailed, RuleValidation } from "../../Errors.js"
+import * as Change from "../../kinds/Change.js"
+import { vpcContextOf } from "../../readmodel/Derived.js"
+import type { TenantState } from "../../readmodel/TenantState.js"
+import * as Declaration from "../../rules/Declaration.js"
+import * as Reorder from "../../rules/Reorder.js"
+import * as Validate from "../../rules/Validate.js"
 
 type Decided<A, E> = Either.Either<Decision<A>, E>
 

@@ -13,15 +13,15 @@
  * the rarer write.
  */
 import { Either } from "effect"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating, removing } from "../changes/Pipeline.js"
-import type { AddressSetPatch, AddressSetRecord } from "../domain/AddressSet.js"
-import { etagOf } from "../domain/AddressSet.js"
-import type { VpcId } from "../domain/Ids.js"
-import type { SecurityRuleRecord } from "../domain/SecurityRule.js"
-import { Conflict, NotFound, PreconditionFailed } from "../Errors.js"
-import * as Change from "../kinds/Change.js"
-import type { TenantState } from "../readmodel/TenantState.js"
+import type { Decision } from "../../changes/Pipeline.js"
+import { creating, removing } from "../../changes/Pipeline.js"
+import type { AddressSetPatch, AddressSetRecord } from "../../domain/AddressSet.js"
+import { etagOf } from "../../domain/AddressSet.js"
+import type { VpcId } from "../../domain/Ids.js"
+import type { SecurityRuleRecord } from "../../domain/SecurityRule.js"
+import { Conflict, NotFound, PreconditionFailed } from "../../Errors.js"
+import * as Change from "../../kinds/Change.js"
+import type { TenantState } from "../../readmodel/TenantState.js"
 
 /** The most address sets one tenant may have (AWS's default quota of prefix lists per region). */
 export const MAX_ADDRESS_SETS = 100

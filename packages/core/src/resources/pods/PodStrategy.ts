@@ -7,14 +7,14 @@
  */
 import type { DateTime } from "effect"
 import { Either } from "effect"
-import type { Decision } from "../changes/Pipeline.js"
-import { creating } from "../changes/Pipeline.js"
-import type { PodId, VpcId } from "../domain/Ids.js"
-import type { PodConfigPatch, PodRecord } from "../domain/Pod.js"
-import { etagOf, MAX_REPLICAS, MIN_REPLICAS } from "../domain/Pod.js"
-import { Conflict, InvalidInput, NotFound, PreconditionFailed } from "../Errors.js"
-import * as Change from "../kinds/Change.js"
-import type { TenantState } from "../readmodel/TenantState.js"
+import type { Decision } from "../../changes/Pipeline.js"
+import { creating } from "../../changes/Pipeline.js"
+import type { PodId, VpcId } from "../../domain/Ids.js"
+import type { PodConfigPatch, PodRecord } from "../../domain/Pod.js"
+import { etagOf, MAX_REPLICAS, MIN_REPLICAS } from "../../domain/Pod.js"
+import { Conflict, InvalidInput, NotFound, PreconditionFailed } from "../../Errors.js"
+import * as Change from "../../kinds/Change.js"
+import type { TenantState } from "../../readmodel/TenantState.js"
 
 /** A new pod, in a subnet the state still holds. */
 export const create = (record: PodRecord) => (state: TenantState): Either.Either<Decision<PodRecord>, NotFound> =>
