@@ -32,6 +32,7 @@ const NAME_TAKEN = "gadgets_vpc_id_name_key"
 
 /** The registry entry. */
 const gadgets = Kind.define(GadgetRecord)({
+  noun: (id) => `gadget ${id}`,
   event: "gadget",
   keyField: "id",
   owners: ["vpc_id"],

@@ -10,6 +10,7 @@ import { define } from "./Definition.js"
 const encode = Schema.encodeSync(AddressSet.AddressSet)
 
 export const kind = define(AddressSet.AddressSetRecord)({
+  noun: (id) => `address set ${id}`,
   event: "address_set",
   keyField: "id",
   owners: [],

@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(RegistryCredential.RegistryCredential)
 
 export const kind = define(RegistryCredential.RegistryCredentialRecord)({
+  noun: (name) => `registry credential '${name}'`,
   event: "registry_credential",
   keyField: "name",
   owners: [],

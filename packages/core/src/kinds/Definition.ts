@@ -59,6 +59,8 @@ export type Fields = { readonly [name: string]: Schema.Schema.AnyNoContext | Any
 export interface Kind<R, I extends string, E extends string = EventKind> {
   /** The fields of the record's schema: what a store reads and writes (its table's columns). */
   readonly fields: Fields
+  /** What an answer calls the row keyed `key` ("address set …", as in a 404's "… not found"). */
+  readonly noun: (key: string) => string
   /** Its name in the change stream and the audit trail (`EventKind`: the API's names). */
   readonly event: E
   /** The field that keys it within its tenant. */

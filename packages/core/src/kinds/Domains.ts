@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(DomainRecord)
 
 export const kind = define(DomainRecord)({
+  noun: (id) => `domain ${id}`,
   event: "domain",
   keyField: "id",
   owners: [],

@@ -9,6 +9,7 @@ import { define } from "./Definition.js"
 const encode = Schema.encodeSync(Guardrail.Guardrail)
 
 export const kind = define(Guardrail.GuardrailRecord)({
+  noun: (id) => `guardrail ${id}`,
   event: "guardrail",
   keyField: "id",
   owners: ["vpc_id"],

@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(Schema.Struct(Struct.omit(Pod.PodRecord.fields, ...Pod.HIDDEN_FIELDS)))
 
 export const kind = define(Pod.PodRecord)({
+  noun: (id) => `pod ${id}`,
   event: "pod",
   keyField: "id",
   owners: ["vpc_id"],

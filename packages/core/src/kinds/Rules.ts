@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(SecurityRule.SecurityRule)
 
 export const kind = define(SecurityRule.SecurityRuleRecord)({
+  noun: (id) => `security rule ${id}`,
   event: "security_rule",
   keyField: "id",
   owners: ["vpc_id"],

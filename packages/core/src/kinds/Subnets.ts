@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(Subnet.Subnet)
 
 export const kind = define(Subnet.SubnetRecord)({
+  noun: (id) => `subnet ${id}`,
   event: "subnet",
   keyField: "id",
   owners: ["vpc_id"],

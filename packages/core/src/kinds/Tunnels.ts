@@ -7,6 +7,7 @@ import { define, never } from "./Definition.js"
 const encode = Schema.encodeSync(Tunnel.Tunnel)
 
 export const kind = define(Tunnel.TunnelRecord)({
+  noun: (id) => `tunnel ${id}`,
   event: "tunnel",
   keyField: "id",
   // A VPC's removal takes its pods, and each pod its tunnels.

@@ -7,6 +7,7 @@ import { define } from "./Definition.js"
 const encode = Schema.encodeSync(Vpc.Vpc)
 
 export const kind = define(Vpc.VpcRecord)({
+  noun: (id) => `VPC ${id}`,
   event: "vpc",
   keyField: "id",
   owners: [],

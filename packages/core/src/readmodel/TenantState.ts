@@ -241,9 +241,9 @@ export class TenantState {
     return Table.has(this.tables[part] as Table.Table<unknown, string>, key)
   }
 
-  /** The row of `part` keyed `key`, of whatever kind it is. */
-  row(part: Part, key: string): object | undefined {
-    return Option.getOrUndefined(Table.get(this.tables[part] as Table.Table<object, string>, key))
+  /** The row of `part` keyed `key`. */
+  row<P extends Part>(part: P, key: string): Kind.RecordOf<P> | undefined {
+    return Option.getOrUndefined(Table.get(this.tables[part] as Table.Table<Kind.RecordOf<P>, string>, key))
   }
 
   vpc(id: string): VpcRecord | undefined {

@@ -16,6 +16,7 @@ import { Guardrails } from "../resources/guardrails/Guardrails.js"
 import { PodConvergence } from "../resources/pods/PodConvergence.js"
 import { Pods } from "../resources/pods/Pods.js"
 import { RegistryCredentials } from "../resources/registryCredentials/RegistryCredentials.js"
+import { Resources } from "../resources/Resources.js"
 import { SecurityRules } from "../resources/securityRules/SecurityRules.js"
 import { Subnets } from "../resources/subnets/Subnets.js"
 import { Tunnels } from "../resources/tunnels/Tunnels.js"
@@ -30,7 +31,7 @@ import { Tenants } from "./Tenants.js"
 import { Topologies } from "./Topologies.js"
 import { Traffic } from "./Traffic.js"
 
-const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer).pipe(
+const Foundation = Layer.mergeAll(Identity.layer, ProviderConfigs.layer, Resources.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Idempotency.layer),
   Layer.provideMerge(ReadModel.layer())

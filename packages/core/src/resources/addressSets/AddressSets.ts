@@ -7,7 +7,6 @@
  * VPCs is converged after it. A dry run answers the edit's impact in each.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import * as Invariants from "../../changes/Invariants.js"
 import { Pipeline } from "../../changes/Pipeline.js"
 import type { AddressSet, AddressSetCreate, AddressSetPatch, AddressSetRecord } from "../../domain/AddressSet.js"
@@ -31,6 +30,7 @@ import { ReadModel } from "../../readmodel/ReadModel.js"
 import type { TenantState } from "../../readmodel/TenantState.js"
 import * as RuleSet from "../../rules/RuleSet.js"
 import { NetworkApplier, together } from "../../usecases/NetworkApplier.js"
+import { Resources } from "../Resources.js"
 import { impactOf } from "../securityRules/RulePresentation.js"
 import * as AddressSetStrategy from "./AddressSetStrategy.js"
 
@@ -86,16 +86,13 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
     Effect.gen(function*() {
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const applier = yield* NetworkApplier
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
       return AddressSets.of({
         create: Effect.fn("AddressSets.create")(function*(caller: TenantPrincipal, input: AddressSetCreate) {
-          const earlier = yield* idempotency.replay(
-            caller.tenant_id,
-            (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.addressSet(id)))
-          )
+          const earlier = yield* resources.replay(caller.tenant_id, "addressSets")
           if (Option.isSome(earlier)) return viewOf(earlier.value)
           const now = yield* DateTime.now
           const record: AddressSetRecord = {
@@ -121,10 +118,10 @@ export class AddressSets extends Context.Tag("@tenet/core/AddressSets")<AddressS
           return viewOf(result)
         }),
         list: Effect.fn("AddressSets.list")(function*(caller: TenantPrincipal) {
-          return (yield* stateOf(caller)).addressSets.map(viewOf)
+          return (yield* resources.list(caller.tenant_id, "addressSets")).map(viewOf)
         }),
         get: Effect.fn("AddressSets.get")(function*(caller: TenantPrincipal, id: AddressSetId) {
-          return viewOf(yield* found((yield* stateOf(caller)).addressSet(id), `address set ${id}`))
+          return viewOf(yield* resources.get(caller.tenant_id, "addressSets", id))
         }),
         usage: Effect.fn("AddressSets.usage")(function*(caller: TenantPrincipal, id: AddressSetId) {
           const state = yield* stateOf(caller)

@@ -5,7 +5,6 @@
  * the violations, found by the pipeline (`Invariants`) on the state the change commits on.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import type { Decision } from "../../changes/Pipeline.js"
 import { creating, Pipeline, removing } from "../../changes/Pipeline.js"
 import type { Guardrail, GuardrailCreate, GuardrailRecord } from "../../domain/Guardrail.js"
@@ -20,11 +19,12 @@ import * as Change from "../../kinds/Change.js"
 import { storeUnavailable } from "../../ports/Failures.js"
 import { Store } from "../../ports/Store.js"
 import { vpcContextOf } from "../../readmodel/Derived.js"
-import { found, liveVpc } from "../../readmodel/Ownership.js"
+import { liveVpc } from "../../readmodel/Ownership.js"
 import { ReadModel } from "../../readmodel/ReadModel.js"
 import type { TenantState } from "../../readmodel/TenantState.js"
 import type * as RuleSet from "../../rules/RuleSet.js"
 import { NetworkApplier } from "../../usecases/NetworkApplier.js"
+import { Resources } from "../Resources.js"
 
 type Failure = NotFound | RuleValidation | Conflict | GuardrailViolated | ServiceUnavailable
 
@@ -83,7 +83,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
     Effect.gen(function*() {
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const applier = yield* NetworkApplier
       const store = yield* Store
 
@@ -97,10 +97,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
        */
       const add = (tenantId: TenantId, vpcId: VpcId | null, input: GuardrailCreate, scope: "tenant" | "admin") =>
         Effect.gen(function*() {
-          const earlier = yield* idempotency.replay(
-            scope === "admin" ? ADMIN_SCOPE : tenantId,
-            (id) => Effect.map(stateOf(tenantId), (state) => Option.fromNullable(state.guardrail(id)))
-          )
+          const earlier = yield* resources.replay(tenantId, "guardrails", scope === "admin" ? ADMIN_SCOPE : tenantId)
           if (Option.isSome(earlier)) return viewOf(earlier.value)
           const peeringCidr = yield* applier.peeringCidr
           const now = yield* DateTime.now
@@ -148,7 +145,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
         allowed: (g: GuardrailRecord) => Effect.Effect<void, E>
       ) =>
         Effect.gen(function*() {
-          const guardrail = yield* found((yield* stateOf(tenantId)).guardrail(id), `guardrail ${id}`)
+          const guardrail = yield* resources.get(tenantId, "guardrails", id)
           yield* allowed(guardrail)
           // Taking a guardrail away refuses nothing: recorded, not checked.
           yield* pipeline.record(tenantId, (state) =>

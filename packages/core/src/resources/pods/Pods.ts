@@ -6,7 +6,6 @@
  * from the cluster each time it is shown (`PodPresentation`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import { Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
 import * as DeleteMark from "../../domain/DeleteMark.js"
 import { PodId, randomUuid } from "../../domain/Ids.js"
@@ -35,6 +34,7 @@ import * as BodyCredentials from "../../usecases/BodyCredentials.js"
 import { Identity } from "../../usecases/Identity.js"
 import { NetworkApplier } from "../../usecases/NetworkApplier.js"
 import { ProviderConfigs } from "../../usecases/ProviderConfigs.js"
+import { Resources } from "../Resources.js"
 import { Tunnels } from "../tunnels/Tunnels.js"
 import { Vpcs } from "../vpcs/Vpcs.js"
 import { PodConvergence } from "./PodConvergence.js"
@@ -108,7 +108,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
       const store = yield* Store
       const vault = yield* Vault
       const identity = yield* Identity
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const pipeline = yield* Pipeline
       const readModel = yield* ReadModel
       const orchestrator = yield* Orchestrator
@@ -120,15 +120,10 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
 
       const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
-      const owned = (caller: TenantPrincipal, id: PodId) =>
-        Effect.flatMap(stateOf(caller.tenant_id), (state) => found(state.pod(id), `pod ${id}`))
+      const owned = (caller: TenantPrincipal, id: PodId) => resources.get(caller.tenant_id, "pods", id)
 
       /** The pod an earlier request with this request's `Idempotency-Key` made or scaled. */
-      const earlier = (caller: TenantPrincipal) =>
-        idempotency.replay(
-          caller.tenant_id,
-          (id) => Effect.map(stateOf(caller.tenant_id), (state) => Option.fromNullable(state.pod(PodId.make(id))))
-        )
+      const earlier = (caller: TenantPrincipal) => resources.replay(caller.tenant_id, "pods")
 
       const statusOf = (record: PodRecord): Effect.Effect<PodStatus> =>
         orchestrator.podStatus(record.id).pipe(

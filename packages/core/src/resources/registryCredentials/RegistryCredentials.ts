@@ -4,7 +4,6 @@
  * pull secret, applied again before every pod that uses it.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import { creating, Pipeline, removing } from "../../changes/Pipeline.js"
 import type { TenantId } from "../../domain/Ids.js"
 import type { DnsLabel } from "../../domain/Net.js"
@@ -23,6 +22,7 @@ import { Orchestrator } from "../../ports/Orchestrator.js"
 import { Vault } from "../../ports/Vault.js"
 import { ownTenant } from "../../readmodel/Ownership.js"
 import { ReadModel } from "../../readmodel/ReadModel.js"
+import { Resources } from "../Resources.js"
 
 type Failure = NotFound | ServiceUnavailable
 
@@ -62,7 +62,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const readModel = yield* ReadModel
       const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
       const vault = yield* Vault
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const pipeline = yield* Pipeline
       const orchestrator = yield* Orchestrator
 
@@ -82,10 +82,7 @@ export class RegistryCredentials extends Context.Tag("@tenet/core/RegistryCreden
       const create = Effect.fn("RegistryCredentials.create")(
         function*(caller: TenantPrincipal, tenantId: TenantId, input: RegistryCredentialCreate) {
           yield* ownTenant(caller, tenantId)
-          const earlier = yield* idempotency.replay(
-            caller.tenant_id,
-            (name) => Effect.map(stateOf(tenantId), (state) => Option.fromNullable(state.credential(name)))
-          )
+          const earlier = yield* resources.replay(tenantId, "credentials", caller.tenant_id)
           const record = Option.isSome(earlier) ? earlier.value : yield* insert(tenantId, input)
           // Pods apply it again before they pull, so a cluster hiccup here is not fatal.
           yield* toCluster(record).pipe(

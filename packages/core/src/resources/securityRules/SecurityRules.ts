@@ -6,7 +6,6 @@
 import type { Either } from "effect"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Audit from "../../changes/Audit.js"
-import { Idempotency } from "../../changes/Idempotency.js"
 import { connectionsMoved, violationsOf } from "../../changes/Invariants.js"
 import type { Committed, Decision } from "../../changes/Pipeline.js"
 import { Pipeline } from "../../changes/Pipeline.js"
@@ -36,7 +35,7 @@ import type {
 } from "../../Errors.js"
 import { storeUnavailable } from "../../ports/Failures.js"
 import { connectionsOf, findingsOf, vpcContextOf } from "../../readmodel/Derived.js"
-import { found, liveVpc } from "../../readmodel/Ownership.js"
+import { liveVpc } from "../../readmodel/Ownership.js"
 import { ReadModel } from "../../readmodel/ReadModel.js"
 import type { Derivation, TenantState } from "../../readmodel/TenantState.js"
 import * as Declaration from "../../rules/Declaration.js"
@@ -44,6 +43,7 @@ import * as RuleSet from "../../rules/RuleSet.js"
 import { Fairness } from "../../usecases/Fairness.js"
 import type { ApplyState } from "../../usecases/NetworkApplier.js"
 import { NetworkApplier, together } from "../../usecases/NetworkApplier.js"
+import { Resources } from "../Resources.js"
 import { Vpcs } from "../vpcs/Vpcs.js"
 import { findingOf, impactOf, ruleList, view } from "./RulePresentation.js"
 import * as Strategy from "./SecurityRuleStrategy.js"
@@ -135,15 +135,14 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
     Effect.gen(function*() {
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const readModel = yield* ReadModel
       const pipeline = yield* Pipeline
       const fairness = yield* Fairness
 
       const stateOf = (caller: TenantPrincipal) => readModel.stateOf(caller.tenant_id).pipe(storeUnavailable)
 
-      const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) =>
-        Effect.flatMap(stateOf(caller), (state) => found(state.rule(id), `security rule ${id}`))
+      const ownedRule = (caller: TenantPrincipal, id: SecurityRuleId) => resources.get(caller.tenant_id, "rules", id)
 
       /** `rules` as the VPC's list: in evaluation order, with their statuses in its current context. */
       const listOf = (vpc: VpcRecord, rules: ReadonlyArray<SecurityRuleRecord>) =>
@@ -256,10 +255,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         dryRun = false
       ) {
         const vpc = yield* vpcs.owned(caller, input.vpc_id)
-        const earlier = dryRun ? Option.none() : yield* idempotency.replay(
-          caller.tenant_id,
-          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.rule(RuleId.make(id))))
-        )
+        const earlier = dryRun ? Option.none() : yield* resources.replay(caller.tenant_id, "rules")
         if (Option.isSome(earlier)) return yield* mutation(vpc, earlier.value, namedBy(vpc, [earlier.value]))
         const now = yield* DateTime.now
         const decide = Strategy.create({

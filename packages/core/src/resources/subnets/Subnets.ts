@@ -4,7 +4,6 @@
  * different VPCs may reuse the same blocks.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import { Pipeline } from "../../changes/Pipeline.js"
 import { randomUuid, SubnetId } from "../../domain/Ids.js"
 import type { TenantPrincipal } from "../../domain/Principal.js"
@@ -27,6 +26,7 @@ import * as BodyCredentials from "../../usecases/BodyCredentials.js"
 import { Identity } from "../../usecases/Identity.js"
 import { NetworkApplier } from "../../usecases/NetworkApplier.js"
 import { ProviderConfigs } from "../../usecases/ProviderConfigs.js"
+import { Resources } from "../Resources.js"
 import { Vpcs } from "../vpcs/Vpcs.js"
 import * as SubnetStrategy from "./SubnetStrategy.js"
 
@@ -52,7 +52,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
       const identity = yield* Identity
       const vpcs = yield* Vpcs
       const applier = yield* NetworkApplier
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const configs = yield* ProviderConfigs
       const pipeline = yield* Pipeline
       const readModel = yield* ReadModel
@@ -89,10 +89,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
 
       const create = Effect.fn("Subnets.create")(function*(caller: TenantPrincipal, input: SubnetCreate) {
         yield* BodyCredentials.check(identity, caller, input)
-        const earlier = yield* idempotency.replay(
-          caller.tenant_id,
-          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.subnet(SubnetId.make(id))))
-        )
+        const earlier = yield* resources.replay(caller.tenant_id, "subnets")
         const subnet = Option.isSome(earlier) ? earlier.value : yield* insert(caller, input)
         // This VPC gains a block, and so do the rules elsewhere that name it as their remote and
         // the VPCs peered with it (their routes to its blocks).
@@ -112,7 +109,7 @@ export class Subnets extends Context.Tag("@tenet/core/Subnets")<Subnets, Subnets
 
       return Subnets.of({
         create,
-        list: (caller) => Effect.map(stateOf(caller), (state) => state.subnets.map(toSubnet))
+        list: (caller) => Effect.map(resources.list(caller.tenant_id, "subnets"), (subnets) => subnets.map(toSubnet))
       })
     })
   )

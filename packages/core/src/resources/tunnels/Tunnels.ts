@@ -6,7 +6,6 @@
  * status and the reason, and the reconciler retries.
  */
 import { Context, DateTime, Effect, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import { creating, Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
 import * as Hostname from "../../domain/Hostname.js"
 import { randomUuid, TunnelId } from "../../domain/Ids.js"
@@ -23,10 +22,10 @@ import type { EdgeRoute } from "../../ports/EdgeTunnels.js"
 import { EdgeTunnels } from "../../ports/EdgeTunnels.js"
 import { storeUnavailable } from "../../ports/Failures.js"
 import { Constraints, Store } from "../../ports/Store.js"
-import { found } from "../../readmodel/Ownership.js"
 import { ReadModel } from "../../readmodel/ReadModel.js"
 import type { TenantState } from "../../readmodel/TenantState.js"
 import { ProviderConfigs } from "../../usecases/ProviderConfigs.js"
+import { Resources } from "../Resources.js"
 
 type Failure = NotFound | Conflict | Forbidden | InvalidInput | ServiceUnavailable | InternalError
 
@@ -100,14 +99,13 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       const store = yield* Store
       const edge = yield* EdgeTunnels
       const configs = yield* ProviderConfigs
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const pipeline = yield* Pipeline
       const readModel = yield* ReadModel
 
       const stateOf = (tenantId: TenantId) => readModel.stateOf(tenantId).pipe(storeUnavailable)
 
-      const ownedPod = (caller: TenantPrincipal, id: PodId) =>
-        Effect.flatMap(stateOf(caller.tenant_id), (state) => found(state.pod(id), `pod ${id}`))
+      const ownedPod = (caller: TenantPrincipal, id: PodId) => resources.get(caller.tenant_id, "pods", id)
 
       /** The domain a tunnel lives under: the tenant's own, or the platform's default. */
       const domainFor = (caller: TenantPrincipal, requested: DomainName | null) =>
@@ -241,11 +239,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
       /** The tunnel an earlier request with this request's `Idempotency-Key` made, published again. */
       const replayed = (caller: TenantPrincipal) =>
         Effect.flatMap(
-          idempotency.replay(
-            caller.tenant_id,
-            (id) =>
-              Effect.map(stateOf(caller.tenant_id), (state) => Option.fromNullable(state.tunnel(TunnelId.make(id))))
-          ),
+          resources.replay(caller.tenant_id, "tunnels"),
           Option.match({
             onNone: () => Effect.succeedNone,
             onSome: (tunnel) => Effect.map(publish(tunnel), (published) => Option.some(toTunnel(published)))
@@ -317,10 +311,7 @@ export class Tunnels extends Context.Tag("@tenet/core/Tunnels")<Tunnels, Tunnels
         })
 
       const remove = Effect.fn("Tunnels.delete")(function*(caller: TenantPrincipal, id: TunnelId, ifMatch?: string) {
-        const tunnel = yield* Effect.flatMap(
-          stateOf(caller.tenant_id),
-          (state) => found(state.tunnel(id), `tunnel ${id}`)
-        )
+        const tunnel = yield* resources.get(caller.tenant_id, "tunnels", id)
         // Checked before the provider is asked (a stale version withdraws nothing), and again in the decision.
         const unmoved = (current: TunnelRecord) => PreconditionFailed.unmoved(`tunnel ${id}`, etagOf(current), ifMatch)
         yield* unmoved(tunnel)

@@ -4,7 +4,6 @@
  * missing one.
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import { Idempotency } from "../../changes/Idempotency.js"
 import type { Decision } from "../../changes/Pipeline.js"
 import { creating, Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
 import * as DeleteMark from "../../domain/DeleteMark.js"
@@ -28,6 +27,7 @@ import type { TenantState } from "../../readmodel/TenantState.js"
 import * as BodyCredentials from "../../usecases/BodyCredentials.js"
 import { Identity } from "../../usecases/Identity.js"
 import { NetworkApplier } from "../../usecases/NetworkApplier.js"
+import { Resources } from "../Resources.js"
 import { Tunnels } from "../tunnels/Tunnels.js"
 
 export const SEEDED_RULE_NAME = "Allow internal traffic"
@@ -115,7 +115,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
       const orchestrator = yield* Orchestrator
       const store = yield* Store
       const tunnels = yield* Tunnels
-      const idempotency = yield* Idempotency
+      const resources = yield* Resources
       const pipeline = yield* Pipeline
       const readModel = yield* ReadModel
       const processes = yield* ProcessIdentity
@@ -127,10 +127,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
 
       const create = Effect.fn("Vpcs.create")(function*(caller: TenantPrincipal, input: VpcCreate) {
         yield* BodyCredentials.check(identity, caller, input)
-        const earlier = yield* idempotency.replay(
-          caller.tenant_id,
-          (id) => Effect.map(stateOf(caller), (state) => Option.fromNullable(state.vpc(VpcId.make(id))))
-        )
+        const earlier = yield* resources.replay(caller.tenant_id, "vpcs")
         if (Option.isSome(earlier)) {
           return toVpc({ ...earlier.value, ...(yield* applier.apply(caller.tenant_id, earlier.value.id)) })
         }
