@@ -15,11 +15,13 @@ const RESTRICTED = [{
 }]
 
 /**
- * `@tenet/core` in layers, bottom up: domain, rules (pure verdicts over the domain), the HTTP
- * contract's shared parts (`contract`: auth, audit annotations, strict payloads), kinds (the
+ * `@tenet/core` in layers, bottom up: domain, rules (pure verdicts over the domain), kinds (the
  * registry of what a tenant owns and changes to it: a kind's view speaks the rules' vocabulary),
  * ports and the read model, the write path (`changes`), observability, the kinds' resources (a folder
  * per kind: strategy, service, its endpoints' group) beside the use cases that span kinds, the API.
+ * The HTTP contract's shared parts (`contract`: auth, audit annotations, strict payloads) stand
+ * beside kinds up to observability: they import domain and rules, and only what declares endpoints
+ * imports them.
  * A folder imports nothing from a layer above it; `tenet/no-import-cycle` refuses a circle within one.
  */
 const CORE_ABOVE = {
@@ -66,9 +68,11 @@ const importsOf = (() => {
     let found = cache.get(file)
     if (found === undefined) {
       const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
-      found = [...text.matchAll(/^(?:import|export)[^;]*?from\s+"(\.{1,2}\/[^"]+)"/gms)].map((m) =>
-        path.resolve(path.dirname(file), m[1].replace(/\.js$/, ".ts"))
-      )
+      // A statement at the start of a line: `import`/`export`, then a binding list, a namespace,
+      // a name or nothing (a side-effect import), then its module; never text in a comment or string.
+      const statement =
+        /^(?:import|export)(?:\s+type)?\s*(?:(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?|\w+)(?:\s*,\s*(?:\{[^}]*\}|\*\s+as\s+\w+))?\s*from\s*)?"(\.{1,2}\/[^"]+)"/gm
+      found = [...text.matchAll(statement)].map((m) => path.resolve(path.dirname(file), m[1].replace(/\.js$/, ".ts")))
       cache.set(file, found)
     }
     return found
@@ -78,9 +82,9 @@ const importsOf = (() => {
 /** Refuses an import that leads back to the importing module: the layers say where a module sits, this that none sits above itself. */
 const noImportCycle = {
   meta: { type: "problem", schema: [], messages: { cycle: "import circle: {{cycle}}" } },
-  create: (context) => ({
-    ImportDeclaration: (node) => {
-      if (!node.source.value.startsWith(".")) return
+  create: (context) => {
+    const check = (node) => {
+      if (node.source === null || node.source === undefined || !node.source.value.startsWith(".")) return
       const self = context.filename
       const start = path.resolve(path.dirname(self), node.source.value.replace(/\.js$/, ".ts"))
       const seen = new Set()
@@ -104,7 +108,8 @@ const noImportCycle = {
         })
       }
     }
-  })
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check }
+  }
 }
 
 export default tseslint.config(

@@ -30,7 +30,17 @@ const storedKey = (kind: Kind.Any, tenant: string, key: string) => kind.keyField
 
 const tenantOf = (record: Kind.AnyRecord) => record.tenant_id as string
 
-const definitionOf = (kind: Kind.Any): Table.Definition<Kind.AnyRecord, string> =>
+/**
+ * What the kind-specific repositories look rows up by (`vpcs.listUnapplied`, `pods.listDeleting`,
+ * `tunnels.listInactive`): each an index, so a reconciler's poll costs what it finds.
+ */
+const LOOKUPS: { readonly [P in Kind.Part]?: Readonly<Record<string, (record: Kind.RecordOf<P>) => string | null>> } = {
+  vpcs: { unapplied: (v) => v.applied ? null : "", deleting: (v) => v.lifecycle === "deleting" ? "" : null },
+  pods: { unapplied: (p) => p.applied ? null : "", deleting: (p) => p.lifecycle === "deleting" ? "" : null },
+  tunnels: { inactive: (t) => t.status === "active" ? null : "" }
+}
+
+const definitionOf = (part: string, kind: Kind.Any): Table.Definition<Kind.AnyRecord, string> =>
   Table.define<Kind.AnyRecord, string>({
     key: (record) => storedKey(kind, tenantOf(record), Kind.keyIn(kind, record)),
     indexes: {
@@ -40,7 +50,10 @@ const definitionOf = (kind: Kind.Any): Table.Definition<Kind.AnyRecord, string> 
           field
         ) => [field, (record: Kind.AnyRecord) => (record[field] ?? null) as string | null])
       ),
-      ...Object.fromEntries(kind.storage.unique.map(({ constraint, key }) => [constraint, key]))
+      ...Object.fromEntries(kind.storage.unique.map(({ constraint, key }) => [constraint, key])),
+      ...(LOOKUPS as Readonly<Record<string, Readonly<Record<string, (record: Kind.AnyRecord) => string | null>>>>)[
+        part
+      ]
     },
     retained: ["tenant"]
   })
@@ -156,15 +169,19 @@ const claiming = (
 }
 
 type Created = { readonly created_at: { readonly epochMillis: number } }
-const keyOf = (record: Created & { readonly id?: string; readonly tenant_id?: string; readonly name?: string }) =>
-  record.id ?? `${record.tenant_id}/${record.name}`
 
 /**
  * Oldest first; records created in the same millisecond keep the order they were inserted in.
  * A record's insertion number never changes, so it is looked up once per record object (in
  * `orders`) rather than hashed again at every list.
  */
-const inCreationOrder = (orders: WeakMap<object, number>) => <A extends Created>(s: State, records: ReadonlyArray<A>) =>
+const inCreationOrder = (orders: WeakMap<object, number>) =>
+<A extends Created>(
+  s: State,
+  records: ReadonlyArray<A>,
+  /** The key the record was inserted under (`inserted`). */
+  keyOf: (record: A) => string
+) =>
   records
     .map((record) => {
       let order = orders.get(record)
@@ -209,7 +226,7 @@ const revisionsOf = () => {
 export const makeWith = (registry: Kind.Registry) =>
   Effect.gen(function*() {
     const definitions = Object.fromEntries(
-      Object.entries(registry).map(([part, kind]) => [part, definitionOf(kind)])
+      Object.entries(registry).map(([part, kind]) => [part, definitionOf(part, kind)])
     )
     const cascades = Kind.cascadesIn(registry)
     const ordered = inCreationOrder(new WeakMap())
@@ -292,6 +309,14 @@ export const makeWith = (registry: Kind.Registry) =>
     /** A part's rows, typed by the part (the registry holds `Kind.KINDS`' parts at least). */
     const rowsOf = <P extends Kind.Part>(s: State, part: P) => s.rows[part] as Table.Table<Kind.RecordOf<P>, string>
 
+    /** A part's rows, oldest first (ties in the order they were inserted in, under their stored key). */
+    const orderedRows = <R>(s: State, part: string, rows: ReadonlyArray<R>): Array<R> =>
+      ordered(
+        s,
+        rows as ReadonlyArray<R & Created>,
+        definitions[part]!.key as (record: R & Created) => string
+      )
+
     /** The state with one part's table replaced. */
     const withRows = (s: State, part: string, rows: Rows): State => ({ ...s, rows: { ...s.rows, [part]: rows } })
 
@@ -354,7 +379,7 @@ export const makeWith = (registry: Kind.Registry) =>
         read((s) => Option.flatMap(HashMap.get(s.tenantByName, name), (id) => HashMap.get(s.tenants, id))),
       findByTokenHash: (hash) =>
         read((s) => Option.flatMap(HashMap.get(s.tenantByToken, hash), (id) => HashMap.get(s.tenants, id))),
-      list: read((s) => ordered(s, Array.from(HashMap.values(s.tenants)))),
+      list: read((s) => ordered(s, Array.from(HashMap.values(s.tenants)), (t) => t.id)),
       page: (after, limit) =>
         read((s) => {
           const keyed = Array.from(HashMap.values(s.tenants), (tenant) => ({ tenant, key: Page.byCreation(tenant) }))
@@ -398,7 +423,8 @@ export const makeWith = (registry: Kind.Registry) =>
     }
 
     const domains: Store.DomainRepository = {
-      listByTenant: (tenantId) => read((s) => ordered(s, Table.lookup(rowsOf(s, "domains"), "tenant", tenantId))),
+      listByTenant: (tenantId) =>
+        read((s) => orderedRows(s, "domains", Table.lookup(rowsOf(s, "domains"), "tenant", tenantId))),
       findByDomain: (domain) =>
         read((s) => Option.fromNullable(Table.lookup(rowsOf(s, "domains"), Store.Constraints.domainName, domain)[0]))
     }
@@ -446,7 +472,7 @@ export const makeWith = (registry: Kind.Registry) =>
             }] as const
           )
         }),
-      list: read((s) => ordered(s, Array.from(HashMap.values(s.serviceTunnels)))),
+      list: read((s) => ordered(s, Array.from(HashMap.values(s.serviceTunnels)), (t) => t.id)),
       find: (id) => read((s) => HashMap.get(s.serviceTunnels, id)),
       update: (record) =>
         write((s) =>
@@ -470,8 +496,8 @@ export const makeWith = (registry: Kind.Registry) =>
     }
 
     const vpcs: Store.VpcRepository = {
-      listUnapplied: read((s) => ordered(s, Table.values(rowsOf(s, "vpcs")).filter((v) => !v.applied))),
-      listDeleting: read((s) => ordered(s, Table.values(rowsOf(s, "vpcs")).filter((v) => v.lifecycle === "deleting"))),
+      listUnapplied: read((s) => orderedRows(s, "vpcs", Table.lookup(rowsOf(s, "vpcs"), "unapplied", ""))),
+      listDeleting: read((s) => orderedRows(s, "vpcs", Table.lookup(rowsOf(s, "vpcs"), "deleting", ""))),
       // Writers are already serialized, so holding a VPC is only a matter of it existing.
       lock: (id) =>
         transaction(
@@ -480,12 +506,12 @@ export const makeWith = (registry: Kind.Registry) =>
     }
 
     const pods: Store.PodRepository = {
-      listUnapplied: read((s) => ordered(s, Table.values(rowsOf(s, "pods")).filter((p) => !p.applied))),
-      listDeleting: read((s) => ordered(s, Table.values(rowsOf(s, "pods")).filter((p) => p.lifecycle === "deleting")))
+      listUnapplied: read((s) => orderedRows(s, "pods", Table.lookup(rowsOf(s, "pods"), "unapplied", ""))),
+      listDeleting: read((s) => orderedRows(s, "pods", Table.lookup(rowsOf(s, "pods"), "deleting", "")))
     }
 
     const tunnels: Store.TunnelRepository = {
-      listInactive: read((s) => ordered(s, Table.values(rowsOf(s, "tunnels")).filter((t) => t.status !== "active"))),
+      listInactive: read((s) => orderedRows(s, "tunnels", Table.lookup(rowsOf(s, "tunnels"), "inactive", ""))),
       countByStatus: read((s) => {
         const counts = { active: 0, pending: 0, error: 0 }
         for (const t of Table.values(rowsOf(s, "tunnels"))) counts[t.status]++
@@ -608,7 +634,7 @@ export const makeWith = (registry: Kind.Registry) =>
                 const owned = Table.lookup(s.rows[part]!, "tenant", id)
                 return registry[part]!.order === "seq"
                   ? owned.sort(bySeq)
-                  : ordered(s, owned as Array<Kind.AnyRecord & Created>)
+                  : orderedRows(s, part, owned)
               }),
               vpcVersions: Object.fromEntries(
                 Table.lookup(rowsOf(s, "vpcs"), "tenant", id).map((
@@ -652,21 +678,31 @@ export const makeWith = (registry: Kind.Registry) =>
       Table.has(s.rows[part]!, storedKey(registry[part]!, tenant, key))
 
     /** The uniqueness rule `record` would break in `part`, if any (a routed hostname is a service tunnel's too). */
-    const brokenRule = (s: State, part: string, record: Kind.AnyRecord): Store.UniqueViolation | undefined => {
+    const brokenRule = (
+      s: State,
+      part: string,
+      record: Kind.AnyRecord,
+      replacing: boolean
+    ): Store.UniqueViolation | undefined => {
+      const self = definitions[part]!.key(record)
       for (const { constraint, key } of registry[part]!.storage.unique) {
         const value = key(record)
         if (value === null) continue
-        if (Table.lookup(s.rows[part]!, constraint, value).length > 0) return violation(constraint)
-        if (constraint === Store.Constraints.routedHostname && Option.isSome(holderOf(s, value))) {
-          return violation(constraint)
-        }
+        // A row replaced holds its own value; an insert's key held already is a row of that name.
+        const holders = Table.lookup(s.rows[part]!, constraint, value)
+        if (holders.some((held) => !replacing || definitions[part]!.key(held) !== self)) return violation(constraint)
+        // A routed hostname is one index with the service tunnels' (`HostnameRepository`).
+        if (
+          constraint === Store.Constraints.routedHostname && holders.length === 0 &&
+          Option.isSome(holderOf(s, value))
+        ) return violation(constraint)
       }
       return undefined
     }
 
     /** The state with a row inserted, or the uniqueness rule it would break. */
     const insertRow = (s: State, part: string, record: Kind.AnyRecord): State | Store.UniqueViolation => {
-      const broken = brokenRule(s, part, record)
+      const broken = brokenRule(s, part, record, false)
       if (broken !== undefined) return broken
       const definition = definitions[part]!
       const key = definition.key(record)
@@ -674,12 +710,11 @@ export const makeWith = (registry: Kind.Registry) =>
       return registry[part]!.versioned ? { ...next, vpcVersions: HashMap.set(next.vpcVersions, key, 0) } : next
     }
 
-    /** The state with a row replaced, where it holds it. */
-    const updateRow = (s: State, part: string, record: Kind.AnyRecord): State => {
+    /** The state with a row replaced where it holds it, or the uniqueness rule its new values would break. */
+    const updateRow = (s: State, part: string, record: Kind.AnyRecord): State | Store.UniqueViolation => {
       const definition = definitions[part]!
-      return Table.has(s.rows[part]!, definition.key(record))
-        ? withRows(s, part, Table.put(definition, s.rows[part]!, record))
-        : s
+      if (!Table.has(s.rows[part]!, definition.key(record))) return s
+      return brokenRule(s, part, record, true) ?? withRows(s, part, Table.put(definition, s.rows[part]!, record))
     }
 
     const events: Store.EventRepository = {
@@ -729,9 +764,8 @@ export const makeWith = (registry: Kind.Registry) =>
       for (const w of change.writes) {
         if (w._tag === "Touch") continue
         if (w._tag === "Remove") next = removeRow(next, w.part, storedKey(registry[w.part]!, change.tenant, w.key))
-        else if (w._tag === "Update") next = updateRow(next, w.part, w.record)
         else {
-          const written = insertRow(next, w.part, w.record)
+          const written = w._tag === "Update" ? updateRow(next, w.part, w.record) : insertRow(next, w.part, w.record)
           if (written instanceof Store.UniqueViolation) return Either.left(written)
           next = written
         }

@@ -24,7 +24,7 @@ import {
   Tenant,
   Tunnel
 } from "@tenet/core"
-import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema, SchemaAST } from "effect"
 import type { ParseResult } from "effect"
 import * as Disk from "./Disk.js"
 
@@ -51,13 +51,25 @@ const ServiceTunnelRow = Schema.Struct({ ...ServiceTunnel.ServiceTunnelRecord.fi
 /** A row as a kind's entry describes it: its columns by name. */
 type Columns = { readonly [column: string]: unknown }
 
-/** A structured value kept as JSON text (`Kind.storage.jsonText`); a SQL NULL stays null. */
+/**
+ * A structured value kept as JSON text (`Kind.storage.jsonText`). A null is SQL NULL, not the
+ * text `null`: a union encodes with its first member that takes the value, so `Null` comes first.
+ */
 const jsonTextColumn = (field: Schema.Schema.AnyNoContext) =>
   Schema.is(Schema.typeSchema(field))(null)
-    ? Schema.NullOr(Schema.parseJson(field))
+    ? Schema.Union(Schema.Null, Schema.parseJson(field))
     : Schema.parseJson(field)
 
-const anInstant = DateTime.unsafeMake(0)
+/** Whether a field holds an instant, or an instant or null: by its type's schema, not by trying a value. */
+const instantOf = (field: Schema.Schema.AnyNoContext): "instant" | "nullable" | null => {
+  const type = SchemaAST.typeAST(field.ast)
+  if (type === Schema.DateTimeUtcFromSelf.ast) return "instant"
+  return SchemaAST.isUnion(type) && type.types.length === 2 &&
+      type.types.some((member) => member === Schema.DateTimeUtcFromSelf.ast) &&
+      type.types.some((member) => SchemaAST.isLiteral(member) && member.literal === null)
+    ? "nullable"
+    : null
+}
 
 /**
  * A kind's row, from its entry (`Kind.Kind`): the record's fields, with its instants as
@@ -68,11 +80,16 @@ const rowOf = (kind: Kind.Any): Schema.Schema<Columns, Columns> => {
   const jsonText: ReadonlyArray<string> = kind.storage.jsonText
   return Schema.Struct(Object.fromEntries(
     Object.entries(kind.fields).map(([name, field]): [string, Kind.Fields[string]] => {
-      if (!Schema.isSchema(field)) return [name, field]
+      if (!Schema.isSchema(field)) {
+        // An optional field is kept as it is: one kept as JSON text must be a plain field.
+        if (jsonText.includes(name)) {
+          throw new Error(`${kind.storage.table}.${name}: a JSON-text column is a plain field`)
+        }
+        return [name, field]
+      }
       if (jsonText.includes(name)) return [name, jsonTextColumn(field)]
-      const type = Schema.is(Schema.typeSchema(field))
-      if (!type(anInstant)) return [name, field]
-      return [name, type(null) ? Schema.NullOr(Timestamp) : Timestamp]
+      const instant = instantOf(field)
+      return [name, instant === null ? field : instant === "nullable" ? Schema.NullOr(Timestamp) : Timestamp]
     })
   ))
 }

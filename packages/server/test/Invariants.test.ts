@@ -630,7 +630,7 @@ const heldCommit = <A, E>(
             yield* Deferred.succeed(decided, undefined)
             yield* Deferred.await(release)
             return yield* decision
-          })))
+          }), Pipeline.INVARIANTS))
   )
 
 /**

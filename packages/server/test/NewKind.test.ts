@@ -23,6 +23,7 @@ const GadgetRecord = Schema.Struct({
   name: Schema.String,
   settings: Schema.Struct({ color: Schema.String, size: Schema.Number }),
   labels: Schema.Array(Schema.String),
+  notes: Schema.NullOr(Schema.Struct({ text: Schema.String })),
   retired_at: Schema.NullOr(Common.Timestamp),
   created_at: Common.Timestamp
 })
@@ -45,7 +46,7 @@ const gadgets = Kind.define(GadgetRecord)({
   storage: {
     table: "gadgets",
     fixed: ["tenant_id", "vpc_id", "created_at"],
-    jsonText: ["labels"],
+    jsonText: ["labels", "notes"],
     unique: [{ constraint: NAME_TAKEN, key: (g) => `${g.vpc_id}/${g.name}` }]
   },
   view: (record) => Schema.encodeSync(GadgetRecord)(record)
@@ -63,6 +64,7 @@ const MIGRATION = `
     name text NOT NULL,
     settings jsonb NOT NULL,
     labels text NOT NULL,
+    notes text,
     retired_at timestamptz,
     created_at timestamptz NOT NULL,
     CONSTRAINT ${NAME_TAKEN} UNIQUE (vpc_id, name)
@@ -106,6 +108,7 @@ const gadgetOf = (vpc: { readonly id: Ids.VpcId; readonly tenant_id: Ids.TenantI
   name,
   settings: { color: "teal", size: 3 },
   labels: ["test", name],
+  notes: null,
   retired_at: null,
   // Whole milliseconds: what every store keeps.
   created_at: DateTime.unsafeMake(Math.floor(Date.now()))
@@ -171,8 +174,8 @@ const promises = (name: string, store: () => Layer.Layer<Store.Store, unknown>) 
         expect(clash).toEqual(new Store.UniqueViolation({ constraint: NAME_TAKEN }))
         expect((yield* snapshotOf(tenant.id)).revision).toEqual(created.revision)
 
-        // Replaced: the revision steps, the fixed columns stay.
-        const repainted = { ...first, settings: { color: "amber", size: 5 }, labels: [] }
+        // Replaced: the revision steps.
+        const repainted = { ...first, settings: { color: "amber", size: 5 }, labels: [], notes: { text: "repainted" } }
         yield* commit(tenant.id, [replaced(repainted)], [gadgetEvent("MODIFIED", repainted)])
         const updated = yield* snapshotOf(tenant.id)
         expect(gadgetsIn(updated)).toEqual([repainted, second])
@@ -209,11 +212,47 @@ if (url === undefined) {
   })
 } else {
   const server = url
-  promises(
-    "postgres",
-    () =>
-      Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(MIGRATION))).pipe(
-        Layer.provideMerge(PgTesting.layerFreshDatabase(server, { kinds: REGISTRY }))
-      )
-  )
+  const migrated = () =>
+    Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(MIGRATION))).pipe(
+      Layer.provideMerge(PgTesting.layerFreshDatabase(server, { kinds: REGISTRY }))
+    )
+  promises("postgres", migrated)
+
+  describe("a kind only this test has, as PostgreSQL holds it", () => {
+    it.effect("its columns are what its migration says: SQL NULL, JSON text, jsonb, timestamptz", () =>
+      Effect.gen(function*() {
+        const store = yield* Store.Store
+        const sql = yield* SqlClient.SqlClient
+        const tenant = Fixtures.tenant()
+        yield* store.tenants.insert(tenant)
+        const vpc = Fixtures.vpc(tenant.id)
+        const plain = gadgetOf(vpc, "plain")
+        const noted = { ...gadgetOf(vpc, "noted"), notes: { text: "hello" } }
+        yield* commit(tenant.id, [
+          { _tag: "Insert", part: "vpcs", record: vpc },
+          ...Either.getOrThrow(decideCreate([], plain)),
+          ...Either.getOrThrow(decideCreate([], noted))
+        ], [])
+        const rows = yield* sql<
+          { name: string; notes: string | null; labels: string; color: string; created_at: Date }
+        >`
+          SELECT name, notes, labels, settings->>'color' AS color, created_at FROM gadgets ORDER BY seq`
+        expect(rows).toEqual([
+          {
+            name: "plain",
+            notes: null,
+            labels: "[\"test\",\"plain\"]",
+            color: "teal",
+            created_at: new Date(plain.created_at.epochMillis)
+          },
+          {
+            name: "noted",
+            notes: "{\"text\":\"hello\"}",
+            labels: "[\"test\",\"noted\"]",
+            color: "teal",
+            created_at: new Date(noted.created_at.epochMillis)
+          }
+        ])
+      }).pipe(Effect.provide(migrated())))
+  })
 }

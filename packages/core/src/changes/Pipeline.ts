@@ -136,18 +136,19 @@ export type Refusal = Refused | Store.UniqueViolation
  */
 export type Answerable<T extends Refusal["_tag"]> = Extract<Refusal, { readonly _tag: T }>
 
-/** What `commit` and `create` answer when the caller declares nothing: the invariants' refusals. */
-const INVARIANTS: ReadonlyArray<Refusal["_tag"]> = ["Conflict", "GuardrailViolated"]
+/** The invariants' refusals: what a decision that can move a limit, an overlap or a verdict declares. */
+export const INVARIANTS = ["Conflict", "GuardrailViolated"] as const
 
 export interface PipelineShape {
   /**
-   * The decision, checked and committed; refused by what `refusals` declares it can meet (the
-   * invariants' `Refused` when not given: a write that can break a uniqueness rule declares it).
+   * The decision, checked and committed; refused by what `refusals` declares it can meet, which
+   * every caller states (`INVARIANTS`, the invariants' refusals; with `"UniqueViolation"` where a
+   * write can break a uniqueness rule; fewer where the decision cannot meet them).
    */
-  readonly commit: <A, E, T extends Refusal["_tag"] = Refused["_tag"]>(
+  readonly commit: <A, E, T extends Refusal["_tag"]>(
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-    refusals?: ReadonlyArray<T>
+    refusals: ReadonlyArray<T>
   ) => Effect.Effect<Committed<A>, E | Answerable<T> | ServiceUnavailable>
   /**
    * `commit` for a decision whose writes move no invariant (a status recorded, a tunnel, a
@@ -173,10 +174,10 @@ export interface PipelineShape {
    * `commit` for a decision that makes something (`made`): the request's idempotency key
    * records it, and another request holding the key is a `Conflict`.
    */
-  readonly create: <A, E, T extends Refusal["_tag"] = Refused["_tag"]>(
+  readonly create: <A, E, T extends Refusal["_tag"]>(
     tenant: TenantId,
     decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-    refusals?: ReadonlyArray<T>
+    refusals: ReadonlyArray<T>
   ) => Effect.Effect<Committed<A>, E | Conflict | Answerable<T> | ServiceUnavailable>
   /**
    * A change to what no tenant's state holds (tenants' records, the admin, the provider
@@ -379,12 +380,12 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const commit = <A, E>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-        refusals: ReadonlyArray<Refusal["_tag"]> = INVARIANTS
+        refusals: ReadonlyArray<Refusal["_tag"]>
       ) => run(tenant, decide, () => Effect.succeed(null), unkeyed, refusals)
       const create = <A, E>(
         tenant: TenantId,
         decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-        refusals: ReadonlyArray<Refusal["_tag"]> = INVARIANTS
+        refusals: ReadonlyArray<Refusal["_tag"]>
       ) => run(tenant, decide, claimMade(tenant), Effect.failSync(keyInUse), refusals)
 
       // Each is typed by the refusals its caller declares: `run` refuses with those alone.

@@ -33,7 +33,7 @@ export const ResourceKind = Schema.Literal(
 ).annotations({ identifier: "AuditResourceKind" })
 export type ResourceKind = typeof ResourceKind.Type
 
-/** Where an action's resource id comes from: an endpoint's `Audited` annotation (`api/Audited`). */
+/** Where an action's resource id comes from: an endpoint's `Audited` annotation (`contract/Audited`). */
 export type Subject =
   /** A parameter of the request's path. */
   | { readonly kind: ResourceKind; readonly from: "path"; readonly param: string }

@@ -14,19 +14,16 @@ import { ResourceKind } from "./AuditLog.js"
 export const EventType = Schema.Literal("ADDED", "MODIFIED", "DELETED")
 export type EventType = typeof EventType.Type
 
-/** The kinds of resource a watch reports. */
-export const EventKind = ResourceKind.pipe(
-  Schema.pickLiteral(
-    "tenant",
-    "domain",
-    "vpc",
-    "subnet",
-    "security_rule",
-    "guardrail",
-    "address_set",
-    "pod",
-    "tunnel",
-    "registry_credential"
+/** What the audit trail names that no watch reports: the platform's own objects, and a topology (its objects are). */
+const UNWATCHED = ["admin", "provider_config", "service_tunnel", "topology"] as const
+
+/**
+ * The kinds of resource a watch reports: every `ResourceKind` but `UNWATCHED`, so a new kind
+ * named once in `ResourceKind` is streamed too.
+ */
+export const EventKind = Schema.Literal(
+  ...ResourceKind.literals.filter((kind): kind is Exclude<typeof kind, typeof UNWATCHED[number]> =>
+    !(UNWATCHED as ReadonlyArray<string>).includes(kind)
   )
 )
 export type EventKind = typeof EventKind.Type

@@ -125,7 +125,7 @@ export const PodConfigPatch = Schema.Struct({
   env_vars: Schema.optional(EnvVars)
 }).annotations({
   identifier: "PodConfigPatch",
-  // Like every body (api/Payloads), it refuses unknown fields: gpu_count (fixed at creation)
+  // Like every body (contract/Payloads), it refuses unknown fields: gpu_count (fixed at creation)
   // and replica_count (use /replicas) among them.
   examples: wireExample({ auto_scaling: true, autoscale_min_replicas: 2, autoscale_max_replicas: 6 })
 })

@@ -1,5 +1,5 @@
 /**
- * Who is calling: decided once per request by the contract's authentication (api/Security.ts),
+ * Who is calling: decided once per request by the contract's authentication (contract/Security.ts),
  * provided to handlers, read by use-cases.
  */
 import { Context } from "effect"

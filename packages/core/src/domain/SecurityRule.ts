@@ -166,7 +166,7 @@ export const SecurityRulePatch = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean)
 }).annotations({
   identifier: "SecurityRulePatch",
-  // Like every body (api/Payloads), it refuses unknown fields: vpc_id among them (it cannot change).
+  // Like every body (contract/Payloads), it refuses unknown fields: vpc_id among them (it cannot change).
   examples: wireExample({ priority: 50, enabled: false })
 })
 export type SecurityRulePatch = typeof SecurityRulePatch.Type

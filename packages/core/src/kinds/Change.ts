@@ -41,9 +41,6 @@ export const touch = (vpcId: VpcId): Write => ({ _tag: "Touch", vpc_id: vpcId })
 export const remove = (part: Part, key: string, vpcId?: VpcId): Write =>
   vpcId === undefined ? { _tag: "Remove", part, key } : { _tag: "Remove", part, key, vpc_id: vpcId }
 
-/** What removing a row takes with it, and by which of their fields (`Kind.CASCADES`). */
-export const CASCADES = Kind.CASCADES
-
 /** The key of a row within its tenant: a registry credential's name, every other row's id. */
 export const keyOf = Kind.keyOf
 

@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import * as RegistryCredential from "../domain/RegistryCredential.js"
 import { Constraints } from "./Constraints.js"
-import { define, never } from "./Definition.js"
+import { define, movesNoScope } from "./Definition.js"
 
 const encode = Schema.encodeSync(RegistryCredential.RegistryCredential)
 
@@ -14,7 +14,7 @@ export const kind = define(RegistryCredential.RegistryCredentialRecord)({
   contents: false,
   versioned: false,
   counted: false,
-  movesScope: never,
+  movesScope: movesNoScope,
   indexes: {},
   order: "created",
   storage: {

@@ -94,5 +94,5 @@ export const define =
     ...kind
   })
 
-/** A write that never moves the tenant's scope. */
-export const never = (): boolean => false
+/** A kind whose writes never move the tenant's scope. */
+export const movesNoScope = (): boolean => false

@@ -2,7 +2,7 @@
 import { Schema, Struct } from "effect"
 import * as Pod from "../domain/Pod.js"
 import { Constraints } from "./Constraints.js"
-import { define, never } from "./Definition.js"
+import { define, movesNoScope } from "./Definition.js"
 
 const encode = Schema.encodeSync(Schema.Struct(Struct.omit(Pod.PodRecord.fields, ...Pod.HIDDEN_FIELDS)))
 
@@ -14,7 +14,7 @@ export const kind = define(Pod.PodRecord)({
   contents: true,
   versioned: false,
   counted: true,
-  movesScope: never,
+  movesScope: movesNoScope,
   indexes: { vpc: (p) => p.vpc_id },
   order: "created",
   storage: {

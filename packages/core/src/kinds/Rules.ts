@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import * as SecurityRule from "../domain/SecurityRule.js"
 import * as RuleSet from "../rules/RuleSet.js"
-import { define, never } from "./Definition.js"
+import { define, movesNoScope } from "./Definition.js"
 
 const encode = Schema.encodeSync(SecurityRule.SecurityRule)
 
@@ -14,7 +14,7 @@ export const kind = define(SecurityRule.SecurityRuleRecord)({
   contents: true,
   versioned: false,
   counted: false,
-  movesScope: never,
+  movesScope: movesNoScope,
   // A rule naming its own VPC as the remote is not another VPC's reference to it.
   indexes: {
     vpc: (r) => r.vpc_id,

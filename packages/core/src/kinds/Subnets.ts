@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import * as Subnet from "../domain/Subnet.js"
 import { Constraints } from "./Constraints.js"
-import { define, never } from "./Definition.js"
+import { define, movesNoScope } from "./Definition.js"
 
 const encode = Schema.encodeSync(Subnet.Subnet)
 
@@ -14,7 +14,7 @@ export const kind = define(Subnet.SubnetRecord)({
   contents: true,
   versioned: false,
   counted: true,
-  movesScope: never,
+  movesScope: movesNoScope,
   indexes: { vpc: (s) => s.vpc_id },
   order: "created",
   storage: {

@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import * as Tunnel from "../domain/Tunnel.js"
 import { Constraints } from "./Constraints.js"
-import { define, never } from "./Definition.js"
+import { define, movesNoScope } from "./Definition.js"
 
 const encode = Schema.encodeSync(Tunnel.Tunnel)
 
@@ -15,7 +15,7 @@ export const kind = define(Tunnel.TunnelRecord)({
   contents: true,
   versioned: false,
   counted: false,
-  movesScope: never,
+  movesScope: movesNoScope,
   indexes: { vpc: (t) => t.vpc_id, pod: (t) => t.pod_id },
   order: "created",
   storage: {

@@ -266,7 +266,7 @@ export interface TenantSnapshot {
    * guardrails tenant-wide and every VPC's.
    */
   readonly rows: Kind.Rows
-  /** Each VPC's version (`changes/Change.ts`), by id. */
+  /** Each VPC's version (`kinds/Change.ts`), by id. */
   readonly vpcVersions: Readonly<Record<string, number>>
   /**
    * The version of the tenant's scope: stepped by every commit that adds or removes a VPC,
@@ -275,7 +275,7 @@ export interface TenantSnapshot {
   readonly scopeVersion: number
 }
 
-/** A change to one tenant's rows, with what commits with it (`changes/Change.ts`). */
+/** A change to one tenant's rows, with what commits with it (`kinds/Change.ts`). */
 export interface Commit {
   readonly tenant: TenantId
   /** The VPCs whose contents the change was decided on, at the versions the deciding state held. */
@@ -352,7 +352,7 @@ export interface StoreShape {
   /**
    * Commits one tenant's change in one transaction: while every VPC in `decidedOn` is still at
    * its version (held against other writers until the end), writes the rows (removals cascade
-   * as `Change.CASCADES` says), steps the versions of the VPCs whose contents they change
+   * as `Kind.CASCADES` says), steps the versions of the VPCs whose contents they change
    * (`Change.touchedVpcs`), records the key, appends the audit entries and takes the tenant's
    * revision step, answering it as `snapshots.step` does.
    */

@@ -492,6 +492,44 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "a name is unique within its tenant however the row is written: inserted twice, or renamed onto another's",
+      Effect.gen(function*() {
+        const [a, b] = yield* twoTenants
+        const credential = (tenant: TenantId) => ({
+          tenant_id: tenant,
+          name: Fixtures.label("registry"),
+          server: "registry.example.com",
+          username: "puller",
+          password_ciphertext: "sealed",
+          created_at: DateTime.unsafeMake(Date.now())
+        })
+        const first = credential(a.id)
+        yield* insert({ part: "credentials", record: first })
+        const again = yield* Effect.flip(
+          insert({ part: "credentials", record: { ...credential(a.id), name: first.name } })
+        )
+        expect(again).toEqual(new UniqueViolation({ constraint: Constraints.registryCredentialName }))
+        // Another tenant's name is its own.
+        yield* insert({ part: "credentials", record: { ...credential(b.id), name: first.name } })
+        expect((yield* rowsOf(a.id)).rows.credentials).toEqual([first])
+
+        const one = Fixtures.vpc(a.id)
+        const two = Fixtures.vpc(a.id)
+        yield* commitWrites(
+          a.id,
+          Change.insert({ part: "vpcs", record: one }),
+          Change.insert({ part: "vpcs", record: two })
+        )
+        const before = yield* rowsOf(a.id)
+        const renamed = yield* Effect.flip(
+          commitWrites(a.id, Change.update({ part: "vpcs", record: { ...two, name: one.name } }))
+        )
+        expect(renamed).toEqual(new UniqueViolation({ constraint: Constraints.vpcName }))
+        expect(yield* rowsOf(a.id)).toEqual(before)
+      })
+    )
+
+    test(
       "domains are unique across tenants and listed per tenant",
       Effect.gen(function*() {
         const store = yield* Store

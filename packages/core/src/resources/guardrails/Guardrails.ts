@@ -6,7 +6,7 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { Decision } from "../../changes/Pipeline.js"
-import { creating, Pipeline, removing } from "../../changes/Pipeline.js"
+import { creating, INVARIANTS, Pipeline, removing } from "../../changes/Pipeline.js"
 import type { Guardrail, GuardrailCreate, GuardrailRecord } from "../../domain/Guardrail.js"
 import { etagOf, MAX_GUARDRAILS, viewOf } from "../../domain/Guardrail.js"
 import { ADMIN_SCOPE } from "../../domain/IdempotencyKey.js"
@@ -134,7 +134,7 @@ export class Guardrails extends Context.Tag("@tenet/core/Guardrails")<Guardrails
               }
             })
           }
-          const { result } = yield* pipeline.create(tenantId, decide).pipe()
+          const { result } = yield* pipeline.create(tenantId, decide, INVARIANTS)
           return viewOf(result)
         })
 

@@ -6,7 +6,7 @@
  * from the cluster each time it is shown (`PodPresentation`).
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
-import { Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
+import { INVARIANTS, Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
 import * as DeleteMark from "../../domain/DeleteMark.js"
 import { PodId, randomUuid } from "../../domain/Ids.js"
 import type { TenantId } from "../../domain/Ids.js"
@@ -332,7 +332,8 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
         const first = yield* active(caller, id)
         const { result: marked } = yield* pipeline.commit(
           caller.tenant_id,
-          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked(yield* DateTime.now), false, ifMatch)
+          PodStrategy.modify(id, first.vpc_id, PodStrategy.marked(yield* DateTime.now), false, ifMatch),
+          INVARIANTS
         )
         yield* finish(marked, true)
       })
@@ -366,7 +367,7 @@ export class Pods extends Context.Tag("@tenet/core/Pods")<Pods, PodsShape>() {
                 })
               )
             )
-          }).pipe(
+          }, INVARIANTS).pipe(
             Effect.flatMap(({ result }) =>
               result === undefined ? Effect.void : Effect.asVoid(converge(result, "apply"))
             ),

@@ -8,7 +8,7 @@ import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Audit from "../../changes/Audit.js"
 import { connectionsMoved, violationsOf } from "../../changes/Invariants.js"
 import type { Committed, Decision } from "../../changes/Pipeline.js"
-import { Pipeline } from "../../changes/Pipeline.js"
+import { INVARIANTS, Pipeline } from "../../changes/Pipeline.js"
 import { TRUSTED } from "../../domain/Common.js"
 import type { SecurityRuleId, VpcId } from "../../domain/Ids.js"
 import { randomUuid, SecurityRuleId as RuleId } from "../../domain/Ids.js"
@@ -270,7 +270,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           const context = yield* applier.context(vpc)
           return yield* previewed(caller, vpc.id, context, decide, (r) => r.rules.slice(0, -1), after)
         }
-        const committed = yield* pipeline.create(caller.tenant_id, decide).pipe()
+        const committed = yield* pipeline.create(caller.tenant_id, decide, INVARIANTS)
         return yield* mutation(vpc, committed.result.record, namedBy(vpc, [committed.result.record]), committed)
       })
 
@@ -291,7 +291,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
           if (dryRun) {
             return { answer: yield* previewed(caller, vpc.id, context, decide, (r) => r.before, after), etag: null }
           }
-          const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe()
+          const committed = yield* pipeline.commit(caller.tenant_id, decide, INVARIANTS)
           const saved = committed.result.saved
           return {
             answer: yield* mutation(vpc, saved, namedBy(vpc, [first, saved]), committed),
@@ -395,7 +395,7 @@ export class SecurityRules extends Context.Tag("@tenet/core/SecurityRules")<Secu
         if (!Declaration.changes(planned)) {
           return answer(planned, context, { applied: vpc.applied, apply_error: vpc.apply_error })
         }
-        const committed = yield* pipeline.commit(caller.tenant_id, decide).pipe()
+        const committed = yield* pipeline.commit(caller.tenant_id, decide, INVARIANTS)
         const result = committed.result
         const { context: applied, state } = yield* applyWith(
           vpc,

@@ -5,7 +5,7 @@
  */
 import { Context, DateTime, Effect, Either, Layer, Option } from "effect"
 import type { Decision } from "../../changes/Pipeline.js"
-import { creating, Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
+import { creating, INVARIANTS, Pipeline, removing, updatingLatest } from "../../changes/Pipeline.js"
 import * as DeleteMark from "../../domain/DeleteMark.js"
 import type { TenantId } from "../../domain/Ids.js"
 import { randomUuid, SecurityRuleId, VpcId } from "../../domain/Ids.js"
@@ -235,7 +235,7 @@ export class Vpcs extends Context.Tag("@tenet/core/Vpcs")<Vpcs, VpcsShape>() {
               Effect.tapError(() =>
                 marked === undefined
                   ? Effect.void
-                  : pipeline.commit(tenantId, unmarking(id, marked.since)).pipe(
+                  : pipeline.commit(tenantId, unmarking(id, marked.since), INVARIANTS).pipe(
                     // Back with its peerings: the VPC, and the others that let them go meanwhile.
                     Effect.flatMap(({ result }) =>
                       result === undefined ?
