@@ -18,7 +18,9 @@
  *
  * The write path's own load (`Writes.ts`: creates with 100 and 5,000 rules in the tenant, 8
  * tenants at once, and pgbench running the same statements on PostgreSQL, and what the change
- * stream's order costs commits) follows the load, then where a create's CPU goes (`Profile.ts`:
+ * stream's order costs commits) follows the load, then the peer (`Peer.ts`: kube-apiserver's
+ * ConfigMap create on etcd at the same connections, beside Tenet's create on each store, where
+ * `.ci/kube-apiserver` has built one), then where a create's CPU goes (`Profile.ts`:
  * effects per request, CPU per create and the top frames of a CPU profile, on every store).
  *
  * TENET_LOAD_SECONDS (default 5 per run), TENET_SCALE_TENANTS (default 10,000) and
@@ -40,6 +42,7 @@ import * as Load from "./Load.js"
 import * as Neighbours from "./Neighbours.js"
 import * as Packets from "./Packets.js"
 import * as Pages from "./Pages.js"
+import * as Peer from "./Peer.js"
 import * as Profile from "./Profile.js"
 import * as RequestPath from "./RequestPath.js"
 import * as Scale from "./Scale.js"
@@ -139,6 +142,10 @@ const floorPost = load.find((r) =>
 )?.rps
 const writesText = Writes.toMarkdown(writes, floorPost)
 console.log(`\n${writesText}\n`)
+const peerText = Peer.available()
+  ? Peer.toMarkdown(await Peer.runPeer(Number(process.env.TENET_LOAD_SECONDS ?? 5)), writes)
+  : "No kube-apiserver (`.ci/kube-apiserver`) or etcd here: the peer's create is not measured."
+console.log(`\n${peerText}\n`)
 const createProfile = await Profile.runProfile(Number(process.env.TENET_LOAD_SECONDS ?? 5), Load.STORES)
 console.log(`\n${createProfile}\n`)
 const declarationsText = Declarations.toMarkdown(await Declarations.runDeclarations())
@@ -270,6 +277,10 @@ writeFileSync(
     "against the Effect HttpApi floor's `POST /security-rules` at 8 connections in the table above.",
     "",
     writesText,
+    "",
+    "### The peer: kube-apiserver's create beside Tenet's (`bench/Peer.ts`)",
+    "",
+    peerText,
     "",
     "### Where a create's CPU goes (`bench/Profile.ts`)",
     "",
