@@ -756,8 +756,8 @@ export const makeWith = (registry: Kind.Registry) =>
         }
       }
       let next = s
-      if (change.claim !== null) {
-        const claimed = claiming(next, change.claim.record, change.claim.liveSince)
+      for (const claim of change.claims) {
+        const claimed = claiming(next, claim.record, claim.liveSince)
         if (claimed === undefined) return Either.left(new Store.KeyClaimed())
         next = claimed
       }

@@ -804,8 +804,8 @@ export const make = (options: Options = {}) =>
 
     /**
      * One transaction of at most four statements: BEGIN, one that holds the VPCs decided on or
-     * written into (reading their versions) and claims the key, one that makes every write with
-     * the version steps, the audit entry and the revision step, and COMMIT. Without a VPC to
+     * written into (reading their versions) and claims the keys, one that makes every write with
+     * the version steps, the audit entries and the revision step, and COMMIT. Without a VPC to
      * hold or a key to claim, the one statement of writes alone, a transaction by itself.
      */
     /**
@@ -834,9 +834,15 @@ export const make = (options: Options = {}) =>
         // Every VPC decided on or written into is held first, in id order: a commit locks VPCs,
         // then rows, then the tenant, so commits racing for the same rows never deadlock.
         const held = [...new Set([...change.decidedOn.map((d) => d.vpc as string), ...touched])].sort()
-        const claim = change.claim === null ? null : {
-          row: yield* encodeIdempotencyKey(change.claim.record),
-          liveSince: DateTime.toDateUtc(change.claim.liveSince)
+        // One statement claims every key; a record made since the earliest claim's `liveSince` holds its key.
+        const claim = change.claims.length === 0 ? null : {
+          rows: yield* Effect.forEach(change.claims, (c) => encodeIdempotencyKey(c.record)),
+          liveSince: DateTime.toDateUtc(
+            change.claims.reduce(
+              (a, c) => DateTime.lessThan(c.liveSince, a) ? c.liveSince : a,
+              change.claims[0]!.liveSince
+            )
+          )
         }
         const movesScope = Change.movesScope(change.writes, registry)
         const scoped = change.scope !== undefined || movesScope
@@ -847,7 +853,7 @@ export const make = (options: Options = {}) =>
             ? sql`SELECT NULL::text AS id, NULL::bigint AS version WHERE false`
             : sql`SELECT id::text, version FROM vpcs WHERE id IN ${sql.in(held)} ORDER BY id FOR UPDATE`
           const claiming = claim === null ? sql`SELECT NULL::text AS key WHERE false` : sql`
-            INSERT INTO idempotency_keys ${sql.insert(claim.row)}
+            INSERT INTO idempotency_keys ${sql.insert(claim.rows)}
             ON CONFLICT (scope, key) DO UPDATE SET
               fingerprint = EXCLUDED.fingerprint,
               resource_id = EXCLUDED.resource_id,
@@ -870,7 +876,7 @@ export const make = (options: Options = {}) =>
               return yield* new Store.StaleDecision({ vpc_id: vpc })
             }
           }
-          if (claim !== null && found?.claimed !== 1) return yield* new Store.KeyClaimed()
+          if (claim !== null && found?.claimed !== claim.rows.length) return yield* new Store.KeyClaimed()
         })
         // A touch writes no row: it is one of the version steps below. The inserts of one kind are
         // one statement (a topology's 2,000 pods are one INSERT, not 2,000 parts of the WITH list).

@@ -37,7 +37,7 @@ if (url === undefined) {
           { _tag: "Insert", part: "guardrails", record: scoped },
           { _tag: "Insert", part: "addressSets", record: set }
         ]
-        yield* store.commit({ tenant: tenant.id, decidedOn: [], writes, audit: [], events: [], claim: null })
+        yield* store.commit({ tenant: tenant.id, decidedOn: [], writes, audit: [], events: [], claims: [] })
 
         const guardrails = yield* sql<{ id: string; local_is_null: boolean; local: string | null }>`
           SELECT id::text, local IS NULL AS local_is_null, local FROM guardrails ORDER BY created_at, seq`

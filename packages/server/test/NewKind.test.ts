@@ -121,7 +121,7 @@ const commit = (
 ) =>
   Effect.flatMap(
     Store.Store,
-    (store) => store.commit({ tenant, decidedOn: [], writes, audit: [], events, claim: null })
+    (store) => store.commit({ tenant, decidedOn: [], writes, audit: [], events, claims: [] })
   )
 
 const snapshotOf = (tenant: Ids.TenantId) =>

@@ -66,7 +66,7 @@ export interface IdempotencyShape {
    * What a commit records for the current request's key, as having made `resourceId` (null
    * without a key): the store refuses the commit when a live record holds the key.
    */
-  readonly claimOf: (scope: Scope, resourceId: string) => Effect.Effect<Store.Commit["claim"]>
+  readonly claimOf: (scope: Scope, resourceId: string) => Effect.Effect<Store.KeyClaim | null>
   /** Forgets the keys older than the retention period; answers how many. */
   readonly purgeExpired: Effect.Effect<number, ServiceUnavailable>
 }

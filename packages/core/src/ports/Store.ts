@@ -292,8 +292,18 @@ export interface Commit {
   readonly audit: ReadonlyArray<NewAuditEntry>
   /** The change's events (`changes/Events.ts`), appended under the next revisions. */
   readonly events: ReadonlyArray<NewEvent>
-  /** The request's idempotency key, recorded unless a live record holds it (`KeyClaimed`). */
-  readonly claim: { readonly record: IdempotencyKeyRecord; readonly liveSince: DateTime.Utc } | null
+  /**
+   * The idempotency keys of the requests the change answers (none, or one per request of a
+   * batch: `changes/Pipeline.ts`), each recorded unless a live record holds it (`KeyClaimed`,
+   * and nothing written). No two name the same key.
+   */
+  readonly claims: ReadonlyArray<KeyClaim>
+}
+
+/** An idempotency key to record, replacing a record of it made before `liveSince`. */
+export interface KeyClaim {
+  readonly record: IdempotencyKeyRecord
+  readonly liveSince: DateTime.Utc
 }
 
 export interface ProviderConfigSnapshot {
@@ -353,7 +363,7 @@ export interface StoreShape {
    * Commits one tenant's change in one transaction: while every VPC in `decidedOn` is still at
    * its version (held against other writers until the end), writes the rows (removals cascade
    * as `Kind.CASCADES` says), steps the versions of the VPCs whose contents they change
-   * (`Change.touchedVpcs`), records the key, appends the audit entries and takes the tenant's
+   * (`Change.touchedVpcs`), records the keys, appends the audit entries and takes the tenant's
    * revision step, answering it as `snapshots.step` does.
    */
   readonly commit: (commit: Commit) => Effect.Effect<

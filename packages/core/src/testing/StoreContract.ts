@@ -39,13 +39,13 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     const commitWrites = (tenant: TenantId, ...writes: ReadonlyArray<Change.Write>) =>
       Effect.flatMap(
         Store,
-        (store) => store.commit({ tenant, decidedOn: [], writes, events: [], audit: [], claim: null })
+        (store) => store.commit({ tenant, decidedOn: [], writes, events: [], audit: [], claims: [] })
       )
     /** One commit of nothing but `events`. */
     const commitEvents = (tenant: TenantId, ...events: ReadonlyArray<NewEvent>) =>
       Effect.flatMap(
         Store,
-        (store) => store.commit({ tenant, decidedOn: [], writes: [], events, audit: [], claim: null })
+        (store) => store.commit({ tenant, decidedOn: [], writes: [], events, audit: [], claims: [] })
       )
     const insert = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.insert(row))
     const update = (row: Change.Row) => commitWrites(row.record.tenant_id, Change.update(row))
@@ -245,7 +245,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
               writes: [write],
               events: [],
               audit: [],
-              claim: null
+              claims: []
             })
             changes.push(write)
           }
@@ -298,7 +298,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes,
           audit: [entry],
-          claim: key("k1")
+          claims: [key("k1")]
         })
         expect(step.before).toBe(before.revision)
         const after = yield* snapshotNow
@@ -318,7 +318,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(vpc, 2) })],
           audit: [entry],
-          claim: key("k2")
+          claims: [key("k2")]
         }))
         expect(stale).toEqual(new StaleDecision({ vpc_id: vpc.id }))
         const held = yield* Effect.flip(store.commit({
@@ -327,7 +327,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes: [Change.insert({ part: "rules", record: Fixtures.rule(other, 2) })],
           audit: [entry],
-          claim: key("k1")
+          claims: [key("k1")]
         }))
         expect(held).toEqual(new KeyClaimed())
         const unchanged = yield* snapshotNow
@@ -342,7 +342,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes: [Change.remove("rules", first.id, vpc.id)],
           audit: [],
-          claim: null
+          claims: []
         })
         expect((yield* snapshotNow).vpcVersions).toEqual({ [vpc.id]: 2, [other.id]: 0 })
 
@@ -353,7 +353,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes: [Change.remove("vpcs", vpc.id)],
           audit: [],
-          claim: null
+          claims: []
         })
         const removed = yield* snapshotNow
         expect(removed.rows.rules).toEqual([])
@@ -364,7 +364,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           events: [],
           writes: [Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id, { name: other.name }) })],
           audit: [],
-          claim: null
+          claims: []
         }))
         expect(duplicate).toEqual(new UniqueViolation({ constraint: Constraints.vpcName }))
       })
@@ -990,7 +990,7 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
           id: pod.id,
           object: { id: pod.id, name: pod.name }
         }))
-        yield* store.commit({ tenant: a.id, decidedOn: [], writes, events, audit: [], claim: null })
+        yield* store.commit({ tenant: a.id, decidedOn: [], writes, events, audit: [], claims: [] })
         const snapshot = Option.getOrThrow(yield* store.snapshots.tenant(a.id))
         expect(snapshot.rows.pods).toHaveLength(2000)
         expect(snapshot.rows.subnets).toHaveLength(4)
