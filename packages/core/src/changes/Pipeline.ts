@@ -12,7 +12,24 @@
  * (tenants, the admin, the provider configuration, service tunnels) is written by
  * `commitGlobal`, in one transaction with the request's audit entry.
  */
-import { Context, DateTime, Effect, Either, FiberRef, Layer, Option } from "effect"
+import {
+  Context,
+  DateTime,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  FiberId,
+  FiberRef,
+  type FiberRefs,
+  Layer,
+  Metric,
+  MetricBoundaries,
+  Option,
+  Runtime
+} from "effect"
+import type { NewAuditEntry } from "../domain/AuditLog.js"
+import type { NewEvent } from "../domain/ChangeEvent.js"
 import type { Scope } from "../domain/IdempotencyKey.js"
 import type { TenantId, VpcId } from "../domain/Ids.js"
 import * as Quota from "../domain/Quota.js"
@@ -206,6 +223,83 @@ export interface PipelineShape {
 /** How many times a decision the store found stale is made again before the request gives up (503). */
 const STALE_RETRIES = 4
 
+/**
+ * The most requests one batch commits: what a transaction of one tenant carries stays small
+ * beside the rows it could hold (a topology's thousands), and the answers of a burst are not
+ * held behind its slowest decision for long.
+ */
+const MAX_BATCH = 64
+
+/**
+ * Requests per commit of a tenant's writes: 1 for a request committed alone, more for a batch,
+ * so an operator sees how much the commits under way gather.
+ */
+export const batchRequests = Metric.histogram(
+  "tenet_write_batch_requests",
+  MetricBoundaries.fromIterable([1, 2, 4, 8, 16, 32, MAX_BATCH]),
+  "Requests committed together in one commit of a tenant's writes (1: alone)"
+)
+
+/**
+ * A request's write: its decision; what records its idempotency key (`claim`) and what a key
+ * held by another request answers (`claimed`); the refusals its caller declared (`answerable`).
+ */
+interface Request<A, E, K> {
+  readonly decide: (state: TenantState) => Effect.Effect<Decision<A>, E>
+  readonly claim: (decision: Decision<A>) => Effect.Effect<Store.KeyClaim | null>
+  readonly claimed: Effect.Effect<never, K>
+  readonly answerable: ReadonlyArray<Refusal["_tag"]>
+}
+
+/**
+ * A request waiting for its tenant's batch, its types closed over (a batch holds requests of
+ * every kind): its fiber's references (its context), its decision prepared on a batch's state,
+ * the request alone (what a batch the store refused falls back to), and where its answer goes.
+ */
+interface Queued {
+  readonly refs: FiberRefs.FiberRefs
+  readonly prepare: (
+    state: TenantState,
+    peeringCidr: string | null,
+    limits: Effect.Effect<Quota.Limits, ServiceUnavailable>
+  ) => Effect.Effect<Prepared<unknown>, unknown>
+  readonly alone: Effect.Effect<Committed<unknown>, unknown>
+  readonly answer: (exit: Exit.Exit<Committed<unknown>, unknown>) => Effect.Effect<void>
+}
+
+/** A request's decision made and checked on a state, with everything its commit carries. */
+interface Prepared<A> {
+  readonly decision: Decision<A>
+  /** The state it was decided on. */
+  readonly state: TenantState
+  /** Its writes, with the version steps the invariants ask for. */
+  readonly writes: ReadonlyArray<Change.Write>
+  readonly decidedOn: ReadonlySet<VpcId>
+  /** Whether it was decided on the tenant's scope. */
+  readonly scoped: boolean
+  readonly audit: ReadonlyArray<NewAuditEntry>
+  readonly events: ReadonlyArray<NewEvent>
+  readonly claim: Store.KeyClaim | null
+  readonly pending: Audit.Pending | undefined
+}
+
+/** A refusal the caller declared is its answer; one it did not is a defect. */
+const refuseAs = (answerable: ReadonlyArray<Refusal["_tag"]>, refused: Refusal): Effect.Effect<never, Refusal> =>
+  answerable.includes(refused._tag) ? Effect.fail(refused) : Effect.die(refused)
+
+/** The rows `writes` write (a version step writes none), as a batch tells its requests' writes apart. */
+const rowsOf = (writes: ReadonlyArray<Change.Write>): ReadonlyArray<string> =>
+  writes.flatMap((w) =>
+    w._tag === "Touch" ? [] : [`${w.part} ${w._tag === "Remove" ? w.key : Kind.keyOf(w as Change.Row)}`]
+  )
+
+/** `self` run as the queued request's own fiber would run it: with its context, its audit entry, its key. */
+const inRequest = <A, E>(request: Queued, self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.flatMap(
+    Effect.getFiberRefs,
+    (own) => Effect.zipRight(Effect.setFiberRefs(request.refs), self).pipe(Effect.ensuring(Effect.setFiberRefs(own)))
+  )
+
 export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, PipelineShape>() {
   static readonly layer = Layer.effect(
     Pipeline,
@@ -214,6 +308,9 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       const readModel = yield* ReadModel
       const idempotency = yield* Idempotency
       const quotaDefaults = yield* Quota.Defaults
+      const runtime = yield* Effect.runtime<never>()
+      // Served from the start at 0, as every documented series is.
+      yield* Metric.value(batchRequests)
 
       /** The quotas that hold for `tenant` now (read with the decision: an administrator may have just set them). */
       const limitsOf = (tenant: TenantId) =>
@@ -231,59 +328,111 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
       )
 
       /**
-       * `claim` is what records the key; `claimed`, what a key held by another request is;
-       * `answerable`, the refusals the caller declared: one it did not is a defect.
+       * Each tenant with a commit of this process under way, and the requests waiting for it to
+       * end: they are then decided and committed together (`batch`), as PostgreSQL's group
+       * commit gathers the transactions that arrive while one flushes. A tenant with nothing
+       * under way is absent, and a request for it is decided and committed at once, in its own
+       * fiber.
        */
-      const run = <A, E, K>(
+      const waiting = new Map<TenantId, Array<Queued>>()
+
+      /**
+       * The decision on `state`, checked, with everything its commit carries: run in the
+       * request's own context (its audit entry, its idempotency key), so a batch prepares each
+       * of its requests as the request itself would.
+       */
+      const prepare = <A, E, K>(
         tenant: TenantId,
-        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
-        claim: (decision: Decision<A>) => Effect.Effect<Store.Commit["claim"]>,
-        claimed: Effect.Effect<never, K>,
-        answerable: ReadonlyArray<Refusal["_tag"]>
-      ): Effect.Effect<Committed<A>, E | K | Refusal | ServiceUnavailable> =>
+        request: Request<A, E, K>,
+        state: TenantState,
+        peeringCidr: string | null,
+        limits: Effect.Effect<Quota.Limits, ServiceUnavailable>
+      ): Effect.Effect<Prepared<A>, E | Refusal | ServiceUnavailable> =>
         Effect.gen(function*() {
-          const refuse = (refused: Refusal): Effect.Effect<never, Refusal> =>
-            answerable.includes(refused._tag) ? Effect.fail(refused) : Effect.die(refused)
+          const decision = yield* request.decide(state)
+          const after = state.apply(decision.writes, state.revision)
+          const reach = Invariants.reachOf(state, after, decision.writes)
+          const counted = Change.addsCounted(decision.writes) ? yield* limits : undefined
+          yield* Either.match(Invariants.check(state, after, reach, peeringCidr, counted), {
+            onLeft: (refused) => refuseAs(request.answerable, refused),
+            onRight: () => Effect.void
+          })
+          const decidedOn = new Set([...decision.decidedOn, ...Invariants.dependenciesOf(state, after, reach)])
+          const writes = [
+            ...decision.writes,
+            ...Invariants.touchesOf(state, after, decision.writes).map(Change.touch)
+          ]
           const pending = yield* FiberRef.get(Audit.CurrentEntry)
+          if (pending?.subject.from === "change") pending.resourceId = decision.subject
+          const at = yield* DateTime.now
+          const audit = pending === undefined || pending.recorded || pending.actor === undefined
+            ? []
+            : decision.subjects === undefined || pending.subject.from !== "change"
+            ? [pending.entry("success", at)]
+            : decision.subjects.map((id) => pending.entry("success", at, id))
+          return {
+            decision,
+            state,
+            writes,
+            decidedOn,
+            scoped: reach.tenant,
+            audit,
+            events: Events.of(tenant, writes, state),
+            claim: yield* request.claim(decision),
+            pending
+          }
+        })
+
+      /** The request's prepared change committed: its entries marked recorded, its state handed over. */
+      const recorded = (prepared: Prepared<unknown>) => {
+        if (prepared.audit.length > 0) prepared.pending!.recorded = true
+      }
+
+      /**
+       * One request's write alone, in its own fiber: prepared on the request's state and
+       * committed; a decision the store finds stale is made again while what it found changed
+       * is held.
+       */
+      const alone = <A, E, K>(
+        tenant: TenantId,
+        request: Request<A, E, K>
+      ): Effect.Effect<Committed<A>, E | K | Refusal | ServiceUnavailable> => {
+        /** Whether this request's commit is the one its tenant's next batch waits for. */
+        let turn = false
+        /**
+         * The tenant's next batch waits for this commit, unless another is already under way: a
+         * request still deciding holds no one up (a slow decision delays only its own answer).
+         */
+        const takeTurn = Effect.sync(() => {
+          if (!turn && !waiting.has(tenant)) {
+            waiting.set(tenant, [])
+            turn = true
+          }
+        })
+        return Effect.gen(function*() {
           const peeringCidr = yield* peeringOf
+          const limits = limitsOf(tenant)
           /** The decision on `state`, checked, committed with the request's entry and key. */
           const attempt = (state: TenantState) =>
             Effect.gen(function*() {
-              const decision = yield* decide(state)
-              const after = state.apply(decision.writes, state.revision)
-              const reach = Invariants.reachOf(state, after, decision.writes)
-              const limits = Change.addsCounted(decision.writes) ? yield* limitsOf(tenant) : undefined
-              yield* Either.match(Invariants.check(state, after, reach, peeringCidr, limits), {
-                onLeft: refuse,
-                onRight: () => Effect.void
-              })
-              const decidedOn = new Set([...decision.decidedOn, ...Invariants.dependenciesOf(state, after, reach)])
-              const writes = [
-                ...decision.writes,
-                ...Invariants.touchesOf(state, after, decision.writes).map(Change.touch)
-              ]
-              if (pending?.subject.from === "change") pending.resourceId = decision.subject
-              const at = yield* DateTime.now
-              const audit = pending === undefined || pending.recorded || pending.actor === undefined
-                ? []
-                : decision.subjects === undefined || pending.subject.from !== "change"
-                ? [pending.entry("success", at)]
-                : decision.subjects.map((id) => pending.entry("success", at, id))
+              const prepared = yield* prepare(tenant, request, state, peeringCidr, limits)
+              yield* takeTurn
               const step = yield* store.commit({
                 tenant,
-                decidedOn: [...decidedOn].map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
-                ...(reach.tenant ? { scope: state.scopeVersion } : {}),
-                writes,
-                events: Events.of(tenant, writes, state),
-                audit,
-                claim: yield* claim(decision)
+                decidedOn: [...prepared.decidedOn].map((vpc) => ({ vpc, version: state.vpcVersion(vpc) ?? -1 })),
+                ...(prepared.scoped ? { scope: state.scopeVersion } : {}),
+                writes: prepared.writes,
+                events: prepared.events,
+                audit: prepared.audit,
+                claims: prepared.claim === null ? [] : [prepared.claim]
               }).pipe(
-                Effect.catchTag("UniqueViolation", refuse),
-                Effect.catchTag("KeyClaimed", () => claimed),
+                Effect.catchTag("UniqueViolation", (e) => refuseAs(request.answerable, e)),
+                Effect.catchTag("KeyClaimed", () => request.claimed),
                 storeUnavailable
               )
-              if (audit.length > 0) pending!.recorded = true
-              return { decision, state, step, writes }
+              recorded(prepared)
+              yield* Metric.update(batchRequests, 1)
+              return { prepared, step }
             })
           const isStale = (e: unknown): e is StaleDecision => e instanceof StaleDecision
           /**
@@ -321,13 +470,168 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           return yield* readModel.writing(
             tenant,
             Effect.gen(function*() {
-              const { decision, state, step, writes } = yield* attempt(first).pipe(
+              const { prepared, step } = yield* attempt(first).pipe(
                 Effect.catchIf(isStale, decidedAgain(STALE_RETRIES))
               )
-              const made = yield* readModel.committed(tenant, state, writes, step)
-              return { result: decision.result, state: made, before: state }
+              const made = yield* readModel.committed(tenant, prepared.state, prepared.writes, step)
+              return { result: prepared.decision.result, state: made, before: prepared.state }
             })
           )
+        }).pipe(Effect.ensuring(Effect.suspend(() => turn ? next(tenant) : Effect.void)))
+      }
+
+      /** The tenant's write ended: the requests that came meanwhile go next, as one batch. */
+      const next = (tenant: TenantId): Effect.Effect<void> =>
+        Effect.sync(() => {
+          const queued = waiting.get(tenant)
+          if (queued === undefined || queued.length === 0) {
+            waiting.delete(tenant)
+            return
+          }
+          const taken = queued.splice(0, MAX_BATCH)
+          // Forked from the layer's runtime, not the request's: the batch belongs to no one request.
+          Runtime.runFork(runtime)(Effect.ensuring(batch(tenant, taken), next(tenant)))
+        })
+
+      /**
+       * Requests decided one after another, each on the state the one before leaves, and
+       * committed in one transaction with all their entries, events and keys. A request its
+       * decision or an invariant refuses is answered that, and its neighbours go on. A request
+       * that writes a row another of the batch writes, or claims the same key, or removes (which
+       * PostgreSQL cannot order within one statement), goes in the next batch. A commit the store
+       * refuses (stale, a uniqueness rule, a key held) is made again request by request, so each
+       * gets the answer it would have got alone.
+       */
+      const batch = (tenant: TenantId, requests: ReadonlyArray<Queued>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          // Read before the commit is under way, as a request alone reads its state.
+          const settled = yield* Effect.flatMap(readModel.latest(tenant).pipe(storeUnavailable), (first) =>
+            readModel.writing(
+              tenant,
+              Effect.gen(function*() {
+                const peeringCidr = yield* peeringOf
+                const limits = yield* Effect.cached(limitsOf(tenant))
+                const joined: Array<{ readonly request: Queued; readonly prepared: Prepared<unknown> }> = []
+                const refused: Array<{ readonly request: Queued; readonly exit: Exit.Exit<never, unknown> }> = []
+                const written = new Set<string>()
+                let state = first
+                let index = 0
+                for (; index < requests.length; index++) {
+                  const request = requests[index]!
+                  const exit = yield* inRequest(request, request.prepare(state, peeringCidr, limits)).pipe(
+                    Effect.exit
+                  )
+                  if (Exit.isFailure(exit)) {
+                    refused.push({ request, exit: Exit.failCause(exit.cause) })
+                    continue
+                  }
+                  const claims = exit.value.claim === null
+                    ? []
+                    : [`key ${exit.value.claim.record.scope} ${exit.value.claim.record.key}`]
+                  const rows = [...rowsOf(exit.value.writes), ...claims]
+                  const removes = exit.value.writes.some((w) =>
+                    w._tag === "Remove"
+                  )
+                  if ((removes && joined.length > 0) || rows.some((row) => written.has(row))) break
+                  joined.push({ request, prepared: exit.value })
+                  for (const row of rows) written.add(row)
+                  state = state.apply(exit.value.writes, state.revision)
+                  if (removes) {
+                    index++
+                    break
+                  }
+                }
+                const later = requests.slice(index)
+                if (joined.length === 0) return { later, answered: refused, alone: [] }
+                const decidedOn = new Map<VpcId, number>()
+                for (const { prepared } of joined) {
+                  for (const vpc of prepared.decidedOn) {
+                    // A VPC the batch itself made is no one else's to change.
+                    const version = first.vpcVersion(vpc)
+                    if (version !== undefined) decidedOn.set(vpc, version)
+                  }
+                }
+                const writes = joined.flatMap(({ prepared }) => prepared.writes)
+                const step = yield* store.commit({
+                  tenant,
+                  decidedOn: [...decidedOn].map(([vpc, version]) => ({ vpc, version })),
+                  ...(joined.some(({ prepared }) => prepared.scoped) ? { scope: first.scopeVersion } : {}),
+                  writes,
+                  events: joined.flatMap(({ prepared }) => prepared.events),
+                  audit: joined.flatMap(({ prepared }) => prepared.audit),
+                  claims: joined.flatMap(({ prepared }) => prepared.claim === null ? [] : [prepared.claim])
+                }).pipe(Effect.either)
+                if (Either.isLeft(step)) {
+                  return {
+                    later,
+                    answered: [],
+                    alone: [...joined.map(({ request }) => request), ...refused.map(({ request }) => request)]
+                  }
+                }
+                yield* Metric.update(batchRequests, joined.length)
+                const made = yield* readModel.committed(tenant, first, writes, step.right)
+                return {
+                  later,
+                  alone: [],
+                  answered: [
+                    ...refused,
+                    ...joined.map(({ prepared, request }) => {
+                      recorded(prepared)
+                      return {
+                        request,
+                        exit: Exit.succeed({ result: prepared.decision.result, state: made, before: prepared.state })
+                      }
+                    })
+                  ]
+                }
+              })
+            )).pipe(Effect.catchAll((unavailable) =>
+              Effect.succeed({
+                later: [],
+                alone: [],
+                answered: requests.map((request) => ({ request, exit: Exit.fail(unavailable) }))
+              })
+            ))
+          for (const { exit, request } of settled.answered) yield* request.answer(exit)
+          if (settled.later.length > 0) waiting.get(tenant)?.unshift(...settled.later)
+          // Refused by the store as a whole: each request again by itself, in turn, as it would have gone alone.
+          for (const request of settled.alone) {
+            yield* request.answer(yield* Effect.exit(inRequest(request, request.alone)))
+          }
+        }).pipe(
+          // A defect in the batch's own code answers every request still waiting with it.
+          Effect.catchAllDefect((defect) =>
+            Effect.forEach(requests, (request) => request.answer(Exit.die(defect)), { discard: true })
+          )
+        )
+
+      /**
+       * `claim` is what records the key; `claimed`, what a key held by another request is;
+       * `answerable`, the refusals the caller declared: one it did not is a defect.
+       */
+      const run = <A, E, K>(
+        tenant: TenantId,
+        decide: (state: TenantState) => Effect.Effect<Decision<A>, E>,
+        claim: (decision: Decision<A>) => Effect.Effect<Store.KeyClaim | null>,
+        claimed: Effect.Effect<never, K>,
+        answerable: ReadonlyArray<Refusal["_tag"]>
+      ): Effect.Effect<Committed<A>, E | K | Refusal | ServiceUnavailable> =>
+        Effect.suspend(() => {
+          const request: Request<A, E, K> = { decide, claim, claimed, answerable }
+          const queued = waiting.get(tenant)
+          if (queued === undefined) return alone(tenant, request)
+          return Effect.flatMap(Effect.getFiberRefs, (refs) => {
+            const done = Deferred.unsafeMake<Committed<A>, E | K | Refusal | ServiceUnavailable>(FiberId.none)
+            queued.push({
+              refs,
+              prepare: (state, peeringCidr, limits) => prepare(tenant, request, state, peeringCidr, limits),
+              alone: alone(tenant, request),
+              // The batch answers what this request's own decision and commit made: its types.
+              answer: (exit) =>
+                Deferred.done(done, exit as Exit.Exit<Committed<A>, E | K | Refusal | ServiceUnavailable>)
+            })
+            return Effect.tap(Deferred.await(done), ({ state }) => readModel.catchUp(tenant, state))
+          })
         })
 
       const preview = <A, E>(

@@ -105,10 +105,16 @@ export interface ReadModelShape {
     StoreUnavailable
   >
   /**
-   * Another fiber committed for the calling request (a convergence it waited on): its next read
-   * of the tenant is proven current again, so it reads what that fiber recorded.
+   * Another fiber committed for the calling request (a convergence it waited on, the batch its
+   * write was committed in): the request reads `made` from then on, the state that commit made,
+   * or, without one, proves its next read current again, so it reads what that fiber recorded.
    */
-  readonly catchUp: (tenantId: TenantId) => Effect.Effect<void>
+  readonly catchUp: (tenantId: TenantId, made?: TenantState) => Effect.Effect<void>
+  /**
+   * The tenant as committed now, whatever the calling fiber's request has read: for work done on
+   * behalf of several requests (a batch of their writes).
+   */
+  readonly latest: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
   /** The tenant's state as the store holds it now: for a decision the store found stale. */
   readonly refresh: (tenantId: TenantId) => Effect.Effect<TenantState, StoreUnavailable>
   /**
@@ -388,10 +394,12 @@ export const make = (store: StoreShape, options: Options = {}) => {
         }))
     })
 
-  const catchUp: ReadModelShape["catchUp"] = (tenantId) =>
+  const catchUp: ReadModelShape["catchUp"] = (tenantId, made) =>
     Effect.flatMap(sessionOf, (session) =>
       Effect.sync(() => {
-        if (session !== undefined && session.view.tenantId === tenantId) session.fallBehind()
+        if (session === undefined || session.view.tenantId !== tenantId) return
+        if (made === undefined) session.fallBehind()
+        else session.advance(made)
       }))
 
   /** The commits of each tenant this process has under way, each settling once handed over (or failed). */
@@ -479,6 +487,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
     refresh: load,
     committed,
     catchUp,
+    latest: current,
     writing,
     authenticate,
     providerConfig,

@@ -1,0 +1,160 @@
+/**
+ * Writes that arrive while another commit of their tenant is under way are decided in turn and
+ * committed together (`changes/Pipeline.ts`, "Writes in batches"). Each request of a batch keeps
+ * its own answer, refusal, idempotency key and audit entry. The store's commit is held here until
+ * the requests have queued behind it, so the batch forms whatever the machine's speed. Runs on
+ * each store (memory, embedded PostgreSQL, PostgreSQL) and on a real Kubernetes API server.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Pipeline, Store } from "@tenet/core"
+import { Deferred, Effect, Layer, Metric } from "effect"
+import { asAdmin, raw, type RawResponse, testServer, workspace } from "./Harness.js"
+
+type Json = Record<string, any>
+
+/** Holds the next commit, when armed, until released: the requests after it queue behind it. */
+const gate = {
+  armed: false,
+  entered: Deferred.unsafeMake<void>(undefined as never),
+  release: Deferred.unsafeMake<void>(undefined as never)
+}
+
+const arm = Effect.gen(function*() {
+  gate.entered = yield* Deferred.make<void>()
+  gate.release = yield* Deferred.make<void>()
+  gate.armed = true
+})
+
+const held = Layer.effect(
+  Store.Store,
+  Effect.map(Store.Store, (store) =>
+    Store.Store.of({
+      ...store,
+      commit: (change) =>
+        Effect.suspend(() => {
+          if (!gate.armed) return store.commit(change)
+          gate.armed = false
+          const { entered, release } = gate
+          return Deferred.succeed(entered, undefined).pipe(
+            Effect.zipRight(Deferred.await(release)),
+            Effect.zipRight(store.commit(change))
+          )
+        })
+    }))
+)
+
+/** How many commits carried more than one request, so far in this process. */
+const batchesOfSeveral = Effect.map(Metric.value(Pipeline.batchRequests), (state) => {
+  const alone = state.buckets.find(([boundary]) => boundary === 1)?.[1] ?? 0
+  return state.count - alone
+})
+
+const subnetBody = (w: Json, i: number) => ({
+  ...w.creds,
+  vpc_id: w.vpc.id,
+  name: `batch-${i}`,
+  cidr: `10.0.${10 + i}.0/24`,
+  gateway_ip: `10.0.${10 + i}.1`
+})
+
+/**
+ * The opener's commit held, then `requests` sent and given time to queue, then the commit
+ * released: every answer, the opener's first.
+ */
+const behindAHeldCommit = <A>(
+  opener: Effect.Effect<RawResponse, unknown, A>,
+  requests: ReadonlyArray<Effect.Effect<RawResponse, unknown, A>>
+) =>
+  Effect.gen(function*() {
+    yield* arm
+    const first = yield* Effect.fork(opener)
+    yield* Deferred.await(gate.entered)
+    const rest = yield* Effect.fork(Effect.all(requests, { concurrency: "unbounded" }))
+    // In this process: long enough for every request to be decoded and queued behind the opener.
+    yield* Effect.sleep("500 millis")
+    yield* Deferred.succeed(gate.release, undefined)
+    return [yield* first.await.pipe(Effect.flatten), ...(yield* rest.await.pipe(Effect.flatten))] as const
+  })
+
+layer(testServer({ storeDecorator: held }), { excludeTestServices: true, timeout: 120_000 })(
+  "writes in batches",
+  (it) => {
+    it.effect("a batch answers each request its own: made or refused, its key kept, its entry written", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        // The workspace's subnet, the opener's and two more: the rest of the batch passes the quota.
+        yield* Effect.flatMap(asAdmin, (admin) =>
+          admin.quotas.set({
+            path: { tenant_id: w.tenant.id as never },
+            payload: { vpcs: null, subnets: 4, pods: null, watchers: null }
+          }))
+        const before = yield* batchesOfSeveral
+        const send = (i: number, request = `batch-request-${i}`) =>
+          raw("POST", "/subnets", {
+            headers: { ...w.headers, "idempotency-key": `batch-key-${i}`, "x-request-id": request },
+            body: subnetBody(w, i)
+          })
+        const [opened, ...answers] = yield* behindAHeldCommit(send(0), [1, 2, 3, 4, 5, 6, 7, 8].map((i) => send(i)))
+        expect(opened.status, opened.text).toBe(200)
+        expect(yield* batchesOfSeveral).toBeGreaterThan(before)
+
+        const made = answers.filter((a) => a.status === 200)
+        expect(made, JSON.stringify(answers.map((a) => a.status))).toHaveLength(2)
+        for (const refused of answers.filter((a) => a.status !== 200)) {
+          expect(refused.status, refused.text).toBe(409)
+          expect((refused.body as Json).detail).toMatch(/quota of 4 subnets/)
+        }
+        // Each made what it asked for.
+        answers.forEach((answer, i) => {
+          if (answer.status === 200) expect((answer.body as Json).cidr).toBe(subnetBody(w, i + 1).cidr)
+        })
+        const stored = (yield* raw("GET", "/subnets", { headers: w.headers })).body as Array<Json>
+        expect(stored.map((s) => s.id).sort()).toEqual(
+          [w.subnet.id, (opened.body as Json).id, ...made.map((m) => (m.body as Json).id)].sort()
+        )
+
+        // Sent again with its key, each made request answers as it did, and nothing more is made.
+        for (const [i, answer] of answers.entries()) {
+          if (answer.status !== 200) continue
+          const again = yield* send(i + 1, `batch-request-${i + 1}-again`)
+          expect(again.status).toBe(200)
+          expect((again.body as Json).id).toBe((answer.body as Json).id)
+        }
+        expect(((yield* raw("GET", "/subnets", { headers: w.headers })).body as Array<Json>).length).toBe(4)
+
+        // One entry per request, under its own request id, with its own outcome and subject.
+        const trail = (yield* raw("GET", `/tenants/${w.tenant.id}/audit-log?action=subnets.create&limit=100`, {
+          headers: w.headers
+        })).body as Json
+        for (const [i, answer] of [opened, ...answers].entries()) {
+          const entries = (trail.entries as Array<Json>).filter((e) => e.request_id === `batch-request-${i}`)
+          expect(entries, `request ${i}`).toHaveLength(1)
+          expect(entries[0]!.outcome).toBe(answer.status === 200 ? "success" : "Conflict")
+          if (answer.status === 200) expect(entries[0]!.resource_id).toBe((answer.body as Json).id)
+        }
+      }))
+
+    it.effect("a batch the store refuses whole is made again request by request: one name, one VPC", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        const vpc = (name: string) =>
+          raw("POST", "/vpcs", { headers: w.headers, body: { ...w.creds, name, enable_internet: false } })
+        const [opened, ...answers] = yield* behindAHeldCommit(vpc("opener"), [
+          vpc("same"),
+          vpc("other"),
+          vpc("same"),
+          vpc("another")
+        ])
+        expect(opened.status, opened.text).toBe(200)
+        const statuses = answers.map((a) => a.status)
+        expect(statuses.filter((s) => s === 200), JSON.stringify(statuses)).toHaveLength(3)
+        const refused = answers.filter((a) => a.status !== 200)
+        expect(refused).toHaveLength(1)
+        expect(refused[0]!.status, refused[0]!.text).toBe(409)
+        expect([answers[1]!.status, answers[3]!.status]).toEqual([200, 200])
+        const names = ((yield* raw("GET", "/vpcs", { headers: w.headers })).body as Array<Json>).map((v) => v.name)
+        expect(names.filter((n) => n === "same")).toHaveLength(1)
+        expect(names).toEqual(expect.arrayContaining(["opener", "same", "other", "another"]))
+      }))
+  }
+)
