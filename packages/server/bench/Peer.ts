@@ -3,7 +3,8 @@
  * in the same run, measured as Tenet's is. kube-apiserver v1.20.2 on etcd (`LocalCluster`, the
  * binary `.ci/kube-apiserver` builds) takes `POST /api/v1/namespaces/default/configmaps` at 8
  * connections for the same seconds as `Writes.ts` loads `POST /security-rules`, each request a
- * new ConfigMap: admission, validation, a durable write with its watch event. `toMarkdown` sets it
+ * new ConfigMap: admission, validation, a durable write with its watch event. The API server runs
+ * on the CPU Tenet's server is given and the load on the other, as `Load.ts` runs Tenet's. `toMarkdown` sets it
  * beside Tenet's create on each store (the `Writes.ONE_TENANT` row) and says the ratio.
  *
  * Alone, against the rows of a `Writes.ts` run in the same process:
@@ -12,6 +13,8 @@
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import autocannon from "autocannon"
 import { Effect } from "effect"
+import { execFileSync } from "node:child_process"
+import { availableParallelism } from "node:os"
 import * as Load from "./Load.js"
 import * as Writes from "./Writes.js"
 
@@ -62,6 +65,16 @@ export const runPeer = (seconds: number): Promise<PeerResult> =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const cluster = yield* LocalCluster.start()
     const token = cluster.admin.getCurrentUser()!.token!
+    // On the CPUs Tenet's server and load run on (`Load.cpus`): the API server on the server's,
+    // etcd unpinned as PostgreSQL is, this process's load on the other.
+    if (Load.cpus !== null) {
+      const apiserver = execFileSync("pgrep", ["-n", "-f", "^\\S*kube-apiserver\\S* --etcd-servers"], { encoding: "utf8" }).trim()
+      execFileSync("taskset", ["-apc", Load.cpus.server, apiserver], { stdio: "ignore" })
+      Load.pinSelf(Load.cpus.load)
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => Load.cpus !== null && Load.pinSelf(`0-${availableParallelism() - 1}`))
+    )
     yield* Effect.promise(() => creates(cluster.server, token, Writes.CONNECTIONS, 2, "warm"))
     return yield* Effect.promise(() => creates(cluster.server, token, Writes.CONNECTIONS, seconds, "peer"))
   })))
