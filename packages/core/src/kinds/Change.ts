@@ -60,22 +60,27 @@ export const movesScope = (writes: ReadonlyArray<Write>, registry: Kind.Registry
 
 /**
  * The VPCs whose contents `writes` change and that existed before them (a VPC the change
- * itself inserts starts at version 0): each store steps their versions in the commit, and the
- * read model in the state it makes.
+ * itself inserts starts at version 0, whatever else the change writes into it or touches: a
+ * batch's later request may touch a VPC an earlier one made): each store steps their versions
+ * in the commit, and the read model in the state it makes.
  */
 export const touchedVpcs = (writes: ReadonlyArray<Write>, registry: Kind.Registry = Kind.KINDS): ReadonlySet<VpcId> => {
-  const vpcs = new Set<VpcId>()
   const inserted = new Set<string>()
   for (const write of writes) {
-    if (write._tag === "Touch") {
-      vpcs.add(write.vpc_id)
-      continue
+    if (write._tag === "Insert" && registry[write.part]!.versioned) {
+      inserted.add(Kind.keyIn(registry[write.part]!, write.record))
     }
-    const kind = registry[write.part]!
-    if (write._tag === "Insert" && kind.versioned) inserted.add(Kind.keyIn(kind, write.record))
-    if (!kind.contents) continue
+  }
+  const vpcs = new Set<VpcId>()
+  for (const write of writes) {
     // A tenant-wide guardrail (no VPC) is in no VPC's contents.
-    const vpc = write._tag === "Remove" ? write.vpc_id : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
+    const vpc = write._tag === "Touch"
+      ? write.vpc_id
+      : !registry[write.part]!.contents
+      ? undefined
+      : write._tag === "Remove"
+      ? write.vpc_id
+      : (write.record as { readonly vpc_id: VpcId | null }).vpc_id
     if (vpc !== undefined && vpc !== null && !inserted.has(vpc)) vpcs.add(vpc)
   }
   return vpcs

@@ -263,6 +263,58 @@ export const run = (name: string, makeStore: () => Layer.Layer<Store, StoreUnava
     )
 
     test(
+      "a batch's commit: a VPC it makes starts at version 0 whatever else touches it; its keys are claimed all or none",
+      Effect.gen(function*() {
+        const store = yield* Store
+        const [tenant] = yield* twoTenants
+        const old = Fixtures.vpc(tenant.id)
+        yield* insert({ part: "vpcs", record: old })
+        const before = yield* rowsOf(tenant.id)
+        // As a batch commits: one request made a VPC, a later one touched every VPC (a tenant-wide
+        // guardrail) and another wrote into the new one.
+        const made = Fixtures.vpc(tenant.id)
+        const writes = [
+          Change.insert({ part: "vpcs", record: made }),
+          Change.touch(old.id),
+          Change.touch(made.id),
+          Change.insert({ part: "subnets", record: Fixtures.subnet(made) })
+        ]
+        const now = yield* DateTime.now
+        const key = (name: string, created_at = now) => ({
+          record: { scope: tenant.id, key: name, fingerprint: "f", resource_id: "r", created_at },
+          liveSince: DateTime.subtract(now, { hours: 1 })
+        })
+        const step = yield* store.commit({
+          tenant: tenant.id,
+          decidedOn: [{ vpc: old.id, version: 0 }],
+          writes,
+          events: [],
+          audit: [],
+          claims: [key("a"), key("b")]
+        })
+        const after = yield* rowsOf(tenant.id)
+        expect(after.vpcVersions).toEqual({ [old.id]: 1, [made.id]: 0 })
+        expect(
+          TenantState.TenantState.fromSnapshot(tenant.id, before).apply(writes, step.after).toSnapshot()
+        ).toEqual(TenantState.TenantState.fromSnapshot(tenant.id, after).toSnapshot())
+        expect(Option.isSome(yield* store.idempotencyKeys.find(tenant.id, "a"))).toBe(true)
+        expect(Option.isSome(yield* store.idempotencyKeys.find(tenant.id, "b"))).toBe(true)
+        // One key of a batch held by a live record: nothing of it is written, its other key neither.
+        const refused = yield* Effect.flip(store.commit({
+          tenant: tenant.id,
+          decidedOn: [],
+          writes: [Change.insert({ part: "vpcs", record: Fixtures.vpc(tenant.id) })],
+          events: [],
+          audit: [],
+          claims: [key("c"), key("b")]
+        }))
+        expect(refused._tag).toBe("KeyClaimed")
+        expect(Option.isNone(yield* store.idempotencyKeys.find(tenant.id, "c"))).toBe(true)
+        expect((yield* rowsOf(tenant.id)).rows.vpcs).toHaveLength(2)
+      })
+    )
+
+    test(
       "a commit writes its change whole: rows, version steps, key and audit entry, with the revision step; a stale decision or a held key writes nothing",
       Effect.gen(function*() {
         const store = yield* Store
