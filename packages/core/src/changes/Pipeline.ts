@@ -258,6 +258,8 @@ interface Request<A, E, K> {
  */
 interface Queued {
   readonly refs: FiberRefs.FiberRefs
+  /** Whether the request's caller has gone (interrupted) while it waited. */
+  readonly gone: () => boolean
   readonly prepare: (
     state: TenantState,
     peeringCidr: string | null,
@@ -518,6 +520,9 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                 let index = 0
                 for (; index < requests.length; index++) {
                   const request = requests[index]!
+                  if (request.gone()) {
+                    continue
+                  }
                   const exit = yield* inRequest(request, request.prepare(state, peeringCidr, limits)).pipe(
                     Effect.exit
                   )
@@ -561,6 +566,16 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
                   audit: joined.flatMap(({ prepared }) => prepared.audit),
                   claims: joined.flatMap(({ prepared }) => prepared.claim === null ? [] : [prepared.claim])
                 }).pipe(Effect.either)
+                // The store failed: the batch may or may not have committed, as a request alone would be
+                // answered (503), so is every request of it; made again, a write could be made twice.
+                if (Either.isLeft(step) && step.left._tag === "StoreUnavailable") {
+                  const unavailable = yield* Effect.flip(storeUnavailable(Effect.fail(step.left)))
+                  return {
+                    later,
+                    alone: [],
+                    answered: [...joined, ...refused].map(({ request }) => ({ request, exit: Exit.fail(unavailable) }))
+                  }
+                }
                 if (Either.isLeft(step)) {
                   return {
                     later,
@@ -599,9 +614,15 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             yield* request.answer(yield* Effect.exit(inRequest(request, request.alone)))
           }
         }).pipe(
-          // A defect in the batch's own code answers every request still waiting with it.
+          // A defect in the batch's own code answers every request still waiting with it; a batch
+          // interrupted (the process stopping) answers them interrupted.
           Effect.catchAllDefect((defect) =>
             Effect.forEach(requests, (request) => request.answer(Exit.die(defect)), { discard: true })
+          ),
+          Effect.onInterrupt((ids) =>
+            Effect.forEach(requests, (request) => request.answer(Exit.interrupt(FiberId.combineAll(ids))), {
+              discard: true
+            })
           )
         )
 
@@ -616,22 +637,27 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
         claimed: Effect.Effect<never, K>,
         answerable: ReadonlyArray<Refusal["_tag"]>
       ): Effect.Effect<Committed<A>, E | K | Refusal | ServiceUnavailable> =>
-        Effect.suspend(() => {
+        // Looked up and queued in one step: a batch ending in between would leave the request in a
+        // queue no one drains.
+        Effect.withFiberRuntime((fiber) => {
           const request: Request<A, E, K> = { decide, claim, claimed, answerable }
           const queued = waiting.get(tenant)
           if (queued === undefined) return alone(tenant, request)
-          return Effect.flatMap(Effect.getFiberRefs, (refs) => {
-            const done = Deferred.unsafeMake<Committed<A>, E | K | Refusal | ServiceUnavailable>(FiberId.none)
-            queued.push({
-              refs,
-              prepare: (state, peeringCidr, limits) => prepare(tenant, request, state, peeringCidr, limits),
-              alone: alone(tenant, request),
-              // The batch answers what this request's own decision and commit made: its types.
-              answer: (exit) =>
-                Deferred.done(done, exit as Exit.Exit<Committed<A>, E | K | Refusal | ServiceUnavailable>)
-            })
-            return Effect.tap(Deferred.await(done), ({ state }) => readModel.catchUp(tenant, state))
+          const done = Deferred.unsafeMake<Committed<A>, E | K | Refusal | ServiceUnavailable>(fiber.id())
+          let gone = false
+          queued.push({
+            refs: fiber.getFiberRefs(),
+            gone: () => gone,
+            prepare: (state, peeringCidr, limits) => prepare(tenant, request, state, peeringCidr, limits),
+            alone: alone(tenant, request),
+            // The batch answers what this request's own decision and commit made: its types.
+            answer: (exit) => Deferred.done(done, exit as Exit.Exit<Committed<A>, E | K | Refusal | ServiceUnavailable>)
           })
+          return Deferred.await(done).pipe(
+            Effect.tap(({ state }) => readModel.catchUp(tenant, state)),
+            // A request whose caller left before its batch began is not made.
+            Effect.onInterrupt(() => Effect.sync(() => gone = true))
+          )
         })
 
       const preview = <A, E>(
