@@ -68,7 +68,9 @@ export const runPeer = (seconds: number): Promise<PeerResult> =>
     // On the CPUs Tenet's server and load run on (`Load.cpus`): the API server on the server's,
     // etcd unpinned as PostgreSQL is, this process's load on the other.
     if (Load.cpus !== null) {
-      const apiserver = execFileSync("pgrep", ["-n", "-f", "^\\S*kube-apiserver\\S* --etcd-servers"], { encoding: "utf8" }).trim()
+      const apiserver = execFileSync("pgrep", ["-n", "-f", "^\\S*kube-apiserver\\S* --etcd-servers"], {
+        encoding: "utf8"
+      }).trim()
       execFileSync("taskset", ["-apc", Load.cpus.server, apiserver], { stdio: "ignore" })
       Load.pinSelf(Load.cpus.load)
     }
