@@ -1,47 +1,18 @@
 /**
  * Writes that arrive while another commit of their tenant is under way are decided in turn and
  * committed together (`changes/Pipeline.ts`, "Writes in batches"). Each request of a batch keeps
- * its own answer, refusal, idempotency key and audit entry. The store's commit is held here until
- * the requests have queued behind it, so the batch forms whatever the machine's speed. Runs on
+ * its own answer, refusal, idempotency key and audit entry. The store's commit is held
+ * (`CommitGate`) until the requests have queued behind it, so the batch forms whatever the
+ * machine's speed. Runs on
  * each store (memory, embedded PostgreSQL, PostgreSQL) and on a real Kubernetes API server.
  */
 import { expect, layer } from "@effect/vitest"
-import { Pipeline, Store } from "@tenet/core"
-import { Deferred, Effect, Layer, Metric } from "effect"
-import { asAdmin, raw, type RawResponse, testServer, workspace } from "./Harness.js"
+import { Pipeline } from "@tenet/core"
+import { Effect, Metric } from "effect"
+import * as CommitGate from "./CommitGate.js"
+import { asAdmin, raw, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
-
-/** Holds the next commit, when armed, until released: the requests after it queue behind it. */
-const gate = {
-  armed: false,
-  entered: Deferred.unsafeMake<void>(undefined as never),
-  release: Deferred.unsafeMake<void>(undefined as never)
-}
-
-const arm = Effect.gen(function*() {
-  gate.entered = yield* Deferred.make<void>()
-  gate.release = yield* Deferred.make<void>()
-  gate.armed = true
-})
-
-const held = Layer.effect(
-  Store.Store,
-  Effect.map(Store.Store, (store) =>
-    Store.Store.of({
-      ...store,
-      commit: (change) =>
-        Effect.suspend(() => {
-          if (!gate.armed) return store.commit(change)
-          gate.armed = false
-          const { entered, release } = gate
-          return Deferred.succeed(entered, undefined).pipe(
-            Effect.zipRight(Deferred.await(release)),
-            Effect.zipRight(store.commit(change))
-          )
-        })
-    }))
-)
 
 /** How many commits carried more than one request, so far in this process. */
 const batchesOfSeveral = Effect.map(Metric.value(Pipeline.batchRequests), (state) => {
@@ -57,26 +28,7 @@ const subnetBody = (w: Json, i: number) => ({
   gateway_ip: `10.0.${10 + i}.1`
 })
 
-/**
- * The opener's commit held, then `requests` sent and given time to queue, then the commit
- * released: every answer, the opener's first.
- */
-const behindAHeldCommit = <A>(
-  opener: Effect.Effect<RawResponse, unknown, A>,
-  requests: ReadonlyArray<Effect.Effect<RawResponse, unknown, A>>
-) =>
-  Effect.gen(function*() {
-    yield* arm
-    const first = yield* Effect.fork(opener)
-    yield* Deferred.await(gate.entered)
-    const rest = yield* Effect.fork(Effect.all(requests, { concurrency: "unbounded" }))
-    // In this process: long enough for every request to be decoded and queued behind the opener.
-    yield* Effect.sleep("500 millis")
-    yield* Deferred.succeed(gate.release, undefined)
-    return [yield* first.await.pipe(Effect.flatten), ...(yield* rest.await.pipe(Effect.flatten))] as const
-  })
-
-layer(testServer({ storeDecorator: held }), { excludeTestServices: true, timeout: 120_000 })(
+layer(testServer({ storeDecorator: CommitGate.decorator }), { excludeTestServices: true, timeout: 120_000 })(
   "writes in batches",
   (it) => {
     it.effect("a batch answers each request its own: made or refused, its key kept, its entry written", () =>
@@ -94,7 +46,11 @@ layer(testServer({ storeDecorator: held }), { excludeTestServices: true, timeout
             headers: { ...w.headers, "idempotency-key": `batch-key-${i}`, "x-request-id": request },
             body: subnetBody(w, i)
           })
-        const [opened, ...answers] = yield* behindAHeldCommit(send(0), [1, 2, 3, 4, 5, 6, 7, 8].map((i) => send(i)))
+        const [opened, ...answers] = yield* CommitGate.behindAHeldCommit(
+          w.tenant.id,
+          send(0),
+          [1, 2, 3, 4, 5, 6, 7, 8].map((i) => send(i))
+        )
         expect(opened.status, opened.text).toBe(200)
         expect(yield* batchesOfSeveral).toBeGreaterThan(before)
 
@@ -139,7 +95,7 @@ layer(testServer({ storeDecorator: held }), { excludeTestServices: true, timeout
         const w = yield* workspace
         const vpc = (name: string) =>
           raw("POST", "/vpcs", { headers: w.headers, body: { ...w.creds, name, enable_internet: false } })
-        const [opened, ...answers] = yield* behindAHeldCommit(vpc("opener"), [
+        const [opened, ...answers] = yield* CommitGate.behindAHeldCommit(w.tenant.id, vpc("opener"), [
           vpc("same"),
           vpc("other"),
           vpc("same"),

@@ -14,14 +14,19 @@ import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 /** Another store in place of the memory one, or none (the memory one). */
 export type Ports = Layer.Layer<Store.Store> | Layer.Layer<never>
 
-/** One server process's use cases, read model included, over `store`. */
-export const processOn = (store: Ports) =>
-  ManagedRuntime.make(
+/** What wraps a process's store (e.g. `CommitGate.decorator`). */
+export type Decorator = Layer.Layer<Store.Store, never, Store.Store>
+
+/** One server process's use cases, read model included, over `store` (wrapped by `decorate`). */
+export const processOn = (store: Ports, decorate?: Decorator) => {
+  const ports = Layer.mergeAll(MemoryPorts.layer({ scryptLogN: 10 }), store)
+  return ManagedRuntime.make(
     UseCases.layer.pipe(
-      Layer.provideMerge(Layer.mergeAll(MemoryPorts.layer({ scryptLogN: 10 }), store)),
+      Layer.provideMerge(decorate === undefined ? ports : decorate.pipe(Layer.provideMerge(ports))),
       Layer.provide(Layer.succeed(ServerInfo.ServerInfo, { publicUrl: "http://127.0.0.1:8080", version: "test" }))
     )
   )
+}
 
 export type Process = ReturnType<typeof processOn>
 
@@ -80,10 +85,11 @@ export const onFresh = <I, E>(
   inputs: ReadonlyArray<I>,
   count: number,
   makeStore: () => Ports,
-  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>
+  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>,
+  decorate?: Decorator
 ) =>
   Effect.forEach(inputs, (input) => {
-    const processes = Array.from({ length: count }, () => processOn(makeStore()))
+    const processes = Array.from({ length: count }, () => processOn(makeStore(), decorate))
     return run(processes, input).pipe(
       Effect.ensuring(Effect.promise(() => Promise.all(processes.map((p) => p.dispose()))))
     )
@@ -94,12 +100,13 @@ export const onFreshDatabases = <I, E>(
   url: string,
   label: string,
   inputs: ReadonlyArray<I>,
-  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>
+  run: (processes: ReadonlyArray<Process>, input: I) => Effect.Effect<void, E>,
+  decorate?: Decorator
 ) =>
   Effect.scoped(
     Effect.forEach(
       inputs,
-      (input) => Effect.flatMap(freshDatabase(url, label), (store) => onFresh([input], 2, store, run)),
+      (input) => Effect.flatMap(freshDatabase(url, label), (store) => onFresh([input], 2, store, run, decorate)),
       { discard: true }
     )
   )

@@ -31,13 +31,14 @@ import {
 } from "@tenet/core"
 import type { Ids } from "@tenet/core"
 import { Effect, Either, FastCheck, Layer, Option, Schema } from "effect"
+import * as CommitGate from "./CommitGate.js"
 import type { Process } from "./Processes.js"
 import { newTenant, onFresh, onFreshDatabases } from "./Processes.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
 /** What a step does, picked by number: the same sequence is replayed on every store. */
-const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number>) =>
+const runSteps = (together: number) => (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const [first] = processes
     const { asTenant, creds, id, name } = yield* newTenant(first!)
@@ -50,9 +51,8 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
     )
     let block = 0
     let written = 0
-    for (const [step, pick] of picks.entries()) {
-      const process = processes[step % processes.length]!
-      const outcome = yield* asTenant(process, (caller) =>
+    const write = (process: Process, step: number, pick: number) =>
+      asTenant(process, (caller) =>
         Effect.gen(function*() {
           const store = yield* Store.Store
           const state = Option.getOrThrow(yield* store.snapshots.tenant(caller.tenant_id))
@@ -166,7 +166,15 @@ const runSteps = (processes: ReadonlyArray<Process>, picks: ReadonlyArray<number
                 ))
           }
         }))
-      if (Either.isRight(outcome) && outcome.right !== undefined) written++
+    for (let step = 0; step < picks.length; step += together) {
+      const process = processes[(step / together) % processes.length]!
+      const writes = picks.slice(step, step + together).map((pick, k) => write(process, step + k, pick))
+      // Together: the first's commit held until the others have queued behind it, so they are
+      // committed as one batch.
+      const outcomes = writes.length === 1
+        ? [yield* writes[0]!]
+        : yield* CommitGate.behindAHeldCommit(id, writes[0]!, writes.slice(1), Effect.sleep("100 millis"))
+      for (const outcome of outcomes) if (Either.isRight(outcome) && outcome.right !== undefined) written++
       // Every process's read model serves the store's state, as a fresh load reads it.
       for (const [index, reader] of processes.entries()) {
         const compared = yield* asTenant(reader, (caller) =>
@@ -212,20 +220,39 @@ const SEQUENCES = FastCheck.sample(FastCheck.array(FastCheck.nat(799), { minLeng
 describe("the write path", () => {
   it.live(
     "memory: the read model serves what a fresh load of the store reads, after every write",
-    () => onFresh(SEQUENCES, 1, () => Layer.empty, runSteps),
+    () => onFresh(SEQUENCES, 1, () => Layer.empty, runSteps(1)),
     120_000
   )
 
   it.live(
     "embedded: the read model serves what a fresh load of the store reads, after every write",
-    () => onFresh(SEQUENCES, 1, () => PgEmbedded.layer().pipe(Layer.orDie), runSteps),
+    () => onFresh(SEQUENCES, 1, () => PgEmbedded.layer().pipe(Layer.orDie), runSteps(1)),
     180_000
   )
 
   it.live.skipIf(url === undefined)(
     "PostgreSQL, two processes: each read model serves what a fresh load of the store reads, after every write",
     // A database of its own per sequence; each process its own pool on it.
-    () => onFreshDatabases(url!, "write_path", SEQUENCES, runSteps),
+    () => onFreshDatabases(url!, "write_path", SEQUENCES, runSteps(1)),
+    300_000
+  )
+
+  // Writes four at a time through one process, committed as one batch (ARCHITECTURE.md, "Writes in batches").
+  it.live(
+    "memory: after each batch of writes, the read model serves what a fresh load of the store reads",
+    () => onFresh(SEQUENCES, 1, () => Layer.empty, runSteps(4), CommitGate.decorator),
+    120_000
+  )
+
+  it.live(
+    "embedded: after each batch of writes, the read model serves what a fresh load of the store reads",
+    () => onFresh(SEQUENCES, 1, () => PgEmbedded.layer().pipe(Layer.orDie), runSteps(4), CommitGate.decorator),
+    180_000
+  )
+
+  it.live.skipIf(url === undefined)(
+    "PostgreSQL, two processes: after each batch of writes through either, each read model serves what a fresh load reads",
+    () => onFreshDatabases(url!, "write_batches", SEQUENCES, runSteps(4), CommitGate.decorator),
     300_000
   )
 })
