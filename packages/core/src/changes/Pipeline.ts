@@ -7,6 +7,8 @@
  * key in one store transaction (`Store.commit`), decided on every VPC the decision and the
  * check read and, for a change to the tenant's set of VPCs, tenant-wide guardrails or address
  * sets, on the tenant's scope. The read model makes its next state from the committed writes.
+ * A tenant's writes that arrive while one of its commits is under way in this process wait for
+ * it, then are decided in turn and committed together (`batch`), each keeping its own answer.
  * A decision the store finds stale is made and checked again from scratch on the store's state; a
  * preview (dry run) is the same decision, not committed. What no tenant's state holds
  * (tenants, the admin, the provider configuration, service tunnels) is written by
@@ -672,9 +674,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
           const limits = Change.addsCounted(decision.writes) ? yield* limitsOf(tenant) : undefined
           const reach = Invariants.reachOf(state, after, decision.writes)
           const conflict = Invariants.conflictOf(state, after, reach, yield* peeringOf, limits)
-          if (conflict !== undefined) {
-            return yield* (refusals.includes(conflict._tag) ? Effect.fail(conflict) : Effect.die(conflict))
-          }
+          if (conflict !== undefined) return yield* refuseAs(refusals, conflict)
           return { decision, state, after }
         })
 
