@@ -17,6 +17,7 @@ export const storeSpecific = [
   "test/Walkthrough.test.ts",
   "test/WritePath.test.ts",
   "test/Invariants.test.ts",
+  "test/StaleBatch.test.ts",
   "test/KubernetesReal.test.ts",
   "test/ClusterDrift.test.ts",
   "test/ClusterWiped.test.ts"

@@ -9,17 +9,18 @@ import { Deferred, Effect, Layer } from "effect"
 const gate = {
   armed: false,
   tenant: "",
-  entered: Deferred.unsafeMake<void>(undefined as never),
+  entered: Deferred.unsafeMake<Store.Commit>(undefined as never),
   release: Deferred.unsafeMake<void>(undefined as never)
 }
 
 /**
  * The tenant's next commit (through any process with the decorator: other tests' servers may
- * share this module) is held: `entered` when it is, until `release`.
+ * share this module) is held: `entered` with it when it is, until `release`. Armed again while a
+ * commit is held, it holds the next one after that (the release of the first is kept).
  */
 export const arm = (tenant: string) =>
   Effect.gen(function*() {
-    gate.entered = yield* Deferred.make<void>()
+    gate.entered = yield* Deferred.make<Store.Commit>()
     gate.release = yield* Deferred.make<void>()
     gate.tenant = tenant
     gate.armed = true
@@ -43,7 +44,7 @@ export const decorator: Layer.Layer<Store.Store, never, Store.Store> = Layer.eff
           if (!gate.armed || change.tenant !== gate.tenant) return store.commit(change)
           gate.armed = false
           const { entered, release } = gate
-          return Deferred.succeed(entered, undefined).pipe(
+          return Deferred.succeed(entered, change).pipe(
             Effect.zipRight(Deferred.await(release)),
             Effect.zipRight(store.commit(change))
           )
