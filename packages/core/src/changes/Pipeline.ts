@@ -278,6 +278,11 @@ interface Prepared<A> {
   readonly state: TenantState
   /** Its writes, with the version steps the invariants ask for. */
   readonly writes: ReadonlyArray<Change.Write>
+  /**
+   * `state` with `writes` made, at `state`'s revision: what its commit makes when nothing came
+   * between, with what the decision derived of it (a VPC's context, its connections) kept.
+   */
+  readonly after: TenantState
   readonly decidedOn: ReadonlySet<VpcId>
   /** Whether it was decided on the tenant's scope. */
   readonly scoped: boolean
@@ -362,10 +367,8 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             onRight: () => Effect.void
           })
           const decidedOn = new Set([...decision.decidedOn, ...Invariants.dependenciesOf(state, after, reach)])
-          const writes = [
-            ...decision.writes,
-            ...Invariants.touchesOf(state, after, decision.writes).map(Change.touch)
-          ]
+          const touches = Invariants.touchesOf(state, after, decision.writes).map(Change.touch)
+          const writes = [...decision.writes, ...touches]
           const pending = yield* FiberRef.get(Audit.CurrentEntry)
           if (pending?.subject.from === "change") pending.resourceId = decision.subject
           const at = yield* DateTime.now
@@ -378,6 +381,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             decision,
             state,
             writes,
+            after: state.apply(writes, state.revision).withRowsOf(after),
             decidedOn,
             scoped: reach.tenant,
             audit,
@@ -477,7 +481,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
               const { prepared, step } = yield* attempt(first).pipe(
                 Effect.catchIf(isStale, decidedAgain(STALE_RETRIES))
               )
-              const made = yield* readModel.committed(tenant, prepared.state, prepared.writes, step)
+              const made = yield* readModel.committed(tenant, prepared.state, prepared.writes, step, prepared.after)
               return { result: prepared.decision.result, state: made, before: prepared.state }
             })
           )

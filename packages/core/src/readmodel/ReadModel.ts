@@ -122,13 +122,16 @@ export interface ReadModelShape {
    * `step.after`: the state at `after` is made from the one at `before` (the cached state, or
    * the one decided on), and the request reads it from now on. A commit whose predecessor has
    * not been seen yet (commits of one process may finish out of order) waits for it; the
-   * request reads the store meanwhile. Answers the state made, if one was.
+   * request reads the store meanwhile. Answers the state made, if one was. `made`: `decidedOn`
+   * with `writes` made, as the committer made it already; taken when nothing came between, so
+   * what was derived of it while deciding is not derived again.
    */
   readonly committed: (
     tenantId: TenantId,
     decidedOn: TenantState,
     writes: ReadonlyArray<Change.Write>,
-    step: { readonly before: Revision; readonly after: Revision }
+    step: { readonly before: Revision; readonly after: Revision },
+    made?: TenantState
   ) => Effect.Effect<TenantState | undefined>
   /**
    * Runs `self`, a commit of the tenant's and its hand-over (`committed`): a request that meets
@@ -442,7 +445,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
   /** Commits seen before their predecessor, by the revision they follow (`tenant@revision`). */
   const early = new Map<string, { readonly writes: ReadonlyArray<Change.Write>; readonly after: Revision }>()
 
-  const committed: ReadModelShape["committed"] = (tenantId, decidedOn, writes, step) =>
+  const committed: ReadModelShape["committed"] = (tenantId, decidedOn, writes, step, madeAlready) =>
     Effect.flatMap(sessionOf, (session) =>
       Effect.sync(() => {
         generation++
@@ -465,7 +468,9 @@ export const make = (store: StoreShape, options: Options = {}) => {
           if (session !== undefined && session.view.tenantId === tenantId) session.fallBehind()
           return undefined
         }
-        const made = base.apply(writes, step.after)
+        const made = madeAlready !== undefined && decidedOn.revision === step.before
+          ? madeAlready.at(step.after)
+          : base.apply(writes, step.after)
         if (base !== cached) reloaded(tenantId, base)
         advanced(tenantId, base, made)
         let latest = made

@@ -47,7 +47,20 @@ export interface Derivation<I, A> {
   readonly compute: (state: TenantState, input: I) => A
 }
 
-type Memos = Map<Derivation<never, unknown>, Map<string, { readonly inputs: ReadonlyArray<unknown>; value: unknown }>>
+interface Kept {
+  readonly inputs: ReadonlyArray<unknown>
+  readonly value: unknown
+}
+
+/**
+ * Each derivation's values by key, the latest first. Two are kept, not one: a write reads the
+ * state it decides on and the state it makes in turn, and with one slot each read derived again
+ * what the other had replaced (a VPC's connections eleven times per rule create, not once).
+ */
+type Memos = Map<Derivation<never, unknown>, Map<string, Array<Kept>>>
+
+/** How many values of one derivation and key are kept (`Memos`). */
+const KEPT = 2
 
 type Created = { readonly created_at: { readonly epochMillis: number } }
 
@@ -209,6 +222,37 @@ export class TenantState {
     )
   }
 
+  /**
+   * This state with `rows`'s tables in place of its own: `rows` holds the same rows (the same
+   * writes made, less version steps), and what was derived of them is then kept.
+   */
+  withRowsOf(rows: TenantState): TenantState {
+    return new TenantState(
+      this.tenantId,
+      this.revision,
+      rows.tables,
+      rows.order,
+      rows.nextOrder,
+      this.versions,
+      this.memos,
+      this.scopeVersion
+    )
+  }
+
+  /** This state as committed at `revision`: the same rows, versions and derived values. */
+  at(revision: Revision): TenantState {
+    return new TenantState(
+      this.tenantId,
+      revision,
+      this.tables,
+      this.order,
+      this.nextOrder,
+      this.versions,
+      this.memos,
+      this.scopeVersion
+    )
+  }
+
   /** The VPC's version (`Change`), or undefined when the state has no such VPC. */
   vpcVersion(id: string): number | undefined {
     return Option.getOrUndefined(HashMap.get(this.versions, id))
@@ -341,10 +385,16 @@ export class TenantState {
       this.memos.set(derivation as Derivation<never, unknown>, byKey)
     }
     const key = derivation.key(input)
-    const kept = byKey.get(key)
-    if (kept !== undefined && sameInputs(kept.inputs, inputs)) return kept.value as A
+    let kept = byKey.get(key)
+    if (kept === undefined) {
+      kept = []
+      byKey.set(key, kept)
+    }
+    const found = kept.find((k) => sameInputs(k.inputs, inputs))
+    if (found !== undefined) return found.value as A
     const value = derivation.compute(this, input)
-    byKey.set(key, { inputs, value })
+    kept.unshift({ inputs, value })
+    if (kept.length > KEPT) kept.pop()
     return value
   }
 
