@@ -81,8 +81,22 @@ export const runPeer = (seconds: number): Promise<PeerResult> =>
     return yield* Effect.promise(() => creates(cluster.server, token, Writes.CONNECTIONS, seconds, "peer"))
   })))
 
-/** The peer's row, then Tenet's create on each store measured in the same run, with its share of the peer's rate. */
+/**
+ * The peer's row, then Tenet's create on each store measured in the same run, with its share of
+ * the peer's rate, and the targets that share is held to.
+ */
+/** Issue 68's targets: Tenet's create rate as a share of the peer's, by store. */
+const TARGETS: ReadonlyArray<{ readonly store: Load.StoreKind; readonly share: number }> = [
+  { store: "postgres", share: 50 },
+  { store: "memory", share: 100 }
+]
+
+/** Issue 68's bound on a PostgreSQL create's p99 at `Writes.CONNECTIONS`. */
+const P99_TARGET_MS = 50
+
 export const toMarkdown = (peer: PeerResult, writes: Writes.WritesReport): string => {
+  const tenetRow = (store: Load.StoreKind) =>
+    writes.rows.find((r) => r.store === store && r.shape === Writes.ONE_TENANT)
   const row = (name: string, r: { readonly rps: number; readonly p50: number; readonly p99: number }) =>
     `| ${name} | ${Math.round(r.rps).toLocaleString("en-US")} | ${r.p50} | ${r.p99} | ${
       Math.round((r.rps / peer.rps) * 100)
@@ -96,8 +110,23 @@ export const toMarkdown = (peer: PeerResult, writes: Writes.WritesReport): strin
     "|---|---:|---:|---:|---:|",
     row(`kube-apiserver ${LocalCluster.VERSION}, ConfigMap`, peer),
     ...Load.STORES.flatMap((store) => {
-      const tenet = writes.rows.find((r) => r.store === store && r.shape === Writes.ONE_TENANT)
+      const tenet = tenetRow(store)
       return tenet === undefined ? [] : [row(`Tenet, ${store}, security rule`, tenet)]
+    }),
+    "",
+    "| target | measured | met |",
+    "|---|---|---|",
+    ...TARGETS.flatMap(({ share, store }) => {
+      const tenet = tenetRow(store)
+      if (tenet === undefined) return []
+      const measured = Math.round((tenet.rps / peer.rps) * 100)
+      return [`| ${store} >= ${share}% of kube-apiserver's rate | ${measured}% | ${measured >= share ? "yes" : "no"} |`]
+    }),
+    ...Load.STORES.filter((store) => store === "postgres").flatMap((store) => {
+      const tenet = tenetRow(store)
+      return tenet === undefined
+        ? []
+        : [`| ${store} p99 < ${P99_TARGET_MS} ms | ${tenet.p99} ms | ${tenet.p99 < P99_TARGET_MS ? "yes" : "no"} |`]
     })
   ].join("\n")
 }

@@ -13,7 +13,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { Api, Audit, InputProblems, MatchedEndpoint } from "@tenet/core"
-import { Effect, FiberRef, Layer } from "effect"
+import { Context, Effect, FiberRef, Layer } from "effect"
 import * as RequestContext from "./RequestContext.js"
 
 const endpoints = Api.endpoints
@@ -80,25 +80,32 @@ const isDryRun = (endpoint: Api.Endpoint, query: Readonly<Record<string, string 
 
 /**
  * Names the matched endpoint on the request's state, opens its audit entry (for the endpoints
- * that change something, but not for a dry run), and refuses a query parameter or a body the endpoint does not take.
+ * that change something, but not for a dry run), and refuses a query parameter or a body the
+ * endpoint does not take. Run for every request, so read off the fiber in one step: an effect
+ * only where there is something to set or to refuse.
  */
 export const layer = Layer.succeed(
   MatchedEndpoint.MatchedEndpoint,
-  Effect.gen(function*() {
-    const { params, route } = yield* HttpRouter.RouteContext
+  Effect.withFiberRuntime((fiber) => {
+    const context = fiber.currentContext as Context.Context<
+      HttpRouter.RouteContext | HttpServerRequest.ParsedSearchParams | HttpServerRequest.HttpServerRequest
+    >
+    const { params, route } = Context.get(context, HttpRouter.RouteContext)
     const endpoint = byRoute.get(`${route.method} ${route.path}`)
-    const state = yield* FiberRef.get(RequestContext.Current)
-    if (endpoint === undefined || state === undefined) return
-    const query = yield* HttpServerRequest.ParsedSearchParams
+    const state = fiber.getFiberRef(RequestContext.Current)
+    if (endpoint === undefined || state === undefined) return Effect.void
+    const query = Context.get(context, HttpServerRequest.ParsedSearchParams)
     state.endpoint = endpoint
     state.params = params
     // A dry run changes nothing, so it leaves no entry, whatever its answer.
     state.audit = isDryRun(endpoint, query)
       ? undefined
       : Audit.open(endpoint.endpoint, endpoint.audit, state.id, () => definedParams(params))
-    yield* FiberRef.set(Audit.CurrentEntry, state.audit)
-    yield* refuseUnknownParameters(endpoint, query)
-    yield* refuseUnreadBody(endpoint, yield* HttpServerRequest.HttpServerRequest)
+    const checked = Effect.zipRight(
+      refuseUnknownParameters(endpoint, query),
+      refuseUnreadBody(endpoint, Context.get(context, HttpServerRequest.HttpServerRequest))
+    )
+    return state.audit === undefined ? checked : Effect.zipRight(FiberRef.set(Audit.CurrentEntry, state.audit), checked)
   })
 )
 

@@ -19,7 +19,9 @@ import {
   Exit,
   FiberId,
   FiberRef,
+  HashMap,
   Layer,
+  LogLevel,
   Metric,
   MetricBoundaries,
   MetricLabel,
@@ -123,23 +125,23 @@ const unanswered = new WeakMap<Socket, Set<() => void>>()
  * The platform waits for Node to confirm a response; after a connection reset Node never does
  * (nor for pipelined requests queued behind it), so when a connection closes, every request on
  * it still unanswered is interrupted: one listener per connection, however many it queues.
+ * Answers how to stop watching for it.
  */
-const abandonWhenClosed = <A, E, R>(request: HttpServerRequest.HttpServerRequest, self: Effect.Effect<A, E, R>) =>
-  Effect.withFiberRuntime<A, E, R>((fiber) => {
-    const socket = NodeHttpServerRequest.toIncomingMessage(request).socket
-    const response = NodeHttpServerRequest.toServerResponse(request)
-    const abandon = () => response.writableFinished || fiber.unsafeInterruptAsFork(fiber.id())
-    let requests = unanswered.get(socket)
-    if (requests === undefined) {
-      const created = requests = new Set()
-      unanswered.set(socket, created)
-      socket.once("close", () => created.forEach((abandonOne) => abandonOne()))
-    }
-    const own = requests
-    own.add(abandon)
-    if (socket.destroyed) abandon()
-    return Effect.ensuring(Effect.interruptible(self), Effect.sync(() => own.delete(abandon)))
-  })
+const abandonWhenClosed = (request: HttpServerRequest.HttpServerRequest, abandonRequest: () => void) => {
+  const socket = NodeHttpServerRequest.toIncomingMessage(request).socket
+  const response = NodeHttpServerRequest.toServerResponse(request)
+  const abandon = () => response.writableFinished || abandonRequest()
+  let requests = unanswered.get(socket)
+  if (requests === undefined) {
+    const created = requests = new Set()
+    unanswered.set(socket, created)
+    socket.once("close", () => created.forEach((abandonOne) => abandonOne()))
+  }
+  const own = requests
+  own.add(abandon)
+  if (socket.destroyed) abandon()
+  return () => own.delete(abandon)
+}
 
 /** What a refusal said, for its log line. */
 const detailOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
@@ -226,21 +228,21 @@ const measure = (request: HttpServerRequest.HttpServerRequest, state: RequestSta
     status
   })
   // Updated in place: no fiber-level metric labels are set anywhere, so the effects would add nothing.
-  return Effect.sync(() => {
-    metrics[0].unsafeUpdate(1, [])
-    metrics[1].unsafeUpdate((performance.now() - state.started) / 1000, [])
-  })
+  metrics[0].unsafeUpdate(1, [])
+  metrics[1].unsafeUpdate((performance.now() - state.started) / 1000, [])
 }
 
-/** The request id, and the trace's ids when traced: a log line leads to its trace. */
-const logAnnotations = (id: string) =>
-  Effect.map(
-    Effect.serviceOption(Tracer.ParentSpan),
-    (span): Record<string, string> =>
-      span._tag === "Some" && span.value._tag === "Span"
-        ? { request_id: id, trace_id: span.value.traceId, span_id: span.value.spanId }
-        : { request_id: id }
-  )
+/** The log annotations with the request id, and the trace's ids when traced: a log line leads to its trace. */
+const annotated = (id: string, context: Context.Context<never>) =>
+(
+  annotations: HashMap.HashMap<string, unknown>
+): HashMap.HashMap<string, unknown> => {
+  const span = Context.getOption(context, Tracer.ParentSpan)
+  const withId = HashMap.set(annotations, "request_id", id)
+  return span._tag === "Some" && span.value._tag === "Span"
+    ? HashMap.set(HashMap.set(withId, "trace_id", span.value.traceId), "span_id", span.value.spanId)
+    : withId
+}
 
 /**
  * `Retry-After` on a refusal a client should retry later (RFC 9110, 10.2.3): a 429 with the
@@ -272,44 +274,58 @@ const answered = (state: RequestState, store: Store.StoreShape, inFlight: Counte
     ...PageSecurity.headersOf(response),
     ...(state.endpoint?.deprecation === undefined ? {} : Deprecation.headersOf(state.endpoint.deprecation))
   })
+  const final = inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged
+  if (!AuditTrail.awaitsAnswer(state.audit)) return Effect.succeed(final)
   const outcome = (pending: Audit.Pending) =>
     response.status < 400 ? "success" : pending.failure ?? Api.errorOfStatus(response.status)
   return AuditTrail.recordAnswer(store, state.audit, outcome).pipe(
     Effect.catchAll((e) => Effect.logWarning("could not record the request in the audit trail", e.detail)),
-    Effect.as(inFlight.draining ? HttpServerResponse.setHeader(tagged, "connection", "close") : tagged)
+    Effect.as(final)
   )
 }
 
+/**
+ * Run for every request, so written as one step of the fiber's own (its services read from its
+ * context, its bookkeeping plain code) around the app: what it adds to each request is a few
+ * effects, not a hundred (BENCHMARKS, "Where a create's CPU goes").
+ */
 export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFlight | Store.Store> =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const inFlight = yield* InFlight
+  Effect.withFiberRuntime((fiber) => {
+    const context = fiber.currentContext as Context.Context<
+      HttpServerRequest.HttpServerRequest | InFlight | Store.Store
+    >
+    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+    const inFlight = Context.get(context, InFlight)
     const state = new RequestState(requestId(request))
     // Too late to start: the drain waits only for requests that arrived before it began.
-    if (inFlight.draining) return HttpServerResponse.setHeader(shuttingDown, HEADER, state.id)
-    yield* App.appendPreResponseHandler(answered(state, yield* Store.Store, inFlight))
-    return yield* Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, typeof request>((fiber) => {
-      const abandon = () => fiber.unsafeInterruptAsFork(fiber.id())
-      inFlight.requests.add(abandon)
-      return Effect.logDebug("request received", { method: request.method, url: request.url }).pipe(
-        Effect.zipRight(abandonWhenClosed(request, app)),
-        Effect.locally(Current, state),
-        Effect.onExit((exit) =>
-          Effect.zipRight(
-            measure(request, state, exit),
-            Effect.whenLogLevel(Effect.suspend(() => responseLine(request, state, exit)), "Info")
-          )
-        ),
-        // Outside the interruptible request, so it runs: a request interrupted at the end of
-        // the shutdown grace period is answered, in JSON like every other answer.
-        Effect.catchAllCause((cause) =>
-          inFlight.cut && Cause.isInterruptedOnly(cause)
-            ? Effect.succeed(HttpServerResponse.setHeader(cutAtShutdown, HEADER, state.id))
-            : Effect.failCause(cause)
-        ),
-        Effect.ensuring(Effect.sync(() => inFlight.requests.delete(abandon)))
-      )
-    }).pipe(Effect.annotateLogs(yield* logAnnotations(state.id)))
+    if (inFlight.draining) return Effect.succeed(HttpServerResponse.setHeader(shuttingDown, HEADER, state.id))
+    const abandon = () => fiber.unsafeInterruptAsFork(fiber.id())
+    inFlight.requests.add(abandon)
+    const unwatch = abandonWhenClosed(request, abandon)
+    const level = fiber.getFiberRef(FiberRef.currentMinimumLogLevel)
+    const handled = LogLevel.lessThanEqual(level, LogLevel.Debug)
+      ? Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }), app)
+      : app
+    // Set, not scoped: the request is this fiber's whole life, so nothing after it reads them.
+    return FiberRef.set(Current, state).pipe(
+      Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, annotated(state.id, context))),
+      Effect.zipRight(App.appendPreResponseHandler(answered(state, Context.get(context, Store.Store), inFlight))),
+      Effect.zipRight(Effect.interruptible(handled)),
+      Effect.exit,
+      // Outside the interruptible request, so it runs: a request interrupted at the end of the
+      // shutdown grace period is answered, in JSON like every other answer.
+      Effect.flatMap((exit) => {
+        inFlight.requests.delete(abandon)
+        unwatch()
+        measure(request, state, exit)
+        const answer = inFlight.cut && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+          ? Effect.succeed(HttpServerResponse.setHeader(cutAtShutdown, HEADER, state.id))
+          : exit
+        return LogLevel.lessThanEqual(level, LogLevel.Info)
+          ? Effect.zipRight(responseLine(request, state, exit), answer)
+          : answer
+      })
+    )
   })
 
 /** Serves `layer` with the headers holding tokens kept out of the platform's server spans. */

@@ -125,15 +125,22 @@ export const noteFailure = (error: unknown) =>
   })
 
 /**
+ * Whether the request's entry is still to be recorded with its answer: there is one, its actor is
+ * known, and nothing recorded (or dismissed) it yet.
+ */
+export const awaitsAnswer = (pending: Pending | undefined): pending is Pending =>
+  pending !== undefined && !pending.recorded && !pending.dismissed && pending.actor !== undefined
+
+/**
  * Appends the request's entry with its `outcome` now, outside any change (the request wrote
- * nothing): when there is an entry, its actor is known and nothing recorded it yet.
+ * nothing), when it awaits its answer (`awaitsAnswer`).
  */
 export const recordAnswer = (
   store: StoreShape,
   pending: Pending | undefined,
   outcome: (pending: Pending) => string
 ): Effect.Effect<void, StoreUnavailable> =>
-  pending === undefined || pending.recorded || pending.dismissed || pending.actor === undefined
+  !awaitsAnswer(pending)
     ? Effect.void
     : Effect.flatMap(DateTime.now, (at) =>
       Effect.tap(store.audit.append(pending.entry(outcome(pending), at)), () => {
