@@ -23,7 +23,7 @@ import {
   Exit,
   FiberId,
   FiberRef,
-  type FiberRefs,
+  FiberRefs,
   Layer,
   Metric,
   MetricBoundaries,
@@ -302,11 +302,46 @@ const rowsOf = (writes: ReadonlyArray<Change.Write>): ReadonlyArray<string> =>
     w._tag === "Touch" ? [] : [`${w.part} ${w._tag === "Remove" ? w.key : Kind.keyOf(w as Change.Row)}`]
   )
 
+/**
+ * What is the request's own among its fiber's references: setting a request's references sets
+ * only those its fiber holds, so each of these is set to the request's value (or its initial
+ * one), never left as the batch's previous request had it (a background write after an audited
+ * create would otherwise record the create's entry a second time).
+ */
+const REQUEST_OWN: ReadonlyArray<FiberRef.FiberRef<unknown>> = [
+  Audit.CurrentEntry as FiberRef.FiberRef<unknown>,
+  FiberRef.currentLogAnnotations as FiberRef.FiberRef<unknown>
+]
+
+/**
+ * The version steps `writes` make beyond those of `decided`, its first writes (the rest are the
+ * invariants' touches): made on the state `decided` made, they leave it where `writes` made at once
+ * would, each VPC stepped once and one `writes` inserts not at all (`Change.touchedVpcs`).
+ */
+const versionSteps = (
+  decided: ReadonlyArray<Change.Write>,
+  writes: ReadonlyArray<Change.Write>
+): ReadonlyArray<Change.Write> => {
+  const stepped = new Set<VpcId>(Change.touchedVpcs(decided))
+  return [...Change.touchedVpcs(writes)].filter((vpc) => !stepped.has(vpc)).map(Change.touch)
+}
+
 /** `self` run as the queued request's own fiber would run it: with its context, its audit entry, its key. */
 const inRequest = <A, E>(request: Queued, self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.flatMap(
     Effect.getFiberRefs,
-    (own) => Effect.zipRight(Effect.setFiberRefs(request.refs), self).pipe(Effect.ensuring(Effect.setFiberRefs(own)))
+    (own) =>
+      Effect.setFiberRefs(
+        REQUEST_OWN.reduce(
+          (refs, ref) =>
+            FiberRefs.updateAs(refs, {
+              fiberId: FiberId.none,
+              fiberRef: ref,
+              value: FiberRefs.getOrDefault(refs, ref)
+            }),
+          request.refs
+        )
+      ).pipe(Effect.zipRight(self), Effect.ensuring(Effect.setFiberRefs(own)))
   )
 
 export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, PipelineShape>() {
@@ -381,7 +416,7 @@ export class Pipeline extends Context.Tag("@tenet/core/Pipeline")<Pipeline, Pipe
             decision,
             state,
             writes,
-            after: state.apply(writes, state.revision).withRowsOf(after),
+            after: after.apply(versionSteps(decision.writes, writes), state.revision),
             decidedOn,
             scoped: reach.tenant,
             audit,
