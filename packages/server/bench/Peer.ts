@@ -81,10 +81,6 @@ export const runPeer = (seconds: number): Promise<PeerResult> =>
     return yield* Effect.promise(() => creates(cluster.server, token, Writes.CONNECTIONS, seconds, "peer"))
   })))
 
-/**
- * The peer's row, then Tenet's create on each store measured in the same run, with its share of
- * the peer's rate, and the targets that share is held to.
- */
 /** Issue 68's targets: Tenet's create rate as a share of the peer's, by store. */
 const TARGETS: ReadonlyArray<{ readonly store: Load.StoreKind; readonly share: number }> = [
   { store: "postgres", share: 50 },
@@ -94,6 +90,10 @@ const TARGETS: ReadonlyArray<{ readonly store: Load.StoreKind; readonly share: n
 /** Issue 68's bound on a PostgreSQL create's p99 at `Writes.CONNECTIONS`. */
 const P99_TARGET_MS = 50
 
+/**
+ * The peer's row, then Tenet's create on each store measured in the same run, with its share of
+ * the peer's rate, and the targets that share is held to.
+ */
 export const toMarkdown = (peer: PeerResult, writes: Writes.WritesReport): string => {
   const tenetRow = (store: Load.StoreKind) =>
     writes.rows.find((r) => r.store === store && r.shape === Writes.ONE_TENANT)

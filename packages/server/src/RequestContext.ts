@@ -296,6 +296,7 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     >
     const request = Context.get(context, HttpServerRequest.HttpServerRequest)
     const inFlight = Context.get(context, InFlight)
+    const store = Context.get(context, Store.Store)
     const state = new RequestState(requestId(request))
     // Too late to start: the drain waits only for requests that arrived before it began.
     if (inFlight.draining) return Effect.succeed(HttpServerResponse.setHeader(shuttingDown, HEADER, state.id))
@@ -309,11 +310,12 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     // Set, not scoped: the request is this fiber's whole life, so nothing after it reads them.
     return FiberRef.set(Current, state).pipe(
       Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, annotated(state.id, context))),
-      Effect.zipRight(App.appendPreResponseHandler(answered(state, Context.get(context, Store.Store), inFlight))),
+      Effect.zipRight(App.appendPreResponseHandler(answered(state, store, inFlight))),
       Effect.zipRight(Effect.interruptible(handled)),
       Effect.exit,
-      // Outside the interruptible request, so it runs: a request interrupted at the end of the
-      // shutdown grace period is answered, in JSON like every other answer.
+      // Outside the interruptible request, so it runs (the platform runs the middleware
+      // uninterruptibly too, which this does not count on): the request is let go of, and one
+      // interrupted at the end of the shutdown grace period is answered, in JSON like every other.
       Effect.flatMap((exit) => {
         inFlight.requests.delete(abandon)
         unwatch()
@@ -324,7 +326,8 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
         return LogLevel.lessThanEqual(level, LogLevel.Info)
           ? Effect.zipRight(responseLine(request, state, exit), answer)
           : answer
-      })
+      }),
+      Effect.uninterruptible
     )
   })
 

@@ -468,7 +468,7 @@ export const make = (store: StoreShape, options: Options = {}) => {
           if (session !== undefined && session.view.tenantId === tenantId) session.fallBehind()
           return undefined
         }
-        const made = madeAlready !== undefined && decidedOn.revision === step.before
+        const made = madeAlready !== undefined && base === decidedOn
           ? madeAlready.at(step.after)
           : base.apply(writes, step.after)
         if (base !== cached) reloaded(tenantId, base)

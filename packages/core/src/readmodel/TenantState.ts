@@ -53,7 +53,7 @@ interface Kept {
 }
 
 /**
- * Each derivation's values by key, the latest first. Two are kept, not one: a write reads the
+ * Each derivation's values by key, the latest read first. Two are kept, not one: a write reads the
  * state it decides on and the state it makes in turn, and with one slot each read derived again
  * what the other had replaced (a VPC's connections eleven times per rule create, not once).
  */
@@ -222,23 +222,6 @@ export class TenantState {
     )
   }
 
-  /**
-   * This state with `rows`'s tables in place of its own: `rows` holds the same rows (the same
-   * writes made, less version steps), and what was derived of them is then kept.
-   */
-  withRowsOf(rows: TenantState): TenantState {
-    return new TenantState(
-      this.tenantId,
-      this.revision,
-      rows.tables,
-      rows.order,
-      rows.nextOrder,
-      this.versions,
-      this.memos,
-      this.scopeVersion
-    )
-  }
-
   /** This state as committed at `revision`: the same rows, versions and derived values. */
   at(revision: Revision): TenantState {
     return new TenantState(
@@ -390,8 +373,13 @@ export class TenantState {
       kept = []
       byKey.set(key, kept)
     }
-    const found = kept.find((k) => sameInputs(k.inputs, inputs))
-    if (found !== undefined) return found.value as A
+    const at = kept.findIndex((k) => sameInputs(k.inputs, inputs))
+    if (at >= 0) {
+      const found = kept[at]!
+      // The latest read goes first: an older state's read does not push out what the next write needs.
+      if (at > 0) kept.splice(0, 0, ...kept.splice(at, 1))
+      return found.value as A
+    }
     const value = derivation.compute(this, input)
     kept.unshift({ inputs, value })
     if (kept.length > KEPT) kept.pop()
