@@ -8,9 +8,10 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Pipeline } from "@tenet/core"
+import type { MetricState } from "effect"
 import { Effect, Metric } from "effect"
 import * as CommitGate from "./CommitGate.js"
-import { asAdmin, raw, testServer, workspace } from "./Harness.js"
+import { asAdmin, httpsIn, raw, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -19,6 +20,16 @@ const batchesOfSeveral = Effect.map(Metric.value(Pipeline.batchRequests), (state
   const alone = state.buckets.find(([boundary]) => boundary === 1)?.[1] ?? 0
   return state.count - alone
 })
+
+/** Security plans applied to the cluster so far in this process, of any VPC. */
+const planApplies = Effect.map(
+  Metric.snapshot,
+  (pairs) =>
+    pairs.filter((pair) =>
+      pair.metricKey.name === "tenet_cluster_calls" &&
+      pair.metricKey.tags.some((t) => t.key === "operation" && t.value === "applySecurityPlan")
+    ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
+)
 
 const subnetBody = (w: Json, i: number) => ({
   ...w.creds,
@@ -88,6 +99,37 @@ layer(testServer({ storeDecorator: CommitGate.decorator }), { excludeTestService
           expect(entries[0]!.outcome).toBe(answer.status === 200 ? "success" : "Conflict")
           if (answer.status === 200) expect(entries[0]!.resource_id).toBe((answer.body as Json).id)
         }
+      }))
+
+    it.effect("a batch into one VPC is one convergence, and each request's applied is that convergence's", () =>
+      Effect.gen(function*() {
+        const w = yield* workspace
+        const rule = (i: number) =>
+          raw("POST", "/security-rules", {
+            headers: w.headers,
+            body: { ...httpsIn(w.vpc.id), name: `batched ${i}`, ports: String(9000 + i), priority: 100 + i }
+          })
+        const before = yield* planApplies
+        const [opened, ...answers] = yield* CommitGate.behindAHeldCommit(
+          w.tenant.id,
+          rule(0),
+          [1, 2, 3, 4, 5, 6, 7, 8].map(rule)
+        )
+        for (const answer of [opened, ...answers]) {
+          expect(answer.status, answer.text).toBe(201)
+          // Answered from a convergence begun after its own commit: in force.
+          expect((answer.body as Json).applied, answer.text).toBe(true)
+        }
+        // The opener's convergence, and one for the batch behind it (the opener's may have begun
+        // first): not one per request. One more is room for a resync of this process's controller.
+        const applies = (yield* planApplies) - before
+        expect(applies).toBeGreaterThanOrEqual(1)
+        expect(applies).toBeLessThanOrEqual(3)
+        const rules = ((yield* raw("GET", `/security-rules?vpc_id=${w.vpc.id}`, { headers: w.headers })).body as Json)
+          .rules as Array<Json>
+        expect(rules.map((r) => r.id)).toEqual(
+          expect.arrayContaining([opened, ...answers].map((a) => (a.body as Json).rule.id))
+        )
       }))
 
     it.effect("a batch the store refuses whole is made again request by request: one name, one VPC", () =>
