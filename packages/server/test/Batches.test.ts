@@ -8,10 +8,9 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Pipeline } from "@tenet/core"
-import type { MetricState } from "effect"
 import { Effect, Metric } from "effect"
 import * as CommitGate from "./CommitGate.js"
-import { asAdmin, httpsIn, raw, testServer, workspace } from "./Harness.js"
+import { asAdmin, httpsIn, planApplies, raw, testServer, workspace } from "./Harness.js"
 
 type Json = Record<string, any>
 
@@ -20,16 +19,6 @@ const batchesOfSeveral = Effect.map(Metric.value(Pipeline.batchRequests), (state
   const alone = state.buckets.find(([boundary]) => boundary === 1)?.[1] ?? 0
   return state.count - alone
 })
-
-/** Security plans applied to the cluster so far in this process, of any VPC. */
-const planApplies = Effect.map(
-  Metric.snapshot,
-  (pairs) =>
-    pairs.filter((pair) =>
-      pair.metricKey.name === "tenet_cluster_calls" &&
-      pair.metricKey.tags.some((t) => t.key === "operation" && t.value === "applySecurityPlan")
-    ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
-)
 
 const subnetBody = (w: Json, i: number) => ({
   ...w.creds,

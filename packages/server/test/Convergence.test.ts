@@ -6,22 +6,20 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { SimulatedCluster, SimulatedEdge } from "@tenet/adapters-memory"
-import type { MetricState } from "effect"
 import type { Duration } from "effect"
-import { Effect, Metric } from "effect"
-import { EDGE_ACCOUNT, httpsIn, raw, setProviderConfig, testServer, uniqueName, workspace } from "./Harness.js"
+import { Effect } from "effect"
+import {
+  EDGE_ACCOUNT,
+  httpsIn,
+  planApplies,
+  raw,
+  setProviderConfig,
+  testServer,
+  uniqueName,
+  workspace
+} from "./Harness.js"
 
 type Json = Record<string, any>
-
-/** Security plans applied to the cluster so far (the registry is the process's: compare before and after). */
-const planApplies = Effect.map(
-  Metric.snapshot,
-  (pairs) =>
-    pairs.filter((pair) =>
-      pair.metricKey.name === "tenet_cluster_calls" &&
-      pair.metricKey.tags.some((t) => t.key === "operation" && t.value === "applySecurityPlan")
-    ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
-)
 
 /** The first value `probe` finds, asked every 100 ms for up to 20 s. */
 const until = <A, E, R>(what: string, probe: () => Effect.Effect<A | undefined, E, R>) =>

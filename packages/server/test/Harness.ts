@@ -3,7 +3,8 @@ import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effec
 import { LocalCluster } from "@tenet/adapters-k8s/testing"
 import { PgEmbedded, PgTesting } from "@tenet/adapters-postgres"
 import { Api } from "@tenet/core"
-import { Effect, FiberRef, Layer, Stream } from "effect"
+import type { MetricState } from "effect"
+import { Effect, FiberRef, Layer, Metric, Stream } from "effect"
 import { request as httpRequest } from "node:http"
 import { expect, inject } from "vitest"
 import { TestServer } from "../src/index.js"
@@ -110,6 +111,16 @@ export const setProviderConfig = (extra: Record<string, unknown> = {}) =>
     }))
 
 /** A rule allowing HTTPS in from anywhere to the whole VPC: the body of `POST /security-rules`. */
+/** Security plans applied to the cluster so far in this process, of any VPC. */
+export const planApplies = Effect.map(
+  Metric.snapshot,
+  (pairs) =>
+    pairs.filter((pair) =>
+      pair.metricKey.name === "tenet_cluster_calls" &&
+      pair.metricKey.tags.some((t) => t.key === "operation" && t.value === "applySecurityPlan")
+    ).reduce((n, pair) => n + (pair.metricState as MetricState.MetricState.Counter<number>).count, 0)
+)
+
 export const httpsIn = (vpc_id: string) => ({
   vpc_id,
   name: "https in",

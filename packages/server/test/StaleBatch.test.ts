@@ -15,22 +15,17 @@ import { Audit, Audited, SecurityRule, SecurityRules, Vpc, Vpcs } from "@tenet/c
 import type { Principal } from "@tenet/core"
 import { Deferred, Effect, Layer, Schema } from "effect"
 import * as CommitGate from "./CommitGate.js"
+import { httpsIn } from "./Harness.js"
 import type { Process, Services } from "./Processes.js"
 import { newTenant, onFresh, onFreshDatabases } from "./Processes.js"
 
 const url = process.env.TENET_TEST_DATABASE_URL
 
-const ruleFields = (name: string) => ({
-  name,
-  description: null,
-  direction: "ingress",
-  action: "allow",
-  priority: 100,
-  protocol: "tcp",
-  ports: "443",
-  remote_type: "cidr",
-  remote_cidr: "10.0.0.0/8"
-})
+/** A rule's fields by name, without its VPC (a declaration's items name none). */
+const ruleOf = (name: string) => {
+  const { vpc_id: _, ...fields } = httpsIn("")
+  return { ...fields, name }
+}
 
 /** A held commit let go, whatever the test found: a failed check must not leave a process waiting. */
 const released = (gate: { readonly release: Deferred.Deferred<void> }) =>
@@ -51,7 +46,7 @@ const staleBatch = (processes: ReadonlyArray<Process>) =>
     // Three short of the limit.
     const declared = Array.from(
       { length: SecurityRule.MAX_RULES_PER_VPC - 3 },
-      (_, i) => Schema.decodeUnknownSync(SecurityRule.RuleDeclaration)(ruleFields(`seed-${i}`))
+      (_, i) => Schema.decodeUnknownSync(SecurityRule.RuleDeclaration)(ruleOf(`seed-${i}`))
     )
     yield* as(first, (caller) =>
       Effect.flatMap(SecurityRules.SecurityRules, (r) => r.replace(caller, vpc.id, declared, {})))
@@ -61,7 +56,7 @@ const staleBatch = (processes: ReadonlyArray<Process>) =>
         Effect.flatMap(SecurityRules.SecurityRules, (r) =>
           r.create(
             caller,
-            Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({ vpc_id: vpc.id, ...ruleFields(name) })
+            Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({ ...ruleOf(name), vpc_id: vpc.id })
           )))
 
     // The opener's commit is held; two creates queue behind it on the same process.
@@ -126,7 +121,7 @@ const ownEntries = (processes: ReadonlyArray<Process>) =>
         const create = Effect.flatMap(SecurityRules.SecurityRules, (r) =>
           r.create(
             caller,
-            Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({ vpc_id: vpc.id, ...ruleFields(name) })
+            Schema.decodeUnknownSync(SecurityRule.SecurityRuleCreate)({ ...ruleOf(name), vpc_id: vpc.id })
           ))
         if (id === undefined) return create
         const entry = Audit.open("security_rules.create", Audited.made("security_rule"), id, () => ({}))!
