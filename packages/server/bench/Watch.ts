@@ -29,6 +29,8 @@ const IDLE = 1000
 const watcher = async (port: number, headers: Record<string, string>, seen: Map<string, number>) => {
   const controller = new AbortController()
   const response = await fetch(`http://127.0.0.1:${port}/watch`, { headers, signal: controller.signal })
+  // A refused watch (a quota, say) fails the run rather than waiting for a bookmark never sent.
+  if (response.status !== 200) throw new Error(`GET /watch answered ${response.status}: ${await response.text()}`)
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   let buffer = ""
@@ -72,7 +74,17 @@ export const runWatch = async (): Promise<WatchReport | undefined> => {
         (await Load.must(writer.port, "POST", "/admin/login", {}, { username: "admin", password: Load.PASSWORD }))
           .body.api_token as string
     }
-    await Load.must(writer.port, "POST", "/tenants", admin, { name: "watched", password: "watched-password" })
+    const tenant = await Load.must(writer.port, "POST", "/tenants", admin, {
+      name: "watched",
+      password: "watched-password"
+    })
+    // Room for every watcher here, past the default watchers quota.
+    await Load.must(writer.port, "PUT", `/tenants/${tenant.body.id}/quotas`, admin, {
+      vpcs: null,
+      subnets: null,
+      pods: null,
+      watchers: WATCHERS + IDLE
+    })
     const session =
       (await Load.must(writer.port, "POST", "/tenants/login", {}, { name: "watched", password: "watched-password" }))
         .body
