@@ -54,7 +54,7 @@ describe.skipIf(!canMount && process.env.CI === undefined)("a full disk under th
     try {
       const env = { TENET_STORE: "embedded", TENET_DATA_DIR: mountPoint, TENET_ADMIN_PASSWORD: PASSWORD }
       const server = await spawnServer(env)
-      await until(() => server.output().includes("listening on"), "the server to listen", 60_000)
+      await until(() => server.output().includes("listening on"), "the server to listen", 120_000)
       const admin = (await call(server.port, "POST", "/admin/login", { username: "admin", password: PASSWORD })).body
       const headers = { "x-admin-token": admin.api_token }
       const tenant = (name: string) =>
@@ -100,5 +100,5 @@ describe.skipIf(!canMount && process.env.CI === undefined)("a full disk under th
       execFileSync("umount", ["-l", mountPoint])
       rmSync(mountPoint, { recursive: true, force: true })
     }
-  }, 120_000)
+  }, 240_000)
 })
