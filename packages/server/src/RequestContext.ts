@@ -307,7 +307,8 @@ export const middleware = (app: HttpApp.Default): HttpApp.Default<never, InFligh
     const handled = LogLevel.lessThanEqual(level, LogLevel.Debug)
       ? Effect.zipRight(Effect.logDebug("request received", { method: request.method, url: request.url }), app)
       : app
-    // Set, not scoped: the request is this fiber's whole life, so nothing after it reads them.
+    // Set, not scoped: the request is this fiber's whole life, so nothing after it needs them
+    // restored (what the platform runs after this, its answer's log lines, reads them as well).
     return FiberRef.set(Current, state).pipe(
       Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, annotated(state.id, context))),
       Effect.zipRight(App.appendPreResponseHandler(answered(state, store, inFlight))),
